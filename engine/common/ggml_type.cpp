@@ -1,0 +1,45 @@
+#include "engine/common/ggml_type.h"
+
+#include <cassert>
+
+namespace pagedchat {
+
+std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t type_id) {
+  switch (static_cast<GgmlType>(type_id)) {
+    case GgmlType::F32: return GgmlTypeTraits{"F32", 1, 4, true};
+    case GgmlType::F16: return GgmlTypeTraits{"F16", 1, 2, true};
+    case GgmlType::BF16: return GgmlTypeTraits{"BF16", 1, 2, true};
+    case GgmlType::Q4_0: return GgmlTypeTraits{"Q4_0", 32, 18, true};
+    case GgmlType::Q4_1: return GgmlTypeTraits{"Q4_1", 32, 20, true};
+    case GgmlType::Q5_0: return GgmlTypeTraits{"Q5_0", 32, 22, true};
+    case GgmlType::Q5_1: return GgmlTypeTraits{"Q5_1", 32, 24, true};
+    case GgmlType::Q8_0: return GgmlTypeTraits{"Q8_0", 32, 34, true};
+    case GgmlType::Q8_1: return GgmlTypeTraits{"Q8_1", 32, 36, false};
+    case GgmlType::Q2_K: return GgmlTypeTraits{"Q2_K", 256, 84, false};
+    case GgmlType::Q3_K: return GgmlTypeTraits{"Q3_K", 256, 110, false};
+    case GgmlType::Q4_K: return GgmlTypeTraits{"Q4_K", 256, 144, true};
+    case GgmlType::Q5_K: return GgmlTypeTraits{"Q5_K", 256, 176, true};
+    case GgmlType::Q6_K: return GgmlTypeTraits{"Q6_K", 256, 210, true};
+    case GgmlType::Q8_K: return GgmlTypeTraits{"Q8_K", 256, 292, false};
+  }
+  return std::nullopt;
+}
+
+GgmlTypeTraits ggml_type_traits(GgmlType type) {
+  auto t = ggml_type_traits(static_cast<uint32_t>(type));
+  assert(t);
+  return *t;
+}
+
+std::string_view ggml_type_name(uint32_t type_id) {
+  auto t = ggml_type_traits(type_id);
+  return t ? t->name : std::string_view("unknown");
+}
+
+size_t ggml_row_size(GgmlType type, int64_t n) {
+  auto t = ggml_type_traits(type);
+  assert(n % t.block_size == 0);
+  return static_cast<size_t>(n / t.block_size) * t.type_size;
+}
+
+}  // namespace pagedchat
