@@ -85,8 +85,9 @@ class GgufFile {
   // Start of a tensor's bytes (num_bytes of them, inside the file).
   const uint8_t* tensor_data(const GgufTensorInfo& t) const { return data_ + data_offset_ + t.offset; }
 
+ GgufFile() = default;  // an empty file: no keys, no tensors
+
  private:
-  GgufFile() = default;
   void parse();
 
   std::shared_ptr<void> mapping_;  // keeps the mmap alive across copies

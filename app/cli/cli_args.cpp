@@ -1,0 +1,74 @@
+#include "app/cli/cli_args.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "engine/common/error.h"
+
+namespace pagedchat::cli {
+
+Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& options,
+           const std::set<std::string>& flags) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.rfind("--", 0) != 0) {
+      positional_.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2);
+    if (flags.count(name)) {
+      flags_.insert(name);
+    } else if (options.count(name)) {
+      if (i + 1 >= argv.size()) fail("option --%s needs a value", name.c_str());
+      values_[name] = argv[++i];
+    } else {
+      fail("unknown option --%s", name.c_str());
+    }
+  }
+}
+
+std::optional<std::string> Args::get(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string Args::get_or(const std::string& name, const std::string& fallback) const {
+  return get(name).value_or(fallback);
+}
+
+int Args::get_int(const std::string& name, int fallback, int lo, int hi) const {
+  auto v = get(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long x = std::strtol(v->c_str(), &end, 10);
+  if (errno || end == v->c_str() || *end || x < lo || x > hi)
+    fail("--%s must be an integer in [%d, %d], got '%s'", name.c_str(), lo, hi, v->c_str());
+  return static_cast<int>(x);
+}
+
+double Args::get_double(const std::string& name, double fallback, double lo, double hi) const {
+  auto v = get(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  double x = std::strtod(v->c_str(), &end);
+  if (errno || end == v->c_str() || *end || !std::isfinite(x) || x < lo || x > hi)
+    fail("--%s must be a number in [%g, %g], got '%s'", name.c_str(), lo, hi, v->c_str());
+  return x;
+}
+
+uint64_t Args::get_u64(const std::string& name, uint64_t fallback) const {
+  auto v = get(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(v->c_str(), &end, 10);
+  if (errno || end == v->c_str() || *end || (*v)[0] == '-')
+    fail("--%s must be a non-negative integer, got '%s'", name.c_str(), v->c_str());
+  return x;
+}
+
+}  // namespace pagedchat::cli

@@ -1,0 +1,32 @@
+#pragma once
+// A small argument parser for the CLI: `--name value` options and `--flag` switches, with
+// errors that name the option.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace pagedchat::cli {
+
+class Args {
+ public:
+  // flags: the options that take no value. Throws Error on an unknown or incomplete option.
+  Args(const std::vector<std::string>& argv, const std::set<std::string>& options, const std::set<std::string>& flags);
+
+  bool flag(const std::string& name) const { return flags_.count(name) > 0; }
+  std::optional<std::string> get(const std::string& name) const;
+  std::string get_or(const std::string& name, const std::string& fallback) const;
+  int get_int(const std::string& name, int fallback, int lo, int hi) const;
+  double get_double(const std::string& name, double fallback, double lo, double hi) const;
+  uint64_t get_u64(const std::string& name, uint64_t fallback) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::set<std::string> flags_;
+  std::vector<std::string> positional_;
+};
+
+}  // namespace pagedchat::cli

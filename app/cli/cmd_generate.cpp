@@ -1,0 +1,78 @@
+// `generate`: one prompt (a user message under the chat template unless --raw), the reply
+// streamed to stdout, the statistics to stderr.
+
+#include <cstdio>
+
+#include "app/cli/cli_args.h"
+#include "app/cli/commands.h"
+#include "app/cli/default_model.h"
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/common/error.h"
+#include "engine/generate/generator.h"
+#include "engine/model/model.h"
+
+namespace pagedchat::cli {
+
+int cmd_generate(const std::vector<std::string>& argv) {
+  Args args(argv,
+            {"model", "prompt", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
+             "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads", "block-size", "backend"},
+            {"raw", "ignore-eos"});
+  auto prompt = args.get("prompt");
+  if (!prompt) fail("generate needs --prompt TEXT");
+  if (args.get_or("backend", "cpu") != "cpu") fail("backend '%s' is not available in this build", args.get_or("backend", "").c_str());
+
+  SamplingParams sp;
+  sp.max_tokens = args.get_int("max-tokens", 256, 1, 1 << 20);
+  sp.temperature = static_cast<float>(args.get_double("temperature", 0.0, 0.0, 100.0));
+  sp.seed = args.get_u64("seed", 0);
+  sp.top_k = args.get_int("top-k", 0, 0, 1 << 24);
+  sp.top_p = static_cast<float>(args.get_double("top-p", 1.0, 1e-6, 1.0));
+  sp.min_p = static_cast<float>(args.get_double("min-p", 0.0, 0.0, 1.0));
+  sp.repetition_penalty = static_cast<float>(args.get_double("repeat-penalty", 1.0, 0.01, 100.0));
+  sp.frequency_penalty = static_cast<float>(args.get_double("frequency-penalty", 0.0, -2.0, 2.0));
+  sp.presence_penalty = static_cast<float>(args.get_double("presence-penalty", 0.0, -2.0, 2.0));
+  sp.ignore_eos = args.flag("ignore-eos");
+  if (auto s = args.get("stop")) sp.stop.push_back(*s);
+  int threads = args.get_int("threads", 0, 0, 1024);
+  int block_size = args.get_int("block-size", 16, 1, 256);
+
+  auto model = Model::load(resolve_model_path(args.get_or("model", "")));
+  std::string text;
+  if (args.flag("raw")) {
+    text = *prompt;
+  } else {
+    std::vector<ChatMessage> messages;
+    if (auto sys = args.get("system")) messages.push_back({"system", *sys});
+    messages.push_back({"user", *prompt});
+    text = model->chat_template.apply(messages, true);
+  }
+  // Raw prompts get BOS as the model's metadata says; templated ones carry their own markers.
+  std::vector<int32_t> tokens = model->tokenizer->encode(text, args.flag("raw"), !args.flag("raw"));
+  if (!args.flag("raw") && model->tokenizer->add_bos() && model->tokenizer->bos_id() &&
+      (tokens.empty() || tokens.front() != *model->tokenizer->bos_id()))
+    tokens.insert(tokens.begin(), *model->tokenizer->bos_id());
+
+  CpuBackend backend(model->weights, threads);
+  GeneratorConfig gc;
+  gc.block_size = block_size;
+  gc.max_context = std::min(model->config().context_length, static_cast<int>(tokens.size()) + sp.max_tokens + 1);
+  Generator gen(*model, backend, gc);
+  GenerationResult r = gen.generate(tokens, sp, [](std::string_view s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  });
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  int gen_tokens = static_cast<int>(r.tokens.size());
+  std::fprintf(stderr,
+               "prompt tokens: %d, prompt %.1f tok/s | generated tokens: %d, decode %.1f tok/s | finish: %s | "
+               "threads: %d\n",
+               r.prompt_tokens, r.prompt_tokens / std::max(r.prompt_seconds, 1e-9), gen_tokens,
+               gen_tokens > 1 ? (gen_tokens - 1) / std::max(r.decode_seconds, 1e-9) : 0.0, r.finish_reason.c_str(),
+               backend.num_threads());
+  return 0;
+}
+
+}  // namespace pagedchat::cli

@@ -1,0 +1,13 @@
+#pragma once
+// The CLI's subcommands; each returns the process exit code and throws Error on bad input.
+
+#include <string>
+#include <vector>
+
+namespace pagedchat::cli {
+
+int cmd_generate(const std::vector<std::string>& args);
+int cmd_tokenize(const std::vector<std::string>& args);
+int cmd_bench(const std::vector<std::string>& args);
+
+}  // namespace pagedchat::cli

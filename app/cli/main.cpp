@@ -1,0 +1,47 @@
+// pagedchat-cli: the engine from the command line (generate, tokenize, bench).
+// Every error is caught here once and reported on stderr with a non-zero exit.
+
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.h"
+#include "engine/common/error.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: pagedchat-cli COMMAND [options]\n"
+    "  generate  [--model PATH] --prompt TEXT [--raw] [--system TEXT] [--max-tokens N]\n"
+    "            [--temperature T] [--seed S] [--top-k K] [--top-p P] [--min-p P]\n"
+    "            [--repeat-penalty R] [--stop TEXT] [--threads N] [--ignore-eos]\n"
+    "  tokenize  [--model PATH] --text TEXT [--no-special]\n"
+    "  bench     [--model PATH] [--threads 1,2] [--prompt-tokens N] [--decode-tokens N] [--json]\n"
+    "Without --model the default model is used (installer/fetch-models.sh fetches it).\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (command == "generate") return pagedchat::cli::cmd_generate(args);
+    if (command == "tokenize") return pagedchat::cli::cmd_tokenize(args);
+    if (command == "bench") return pagedchat::cli::cmd_bench(args);
+    std::fprintf(stderr, "pagedchat-cli: unknown command '%s'\n%s", command.c_str(), kUsage);
+    return 2;
+  } catch (const pagedchat::Error& e) {
+    std::fprintf(stderr, "pagedchat-cli: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "pagedchat-cli: error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pagedchat-cli: error: %s\n", e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,33 @@
+#pragma once
+// The seam between the engine and a device: the KV pool lives on the device, the forward
+// pass runs there, and blocks are copied there (copy-on-write). CpuBackend is always built;
+// CudaBackend (kernels/) when the CUDA toolkit is found.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "engine/backend/forward_batch.h"
+
+namespace pagedchat {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // (Re)allocates the KV pool; throws Error when the memory cannot be had.
+  virtual void allocate_kv(const KvCacheShape& shape) = 0;
+  virtual const KvCacheShape& kv_shape() const = 0;
+
+  // Runs the model over the batch, writing each token's K/V into its slot, and returns the
+  // logits of the rows in batch.logits_indices: [num_logits, vocab_size] row-major.
+  // The batch must be valid (positions, slots and block tables in range): the engine checks.
+  virtual void forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
+
+  // Copies whole blocks (all layers, K and V) inside the pool.
+  virtual void copy_blocks(std::span<const BlockCopy> copies) = 0;
+};
+
+}  // namespace pagedchat

@@ -1,0 +1,112 @@
+#include "engine/backend/cpu/cpu_backend.h"
+
+#include "engine/backend/cpu/cpu_attention.h"
+#include "engine/backend/cpu/rope.h"
+#include "engine/backend/cpu/vector_ops.h"
+#include "engine/common/error.h"
+#include "engine/quant/quant.h"
+
+namespace pagedchat {
+
+CpuBackend::CpuBackend(const ModelWeights& weights, int num_threads) : w_(weights), pool_(num_threads) {}
+
+void CpuBackend::allocate_kv(const KvCacheShape& shape) {
+  const ModelConfig& c = w_.config;
+  if (shape.num_layers != c.num_layers || shape.num_kv_heads != c.num_kv_heads || shape.head_dim != c.head_dim)
+    fail("KV shape does not match the model");
+  kv_.allocate(shape);
+}
+
+void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
+  for (const BlockCopy& c : copies) kv_.copy_block(c.src, c.dst);
+}
+
+void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+  const ModelConfig& c = w_.config;
+  const int64_t n = batch.num_tokens();
+  x_.resize(n * c.dim);
+  xn_.resize(n * c.dim);
+  q_.resize(n * c.q_dim());
+  k_.resize(n * c.kv_dim());
+  v_.resize(n * c.kv_dim());
+  attn_.resize(n * c.q_dim());
+  proj_.resize(n * c.dim);
+  gate_.resize(n * c.ffn_dim);
+  up_.resize(n * c.ffn_dim);
+
+  // Embedding lookup.
+  pool_.parallel_for(n, [&](int64_t t) {
+    const WeightMatrix& e = w_.token_embedding;
+    dequantize_row(e.type, e.row(batch.token_ids[t]), x_.data() + t * c.dim, c.dim);
+  });
+
+  for (int l = 0; l < c.num_layers; ++l) {
+    attention_block(batch, l);
+    ffn_block(l, n);
+  }
+
+  // Final norm and the output projection, only for the rows whose logits are wanted.
+  const int64_t num_logits = static_cast<int64_t>(batch.logits_indices.size());
+  for (int64_t i = 0; i < num_logits; ++i)
+    cpu::rms_norm(x_.data() + static_cast<int64_t>(batch.logits_indices[i]) * c.dim, w_.output_norm.data(),
+                  xn_.data() + i * c.dim, c.dim, c.rms_eps);
+  logits.resize(static_cast<size_t>(num_logits) * c.vocab_size);
+  act_.prepare(xn_.data(), num_logits, c.dim);
+  cpu::matmul({{&w_.output, logits.data(), c.vocab_size}}, act_, num_logits, pool_);
+}
+
+void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
+  const ModelConfig& c = w_.config;
+  const LayerWeights& L = w_.layers[l];
+  const int64_t n = batch.num_tokens();
+
+  pool_.parallel_for(n, [&](int64_t t) {
+    cpu::rms_norm(x_.data() + t * c.dim, L.attn_norm.data(), xn_.data() + t * c.dim, c.dim, c.rms_eps);
+  });
+  act_.prepare(xn_.data(), n, c.dim);
+  cpu::matmul({{&L.wq, q_.data(), c.q_dim()}, {&L.wk, k_.data(), c.kv_dim()}, {&L.wv, v_.data(), c.kv_dim()}},
+              act_, n, pool_);
+
+  // Bias, rotary embedding, and the new K/V into their slots.
+  pool_.parallel_for(n, [&](int64_t t) {
+    float* q = q_.data() + t * c.q_dim();
+    float* k = k_.data() + t * c.kv_dim();
+    float* v = v_.data() + t * c.kv_dim();
+    if (c.qkv_bias) {
+      cpu::add_inplace(q, L.bq.data(), c.q_dim());
+      cpu::add_inplace(k, L.bk.data(), c.kv_dim());
+      cpu::add_inplace(v, L.bv.data(), c.kv_dim());
+    }
+    thread_local cpu::RopeAngles angles;
+    angles.compute(batch.positions[t], w_.rope_inv_freq);
+    cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, angles);
+    cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, angles);
+    int64_t slot = batch.slot_mapping[t];
+    for (int h = 0; h < c.num_kv_heads; ++h) {
+      std::copy_n(k + h * c.head_dim, c.head_dim, kv_.key(l, slot, h));
+      std::copy_n(v + h * c.head_dim, c.head_dim, kv_.value(l, slot, h));
+    }
+  });
+
+  cpu::paged_attention(batch, kv_, l, {c.num_heads, c.num_kv_heads, c.head_dim}, q_.data(), attn_.data(), pool_);
+
+  act_.prepare(attn_.data(), n, c.q_dim());
+  cpu::matmul({{&L.wo, proj_.data(), c.dim}}, act_, n, pool_);
+  cpu::add_inplace(x_.data(), proj_.data(), n * c.dim);
+}
+
+void CpuBackend::ffn_block(int l, int64_t n) {
+  const ModelConfig& c = w_.config;
+  const LayerWeights& L = w_.layers[l];
+  pool_.parallel_for(n, [&](int64_t t) {
+    cpu::rms_norm(x_.data() + t * c.dim, L.ffn_norm.data(), xn_.data() + t * c.dim, c.dim, c.rms_eps);
+  });
+  act_.prepare(xn_.data(), n, c.dim);
+  cpu::matmul({{&L.w_gate, gate_.data(), c.ffn_dim}, {&L.w_up, up_.data(), c.ffn_dim}}, act_, n, pool_);
+  pool_.parallel_for(n, [&](int64_t t) { cpu::swiglu(gate_.data() + t * c.ffn_dim, up_.data() + t * c.ffn_dim, c.ffn_dim); });
+  act_.prepare(gate_.data(), n, c.ffn_dim);
+  cpu::matmul({{&L.w_down, proj_.data(), c.dim}}, act_, n, pool_);
+  cpu::add_inplace(x_.data(), proj_.data(), n * c.dim);
+}
+
+}  // namespace pagedchat

@@ -1,0 +1,41 @@
+#pragma once
+// The CPU backend: the Llama forward pass over a flattened batch with a paged f32 KV pool,
+// quantized matmuls and attention spread over a thread pool.
+
+#include <memory>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/cpu/cpu_matmul.h"
+#include "engine/backend/cpu/kv_pool.h"
+#include "engine/common/thread_pool.h"
+#include "engine/model/model_weights.h"
+
+namespace pagedchat {
+
+class CpuBackend final : public Backend {
+ public:
+  // weights must outlive the backend. num_threads 0 = all cores.
+  CpuBackend(const ModelWeights& weights, int num_threads);
+
+  std::string_view name() const override { return "cpu"; }
+  void allocate_kv(const KvCacheShape& shape) override;
+  const KvCacheShape& kv_shape() const override { return kv_.shape(); }
+  void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
+  void copy_blocks(std::span<const BlockCopy> copies) override;
+
+  int num_threads() const { return pool_.num_threads(); }
+
+ private:
+  void attention_block(const ForwardBatch& batch, int layer);
+  void ffn_block(int layer, int64_t num_tokens);
+
+  const ModelWeights& w_;
+  ThreadPool pool_;
+  cpu::KvPool kv_;
+  cpu::PreparedActivations act_;
+  // Scratch, sized per batch: [num_tokens, width]
+  std::vector<float> x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_;
+};
+
+}  // namespace pagedchat

@@ -1,0 +1,71 @@
+#include "engine/backend/cpu/cpu_matmul.h"
+
+#include <algorithm>
+
+#include "engine/quant/quant.h"
+
+namespace pagedchat::cpu {
+namespace {
+// Weight rows per task: small enough to balance 2-16 threads on 576-row matrices, large
+// enough that one task's weights (~6-20 KB) are reused across every token of a prefill.
+constexpr int64_t kRowsPerTask = 16;
+}  // namespace
+
+void PreparedActivations::prepare(const float* x, int64_t num_rows, int64_t cols) {
+  x_ = x;
+  num_rows_ = num_rows;
+  cols_ = cols;
+  for (auto& c : converted_) c.valid = false;
+}
+
+size_t PreparedActivations::row_bytes(GgmlType weight_type) const { return activation_row_size(weight_type, cols_); }
+
+const uint8_t* PreparedActivations::for_type(GgmlType weight_type, ThreadPool& pool) {
+  GgmlType act = dot_activation_type(weight_type);
+  auto it = std::find_if(converted_.begin(), converted_.end(), [&](const Converted& c) { return c.act_type == act; });
+  if (it == converted_.end()) {
+    converted_.push_back({act, {}, false});
+    it = converted_.end() - 1;
+  }
+  if (!it->valid) {
+    size_t rb = row_bytes(weight_type);
+    it->bytes.resize(rb * static_cast<size_t>(num_rows_));
+    uint8_t* dst = it->bytes.data();
+    const float* x = x_;
+    int64_t cols = cols_;
+    pool.parallel_for(num_rows_, [&](int64_t r) {
+      quantize_activation_row(weight_type, x + r * cols, dst + rb * static_cast<size_t>(r), cols);
+    });
+    it->valid = true;
+  }
+  return it->bytes.data();
+}
+
+void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool) {
+  struct Plan {
+    const MatmulJob* job;
+    const uint8_t* act;
+    size_t act_row_bytes;
+    int64_t first_task;
+  };
+  std::vector<Plan> plans;
+  int64_t num_tasks = 0;
+  for (const MatmulJob& j : jobs) {
+    plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), num_tasks});
+    num_tasks += (j.w->rows + kRowsPerTask - 1) / kRowsPerTask;
+  }
+  pool.parallel_for(num_tasks, [&](int64_t task) {
+    size_t p = plans.size() - 1;
+    while (plans[p].first_task > task) --p;
+    const Plan& plan = plans[p];
+    const WeightMatrix& w = *plan.job->w;
+    int64_t row0 = (task - plan.first_task) * kRowsPerTask;
+    int64_t rows = std::min(kRowsPerTask, w.rows - row0);
+    for (int64_t t = 0; t < num_rows; ++t) {
+      vec_dot_rows(w.type, w.cols, w.row(row0), w.row_bytes, rows, plan.act + plan.act_row_bytes * t,
+                   plan.job->y + t * plan.job->y_stride + row0);
+    }
+  });
+}
+
+}  // namespace pagedchat::cpu

@@ -1,0 +1,43 @@
+#pragma once
+// Y = X * W^T for quantized weights on the CPU thread pool. Activations are converted once
+// into the weight type's dot format, then every output element is one vec_dot, so a row of Y
+// has the same bits whatever other rows X holds.
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/common/thread_pool.h"
+#include "engine/model/model_weights.h"
+
+namespace pagedchat::cpu {
+
+// Activation rows prepared for the dot products of one or more weight types.
+class PreparedActivations {
+ public:
+  // x: [num_rows, cols] f32, kept by pointer until the next prepare().
+  void prepare(const float* x, int64_t num_rows, int64_t cols);
+  // Rows converted for `weight_type` (converted on first use, in parallel).
+  const uint8_t* for_type(GgmlType weight_type, ThreadPool& pool);
+  size_t row_bytes(GgmlType weight_type) const;
+
+ private:
+  const float* x_ = nullptr;
+  int64_t num_rows_ = 0, cols_ = 0;
+  struct Converted {
+    GgmlType act_type;
+    std::vector<uint8_t> bytes;
+    bool valid = false;
+  };
+  std::vector<Converted> converted_;
+};
+
+struct MatmulJob {
+  const WeightMatrix* w;
+  float* y;          // [num_rows, y_stride]; the job writes columns [0, w->rows)
+  int64_t y_stride;
+};
+
+// Runs several matmuls that share the same input X in one parallel region (e.g. Q, K and V).
+void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool);
+
+}  // namespace pagedchat::cpu

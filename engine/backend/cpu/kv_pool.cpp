@@ -1,0 +1,41 @@
+#include "engine/backend/cpu/kv_pool.h"
+
+#include <algorithm>
+#include <new>
+
+#include "engine/common/error.h"
+
+namespace pagedchat::cpu {
+
+void KvPool::allocate(const KvCacheShape& shape) {
+  if (shape.num_blocks <= 0 || shape.block_size <= 0 || shape.num_layers <= 0)
+    fail("KV pool needs at least one block of at least one slot (got %d blocks of %d)", shape.num_blocks,
+         shape.block_size);
+  shape_ = shape;
+  slot_floats_ = static_cast<size_t>(shape.num_kv_heads) * shape.head_dim;
+  layer_slots_ = static_cast<size_t>(shape.num_blocks) * shape.block_size;
+  size_t floats = static_cast<size_t>(shape.num_layers) * layer_slots_ * slot_floats_;
+  try {
+    keys_.assign(floats, 0.0f);
+    values_.assign(floats, 0.0f);
+  } catch (const std::bad_alloc&) {
+    keys_ = {};
+    values_ = {};
+    fail("cannot allocate a KV pool of %d blocks (%.1f MiB)", shape.num_blocks,
+         2.0 * floats * sizeof(float) / (1024.0 * 1024.0));
+  }
+}
+
+void KvPool::copy_block(int32_t src, int32_t dst) {
+  size_t block_floats = static_cast<size_t>(shape_.block_size) * slot_floats_;
+  for (int l = 0; l < shape_.num_layers; ++l) {
+    size_t base = static_cast<size_t>(l) * layer_slots_ * slot_floats_;
+    for (auto* buf : {&keys_, &values_}) {
+      const float* s = buf->data() + base + static_cast<size_t>(src) * block_floats;
+      float* d = buf->data() + base + static_cast<size_t>(dst) * block_floats;
+      std::copy_n(s, block_floats, d);
+    }
+  }
+}
+
+}  // namespace pagedchat::cpu

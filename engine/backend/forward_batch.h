@@ -1,0 +1,49 @@
+#pragma once
+// One forward pass over a flattened batch: the new tokens of several sequences concatenated,
+// each with its position and the KV slot it writes, plus each sequence's block table so that
+// attention reads its whole context from the paged pool. Field names follow vLLM.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace pagedchat {
+
+struct ForwardBatch {
+  std::vector<int32_t> token_ids;     // [num_tokens]
+  std::vector<int32_t> positions;     // [num_tokens] position of each token in its sequence
+  std::vector<int64_t> slot_mapping;  // [num_tokens] block_id * block_size + offset in block
+  std::vector<int32_t> cu_seqlens_q;  // [num_seqs + 1] token range of sequence s in this batch
+  std::vector<int32_t> block_tables;  // [num_seqs, max_blocks_per_seq] physical block ids
+  int32_t max_blocks_per_seq = 0;
+  std::vector<int32_t> logits_indices;  // [num_logits] token rows whose logits are wanted
+
+  int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
+  int32_t num_seqs() const { return cu_seqlens_q.empty() ? 0 : static_cast<int32_t>(cu_seqlens_q.size()) - 1; }
+  const int32_t* block_table(int32_t seq) const { return block_tables.data() + static_cast<size_t>(seq) * max_blocks_per_seq; }
+
+  // Appends a sequence's chunk: tokens at positions [start_pos, start_pos + n), with its block
+  // table; wants_logits asks for the logits of the chunk's last token. Slots follow from the
+  // block table. Tables shorter than max_blocks_per_seq are padded with -1.
+  void add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos, const std::vector<int32_t>& table,
+                    int32_t block_size, bool wants_logits);
+};
+
+struct KvCacheShape {
+  int num_layers = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int num_blocks = 0;
+  int block_size = 16;
+  // Bytes of one block across all layers, K and V, in the backend's KV element type.
+  uint64_t block_bytes(int element_bytes) const {
+    return 2ull * num_layers * block_size * num_kv_heads * head_dim * element_bytes;
+  }
+};
+
+struct BlockCopy {
+  int32_t src = 0;
+  int32_t dst = 0;
+};
+
+}  // namespace pagedchat

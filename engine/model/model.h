@@ -1,0 +1,23 @@
+#pragma once
+// A loaded model: weights (mapped), tokenizer and chat template, all from one GGUF file.
+
+#include <memory>
+#include <string>
+
+#include "engine/chat/chat_template.h"
+#include "engine/model/model_weights.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace pagedchat {
+
+struct Model {
+  ModelWeights weights;
+  std::unique_ptr<Tokenizer> tokenizer;
+  ChatTemplate chat_template = ChatTemplate::chatml();
+
+  const ModelConfig& config() const { return weights.config; }
+  // Opens, validates and maps the file; throws Error naming the file and the problem.
+  static std::unique_ptr<Model> load(const std::string& path);
+};
+
+}  // namespace pagedchat

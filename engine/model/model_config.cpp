@@ -1,0 +1,85 @@
+#include "engine/model/model_config.h"
+
+#include "engine/common/error.h"
+#include "engine/gguf/gguf_file.h"
+
+namespace pagedchat {
+namespace {
+
+int checked_int(const GgufFile& f, const std::string& key, int lo, int hi) {
+  uint64_t v = f.get_uint(key);
+  if (v < static_cast<uint64_t>(lo) || v > static_cast<uint64_t>(hi))
+    fail("metadata '%s' = %llu is outside [%d, %d]", key.c_str(), (unsigned long long)v, lo, hi);
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
+  ModelConfig c;
+  c.architecture = f.get_string("general.architecture");
+  const std::string& a = c.architecture;
+  if (a != "llama" && a != "mistral" && a != "qwen2")
+    fail("architecture '%s' is not supported (llama, mistral and qwen2 are)", a.c_str());
+  c.name = f.opt_string("general.name").value_or(a);
+
+  c.num_layers = checked_int(f, a + ".block_count", 1, 1024);
+  c.dim = checked_int(f, a + ".embedding_length", 1, 1 << 16);
+  c.num_heads = checked_int(f, a + ".attention.head_count", 1, 1024);
+  c.num_kv_heads = f.has(a + ".attention.head_count_kv")
+                       ? checked_int(f, a + ".attention.head_count_kv", 1, c.num_heads)
+                       : c.num_heads;
+  if (c.num_heads % c.num_kv_heads != 0)
+    fail("head_count %d is not a multiple of head_count_kv %d", c.num_heads, c.num_kv_heads);
+  c.head_dim = f.has(a + ".attention.key_length") ? checked_int(f, a + ".attention.key_length", 1, 1024)
+                                                  : c.dim / c.num_heads;
+  if (!f.has(a + ".attention.key_length") && c.dim % c.num_heads != 0)
+    fail("embedding_length %d is not a multiple of head_count %d", c.dim, c.num_heads);
+  if (f.has(a + ".attention.value_length") &&
+      checked_int(f, a + ".attention.value_length", 1, 1024) != c.head_dim)
+    fail("different key and value head sizes are not supported");
+  if (c.head_dim % 2 != 0) fail("head size %d is odd", c.head_dim);
+  c.ffn_dim = checked_int(f, a + ".feed_forward_length", 1, 1 << 20);
+  c.context_length = checked_int(f, a + ".context_length", 1, 1 << 24);
+  c.rms_eps = static_cast<float>(f.opt_float(a + ".attention.layer_norm_rms_epsilon").value_or(1e-5));
+  if (!(c.rms_eps > 0.0f && c.rms_eps < 1.0f)) fail("layer_norm_rms_epsilon %g is not in (0, 1)", c.rms_eps);
+  c.rope_freq_base = static_cast<float>(f.opt_float(a + ".rope.freq_base").value_or(10000.0));
+  if (!(c.rope_freq_base > 1.0f)) fail("rope.freq_base %g must be > 1", c.rope_freq_base);
+  c.rope_dim = f.has(a + ".rope.dimension_count") ? checked_int(f, a + ".rope.dimension_count", 2, c.head_dim)
+                                                  : c.head_dim;
+  if (c.rope_dim % 2 != 0) fail("rope.dimension_count %d is odd", c.rope_dim);
+  c.rope_layout = a == "qwen2" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
+  c.qkv_bias = a == "qwen2";
+
+  if (auto type = f.opt_string(a + ".rope.scaling.type")) {
+    if (*type == "llama3") {
+      c.rope_llama3.enabled = true;
+    } else if (*type != "none" && *type != "linear") {
+      fail("rope scaling type '%s' is not supported", type->c_str());
+    }
+  }
+  // Llama 3.1+ files mark llama3 scaling with the factor keys (and a rope_freqs tensor).
+  if (auto factor = f.opt_float(a + ".rope.scaling.factor")) {
+    if (!f.opt_string(a + ".rope.scaling.type") || c.rope_llama3.enabled) {
+      c.rope_llama3.enabled = true;
+      c.rope_llama3.factor = static_cast<float>(*factor);
+    }
+  }
+  if (c.rope_llama3.enabled) {
+    auto& s = c.rope_llama3;
+    s.low_freq_factor = static_cast<float>(f.opt_float(a + ".rope.scaling.low_freq_factor").value_or(1.0));
+    s.high_freq_factor = static_cast<float>(f.opt_float(a + ".rope.scaling.high_freq_factor").value_or(4.0));
+    s.original_context_length =
+        static_cast<float>(f.opt_float(a + ".rope.scaling.original_context_length").value_or(8192.0));
+    if (!(s.factor >= 1.0f) || !(s.high_freq_factor > s.low_freq_factor))
+      fail("llama3 rope scaling parameters are inconsistent");
+  }
+
+  const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
+  if (!emb || emb->shape.size() != 2) fail("tensor 'token_embd.weight' is missing or not 2-D");
+  if (emb->shape[0] != c.dim) fail("token_embd.weight rows have %lld elements, expected %d", (long long)emb->shape[0], c.dim);
+  c.vocab_size = static_cast<int>(emb->shape[1]);
+  return c;
+}
+
+}  // namespace pagedchat

@@ -1,0 +1,127 @@
+#include "engine/model/model_weights.h"
+
+#include <cmath>
+#include <string>
+
+#include "engine/common/error.h"
+#include "engine/quant/quant.h"
+
+namespace pagedchat {
+namespace {
+
+const GgufTensorInfo& require(const GgufFile& f, const std::string& name) {
+  const GgufTensorInfo* t = f.find_tensor(name);
+  if (!t) fail("tensor '%s' is missing", name.c_str());
+  return *t;
+}
+
+WeightMatrix matrix(const GgufFile& f, const std::string& name, int64_t rows, int64_t cols) {
+  const GgufTensorInfo& t = require(f, name);
+  if (t.shape.size() != 2 || t.shape[0] != cols || t.shape[1] != rows)
+    fail("tensor '%s' has shape [%lld, %lld], expected [%lld, %lld]", name.c_str(), (long long)t.shape[0],
+         t.shape.size() > 1 ? (long long)t.shape[1] : 1LL, (long long)cols, (long long)rows);
+  auto traits = ggml_type_traits(t.type);
+  if (!traits.computable) fail("tensor '%s' has type %s, which is not supported", name.c_str(), std::string(traits.name).c_str());
+  WeightMatrix m;
+  m.type = t.type;
+  m.data = f.tensor_data(t);
+  m.rows = rows;
+  m.cols = cols;
+  m.row_bytes = ggml_row_size(t.type, cols);
+  return m;
+}
+
+std::vector<float> vector_f32(const GgufFile& f, const std::string& name, int64_t n) {
+  const GgufTensorInfo& t = require(f, name);
+  if (t.num_elements() != n)
+    fail("tensor '%s' has %lld elements, expected %lld", name.c_str(), (long long)t.num_elements(), (long long)n);
+  if (t.type != GgmlType::F32 && t.type != GgmlType::F16 && t.type != GgmlType::BF16)
+    fail("tensor '%s' must be F32, F16 or BF16", name.c_str());
+  std::vector<float> v(static_cast<size_t>(n));
+  dequantize_row(t.type, f.tensor_data(t), v.data(), n);
+  for (float x : v)
+    if (!std::isfinite(x)) fail("tensor '%s' holds a non-finite value", name.c_str());
+  return v;
+}
+
+// Inverse rotary frequencies, with Llama 3 scaling (or a rope_freqs tensor) applied.
+std::vector<float> rope_inverse_frequencies(const GgufFile& f, const ModelConfig& c) {
+  int half = c.rope_dim / 2;
+  std::vector<float> factors(half, 1.0f);
+  if (f.find_tensor("rope_freqs.weight")) {
+    factors = vector_f32(f, "rope_freqs.weight", half);
+  } else if (c.rope_llama3.enabled) {
+    const auto& s = c.rope_llama3;
+    double low_wavelen = s.original_context_length / s.low_freq_factor;
+    double high_wavelen = s.original_context_length / s.high_freq_factor;
+    for (int i = 0; i < half; ++i) {
+      double freq = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
+      double wavelen = 2.0 * M_PI / freq;
+      if (wavelen < high_wavelen) {
+        factors[i] = 1.0f;
+      } else if (wavelen > low_wavelen) {
+        factors[i] = s.factor;
+      } else {
+        double smooth = (s.original_context_length / wavelen - s.low_freq_factor) /
+                        (s.high_freq_factor - s.low_freq_factor);
+        factors[i] = static_cast<float>(1.0 / ((1.0 - smooth) / s.factor + smooth));
+      }
+    }
+  }
+  std::vector<float> inv(half);
+  for (int i = 0; i < half; ++i) {
+    if (!(factors[i] > 0.0f)) fail("rope frequency factor %d is not positive", i);
+    double freq = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
+    inv[i] = static_cast<float>(freq / factors[i]);
+  }
+  return inv;
+}
+
+}  // namespace
+
+ModelWeights ModelWeights::load(GgufFile file) {
+  ModelWeights w;
+  w.file = std::move(file);
+  const GgufFile& f = w.file;
+  w.config = ModelConfig::from_gguf(f);
+  const ModelConfig& c = w.config;
+  w.token_embedding = matrix(f, "token_embd.weight", c.vocab_size, c.dim);
+  w.output_norm = vector_f32(f, "output_norm.weight", c.dim);
+  if (f.find_tensor("output.weight")) {
+    w.output = matrix(f, "output.weight", c.vocab_size, c.dim);
+  } else {
+    w.output = w.token_embedding;
+    w.tied_embeddings = true;
+  }
+  w.layers.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights& L = w.layers[l];
+    L.attn_norm = vector_f32(f, p + "attn_norm.weight", c.dim);
+    L.wq = matrix(f, p + "attn_q.weight", c.q_dim(), c.dim);
+    L.wk = matrix(f, p + "attn_k.weight", c.kv_dim(), c.dim);
+    L.wv = matrix(f, p + "attn_v.weight", c.kv_dim(), c.dim);
+    L.wo = matrix(f, p + "attn_output.weight", c.dim, c.q_dim());
+    if (c.qkv_bias) {
+      L.bq = vector_f32(f, p + "attn_q.bias", c.q_dim());
+      L.bk = vector_f32(f, p + "attn_k.bias", c.kv_dim());
+      L.bv = vector_f32(f, p + "attn_v.bias", c.kv_dim());
+    }
+    L.ffn_norm = vector_f32(f, p + "ffn_norm.weight", c.dim);
+    L.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
+    L.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
+    L.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
+  }
+  w.rope_inv_freq = rope_inverse_frequencies(f, c);
+  return w;
+}
+
+uint64_t ModelWeights::weight_bytes() const {
+  auto bytes = [](const WeightMatrix& m) { return static_cast<uint64_t>(m.rows) * m.row_bytes; };
+  uint64_t total = bytes(output);
+  for (const auto& L : layers)
+    total += bytes(L.wq) + bytes(L.wk) + bytes(L.wv) + bytes(L.wo) + bytes(L.w_gate) + bytes(L.w_up) + bytes(L.w_down);
+  return total;
+}
+
+}  // namespace pagedchat

@@ -1,0 +1,53 @@
+#pragma once
+// The tensors of a Llama-family model, located in a mapped GGUF file and checked against the
+// config (names, shapes, types). Nothing is copied: matrices point into the mapping, which the
+// GgufFile held here keeps alive. Small float vectors (norms, biases) are converted to f32.
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/common/ggml_type.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+
+namespace pagedchat {
+
+// A row-major matrix [rows, cols] stored in a GGML type; row r starts at data + r * row_bytes.
+struct WeightMatrix {
+  GgmlType type = GgmlType::F32;
+  const uint8_t* data = nullptr;
+  int64_t rows = 0;  // output features
+  int64_t cols = 0;  // input features (contiguous)
+  size_t row_bytes = 0;
+  const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm;  // [dim]
+  WeightMatrix wq;               // [q_dim, dim]
+  WeightMatrix wk;               // [kv_dim, dim]
+  WeightMatrix wv;               // [kv_dim, dim]
+  WeightMatrix wo;               // [dim, q_dim]
+  std::vector<float> bq, bk, bv; // [q_dim], [kv_dim], [kv_dim]; empty without QKV bias
+  std::vector<float> ffn_norm;   // [dim]
+  WeightMatrix w_gate;           // [ffn_dim, dim]
+  WeightMatrix w_up;             // [ffn_dim, dim]
+  WeightMatrix w_down;           // [dim, ffn_dim]
+};
+
+struct ModelWeights {
+  GgufFile file;                    // owns the mapping the matrices point into
+  ModelConfig config;
+  WeightMatrix token_embedding;     // [vocab, dim]
+  std::vector<LayerWeights> layers; // [num_layers]
+  std::vector<float> output_norm;   // [dim]
+  WeightMatrix output;              // [vocab, dim]; the token embedding when tied
+  bool tied_embeddings = false;
+  std::vector<float> rope_inv_freq; // [rope_dim / 2], scaling applied
+
+  // Throws Error naming the missing or malformed tensor.
+  static ModelWeights load(GgufFile file);
+  uint64_t weight_bytes() const;    // bytes of all matrices read per token
+};
+
+}  // namespace pagedchat

@@ -1,0 +1,28 @@
+#pragma once
+// What a request asks of the sampler. Defaults give greedy decoding.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pagedchat {
+
+struct SamplingParams {
+  float temperature = 0.0f;        // 0: greedy (argmax, lowest id on ties)
+  int top_k = 0;                   // 0: off
+  float top_p = 1.0f;              // 1: off
+  float min_p = 0.0f;              // 0: off; keeps tokens with p >= min_p * p_max
+  float repetition_penalty = 1.0f; // 1: off; divides positive / multiplies negative logits
+  float frequency_penalty = 0.0f;  // subtracted per occurrence
+  float presence_penalty = 0.0f;   // subtracted once if present
+  int penalty_last_n = 64;         // how many recent tokens the penalties look at (-1: all)
+  uint64_t seed = 0;
+  int max_tokens = 256;
+  std::vector<std::string> stop;   // stop strings (the matched text is not emitted)
+  bool ignore_eos = false;
+
+  // Empty if valid, else what is wrong (a bad request gets this as its error).
+  std::string validate() const;
+};
+
+}  // namespace pagedchat
