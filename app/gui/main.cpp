@@ -1,0 +1,33 @@
+// pagedchat: the desktop app. Opens the model given by --model, or the default model.
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+
+#include "ui/chat_window.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("PagedChat"));
+  QApplication::setOrganizationName(QStringLiteral("PagedChat"));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Chat with local language models on a paged-KV engine."));
+  parser.addHelpOption();
+  QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("GGUF model to open."), QStringLiteral("path"));
+  QCommandLineOption threadsOpt(QStringLiteral("threads"), QStringLiteral("CPU threads (0 = all)."),
+                                QStringLiteral("n"), QStringLiteral("0"));
+  parser.addOption(modelOpt);
+  parser.addOption(threadsOpt);
+  parser.process(app);
+
+  QString model = parser.value(modelOpt);
+  if (model.isEmpty()) {
+    model = qEnvironmentVariable("PAGEDCHAT_MODEL",
+                                 QDir::homePath() + QStringLiteral("/.cache/pagedchat/models/SmolLM2-135M-Instruct.Q4_1.gguf"));
+  }
+  ChatWindow window;
+  window.show();
+  window.loadModel(model, parser.value(threadsOpt).toInt());
+  return app.exec();
+}
