@@ -75,9 +75,11 @@ class GgufBuilder {
       offset += (t.bytes.size() + alignment - 1) / alignment * alignment;
     }
     while (b.size() % alignment) b.push_back(0);
-    for (const auto& t : tensors_) {
-      b.insert(b.end(), t.bytes.begin(), t.bytes.end());
-      while (b.size() % alignment) b.push_back(0);
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      b.insert(b.end(), tensors_[i].bytes.begin(), tensors_[i].bytes.end());
+      // No padding after the last tensor: then every shorter prefix of the file is invalid.
+      if (i + 1 < tensors_.size())
+        while (b.size() % alignment) b.push_back(0);
     }
     return b;
   }
