@@ -21,10 +21,6 @@ std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 std::vector<uint8_t> sample_file() {
   GgufBuilder b;
   b.add_string("general.architecture", "llama");
