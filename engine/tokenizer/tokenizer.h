@@ -10,7 +10,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include "engine/tokenizer/special_tokens.h"
 
 namespace pagedchat {
 
@@ -20,11 +23,16 @@ class Tokenizer {
  public:
   // Builds the tokenizer a GGUF file describes. Throws Error naming what is missing or wrong.
   static std::unique_ptr<Tokenizer> from_gguf(const GgufFile& file);
+  Tokenizer() = default;
+  Tokenizer(const Tokenizer&) = delete;  // token_index_ points into vocab_
+  Tokenizer& operator=(const Tokenizer&) = delete;
   virtual ~Tokenizer() = default;
 
   // Text -> ids. add_special: add BOS (and EOS) as the model's metadata says.
-  // parse_special: texts of control / user-defined tokens (e.g. "<|im_start|>") found in
-  // `text` become those tokens; otherwise they are tokenized as plain text.
+  // parse_special: texts of control tokens (e.g. "<|im_start|>") found in `text` become
+  // those tokens; otherwise they are tokenized as plain text. Texts of user-defined tokens
+  // (Gemma's "\n\n", "<table>") always become those tokens, as the model saw them in training
+  // (sentencepiece and llama.cpp do the same).
   virtual std::vector<int32_t> encode(std::string_view text, bool add_special,
                                       bool parse_special) const = 0;
   // The bytes a token stands for. Control tokens give "" unless render_special.
@@ -49,11 +57,34 @@ class Tokenizer {
   std::string_view token_text(int32_t id) const;
 
  protected:
+  // GGUF token types (the same numbers as sentencepiece's piece types).
+  enum TokenType : int32_t {
+    kNormal = 1,
+    kUnknown = 2,
+    kControl = 3,
+    kUserDefined = 4,
+    kUnused = 5,
+    kByte = 6,
+  };
+  // Reads what both kinds share: tokens, types, special ids, BOS/EOS flags, end-of-generation
+  // ids, and the special-token matcher. Throws Error on a missing or inconsistent key.
+  void load_vocab(const GgufFile& file, bool default_add_bos);
+  // encode() of both kinds: BOS, the text split at special tokens with each plain run given
+  // to encode_plain(), EOS.
+  std::vector<int32_t> encode_with_specials(std::string_view text, bool add_special,
+                                            bool parse_special) const;
+  // Ids of text that holds no special token, appended to out.
+  virtual void encode_plain(std::string_view text, std::vector<int32_t>& out) const = 0;
+  int32_t type_of(int32_t id) const { return token_type_[static_cast<size_t>(id)]; }
+  bool in_range(int32_t id) const { return id >= 0 && id < num_vocab(); }
+
   std::vector<std::string> vocab_;
-  std::vector<int32_t> token_type_;  // GGUF token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+  std::vector<int32_t> token_type_;  // [num_vocab] TokenType; unknown numbers read as kNormal
   std::optional<int32_t> bos_id_, eos_id_;
   bool add_bos_ = false, add_eos_ = false;
   std::vector<int32_t> eog_ids_;
+  std::unordered_map<std::string_view, int32_t> token_index_;  // text -> id (first if repeated)
+  SpecialTokenMatcher specials_;  // control and user-defined token texts
 };
 
 // Turns a stream of token pieces into text that never ends inside a UTF-8 character:
