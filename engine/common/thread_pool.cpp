@@ -21,7 +21,9 @@ int ThreadPool::default_num_threads() {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = default_num_threads();
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  // Workers start from generation 0, not from whatever they read when they first run: a job
+  // posted before a worker is scheduled must still be seen as new.
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(0); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -62,8 +64,7 @@ void ThreadPool::parallel_for(int64_t num_tasks, const std::function<void(int64_
   job_ = nullptr;
 }
 
-void ThreadPool::worker_loop() {
-  uint64_t seen = generation_.load(std::memory_order_acquire);
+void ThreadPool::worker_loop(uint64_t seen) {
   for (;;) {
     int spins = 0;
     uint64_t now;

@@ -32,7 +32,7 @@ class ThreadPool {
   static int default_num_threads();
 
  private:
-  void worker_loop();
+  void worker_loop(uint64_t seen);
   void run_tasks();
 
   std::vector<std::thread> workers_;

@@ -16,7 +16,8 @@ namespace pagedchat {
 class CpuBackend final : public Backend {
  public:
   // weights must outlive the backend. num_threads 0 = all cores.
-  CpuBackend(const ModelWeights& weights, int num_threads);
+  CpuBackend(const ModelWeights& weights, int num_threads,
+             cpu::MatmulPrecision precision = cpu::MatmulPrecision::kQuantizedActivations);
 
   std::string_view name() const override { return "cpu"; }
   void allocate_kv(const KvCacheShape& shape) override;
@@ -32,6 +33,7 @@ class CpuBackend final : public Backend {
 
   const ModelWeights& w_;
   ThreadPool pool_;
+  cpu::MatmulPrecision precision_;
   cpu::KvPool kv_;
   cpu::PreparedActivations act_;
   // Scratch, sized per batch: [num_tokens, width]

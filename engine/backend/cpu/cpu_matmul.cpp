@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/backend/cpu/vector_ops.h"
 #include "engine/quant/quant.h"
 
 namespace pagedchat::cpu {
@@ -41,7 +42,23 @@ const uint8_t* PreparedActivations::for_type(GgmlType weight_type, ThreadPool& p
   return it->bytes.data();
 }
 
-void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool) {
+namespace {
+void matmul_float(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool) {
+  for (const MatmulJob& j : jobs) {
+    const WeightMatrix& w = *j.w;
+    pool.parallel_for(w.rows, [&](int64_t r) {
+      thread_local std::vector<float> row;
+      row.resize(w.cols);
+      dequantize_row(w.type, w.row(r), row.data(), w.cols);
+      for (int64_t t = 0; t < num_rows; ++t) j.y[t * j.y_stride + r] = dot_f32(row.data(), x.rows_f32() + t * w.cols, w.cols);
+    });
+  }
+}
+}  // namespace
+
+void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool,
+            MatmulPrecision precision) {
+  if (precision == MatmulPrecision::kFloatActivations) return matmul_float(jobs, x, num_rows, pool);
   struct Plan {
     const MatmulJob* job;
     const uint8_t* act;

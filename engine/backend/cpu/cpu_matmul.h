@@ -16,6 +16,7 @@ class PreparedActivations {
  public:
   // x: [num_rows, cols] f32, kept by pointer until the next prepare().
   void prepare(const float* x, int64_t num_rows, int64_t cols);
+  const float* rows_f32() const { return x_; }
   // Rows converted for `weight_type` (converted on first use, in parallel).
   const uint8_t* for_type(GgmlType weight_type, ThreadPool& pool);
   size_t row_bytes(GgmlType weight_type) const;
@@ -37,7 +38,13 @@ struct MatmulJob {
   int64_t y_stride;
 };
 
+// How activations meet the weights: converted to the weight type's 8-bit dot format (fast, as
+// llama.cpp does), or kept in f32 against dequantized weight rows (slow; isolates the model's
+// math from activation quantization, for tests against a float reference).
+enum class MatmulPrecision { kQuantizedActivations, kFloatActivations };
+
 // Runs several matmuls that share the same input X in one parallel region (e.g. Q, K and V).
-void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool);
+void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool,
+            MatmulPrecision precision = MatmulPrecision::kQuantizedActivations);
 
 }  // namespace pagedchat::cpu
