@@ -7,6 +7,10 @@
 // Determinism: vec_dot and vec_dot_rows give the same bits for a (weight row, activation row)
 // pair whatever other rows are computed with it, so a sequence's logits do not depend on the
 // batch it runs in.
+//
+// Supported weight types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K. Any
+// other type, or an n that is not a multiple of the type's block size, throws Error (both come
+// from a model file). Block layouts and per-block math: quant_blocks.h.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,13 +26,16 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 GgmlType dot_activation_type(GgmlType weight_type);
 // Bytes of an activation row of n elements prepared for `weight_type`.
 size_t activation_row_size(GgmlType weight_type, int64_t n);
-// Converts n floats into that layout (a copy for float weights).
+// Converts n floats into that layout (a copy for float weights). x must be finite. Per block:
+// d = max|x| / 127, q = round-to-even(x / d); Q8_0/Q8_1 keep d as fp16 (see quant_blocks.h).
 void quantize_activation_row(GgmlType weight_type, const float* x, void* dst, int64_t n);
 
 // Dot product of one weight row with one prepared activation row (n elements).
 float vec_dot(GgmlType weight_type, int64_t n, const void* weight_row, const void* activation_row);
 // out[r] = vec_dot(row r of w, act) for r in [0, num_rows); rows are weight_row_stride bytes
-// apart. Faster than calling vec_dot per row, with identical results.
+// apart (any address, any stride). Faster than calling vec_dot per row, with identical
+// results. A call over >= 64 KB of weights also prefetches rows ahead, which pays when they
+// stream from memory (decode) and can cost when they are already in L2 (see vec_dot_avx2.cpp).
 void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride,
                   int64_t num_rows, const void* activation_row, float* out);
 

@@ -1,0 +1,33 @@
+#pragma once
+// Internal to engine/quant: the AVX2+FMA+F16C paths behind quant.h, and whether they exist.
+//
+// PAGEDCHAT_QUANT_AVX2 is 1 when the whole build targets AVX2/FMA/F16C (-march=native on such
+// a CPU), 2 when a portable x86-64 build compiles these files for AVX2 anyway and quant.cpp
+// picks them at run time (PAGEDCHAT_RUNTIME_DISPATCH), and undefined otherwise (scalar only).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/common/ggml_type.h"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define PAGEDCHAT_QUANT_AVX2 1
+#elif defined(PAGEDCHAT_RUNTIME_DISPATCH) && defined(__x86_64__) && defined(__GNUC__)
+#define PAGEDCHAT_QUANT_AVX2 2
+#endif
+
+#if defined(PAGEDCHAT_QUANT_AVX2)
+namespace pagedchat::quant_avx2 {
+
+// True when the CPU we run on has AVX2, FMA and F16C.
+bool cpu_supported();
+
+// Same contracts as the functions of the same names in quant.h; callers have checked the type
+// and that n is a multiple of its block size.
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
+void quantize_activation_row(GgmlType weight_type, const float* x, void* dst, int64_t n);
+void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride,
+                  int64_t num_rows, const void* activation_row, float* out);
+
+}  // namespace pagedchat::quant_avx2
+#endif

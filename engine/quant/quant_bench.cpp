@@ -1,0 +1,127 @@
+// vec_dot_rows throughput per weight type (see quant_bench.h). Timing only: correctness is
+// test_quant's job.
+
+#include "engine/quant/quant_bench.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "engine/common/error.h"
+#include "engine/common/float16.h"
+#include "engine/quant/quant.h"
+#include "engine/quant/quant_blocks.h"
+
+namespace pagedchat {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Byte offsets of the fp16 fields of a block. Random bytes there could be NaN, Inf or
+// subnormal, and subnormal arithmetic is slow enough on x86 to spoil the timing.
+std::vector<size_t> half_field_offsets(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return {0};
+    case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K: return {0, 2};
+    case GgmlType::Q6_K: return {offsetof(block_q6_K, d)};
+    default: return {};
+  }
+}
+
+std::vector<uint8_t> random_matrix(GgmlType type, int64_t n, int64_t num_rows) {
+  std::mt19937 rng(42);
+  std::vector<uint8_t> bytes(ggml_row_size(type, n) * static_cast<size_t>(num_rows));
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  if (type == GgmlType::F32) {
+    for (size_t i = 0; i < bytes.size(); i += 4) {
+      const float v = normal(rng);
+      std::memcpy(&bytes[i], &v, 4);
+    }
+  } else if (type == GgmlType::F16 || type == GgmlType::BF16) {
+    for (size_t i = 0; i < bytes.size(); i += 2) {
+      const uint16_t h = type == GgmlType::F16 ? fp32_to_fp16(normal(rng)) : fp32_to_bf16(normal(rng));
+      std::memcpy(&bytes[i], &h, 2);
+    }
+  } else {
+    const size_t type_size = ggml_type_traits(type).type_size;
+    const uint16_t scale = fp32_to_fp16(0.01f);
+    for (size_t b = 0; b < bytes.size(); b += type_size) {
+      for (size_t off : half_field_offsets(type)) std::memcpy(&bytes[b + off], &scale, 2);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+double measure_vec_dot_rows(GgmlType type, int64_t n, int64_t num_rows, int threads, double min_seconds) {
+  threads = std::max(1, threads);
+  const std::vector<uint8_t> matrix = random_matrix(type, n, num_rows);
+  const size_t row_bytes = ggml_row_size(type, n);
+  std::vector<float> x(static_cast<size_t>(n));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto& v : x) v = normal(rng);
+  std::vector<uint8_t> act(activation_row_size(type, n));
+  quantize_activation_row(type, x.data(), act.data(), n);
+  std::vector<float> out(static_cast<size_t>(num_rows));
+
+  // Runs `passes` passes over the matrix on `threads` threads; returns seconds.
+  auto run = [&](int64_t passes) {
+    std::atomic<bool> go{false};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      const int64_t begin = num_rows * t / threads, end = num_rows * (t + 1) / threads;
+      pool.emplace_back([&, begin, end] {
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+        for (int64_t p = 0; p < passes; ++p) {
+          vec_dot_rows(type, n, matrix.data() + begin * row_bytes, row_bytes, end - begin, act.data(),
+                       out.data() + begin);
+        }
+      });
+    }
+    const auto start = Clock::now();
+    go.store(true, std::memory_order_release);
+    for (auto& th : pool) th.join();
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+
+  run(1);  // warm up: page in the matrix, start the threads' cores
+  int64_t passes = 1;
+  double seconds = run(passes);
+  while (seconds < min_seconds) {
+    passes = std::max(passes * 2, static_cast<int64_t>(passes * min_seconds / std::max(seconds, 1e-6) * 1.1));
+    seconds = run(passes);
+  }
+  return static_cast<double>(matrix.size()) * static_cast<double>(passes) / seconds / 1e9;
+}
+
+std::string run_quant_bench(int threads) {
+  const GgmlType types[] = {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K,
+                            GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q5_1,
+                            GgmlType::F16,  GgmlType::BF16, GgmlType::F32};
+  std::string report = format("vec_dot_rows: GB/s of weights, %d thread(s), %s path\n", threads, quant_simd_name());
+  report += format("%-6s %6s %14s %14s\n", "type", "n", "hot (256 KB)", "memory (64 MB)");
+  for (GgmlType type : types) {
+    for (int64_t n : {int64_t{576}, int64_t{1536}}) {
+      const int64_t cols = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K
+                               ? (n + 255) / 256 * 256  // 576 is not a whole K-quant row: 768
+                               : n;
+      const size_t row_bytes = ggml_row_size(type, cols);
+      const int64_t hot_rows = std::max<int64_t>(16, (256 << 10) / static_cast<int64_t>(row_bytes));
+      const int64_t cold_rows = (int64_t{64} << 20) / static_cast<int64_t>(row_bytes);
+      const double hot = measure_vec_dot_rows(type, cols, hot_rows, threads);
+      const double cold = measure_vec_dot_rows(type, cols, cold_rows, threads);
+      report += format("%-6s %6lld %14.1f %14.1f\n", std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str(),
+                       static_cast<long long>(cols), hot, cold);
+    }
+  }
+  return report;
+}
+
+}  // namespace pagedchat

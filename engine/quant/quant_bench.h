@@ -1,0 +1,22 @@
+#pragma once
+// Micro-benchmark of the CPU dot products (vec_dot_rows), for the CLI's bench command: how many
+// GB of weights per second each type streams through, hot in cache and from memory.
+
+#include <cstdint>
+#include <string>
+
+#include "engine/common/ggml_type.h"
+
+namespace pagedchat {
+
+// Times vec_dot_rows over a (num_rows x n) matrix of `type` filled with random quants and
+// plausible scales, split into `threads` contiguous row ranges as a matmul would, repeated for
+// at least min_seconds. Returns weight bytes read per second, in GB/s (1e9 bytes).
+double measure_vec_dot_rows(GgmlType type, int64_t n, int64_t num_rows, int threads,
+                            double min_seconds = 0.2);
+
+// A table over every supported weight type, rows of 576 and 1536 elements (SmolLM2-135M's
+// widths): one column for a ~256 KB matrix (cache-resident) and one for ~64 MB (memory).
+std::string run_quant_bench(int threads);
+
+}  // namespace pagedchat
