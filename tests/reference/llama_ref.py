@@ -1,0 +1,253 @@
+"""Independent NumPy reference forward pass of the Llama architecture, read from a GGUF file.
+
+Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama") and
+"qwen2": GQA, RoPE (llama.cpp "normal" or NEOX pairing), linear and Llama 3 RoPE scaling, RMSNorm,
+SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache. Leaves out: MoE, sliding windows,
+YaRN, anything else an arch may add. Weights are dequantized by the `gguf` package
+(gguf.quants.dequantize), never by our own code, so this checks the C++ dequantizers too.
+
+Computes in float64: the reference should carry only the error that is in the file (the
+quantized weights), so that any difference from the C++ engine is the engine's own rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import gguf
+from gguf.quants import dequantize
+
+DTYPE = np.float64
+
+# RoPE pairing per arch, as llama.cpp's llama_model_rope_type() assigns it. For "llama" the
+# converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
+# qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
+ROPE_NEOX_BY_ARCH = {"llama": False, "qwen2": True}
+
+
+@dataclass
+class Config:
+    arch: str
+    n_layer: int
+    dim: int
+    n_head: int
+    n_head_kv: int
+    head_dim: int
+    n_ff: int
+    n_vocab: int
+    n_ctx_train: int
+    rope_dim: int            # n_rot: leading dims of each head that RoPE rotates
+    rope_base: float
+    rope_freq_scale: float   # 1 / linear scaling factor (1.0 when unscaled)
+    rope_neox: bool
+    norm_eps: float
+    bos_token_id: int | None
+    eos_token_id: int | None
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _field(reader: gguf.GGUFReader, key: str, default=None):
+    field = reader.fields.get(key)
+    return default if field is None else field.contents()
+
+
+def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
+    arch = _field(reader, "general.architecture")
+    if arch not in ROPE_NEOX_BY_ARCH:
+        raise ValueError(f"unsupported architecture '{arch}' (supported: {sorted(ROPE_NEOX_BY_ARCH)})")
+    a = lambda key, default=None: _field(reader, f"{arch}.{key}", default)  # noqa: E731
+    dim, n_head = a("embedding_length"), a("attention.head_count")
+    head_dim = a("attention.key_length", dim // n_head)
+
+    scaling = a("rope.scaling.type", "none")
+    freq_scale = 1.0
+    if scaling == "linear":
+        freq_scale = 1.0 / a("rope.scaling.factor")
+    elif scaling != "none":
+        raise ValueError(f"unsupported RoPE scaling '{scaling}'")
+    if a("rope.scale_linear") is not None:  # older files spell linear scaling this way
+        freq_scale = 1.0 / a("rope.scale_linear")
+
+    return Config(
+        arch=arch,
+        n_layer=a("block_count"),
+        dim=dim,
+        n_head=n_head,
+        n_head_kv=a("attention.head_count_kv", n_head),
+        head_dim=head_dim,
+        n_ff=a("feed_forward_length"),
+        n_vocab=n_vocab,
+        n_ctx_train=a("context_length"),
+        rope_dim=a("rope.dimension_count", head_dim),
+        rope_base=float(a("rope.freq_base", 10000.0)),
+        rope_freq_scale=freq_scale,
+        rope_neox=ROPE_NEOX_BY_ARCH[arch],
+        norm_eps=float(a("attention.layer_norm_rms_epsilon")),
+        bos_token_id=_field(reader, "tokenizer.ggml.bos_token_id"),
+        eos_token_id=_field(reader, "tokenizer.ggml.eos_token_id"),
+    )
+
+
+@dataclass
+class Layer:
+    attn_norm: np.ndarray    # (dim,)
+    wq: np.ndarray           # (n_head*head_dim, dim)
+    wk: np.ndarray           # (n_head_kv*head_dim, dim)
+    wv: np.ndarray           # (n_head_kv*head_dim, dim)
+    wo: np.ndarray           # (dim, n_head*head_dim)
+    bq: np.ndarray | None    # (n_head*head_dim,) qwen2 only
+    bk: np.ndarray | None    # (n_head_kv*head_dim,)
+    bv: np.ndarray | None    # (n_head_kv*head_dim,)
+    ffn_norm: np.ndarray     # (dim,)
+    w_gate: np.ndarray       # (n_ff, dim)
+    w_up: np.ndarray         # (n_ff, dim)
+    w_down: np.ndarray       # (dim, n_ff)
+
+
+class KvCache:
+    """Keys (after RoPE) and values of every layer for one sequence, contiguous by position."""
+
+    def __init__(self, cfg: Config, max_len: int):
+        shape = (cfg.n_layer, max_len, cfg.n_head_kv, cfg.head_dim)
+        self.k = np.zeros(shape, dtype=DTYPE)
+        self.v = np.zeros(shape, dtype=DTYPE)
+        self.length = 0  # positions filled so far
+
+
+class LlamaRef:
+    def __init__(self, path: str):
+        reader = gguf.GGUFReader(path)
+        # GGUF stores a 2-D tensor with ne0 = input features; NumPy sees it as (out, in),
+        # so a linear layer is x @ W.T.
+        tensors = {t.name: t for t in reader.tensors}
+
+        def weight(name: str, required: bool = True) -> np.ndarray | None:
+            t = tensors.get(name)
+            if t is None:
+                if required:
+                    raise ValueError(f"tensor '{name}' missing from {path}")
+                return None
+            return dequantize(t.data, t.tensor_type).astype(DTYPE)
+
+        self.tok_embd = weight("token_embd.weight")                   # (n_vocab, dim)
+        self.cfg = cfg = read_config(reader, n_vocab=self.tok_embd.shape[0])
+        self.output_norm = weight("output_norm.weight")               # (dim,)
+        out = weight("output.weight", required=False)
+        self.output = self.tok_embd if out is None else out           # tied when absent
+        self.tied_embeddings = out is None
+        self.layers = [
+            Layer(
+                attn_norm=weight(f"blk.{i}.attn_norm.weight"),
+                wq=weight(f"blk.{i}.attn_q.weight"),
+                wk=weight(f"blk.{i}.attn_k.weight"),
+                wv=weight(f"blk.{i}.attn_v.weight"),
+                wo=weight(f"blk.{i}.attn_output.weight"),
+                bq=weight(f"blk.{i}.attn_q.bias", required=False),
+                bk=weight(f"blk.{i}.attn_k.bias", required=False),
+                bv=weight(f"blk.{i}.attn_v.bias", required=False),
+                ffn_norm=weight(f"blk.{i}.ffn_norm.weight"),
+                w_gate=weight(f"blk.{i}.ffn_gate.weight"),
+                w_up=weight(f"blk.{i}.ffn_up.weight"),
+                w_down=weight(f"blk.{i}.ffn_down.weight"),
+            )
+            for i in range(cfg.n_layer)
+        ]
+        # Llama 3 RoPE scaling reaches GGUF as a per-frequency divisor tensor (n_rot/2,),
+        # computed by the converter from rope_scaling (factor, low/high_freq_factor).
+        self.rope_freq_factors = weight("rope_freqs.weight", required=False)
+
+        inv_freq = cfg.rope_base ** (-np.arange(0, cfg.rope_dim, 2, dtype=DTYPE) / cfg.rope_dim)
+        if self.rope_freq_factors is not None:
+            inv_freq = inv_freq / self.rope_freq_factors
+        self.rope_inv_freq = inv_freq * cfg.rope_freq_scale          # (rope_dim/2,)
+
+    def new_cache(self, max_len: int) -> KvCache:
+        return KvCache(self.cfg, max_len)
+
+    # --- building blocks -----------------------------------------------------------------
+
+    def rms_norm(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.cfg.norm_eps) * w
+
+    def rope(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """x: (T, heads, head_dim); rotates the first rope_dim dims of every head."""
+        half = self.cfg.rope_dim // 2
+        theta = positions[:, None].astype(DTYPE) * self.rope_inv_freq[None, :]  # (T, half)
+        cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
+        out = x.copy()
+        if self.cfg.rope_neox:
+            a, b = x[..., :half], x[..., half:2 * half]
+            out[..., :half] = a * cos - b * sin
+            out[..., half:2 * half] = a * sin + b * cos
+        else:
+            a, b = x[..., 0:2 * half:2], x[..., 1:2 * half:2]
+            out[..., 0:2 * half:2] = a * cos - b * sin
+            out[..., 1:2 * half:2] = a * sin + b * cos
+        return out
+
+    def attention(self, layer: Layer, il: int, h: np.ndarray, cache: KvCache) -> np.ndarray:
+        cfg = self.cfg
+        T, p0 = h.shape[0], cache.length
+        positions = np.arange(p0, p0 + T)
+        q, k, v = h @ layer.wq.T, h @ layer.wk.T, h @ layer.wv.T
+        if layer.bq is not None:
+            q, k, v = q + layer.bq, k + layer.bk, v + layer.bv
+        q = self.rope(q.reshape(T, cfg.n_head, cfg.head_dim), positions)
+        k = self.rope(k.reshape(T, cfg.n_head_kv, cfg.head_dim), positions)
+        cache.k[il, p0:p0 + T] = k
+        cache.v[il, p0:p0 + T] = v.reshape(T, cfg.n_head_kv, cfg.head_dim)
+        keys, values = cache.k[il, :p0 + T], cache.v[il, :p0 + T]       # (S, n_head_kv, head_dim)
+
+        # GQA: query head j reads kv head j // group (consecutive query heads share one).
+        group = cfg.n_head // cfg.n_head_kv
+        qg = q.reshape(T, cfg.n_head_kv, group, cfg.head_dim)
+        scores = np.einsum("tkgd,skd->kgts", qg, keys) / math.sqrt(cfg.head_dim)
+        causal = np.arange(p0 + T)[None, :] > positions[:, None]          # (T, S) future keys
+        scores[..., causal] = -np.inf
+        scores -= scores.max(axis=-1, keepdims=True)
+        probs = np.exp(scores)
+        probs /= probs.sum(axis=-1, keepdims=True)
+        out = np.einsum("kgts,skd->tkgd", probs, values).reshape(T, cfg.n_head * cfg.head_dim)
+        return out @ layer.wo.T
+
+    def ffn(self, layer: Layer, h: np.ndarray) -> np.ndarray:
+        gate = h @ layer.w_gate.T
+        silu = gate / (1.0 + np.exp(-gate))
+        return (silu * (h @ layer.w_up.T)) @ layer.w_down.T
+
+    # --- the forward pass ----------------------------------------------------------------
+
+    def forward(self, tokens: list[int], cache: KvCache, all_logits: bool = False) -> np.ndarray:
+        """Runs `tokens` at the positions after the cache's content and appends them to it.
+        Returns logits (T, n_vocab) when all_logits, else (n_vocab,) of the last token."""
+        T = len(tokens)
+        if cache.length + T > cache.k.shape[1]:
+            raise ValueError("KV cache too small")
+        x = self.tok_embd[np.asarray(tokens)]                            # (T, dim)
+        for il, layer in enumerate(self.layers):
+            x = x + self.attention(layer, il, self.rms_norm(x, layer.attn_norm), cache)
+            x = x + self.ffn(layer, self.rms_norm(x, layer.ffn_norm))
+        cache.length += T
+        if not all_logits:
+            x = x[-1:]
+        logits = self.rms_norm(x, self.output_norm) @ self.output.T
+        return logits if all_logits else logits[0]
+
+    def greedy(self, prompt: list[int], n_new: int) -> tuple[np.ndarray, list[dict]]:
+        """Prefill `prompt`, then pick the arg-max token n_new times (never stopping at EOS).
+        Returns the prompt's logits (T, n_vocab) and one record per generated token."""
+        cache = self.new_cache(len(prompt) + n_new)
+        prompt_logits = self.forward(prompt, cache, all_logits=True)
+        logits, steps = prompt_logits[-1], []
+        for step in range(n_new):
+            top2 = np.argsort(-logits, kind="stable")[:2]  # ties -> lowest id, as np.argmax
+            token = int(top2[0])
+            steps.append({"token": token, "logit": float(logits[token]),
+                          "margin": float(logits[top2[0]] - logits[top2[1]])})
+            if step + 1 < n_new:
+                logits = self.forward([token], cache)
+        return prompt_logits, steps
