@@ -16,13 +16,16 @@ ChatWindow::ChatWindow(QWidget* parent) : QMainWindow(parent) {
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   m_transcript = new QTextBrowser(central);
+  m_transcript->setObjectName(QStringLiteral("transcript"));
   m_transcript->setOpenExternalLinks(false);
   layout->addWidget(m_transcript, 1);
   auto* row = new QHBoxLayout();
   m_input = new QLineEdit(central);
+  m_input->setObjectName(QStringLiteral("input"));
   m_input->setPlaceholderText(tr("Loading the model…"));
   m_input->setEnabled(false);
   m_send = new QPushButton(tr("Send"), central);
+  m_send->setObjectName(QStringLiteral("send"));
   m_send->setEnabled(false);
   m_stop = new QPushButton(tr("Stop"), central);
   m_stop->setEnabled(false);
@@ -32,6 +35,7 @@ ChatWindow::ChatWindow(QWidget* parent) : QMainWindow(parent) {
   layout->addLayout(row);
   setCentralWidget(central);
   m_status = new QLabel(tr("No model"), this);
+  m_status->setObjectName(QStringLiteral("status"));
   statusBar()->addWidget(m_status, 1);
 
   m_worker = new EngineWorker();

@@ -1,5 +1,7 @@
 #include "engine/common/thread_pool.h"
 
+#include <chrono>
+
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #define PC_CPU_RELAX() _mm_pause()
@@ -9,9 +11,23 @@
 
 namespace pagedchat {
 namespace {
-// How long a worker spins waiting for the next job before it sleeps (iterations of pause,
-// roughly 50-100 microseconds): longer than the gap between two matmuls of a decode step.
-constexpr int kSpinIterations = 20000;
+// Idle workers: pause-spin this many rounds (a few tens of microseconds, longer than the gap
+// between two matmuls of a decode step), then yield for up to kYieldFor (other processes get
+// the core), then sleep until woken.
+constexpr int kSpinRounds = 2000;
+constexpr auto kYieldFor = std::chrono::milliseconds(2);
+
+// Waits until pred() holds: pause-spin first, then yield so a descheduled peer can run.
+template <typename Pred>
+void wait_until(Pred pred) {
+  for (int i = 0; !pred(); ++i) {
+    if (i < 256) {
+      PC_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
 }  // namespace
 
 int ThreadPool::default_num_threads() {
@@ -21,9 +37,7 @@ int ThreadPool::default_num_threads() {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = default_num_threads();
-  // Workers start from generation 0, not from whatever they read when they first run: a job
-  // posted before a worker is scheduled must still be seen as new.
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(0); });
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -36,11 +50,12 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_tasks() {
+void ThreadPool::run_tasks(Job& job) {
   for (;;) {
-    int64_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= num_tasks_) break;
-    (*job_)(task);
+    int64_t task = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (task >= job.num_tasks) return;
+    (*job.fn)(task);
+    job.done.fetch_add(1, std::memory_order_release);
   }
 }
 
@@ -50,39 +65,51 @@ void ThreadPool::parallel_for(int64_t num_tasks, const std::function<void(int64_
     for (int64_t t = 0; t < num_tasks; ++t) fn(t);
     return;
   }
-  job_ = &fn;
-  num_tasks_ = num_tasks;
-  next_task_.store(0, std::memory_order_relaxed);
-  busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-  generation_.fetch_add(1);  // seq_cst: pairs with the sleeper's check below
+  Job job;
+  job.fn = &fn;
+  job.num_tasks = num_tasks;
+  job_.store(&job);
+  generation_.fetch_add(1);  // seq_cst: pairs with the sleepers' check in worker_loop
   if (sleeping_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_.notify_all();
   }
-  run_tasks();
-  while (busy_workers_.load(std::memory_order_acquire) > 0) PC_CPU_RELAX();
-  job_ = nullptr;
+  run_tasks(job);
+  wait_until([&] { return job.done.load(std::memory_order_acquire) == num_tasks; });
+  // The job lives on this stack: retract it, then let any worker still holding it let go.
+  job_.store(nullptr);
+  wait_until([&] { return holding_job_.load() == 0; });
 }
 
-void ThreadPool::worker_loop(uint64_t seen) {
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;  // not a fresh read: a job posted before this thread ran is still new
   for (;;) {
-    int spins = 0;
-    uint64_t now;
-    while ((now = generation_.load(std::memory_order_acquire)) == seen) {
-      if (++spins < kSpinIterations) {
-        PC_CPU_RELAX();
-        continue;
+    uint64_t now = generation_.load(std::memory_order_acquire);
+    if (now == seen) {
+      int spins = 0;
+      auto yield_until = std::chrono::steady_clock::time_point::max();
+      while ((now = generation_.load(std::memory_order_acquire)) == seen) {
+        if (++spins < kSpinRounds) {
+          PC_CPU_RELAX();
+          continue;
+        }
+        if (yield_until == std::chrono::steady_clock::time_point::max())
+          yield_until = std::chrono::steady_clock::now() + kYieldFor;
+        if (spins % 64 != 0 || std::chrono::steady_clock::now() < yield_until) {
+          std::this_thread::yield();
+          continue;
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleeping_.fetch_add(1);
+        wake_.wait(lock, [&] { return generation_.load() != seen; });
+        sleeping_.fetch_sub(1);
       }
-      std::unique_lock<std::mutex> lock(mutex_);
-      sleeping_.fetch_add(1);
-      wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
-      sleeping_.fetch_sub(1, std::memory_order_acq_rel);
-      spins = 0;
     }
     seen = now;
     if (stop_.load()) return;
-    run_tasks();
-    busy_workers_.fetch_sub(1, std::memory_order_acq_rel);
+    holding_job_.fetch_add(1);
+    if (Job* job = job_.load()) run_tasks(*job);
+    holding_job_.fetch_sub(1);
   }
 }
 
