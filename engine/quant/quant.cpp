@@ -98,11 +98,11 @@ float vec_dot(GgmlType weight_type, int64_t n, const void* weight_row, const voi
 }
 
 void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride,
-                  int64_t num_rows, const void* activation_row, float* out) {
+                  int64_t num_rows, const void* activation_row, float* out, WeightAccess access) {
   check_weight_row(weight_type, n);
 #if defined(PAGEDCHAT_QUANT_AVX2)
   if (use_avx2()) {
-    return quant_avx2::vec_dot_rows(weight_type, n, w, weight_row_stride, num_rows, activation_row, out);
+    return quant_avx2::vec_dot_rows(weight_type, n, w, weight_row_stride, num_rows, activation_row, out, access);
   }
 #endif
   for (int64_t r = 0; r < num_rows; ++r) {

@@ -32,12 +32,18 @@ void quantize_activation_row(GgmlType weight_type, const float* x, void* dst, in
 
 // Dot product of one weight row with one prepared activation row (n elements).
 float vec_dot(GgmlType weight_type, int64_t n, const void* weight_row, const void* activation_row);
+// Where the weight rows of a vec_dot_rows call are expected to come from: streaming from
+// memory (decode reads each matrix once per step: prefetching the next rows pays) or already
+// in cache (prefill reuses a task's rows for many tokens: prefetching costs up to a quarter of
+// the speed, see vec_dot_avx2.cpp). kAuto guesses from the size of the call (>= 64 KB:
+// streaming). Results are identical either way.
+enum class WeightAccess { kAuto, kStreaming, kCached };
+
 // out[r] = vec_dot(row r of w, act) for r in [0, num_rows); rows are weight_row_stride bytes
-// apart (any address, any stride). Faster than calling vec_dot per row, with identical
-// results. A call over >= 64 KB of weights also prefetches rows ahead, which pays when they
-// stream from memory (decode) and can cost when they are already in L2 (see vec_dot_avx2.cpp).
+// apart (any address, any stride). Faster than calling vec_dot per row, with identical results.
 void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride,
-                  int64_t num_rows, const void* activation_row, float* out);
+                  int64_t num_rows, const void* activation_row, float* out,
+                  WeightAccess access = WeightAccess::kAuto);
 
 // Which SIMD path is compiled in and selected ("avx2", "scalar").
 const char* quant_simd_name();

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "engine/common/ggml_type.h"
+#include "engine/quant/quant.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define PAGEDCHAT_QUANT_AVX2 1
@@ -27,7 +28,7 @@ bool cpu_supported();
 void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 void quantize_activation_row(GgmlType weight_type, const float* x, void* dst, int64_t n);
 void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride,
-                  int64_t num_rows, const void* activation_row, float* out);
+                  int64_t num_rows, const void* activation_row, float* out, WeightAccess access);
 
 }  // namespace pagedchat::quant_avx2
 #endif

@@ -298,12 +298,15 @@ struct DotFloat {
 };
 
 template <typename Kernel>
-void run_rows(int64_t n, const void* w, size_t stride, int64_t num_rows, const void* act, float* out) {
+void run_rows(int64_t n, const void* w, size_t stride, int64_t num_rows, const void* act, float* out,
+              WeightAccess access) {
   const auto* base = static_cast<const uint8_t*>(w);
   // Prefetching pays when the weights come from memory (decode: each matrix is read once per
   // token), and costs up to a quarter of the speed (Q8_0) when they are already in L2. A call
-  // over less than this much is likely to be the latter, or too short to matter.
-  const bool prefetch = static_cast<size_t>(num_rows) * stride >= kPrefetchMinBytes;
+  // over less than this much is likely to be the latter, or too short to matter; a caller
+  // that knows says so.
+  const bool prefetch = access == WeightAccess::kStreaming ||
+                        (access == WeightAccess::kAuto && static_cast<size_t>(num_rows) * stride >= kPrefetchMinBytes);
   int64_t r = 0;
   for (; r + kRowsPerPass <= num_rows; r += kRowsPerPass) {
     Kernel::template rows<kRowsPerPass>(n, base + r * stride, stride, act, out + r, prefetch);
@@ -319,19 +322,19 @@ void run_rows(int64_t n, const void* w, size_t stride, int64_t num_rows, const v
 }  // namespace
 
 void vec_dot_rows(GgmlType type, int64_t n, const void* w, size_t stride, int64_t num_rows,
-                  const void* act, float* out) {
+                  const void* act, float* out, WeightAccess access) {
   switch (type) {
-    case GgmlType::Q4_0: return run_rows<DotSymmetric<Q4_0>>(n, w, stride, num_rows, act, out);
-    case GgmlType::Q5_0: return run_rows<DotSymmetric<Q5_0>>(n, w, stride, num_rows, act, out);
-    case GgmlType::Q8_0: return run_rows<DotSymmetric<Q8_0>>(n, w, stride, num_rows, act, out);
-    case GgmlType::Q4_1: return run_rows<DotWithMin<Q4_1>>(n, w, stride, num_rows, act, out);
-    case GgmlType::Q5_1: return run_rows<DotWithMin<Q5_1>>(n, w, stride, num_rows, act, out);
-    case GgmlType::Q4_K: return run_rows<DotK4<false>>(n, w, stride, num_rows, act, out);
-    case GgmlType::Q5_K: return run_rows<DotK4<true>>(n, w, stride, num_rows, act, out);
-    case GgmlType::Q6_K: return run_rows<DotQ6K>(n, w, stride, num_rows, act, out);
-    case GgmlType::F32: return run_rows<DotFloat<F32>>(n, w, stride, num_rows, act, out);
-    case GgmlType::F16: return run_rows<DotFloat<F16>>(n, w, stride, num_rows, act, out);
-    case GgmlType::BF16: return run_rows<DotFloat<BF16>>(n, w, stride, num_rows, act, out);
+    case GgmlType::Q4_0: return run_rows<DotSymmetric<Q4_0>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::Q5_0: return run_rows<DotSymmetric<Q5_0>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::Q8_0: return run_rows<DotSymmetric<Q8_0>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::Q4_1: return run_rows<DotWithMin<Q4_1>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::Q5_1: return run_rows<DotWithMin<Q5_1>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::Q4_K: return run_rows<DotK4<false>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::Q5_K: return run_rows<DotK4<true>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::Q6_K: return run_rows<DotQ6K>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::F32: return run_rows<DotFloat<F32>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::F16: return run_rows<DotFloat<F16>>(n, w, stride, num_rows, act, out, access);
+    case GgmlType::BF16: return run_rows<DotFloat<BF16>>(n, w, stride, num_rows, act, out, access);
     default: break;  // quant.cpp admits only the types above
   }
 }

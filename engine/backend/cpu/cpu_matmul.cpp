@@ -10,6 +10,7 @@ namespace {
 // Weight rows per task: small enough to balance 2-16 threads on 576-row matrices, large
 // enough that one task's weights (~6-20 KB) are reused across every token of a prefill.
 constexpr int64_t kRowsPerTask = 16;
+constexpr int64_t kStreamingMaxTokens = 4;
 }  // namespace
 
 void PreparedActivations::prepare(const float* x, int64_t num_rows, int64_t cols) {
@@ -71,6 +72,9 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), num_tasks});
     num_tasks += (j.w->rows + kRowsPerTask - 1) / kRowsPerTask;
   }
+  // A step of a few tokens reads each weight once, from memory; a long prefill chunk reads a
+  // task's rows again for every token, from cache.
+  const WeightAccess access = num_rows <= kStreamingMaxTokens ? WeightAccess::kStreaming : WeightAccess::kCached;
   pool.parallel_for(num_tasks, [&](int64_t task) {
     size_t p = plans.size() - 1;
     while (plans[p].first_task > task) --p;
@@ -80,7 +84,7 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     int64_t rows = std::min(kRowsPerTask, w.rows - row0);
     for (int64_t t = 0; t < num_rows; ++t) {
       vec_dot_rows(w.type, w.cols, w.row(row0), w.row_bytes, rows, plan.act + plan.act_row_bytes * t,
-                   plan.job->y + t * plan.job->y_stride + row0);
+                   plan.job->y + t * plan.job->y_stride + row0, access);
     }
   });
 }
