@@ -1,0 +1,118 @@
+// pagedchat-cli as a user runs it: a reply on stdout and statistics on stderr, token ids that
+// match the tokenizer, and every kind of bad input answered by one clear line on stderr and
+// exit code 1 or 2 (never a crash by signal).
+
+#include <QtTest>
+
+#include <QProcess>
+
+#include "support/test_env.h"
+
+namespace {
+struct Result {
+  int exit_code = -1;
+  bool crashed = false;
+  QString out, err;
+};
+
+Result run_cli(const QStringList& args) {
+  QProcess p;
+  p.start(QString::fromStdString(pagedchat::test::env_path("PAGEDCHAT_CLI")), args);
+  Result r;
+  if (!p.waitForFinished(300000)) {
+    p.kill();
+    p.waitForFinished();
+  }
+  r.crashed = p.exitStatus() == QProcess::CrashExit;
+  r.exit_code = p.exitCode();
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+  QString model_;
+
+ private slots:
+  void initTestCase() {
+    PC_REQUIRE_ENV(cli, "PAGEDCHAT_CLI");
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    model_ = QString::fromStdString(model);
+  }
+
+  void generateAnswersUnderTheChatTemplate() {
+    Result r = run_cli({"generate", "--model", model_, "--prompt", "What is the capital of France?", "--max-tokens",
+                        "24", "--threads", "2"});
+    QCOMPARE(r.exit_code, 0);
+    QVERIFY2(r.out.contains("Paris") || r.out.trimmed().size() > 10, qPrintable(r.out));
+    QVERIFY2(r.err.contains("prompt tokens: 37"), qPrintable(r.err));
+    QVERIFY(r.err.contains("decode") && r.err.contains("tok/s"));
+  }
+
+  void rawGreedyIsRepeatable() {
+    QStringList args = {"generate", "--model", model_, "--raw", "--prompt", "Once upon a time", "--max-tokens", "16",
+                        "--ignore-eos"};
+    Result a = run_cli(args), b = run_cli(args);
+    QCOMPARE(a.exit_code, 0);
+    QCOMPARE(a.out, b.out);
+    QVERIFY(a.err.contains("generated tokens: 16"));
+  }
+
+  void seededSamplingIsRepeatableAndSeedsDiffer() {
+    QStringList args = {"generate", "--model", model_, "--raw", "--prompt", "The weather today", "--max-tokens", "20",
+                        "--ignore-eos", "--temperature", "1.0", "--top-p", "0.95", "--seed"};
+    Result a = run_cli(args + QStringList{"1"}), b = run_cli(args + QStringList{"1"}), c = run_cli(args + QStringList{"2"});
+    QCOMPARE(a.exit_code, 0);
+    QCOMPARE(a.out, b.out);
+    QVERIFY(a.out != c.out);
+  }
+
+  void stopStringEndsTheReply() {
+    Result r = run_cli({"generate", "--model", model_, "--prompt", "Count from 1 to 20, separated by commas.",
+                        "--max-tokens", "60", "--stop", "5"});
+    QCOMPARE(r.exit_code, 0);
+    QVERIFY2(!r.out.contains('5'), qPrintable(r.out));
+    QVERIFY(r.err.contains("finish: stop"));
+  }
+
+  void tokenizePrintsTheIds() {
+    Result r = run_cli({"tokenize", "--model", model_, "--text", "<|im_start|>user\nWhat is the capital of France?"});
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(r.out.trimmed(), QStringLiteral("1 4093 198 1780 314 260 3575 282 4649 47"));
+  }
+
+  void badInputGetsAClearErrorNotACrash() {
+    struct Case {
+      QStringList args;
+      int code;
+      const char* needle;
+    };
+    const QString broken = QString::fromStdString(pagedchat::test::env_path("PAGEDCHAT_TEST_DATA")) +
+                           "/gguf_broken/tensor_past_end.bin";
+    const QList<Case> cases = {
+        {{"generate", "--model", "/nonexistent.gguf", "--prompt", "hi"}, 1, "cannot open '/nonexistent.gguf'"},
+        {{"generate", "--model", broken, "--prompt", "hi"}, 1, "not within the file"},
+        {{"generate", "--model", model_}, 1, "needs --prompt"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--temperature", "-1"}, 1, "--temperature"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--max-tokens", "lots"}, 1, "--max-tokens"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--bogus", "1"}, 1, "unknown option --bogus"},
+        {{"generate", "--model", model_, "--prompt"}, 1, "needs a value"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--backend", "tpu"}, 1, "backend 'tpu'"},
+        {{"tokenize", "--model", model_}, 1, "needs --text"},
+        {{"bench", "--model", model_, "--threads", "0"}, 1, "--threads"},
+        {{"frobnicate"}, 2, "unknown command"},
+        {{}, 2, "usage"},
+    };
+    for (const Case& c : cases) {
+      Result r = run_cli(c.args);
+      QVERIFY2(!r.crashed, qPrintable(c.args.join(' ')));
+      QVERIFY2(r.exit_code == c.code, qPrintable(c.args.join(' ') + " -> " + QString::number(r.exit_code)));
+      QVERIFY2(r.err.contains(QLatin1String(c.needle)), qPrintable(c.args.join(' ') + " -> " + r.err));
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCli)
+#include "test_cli.moc"
