@@ -1,3 +1,4 @@
+// `bench quant`: dot-product throughput per weight type.
 // `bench`: single-stream speed on one model: prompt tok/s (one prefill of N tokens) and
 // decode tok/s (M greedy tokens, EOS ignored), for each thread count asked for. Each figure
 // is the median of --repeats runs; the machine is noisy, so compare figures of one run.
@@ -15,6 +16,7 @@
 #include "engine/generate/generator.h"
 #include "engine/model/model.h"
 #include "engine/quant/quant.h"
+#include "engine/quant/quant_bench.h"
 
 namespace pagedchat::cli {
 namespace {
@@ -54,6 +56,12 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "quant") {
+    // Dot-product throughput per weight type (no model needed).
+    Args args(std::vector<std::string>(argv.begin() + 1, argv.end()), {"threads"}, {});
+    std::fputs(run_quant_bench(args.get_int("threads", 1, 1, 1024)).c_str(), stdout);
+    return 0;
+  }
   Args args(argv, {"model", "threads", "prompt-tokens", "decode-tokens", "repeats"}, {"json"});
   auto model = Model::load(resolve_model_path(args.get_or("model", "")));
   std::vector<int> thread_list = parse_thread_list(args.get_or("threads", "1,2"));

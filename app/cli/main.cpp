@@ -18,7 +18,8 @@ const char* kUsage =
     "            [--temperature T] [--seed S] [--top-k K] [--top-p P] [--min-p P]\n"
     "            [--repeat-penalty R] [--stop TEXT] [--threads N] [--ignore-eos]\n"
     "  tokenize  [--model PATH] --text TEXT [--no-special]\n"
-    "  bench     [--model PATH] [--threads 1,2] [--prompt-tokens N] [--decode-tokens N] [--json]\n"
+    "  bench     [--model PATH] [--threads 1,2] [--prompt-tokens N] [--decode-tokens N] [--repeats N] [--json]\n"
+    "  bench quant [--threads N]   dot-product GB/s per weight type\n"
     "Without --model the default model is used (installer/fetch-models.sh fetches it).\n";
 
 }  // namespace
