@@ -1,0 +1,37 @@
+#pragma once
+// The block transfers the KV manager asks of the backend: copies inside the device pool
+// (copy-on-write) and swaps between the device pool and the host pool. They are listed in the
+// order the manager made them and must take effect in that order, before the step's forward
+// pass: a block released by one operation can be the destination of the next. batch_transfers()
+// cuts the list into runs of one kind with no block both read and written, so each run can be
+// one parallel launch.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/backend/forward_batch.h"
+
+namespace pagedchat {
+
+enum class TransferKind : uint8_t {
+  copy,      // device block -> device block
+  swap_out,  // device block -> host block
+  swap_in,   // host block -> device block
+};
+
+struct BlockTransfer {
+  TransferKind kind = TransferKind::copy;
+  int32_t src = 0;
+  int32_t dst = 0;
+};
+
+struct TransferBatch {
+  TransferKind kind = TransferKind::copy;
+  std::vector<BlockCopy> pairs;  // [num_pairs] (src, dst) in the kind's spaces
+};
+
+std::vector<TransferBatch> batch_transfers(std::span<const BlockTransfer> transfers);
+const char* transfer_kind_name(TransferKind k);
+
+}  // namespace pagedchat
