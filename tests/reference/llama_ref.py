@@ -1,7 +1,8 @@
 """Independent NumPy reference forward pass of the Llama architecture, read from a GGUF file.
 
-Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama") and
-"qwen2": GQA, RoPE (llama.cpp "normal" or NEOX pairing), linear and Llama 3 RoPE scaling, RMSNorm,
+Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama"; the
+arch name "mistral" reads the same), and "qwen2": GQA, RoPE (llama.cpp "normal" or NEOX pairing),
+linear and Llama 3 RoPE scaling (a rope_freqs tensor, or rope.scaling.type "llama3"), RMSNorm,
 SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache. Leaves out: MoE, sliding windows,
 YaRN, anything else an arch may add. Weights are dequantized by the `gguf` package
 (gguf.quants.dequantize), never by our own code, so this checks the C++ dequantizers too.
@@ -24,7 +25,7 @@ DTYPE = np.float64
 # RoPE pairing per arch, as llama.cpp's llama_model_rope_type() assigns it. For "llama" the
 # converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
 # qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
-ROPE_NEOX_BY_ARCH = {"llama": False, "qwen2": True}
+ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True}
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Config:
     rope_dim: int            # n_rot: leading dims of each head that RoPE rotates
     rope_base: float
     rope_freq_scale: float   # 1 / linear scaling factor (1.0 when unscaled)
+    rope_llama3: dict | None  # rope.scaling.type "llama3": factor, low/high_freq_factor, original ctx
     rope_neox: bool
     norm_eps: float
     bos_token_id: int | None
@@ -64,9 +66,14 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
     head_dim = a("attention.key_length", dim // n_head)
 
     scaling = a("rope.scaling.type", "none")
-    freq_scale = 1.0
+    freq_scale, llama3 = 1.0, None
     if scaling == "linear":
         freq_scale = 1.0 / a("rope.scaling.factor")
+    elif scaling == "llama3":
+        llama3 = dict(factor=float(a("rope.scaling.factor")),
+                      low_freq_factor=float(a("rope.scaling.low_freq_factor", 1.0)),
+                      high_freq_factor=float(a("rope.scaling.high_freq_factor", 4.0)),
+                      original_context_length=float(a("rope.scaling.original_context_length", 8192)))
     elif scaling != "none":
         raise ValueError(f"unsupported RoPE scaling '{scaling}'")
     if a("rope.scale_linear") is not None:  # older files spell linear scaling this way
@@ -85,11 +92,26 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         rope_dim=a("rope.dimension_count", head_dim),
         rope_base=float(a("rope.freq_base", 10000.0)),
         rope_freq_scale=freq_scale,
+        rope_llama3=llama3,
         rope_neox=ROPE_NEOX_BY_ARCH[arch],
         norm_eps=float(a("attention.layer_norm_rms_epsilon")),
         bos_token_id=_field(reader, "tokenizer.ggml.bos_token_id"),
         eos_token_id=_field(reader, "tokenizer.ggml.eos_token_id"),
     )
+
+
+def llama3_inv_freq(inv_freq: np.ndarray, factor: float, low_freq_factor: float,
+                    high_freq_factor: float, original_context_length: float) -> np.ndarray:
+    """Llama 3.1 RoPE scaling as HF transformers defines it (rope_type "llama3"): wavelengths
+    shorter than original_ctx / high_freq_factor keep their frequency, those longer than
+    original_ctx / low_freq_factor are divided by `factor`, and the band between is blended."""
+    wavelen = 2.0 * math.pi / inv_freq
+    scaled = np.where(wavelen > original_context_length / low_freq_factor, inv_freq / factor, inv_freq)
+    smooth = (original_context_length / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blended = (1.0 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= original_context_length / high_freq_factor) & \
+             (wavelen <= original_context_length / low_freq_factor)
+    return np.where(medium, blended, scaled)
 
 
 @dataclass
@@ -163,6 +185,8 @@ class LlamaRef:
         inv_freq = cfg.rope_base ** (-np.arange(0, cfg.rope_dim, 2, dtype=DTYPE) / cfg.rope_dim)
         if self.rope_freq_factors is not None:
             inv_freq = inv_freq / self.rope_freq_factors
+        elif cfg.rope_llama3 is not None:
+            inv_freq = llama3_inv_freq(inv_freq, **cfg.rope_llama3)
         self.rope_inv_freq = inv_freq * cfg.rope_freq_scale          # (rope_dim/2,)
 
     def new_cache(self, max_len: int) -> KvCache:

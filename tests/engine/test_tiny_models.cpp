@@ -1,0 +1,355 @@
+// Every architecture variant the CPU forward claims, on tiny synthetic GGUF models written by
+// tests/reference/make_tiny_models.py with their float64 reference logits (llama_ref.py):
+// qwen2 (QKV bias, NEOX RoPE), Llama 3 RoPE scaling (tensor and keys), linear RoPE scaling, Q/K/V
+// bias on a llama file, untied output, GQA 1/2/4, head_dim 8-128, rope_dim < head_dim, the
+// "mistral" arch name, and all eleven weight types; each in one batch of three sequences over
+// shuffled block tables, and again in chunks and decode steps. Broken files must be refused with
+// an Error that names the cause.
+
+#include <QtTest>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/common/error.h"
+#include "engine/model/model_weights.h"
+#include "support/test_env.h"
+
+using namespace pagedchat;
+
+namespace {
+// Errors are max |ours - reference| over a position's logits, divided by that position's largest
+// |reference logit|: the models' logits reach 4 to 24, so one absolute bound would be loose for
+// some and tight for others.
+//
+// f32 activations against float64: the weights are the same numbers on both sides (dequantized
+// exactly), so what differs is float32 rounding of dot products 64 to 256 long, norms, softmax
+// and RoPE angles over 2-3 layers: measured 3e-7 to 2.6e-6 (the K-quant model, dim 256). 2e-5
+// leaves room for other compilers and SIMD orders, and is 20000x below the smallest effect of
+// any feature under test (the fixture asserts each moves the logits by > 1e-2; measured 0.42 to
+// 18), so a variant implemented wrongly could not pass.
+constexpr double kFloatTolerance = 2e-5;
+// 8-bit activations (Q8_0/Q8_1/Q8_K blocks, as llama.cpp does) are checked against a reference
+// that rounds its activations the same way (make_tiny_models.py): measured 1e-7 to 3e-7, the
+// float32 rounding above. Except where an activation lies so near a rounding boundary of the
+// 8-bit grid that float32 and float64 round it to neighbouring steps: that moves the position's
+// logits by about one step's worth (measured 1.2e-4 and 2.9e-3 at two positions of one model,
+// 3.8e-3 at one of another: 3 of the 270 positions of the six models that pass). Allowed: up to
+// 10% of a model's positions, each under 1e-2, still 40x below the smallest feature effect. A
+// wrong dot product or block format would miss at every position.
+constexpr double kMaxFlippedFraction = 0.1;
+constexpr double kRoundingFlipTolerance = 1e-2;
+// Against the exact reference, 8-bit activations cost these random models 1.4e-2 to 7.2e-2 (the
+// emulating reference shows the same, so it is the format's cost, not the engine's): bounded
+// loosely, a guard against gross breakage only.
+constexpr double kQuantizedTolerance = 1e-1;
+constexpr int kBlockSize = 4;  // small, so that 37 tokens span ten blocks
+constexpr int kChunk = 5;      // chunked prefill, then one token at a time past the chunks
+
+using Logits = std::vector<std::vector<double>>;  // [num_tokens][vocab]
+
+struct Sequence {
+  std::vector<int32_t> tokens;
+  Logits logits;       // the float64 reference
+  Logits logits_8bit;  // the same with activations rounded to 8 bits as the fast path does
+};
+
+std::vector<int32_t> ints(const QJsonArray& a) {
+  std::vector<int32_t> v;
+  for (const auto& x : a) v.push_back(x.toInt());
+  return v;
+}
+
+QJsonObject read_json(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+Logits logits_of(const QJsonArray& rows) {
+  Logits out;
+  for (const auto& row : rows) {
+    std::vector<double> r;
+    for (const auto& x : row.toArray()) r.push_back(x.toDouble());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<Sequence> sequences(const QJsonObject& reference) {
+  std::vector<Sequence> out;
+  for (const auto& sv : reference["sequences"].toArray()) {
+    QJsonObject s = sv.toObject();
+    out.push_back({ints(s["tokens"].toArray()), logits_of(s["logits"].toArray()),
+                   logits_of(s["logits_8bit_activations"].toArray())});
+  }
+  return out;
+}
+
+int blocks_for(int n) { return (n + kBlockSize - 1) / kBlockSize; }
+
+// Per position: max |ours - expected| / max |expected|, appended to `errors`; ours is
+// [num_tokens * vocab]. A missing or misshapen row counts as an infinite error.
+void position_errors(const std::vector<float>& ours, const Logits& expected, int vocab, std::vector<double>& errors) {
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (ours.size() != expected.size() * vocab || expected[i].size() != static_cast<size_t>(vocab)) {
+      errors.push_back(INFINITY);
+      continue;
+    }
+    double err = 0.0, scale = 0.0;
+    for (int v = 0; v < vocab; ++v) {
+      err = std::max(err, std::fabs(ours[i * vocab + v] - expected[i][v]));
+      scale = std::max(scale, std::fabs(expected[i][v]));
+    }
+    errors.push_back(err / scale);
+  }
+}
+
+// All sequences in one batch, every position's logits, one vector per sequence. The blocks
+// are shuffled through one pool with spare blocks, so no table is contiguous or in order.
+std::vector<std::vector<float>> run_batched(CpuBackend& backend, const ModelConfig& c,
+                                            const std::vector<Sequence>& seqs) {
+  int num_blocks = 3;
+  for (const Sequence& s : seqs) num_blocks += blocks_for(static_cast<int>(s.tokens.size()));
+  std::vector<int32_t> ids(num_blocks);
+  for (int i = 0; i < num_blocks; ++i) ids[i] = i;
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(7));
+  backend.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, kBlockSize});
+
+  ForwardBatch batch;
+  size_t next = 0;
+  for (const Sequence& s : seqs) {
+    const int n = static_cast<int>(s.tokens.size());
+    std::vector<int32_t> table(ids.begin() + next, ids.begin() + next + blocks_for(n));
+    next += table.size();
+    batch.add_sequence(s.tokens.data(), n, 0, table, kBlockSize, false);
+  }
+  for (int t = 0; t < batch.num_tokens(); ++t) batch.logits_indices.push_back(t);
+  std::vector<float> logits;
+  backend.forward(batch, logits);
+
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    auto first = logits.begin() + static_cast<size_t>(batch.cu_seqlens_q[i]) * c.vocab_size;
+    out.emplace_back(first, first + seqs[i].tokens.size() * c.vocab_size);
+  }
+  return out;
+}
+
+// Each sequence alone across several forward calls: chunks of kChunk tokens, then decode
+// steps of one token for the last few, reading the earlier tokens' K/V from the paged pool.
+std::vector<std::vector<float>> run_incremental(CpuBackend& backend, const ModelConfig& c,
+                                                const std::vector<Sequence>& seqs) {
+  std::vector<std::vector<float>> out;
+  for (const Sequence& s : seqs) {
+    const int n = static_cast<int>(s.tokens.size());
+    const int num_blocks = blocks_for(n) + 2;
+    backend.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, kBlockSize});
+    std::vector<int32_t> table(blocks_for(n));
+    for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<int32_t>(num_blocks - 1 - i);  // reversed
+    const int prefill_end = n > kChunk ? (n - kChunk) / kChunk * kChunk : 0;
+    std::vector<float> all, logits;
+    for (int pos = 0; pos < n;) {
+      const int len = pos < prefill_end ? kChunk : 1;
+      ForwardBatch batch;
+      batch.add_sequence(s.tokens.data() + pos, len, pos, table, kBlockSize, false);
+      for (int t = 0; t < len; ++t) batch.logits_indices.push_back(t);
+      backend.forward(batch, logits);
+      all.insert(all.end(), logits.begin(), logits.end());
+      pos += len;
+    }
+    out.push_back(std::move(all));
+  }
+  return out;
+}
+
+// The relative error of every position of every sequence, for one run and one reference.
+std::vector<double> errors_of(const std::vector<std::vector<float>>& run, const std::vector<Sequence>& seqs,
+                              Logits Sequence::*expected, int vocab) {
+  std::vector<double> errors;
+  for (size_t i = 0; i < seqs.size(); ++i)
+    position_errors(i < run.size() ? run[i] : std::vector<float>{}, seqs[i].*expected, vocab, errors);
+  return errors;
+}
+
+double max_of(const std::vector<double>& v) { return v.empty() ? INFINITY : *std::max_element(v.begin(), v.end()); }
+}  // namespace
+
+class TestTinyModels : public QObject {
+  Q_OBJECT
+  QString dir_;
+  QJsonObject index_;
+
+  void addModelRows() {
+    QTest::addColumn<QString>("name");
+    for (const auto& m : index_["models"].toArray()) {
+      QString name = m.toObject()["name"].toString();
+      QTest::newRow(qPrintable(name)) << name;
+    }
+  }
+
+  ModelWeights load(const QString& name, QJsonObject& reference) {
+    reference = read_json(dir_ + "/" + name + ".json");
+    return ModelWeights::load(GgufFile::open((dir_ + "/" + reference["gguf"].toString()).toStdString()));
+  }
+
+  // The smallest effect of any feature the model is there to prove.
+  double smallestFeatureEffect(const QJsonObject& reference) {
+    double smallest = INFINITY;
+    QJsonObject effects = reference["feature_effects"].toObject();
+    for (const QString& k : effects.keys()) smallest = std::min(smallest, effects[k].toDouble());
+    return smallest;
+  }
+
+ private slots:
+  void initTestCase() {
+    PC_REQUIRE_ENV(ref_dir, "PAGEDCHAT_REFERENCE_DIR");
+    dir_ = QString::fromStdString(ref_dir) + "/tiny_models";
+    index_ = read_json(dir_ + "/index.json");
+    QVERIFY2(!index_.isEmpty(), "tiny_models/index.json is missing (reference_make_tiny_models runs first)");
+  }
+
+  // The fixture must keep covering what this suite claims: every supported arch name and
+  // weight type, and the variants of attention and RoPE.
+  void modelsCoverEveryVariant() {
+    std::set<QString> archs, types, features;
+    std::set<int> groups, head_dims;
+    for (const auto& m : index_["models"].toArray()) {
+      QJsonObject ref = read_json(dir_ + "/" + m.toObject()["reference"].toString());
+      QJsonObject c = ref["config"].toObject();
+      archs.insert(c["architecture"].toString());
+      groups.insert(c["num_heads"].toInt() / c["num_kv_heads"].toInt());
+      head_dims.insert(c["head_dim"].toInt());
+      for (const auto& t : ref["weight_types"].toArray()) types.insert(t.toString());
+      for (const QString& f : ref["feature_effects"].toObject().keys()) features.insert(f);
+    }
+    QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2"}));
+    QCOMPARE(types, (std::set<QString>{"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K",
+                                       "Q5_K", "Q6_K"}));
+    QCOMPARE(features, (std::set<QString>{"gqa", "linear_scaling", "llama3_keys", "neox", "partial_rope",
+                                          "qkv_bias", "rope_freqs", "untied_output"}));
+    QCOMPARE(groups, (std::set<int>{1, 2, 4}));
+    QVERIFY(head_dims.count(128) && head_dims.count(8));
+  }
+
+  void configMatchesTheFile_data() { addModelRows(); }
+  void configMatchesTheFile() {
+    QFETCH(QString, name);
+    QJsonObject ref;
+    ModelWeights w = load(name, ref);
+    const ModelConfig& c = w.config;
+    QJsonObject e = ref["config"].toObject();
+    QCOMPARE(QString::fromStdString(c.architecture), e["architecture"].toString());
+    QCOMPARE(c.num_layers, e["num_layers"].toInt());
+    QCOMPARE(c.dim, e["dim"].toInt());
+    QCOMPARE(c.num_heads, e["num_heads"].toInt());
+    QCOMPARE(c.num_kv_heads, e["num_kv_heads"].toInt());
+    QCOMPARE(c.head_dim, e["head_dim"].toInt());
+    QCOMPARE(c.rope_dim, e["rope_dim"].toInt());
+    QCOMPARE(c.ffn_dim, e["ffn_dim"].toInt());
+    QCOMPARE(c.vocab_size, e["vocab_size"].toInt());
+    QCOMPARE(w.tied_embeddings, e["tied_embeddings"].toBool());
+    QCOMPARE(c.qkv_bias, e["qkv_bias"].toBool());
+    QCOMPARE(c.rope_layout == RopeLayout::kNeox, e["neox"].toBool());
+  }
+
+  // f32 activations: the model's math against float64, in one batch of all sequences and
+  // again chunk by chunk and token by token.
+  void floatActivationLogitsMatchTheReference_data() { addModelRows(); }
+  void floatActivationLogitsMatchTheReference() {
+    QFETCH(QString, name);
+    QJsonObject ref;
+    ModelWeights w = load(name, ref);
+    QVERIFY(smallestFeatureEffect(ref) > 1000 * kFloatTolerance);
+    std::vector<Sequence> seqs = sequences(ref);
+    QCOMPARE(seqs.size(), size_t{3});
+    CpuBackend backend(w, 2, cpu::MatmulPrecision::kFloatActivations);
+    const int vocab = w.config.vocab_size;
+    double batched = max_of(errors_of(run_batched(backend, w.config, seqs), seqs, &Sequence::logits, vocab));
+    double incremental = max_of(errors_of(run_incremental(backend, w.config, seqs), seqs, &Sequence::logits, vocab));
+    qInfo("%-26s f32 activations: relative error batched %.2e, incremental %.2e (feature effects >= %.2f)",
+          qPrintable(name), batched, incremental, smallestFeatureEffect(ref));
+    QVERIFY2(batched < kFloatTolerance, qPrintable(QString::number(batched)));
+    QVERIFY2(incremental < kFloatTolerance, qPrintable(QString::number(incremental)));
+  }
+
+  // The fast path, 8-bit activations against each weight type's dot product: against the
+  // reference that rounds its activations the same way, to float32 rounding at all but a few
+  // positions (see kRoundingFlipTolerance); and, loosely, against the exact reference.
+  void quantizedActivationLogitsMatchTheReference_data() { addModelRows(); }
+  void quantizedActivationLogitsMatchTheReference() {
+    QFETCH(QString, name);
+    QJsonObject ref;
+    ModelWeights w = load(name, ref);
+    QVERIFY(smallestFeatureEffect(ref) > 10 * kRoundingFlipTolerance);
+    std::vector<Sequence> seqs = sequences(ref);
+    CpuBackend backend(w, 2, cpu::MatmulPrecision::kQuantizedActivations);
+    const int vocab = w.config.vocab_size;
+    const std::pair<const char*, std::vector<std::vector<float>>> runs[] = {
+        {"batched", run_batched(backend, w.config, seqs)}, {"incremental", run_incremental(backend, w.config, seqs)}};
+    for (const auto& [how, run] : runs) {
+      std::vector<double> emulated = errors_of(run, seqs, &Sequence::logits_8bit, vocab);
+      std::sort(emulated.begin(), emulated.end());
+      // Positions beyond float32 rounding: those where an activation rounded to the other step.
+      const size_t flipped = emulated.end() - std::lower_bound(emulated.begin(), emulated.end(), kFloatTolerance);
+      const size_t rest = emulated.size() - flipped;
+      double exact = max_of(errors_of(run, seqs, &Sequence::logits, vocab));
+      qInfo("%-26s 8-bit activations, %-11s: relative error against the 8-bit reference %.2e at %zu of %zu "
+            "positions, %.2e at most; against the exact reference %.2e",
+            qPrintable(name), how, rest > 0 ? emulated[rest - 1] : NAN, rest, emulated.size(), max_of(emulated), exact);
+      QVERIFY2(flipped <= emulated.size() * kMaxFlippedFraction,
+               qPrintable(QStringLiteral("%1 of %2 positions off the 8-bit reference").arg(flipped).arg(emulated.size())));
+      QVERIFY2(max_of(emulated) < kRoundingFlipTolerance, qPrintable(QString::number(max_of(emulated))));
+      QVERIFY2(exact < kQuantizedTolerance, qPrintable(QString::number(exact)));
+    }
+  }
+
+  void brokenFileIsRefused_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QStringList>("words");
+    for (const auto& bv : index_["broken"].toArray()) {
+      QJsonObject b = bv.toObject();
+      QStringList words;
+      for (const auto& x : b["message_contains"].toArray()) words << x.toString();
+      QTest::newRow(qPrintable(b["cause"].toString())) << b["gguf"].toString() << words;
+    }
+  }
+  void brokenFileIsRefused() {
+    QFETCH(QString, file);
+    QFETCH(QStringList, words);
+    QString message;
+    try {
+      ModelWeights::load(GgufFile::open((dir_ + "/" + file).toStdString()));
+    } catch (const Error& e) {
+      message = QString::fromUtf8(e.what());
+    }
+    QVERIFY2(!message.isEmpty(), "loaded without an error");
+    for (const QString& word : words)
+      QVERIFY2(message.contains(word), qPrintable(QStringLiteral("'%1' does not name '%2'").arg(message, word)));
+  }
+
+  // A real file of an unsupported architecture (Gemma 3) is refused by name, before any of
+  // its tensors is looked at.
+  void realGemmaFileIsRefused() {
+    PC_REQUIRE_ENV(gemma, "PAGEDCHAT_TEST_GEMMA");
+    QString message;
+    try {
+      ModelWeights::load(GgufFile::open(gemma));
+    } catch (const Error& e) {
+      message = QString::fromUtf8(e.what());
+    }
+    QVERIFY2(message.contains("architecture 'gemma3' is not supported"), qPrintable(message));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTinyModels)
+#include "test_tiny_models.moc"

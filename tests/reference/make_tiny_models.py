@@ -1,0 +1,443 @@
+"""Writes tiny synthetic GGUF models, one per architecture variant the engine claims, with their
+reference logits from llama_ref.py, for test_tiny_models; and a few broken files it must refuse.
+
+Each model has random weights from a fixed seed, dims of 64-256, 2-3 layers and 300 tokens, so
+it is well under 1 MB and its float64 forward takes milliseconds. Together they cover what the
+real test model (SmolLM2: llama, Q4_1/Q8_0, tied, GQA 3) does not: qwen2 (QKV bias, NEOX RoPE),
+Llama 3 RoPE scaling (a rope_freqs tensor, or the scaling keys), linear RoPE scaling, Q/K/V bias
+on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim / head_count,
+rope_dim < head_dim, the "mistral" arch name, and the weight types F32, F16, BF16, Q4_0, Q4_1,
+Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K. For every variant the script measures how much its
+feature moves the logits (the reference run without it), so a test that passes shows that the
+feature is implemented, not merely that it did not matter.
+
+Besides the exact logits, each model gets logits with every matmul's activations rounded to
+8 bits the way the engine's fast path (and llama.cpp) rounds them, so that path can be checked
+tightly too. The K-quant weights are random blocks (the gguf package cannot quantize to them).
+
+Output, under DIR/tiny_models/: <name>.gguf and <name>.json for each model (token lists and the
+logits of every position), broken_<cause>.gguf for each refusal case, and index.json listing
+both. Usage: make_tiny_models.py --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import gguf  # noqa: E402
+from gguf.quants import dequantize, quantize  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llama_ref import LlamaRef, llama3_inv_freq  # noqa: E402
+
+Q = gguf.GGMLQuantizationType
+VOCAB = 300
+MAX_FILE_BYTES = 1 << 20
+# A feature must move the reference logits by at least this much (max |change| relative to the
+# row's largest logit) for its model to count as a test of it: far above the float tolerance.
+MIN_FEATURE_EFFECT = 1e-2
+
+# Token lists run through every model: one token, a short list with a repeat and the extremes
+# of the vocabulary, and a 37-token list (positions up to 36: several KV blocks, and RoPE angles
+# large enough for scaling to matter).
+TOKEN_LISTS = [
+    [7],
+    [0, 17, 3, 299, 42, 42, 120],
+    [int(t) for t in np.random.default_rng(1234).integers(0, VOCAB, 37)],
+]
+
+
+@dataclass
+class Spec:
+    name: str
+    arch: str
+    dim: int
+    n_head: int
+    n_head_kv: int
+    n_ff: int
+    n_layer: int
+    types: dict                   # role -> Q type: embd q k v o gate up down [output]
+    head_dim: int | None = None   # written as key_length when given
+    rope_dim: int | None = None   # written as rope.dimension_count when given
+    rope_base: float = 10000.0
+    eps: float = 1e-5
+    tied: bool = True
+    extra_kv: dict = field(default_factory=dict)  # key suffix -> value (float or str)
+    rope_freqs: bool = False      # write a rope_freqs.weight tensor (Llama 3 scaling factors)
+    qkv_bias: bool = False        # write attn_{q,k,v}.bias (always for qwen2)
+    features: list = field(default_factory=list)  # what the model proves (see feature_off)
+    seed: int = 0
+
+
+LLAMA3_KEYS = {"rope.scaling.type": "llama3", "rope.scaling.factor": 8.0,
+               "rope.scaling.low_freq_factor": 1.0, "rope.scaling.high_freq_factor": 4.0,
+               "rope.scaling.original_context_length": 32.0}
+
+MODELS = [
+    # GQA 4 with two KV heads (a wrong query-to-KV-head mapping shows), untied F32 output,
+    # the legacy 32-block types.
+    Spec("llama_gqa4_untied", "llama", dim=64, n_head=8, n_head_kv=2, n_ff=128, n_layer=3,
+         types=dict(embd=Q.F16, q=Q.Q4_0, k=Q.Q5_0, v=Q.Q5_1, o=Q.Q8_0, gate=Q.Q4_0, up=Q.Q5_1,
+                    down=Q.Q5_0, output=Q.F32),
+         tied=False, features=["untied_output", "gqa"], seed=1),
+    # qwen2: Q/K/V bias and NEOX rotary pairs; float types in every matrix role.
+    Spec("qwen2_bias_neox", "qwen2", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=2,
+         types=dict(embd=Q.Q8_0, q=Q.BF16, k=Q.F16, v=Q.F32, o=Q.Q4_1, gate=Q.Q8_0, up=Q.Q4_1,
+                    down=Q.BF16),
+         eps=1e-6, features=["qkv_bias", "neox", "gqa"], seed=2),
+    # qwen2 with head_dim 64 from key_length (q_dim 128 != dim), rotating only half of each head.
+    Spec("qwen2_partial_rope", "qwen2", dim=64, n_head=2, n_head_kv=2, n_ff=64, n_layer=2,
+         head_dim=64, rope_dim=32,
+         types=dict(embd=Q.Q5_1, q=Q.Q5_0, k=Q.Q8_0, v=Q.Q4_0, o=Q.Q5_1, gate=Q.F16, up=Q.Q5_0,
+                    down=Q.Q8_0),
+         features=["qkv_bias", "neox", "partial_rope"], seed=3),
+    # Llama 3.1 style: a rope_freqs tensor, head_dim 128, K-quants everywhere, untied Q6_K output.
+    Spec("llama3_rope_freqs_kquants", "llama", dim=256, n_head=2, n_head_kv=1, n_ff=256, n_layer=2,
+         types=dict(embd=Q.Q5_K, q=Q.Q4_K, k=Q.Q5_K, v=Q.Q6_K, o=Q.Q4_K, gate=Q.Q5_K, up=Q.Q6_K,
+                    down=Q.Q4_K, output=Q.Q6_K),
+         tied=False, rope_freqs=True, features=["rope_freqs", "untied_output"], seed=4),
+    # Llama 3 scaling given by keys only (no tensor): the engine computes the factors itself.
+    Spec("llama3_scaling_keys", "llama", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=2,
+         types=dict(embd=Q.Q8_0, q=Q.Q4_1, k=Q.Q4_1, v=Q.Q8_0, o=Q.Q4_1, gate=Q.Q4_1, up=Q.Q4_1,
+                    down=Q.Q8_0),
+         extra_kv=LLAMA3_KEYS, features=["llama3_keys", "gqa"], seed=5),
+    # The arch name "mistral": MHA, adjacent-pair RoPE over 8 of 16 dims, untied Q8_0 output.
+    Spec("mistral_partial_rope", "mistral", dim=64, n_head=4, n_head_kv=4, n_ff=128, n_layer=2,
+         rope_dim=8,
+         types=dict(embd=Q.BF16, q=Q.F32, k=Q.F16, v=Q.Q8_0, o=Q.F16, gate=Q.F32, up=Q.Q8_0,
+                    down=Q.F16, output=Q.Q8_0),
+         tied=False, features=["partial_rope", "untied_output"], seed=6),
+    # Linear RoPE scaling (rope.scaling.type "linear", factor 4): positions are divided by 4,
+    # as llama.cpp does (rope_freq_scale = 1 / factor).
+    Spec("llama_linear_rope", "llama", dim=64, n_head=4, n_head_kv=1, n_ff=96, n_layer=2,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q8_0, v=Q.Q8_0, o=Q.Q8_0, gate=Q.Q8_0, up=Q.Q8_0,
+                    down=Q.Q8_0),
+         extra_kv={"rope.scaling.type": "linear", "rope.scaling.factor": 4.0},
+         features=["linear_scaling"], seed=7),
+    # A llama file with Q/K/V bias tensors: llama.cpp loads them as optional tensors of its
+    # llama arch and adds them, so the file means what the reference computes.
+    Spec("llama_qkv_bias", "llama", dim=64, n_head=4, n_head_kv=2, n_ff=64, n_layer=2,
+         types=dict(embd=Q.F16, q=Q.Q5_0, k=Q.Q5_1, v=Q.Q4_0, o=Q.Q8_0, gate=Q.Q4_1, up=Q.Q5_0,
+                    down=Q.Q8_0),
+         qkv_bias=True, features=["qkv_bias"], seed=8),
+]
+
+
+# --- weights ---------------------------------------------------------------------------------
+
+def kquant_blocks(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float) -> np.ndarray:
+    """Random K-quant blocks (the gguf package cannot quantize to K types): random quants and
+    sub-block scales, with each block's f16 super-scales chosen so that its values have about
+    `std` spread and (Q4_K/Q5_K) zero mean. The layout of d/dmin is checked, not assumed: a
+    block with them zeroed must dequantize to zeros."""
+    block_bytes = gguf.GGML_QUANT_SIZES[qtype][1]
+    n = rows * cols // 256
+    raw = rng.integers(0, 256, (n, block_bytes), dtype=np.uint8)
+    f16 = lambda a: np.asarray(a, dtype=np.float16).reshape(n, 1).view(np.uint8)  # noqa: E731
+    deq = lambda b: dequantize(b, qtype).reshape(n, 256).astype(np.float64)  # noqa: E731
+    if qtype in (Q.Q4_K, Q.Q5_K):
+        # bytes 0-1: d (scales the quants), 2-3: dmin (scales the sub-block minimums)
+        raw[:, 0:4] = 0
+        assert not deq(raw).any(), "d/dmin are not where expected"
+        raw[:, 0:2], raw[:, 2:4] = f16(np.ones(n)), f16(np.zeros(n))
+        a = deq(raw)                       # sc * q
+        raw[:, 0:2], raw[:, 2:4] = f16(np.zeros(n)), f16(np.ones(n))
+        b = deq(raw)                       # -m
+        d = std / np.maximum(a.std(axis=1), 1e-3)
+        dmin = np.clip(-(d * a.mean(axis=1)) / np.minimum(b.mean(axis=1), -1e-3), 0, None)
+        raw[:, 0:2], raw[:, 2:4] = f16(d), f16(dmin)
+    elif qtype == Q.Q6_K:
+        # ql[128] qh[64] scales[16] (int8) d (f16 at 208): keep scales small so d stays normal
+        raw[:, 192:208] = rng.integers(-32, 32, (n, 16)).astype(np.int8).view(np.uint8)
+        raw[:, 208:210] = 0
+        assert not deq(raw).any(), "d is not where expected"
+        raw[:, 208:210] = f16(np.ones(n))
+        d = std / np.maximum(deq(raw).std(axis=1), 1e-3)
+        raw[:, 208:210] = f16(d)
+    else:
+        pass  # Q2_K etc.: random bytes are all a refusal test needs
+    return raw.reshape(rows, cols // 256 * block_bytes)
+
+
+def encode(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float):
+    """A random (rows, cols) matrix stored as `qtype`: (array, raw_dtype) for GGUFWriter."""
+    if qtype in (Q.Q4_K, Q.Q5_K, Q.Q6_K, Q.Q2_K):
+        return kquant_blocks(rng, rows, cols, qtype, std), qtype
+    w = (rng.standard_normal((rows, cols)) * std).astype(np.float32)
+    if qtype == Q.F32:
+        return w, None
+    if qtype == Q.F16:
+        return w.astype(np.float16), None
+    return quantize(w, qtype), qtype
+
+
+def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | None = None,
+          retype: tuple[str, Q] | None = None, rope_freqs_len: int | None = None) -> None:
+    """Writes `spec` as GGUF; drop/reshape/retype/rope_freqs_len break it on purpose."""
+    rng = np.random.default_rng(spec.seed)
+    a = spec.arch
+    head_dim = spec.head_dim or spec.dim // spec.n_head
+    q_dim, kv_dim = spec.n_head * head_dim, spec.n_head_kv * head_dim
+    w = gguf.GGUFWriter(str(path), a)
+    w.add_name(spec.name)
+    w.add_uint32(f"{a}.block_count", spec.n_layer)
+    w.add_uint32(f"{a}.context_length", 256)
+    w.add_uint32(f"{a}.embedding_length", spec.dim)
+    w.add_uint32(f"{a}.feed_forward_length", spec.n_ff)
+    w.add_uint32(f"{a}.attention.head_count", spec.n_head)
+    w.add_uint32(f"{a}.attention.head_count_kv", spec.n_head_kv)
+    w.add_float32(f"{a}.attention.layer_norm_rms_epsilon", spec.eps)
+    w.add_float32(f"{a}.rope.freq_base", spec.rope_base)
+    if spec.head_dim:
+        w.add_uint32(f"{a}.attention.key_length", head_dim)
+        w.add_uint32(f"{a}.attention.value_length", head_dim)
+    if spec.rope_dim:
+        w.add_uint32(f"{a}.rope.dimension_count", spec.rope_dim)
+    for key, value in spec.extra_kv.items():
+        (w.add_string if isinstance(value, str) else w.add_float32)(f"{a}.{key}", value)
+
+    def matrix(name: str, role: str, rows: int, cols: int, std: float) -> None:
+        qtype = spec.types[role]
+        if retype and retype[0] == name:
+            qtype = retype[1]
+        if reshape == name:
+            rows += 16
+        if drop == name:
+            return
+        data, raw = encode(rng, rows, cols, qtype, std)
+        w.add_tensor(name, data, raw_dtype=raw)
+
+    def vector(name: str, n: int, mean: float, std: float) -> None:
+        v = (mean + rng.standard_normal(n) * std).astype(np.float32)
+        if drop != name:
+            w.add_tensor(name, v)
+
+    matrix("token_embd.weight", "embd", VOCAB, spec.dim, 0.5)
+    for i in range(spec.n_layer):
+        p = f"blk.{i}."
+        vector(p + "attn_norm.weight", spec.dim, 1.0, 0.2)
+        matrix(p + "attn_q.weight", "q", q_dim, spec.dim, spec.dim ** -0.5)
+        matrix(p + "attn_k.weight", "k", kv_dim, spec.dim, spec.dim ** -0.5)
+        matrix(p + "attn_v.weight", "v", kv_dim, spec.dim, spec.dim ** -0.5)
+        if a == "qwen2" or spec.qkv_bias:
+            vector(p + "attn_q.bias", q_dim, 0.0, 0.5)
+            vector(p + "attn_k.bias", kv_dim, 0.0, 0.5)
+            vector(p + "attn_v.bias", kv_dim, 0.0, 0.5)
+        matrix(p + "attn_output.weight", "o", spec.dim, q_dim, q_dim ** -0.5)
+        vector(p + "ffn_norm.weight", spec.dim, 1.0, 0.2)
+        matrix(p + "ffn_gate.weight", "gate", spec.n_ff, spec.dim, spec.dim ** -0.5)
+        matrix(p + "ffn_up.weight", "up", spec.n_ff, spec.dim, spec.dim ** -0.5)
+        matrix(p + "ffn_down.weight", "down", spec.dim, spec.n_ff, spec.n_ff ** -0.5)
+    vector("output_norm.weight", spec.dim, 1.0, 0.2)
+    if not spec.tied:
+        matrix("output.weight", "output", VOCAB, spec.dim, spec.dim ** -0.5)
+    if spec.rope_freqs:
+        # What llama.cpp's converter writes for rope_type "llama3": per-frequency divisors.
+        rope_dim = spec.rope_dim or head_dim
+        inv = spec.rope_base ** (-np.arange(0, rope_dim, 2, dtype=np.float64) / rope_dim)
+        keys = {k.split(".")[-1]: v for k, v in LLAMA3_KEYS.items() if k != "rope.scaling.type"}
+        factors = (inv / llama3_inv_freq(inv, **keys)).astype(np.float32)
+        if rope_freqs_len is not None:
+            factors = np.resize(factors, rope_freqs_len)
+        w.add_tensor("rope_freqs.weight", factors)
+
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    size = path.stat().st_size
+    assert size < MAX_FILE_BYTES, f"{path.name} is {size} bytes"
+
+
+# --- reference -------------------------------------------------------------------------------
+
+def all_logits(ref: LlamaRef) -> list[np.ndarray]:
+    out = []
+    for tokens in TOKEN_LISTS:
+        out.append(ref.forward(tokens, ref.new_cache(len(tokens)), all_logits=True))
+    return out
+
+
+def rel_change(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    return max(float(np.max(np.abs(x - y)) / np.max(np.abs(x))) for x, y in zip(a, b))
+
+
+def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
+    """A copy of the reference model with one feature removed (or, for GQA, the KV heads mapped
+    to query heads the wrong way round), to measure how much the feature moves the logits."""
+    r = copy.copy(ref)
+    r.cfg = copy.copy(ref.cfg)
+    cfg = r.cfg
+    unscaled = lambda dim: cfg.rope_base ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)  # noqa: E731
+    if feature == "untied_output":
+        r.output = ref.tok_embd  # what an engine that ignored output.weight would compute
+    elif feature == "qkv_bias":
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            L.bq = L.bk = L.bv = None
+    elif feature == "neox":
+        cfg.rope_neox = not cfg.rope_neox
+    elif feature == "partial_rope":
+        cfg.rope_dim = cfg.head_dim
+        r.rope_inv_freq = unscaled(cfg.head_dim)
+    elif feature in ("rope_freqs", "llama3_keys", "linear_scaling"):
+        r.rope_inv_freq = unscaled(cfg.rope_dim)
+    elif feature == "gqa":
+        # Query head i reading KV head i % n_kv instead of i // group, a plausible indexing bug:
+        # the heads are reordered so that head i sits in a slot that reads KV head i % n_kv.
+        group = cfg.n_head // cfg.n_head_kv
+        perm = np.arange(cfg.n_head).reshape(group, cfg.n_head_kv).T.reshape(-1)
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            L.wq = L.wq.reshape(cfg.n_head, cfg.head_dim, -1)[perm].reshape(L.wq.shape)
+            L.wo = L.wo.reshape(L.wo.shape[0], cfg.n_head, cfg.head_dim)[:, perm].reshape(L.wo.shape)
+            if L.bq is not None:
+                L.bq = L.bq.reshape(cfg.n_head, cfg.head_dim)[perm].reshape(-1)
+    else:
+        raise ValueError(feature)
+    return r
+
+
+# The engine's fast path converts each matmul's activations to 8 bits per element (quant.h), in
+# the block format the weight type's dot product takes, as llama.cpp does: blocks of 32 with an
+# f16 scale (Q8_0, Q8_1) for the legacy types, blocks of 256 with an f32 scale (Q8_K) for
+# K-quants; float weights meet f32 activations. (block size, f16 scale) per weight type:
+ACTIVATION_BLOCKS = {Q.Q4_0: (32, True), Q.Q4_1: (32, True), Q.Q5_0: (32, True), Q.Q5_1: (32, True),
+                     Q.Q8_0: (32, True), Q.Q4_K: (256, False), Q.Q5_K: (256, False), Q.Q6_K: (256, False)}
+
+
+class EightBitActivations:
+    """A weight matrix whose products first round the activations as the fast path does: per
+    block d = max|x| / 127 (f16 or f32), q = round-half-even(x / d) in [-127, 127], x' = q d.
+    Q4_1/Q5_1 weights (w = d_w q_w + m_w) meet Q8_1 blocks, which also carry s = d * sum(q) as
+    f16, and the dot product takes m_w * s for m_w * sum(x'): that rounding of s is added too."""
+    __array_ufunc__ = None  # so that `h @ W.T` calls __rmatmul__ below
+
+    def __init__(self, w: np.ndarray, qtype: Q, raw: np.ndarray | None):
+        self.w, self.block = w, ACTIVATION_BLOCKS.get(qtype)
+        self.mins = None  # [rows, blocks]: m_w, the f16 at bytes 2-3 of each Q4_1/Q5_1 block
+        if qtype in (Q.Q4_1, Q.Q5_1):
+            block_bytes = gguf.GGML_QUANT_SIZES[qtype][1]
+            blocks = raw.reshape(raw.shape[0], -1, block_bytes)
+            self.mins = np.ascontiguousarray(blocks[:, :, 2:4]).view(np.float16)[:, :, 0].astype(np.float64)
+
+    @property
+    def T(self):  # noqa: N802 (llama_ref writes x @ W.T)
+        return self
+
+    def __rmatmul__(self, x: np.ndarray) -> np.ndarray:
+        if self.block is not None:
+            size, f16 = self.block
+            y = x.reshape(-1, size)
+            d = (np.abs(y).max(axis=1, keepdims=True).astype(np.float32) / np.float32(127))
+            d = d.astype(np.float16 if f16 else np.float32).astype(np.float64)
+            inverse = np.divide(1.0, d, out=np.zeros_like(d), where=d != 0)
+            q = np.clip(np.rint(y * inverse), -127, 127)
+            x_rounded = (q * d).reshape(x.shape)
+            out = x_rounded @ self.w.T
+            if self.mins is not None:
+                s = d[:, 0] * q.sum(axis=1)  # exact in float32 too: 11-bit d times a 12-bit sum
+                s_error = (s.astype(np.float16).astype(np.float64) - s).reshape(x.shape[0], -1)
+                out = out + s_error @ self.mins.T
+            return out
+        return x @ self.w.T
+
+
+def with_8bit_activations(ref: LlamaRef, spec: Spec, path: Path) -> LlamaRef:
+    """The reference with every matmul's activations rounded as the engine's fast path does."""
+    raw = {t.name: t.data for t in gguf.GGUFReader(str(path)).tensors}
+    r = copy.copy(ref)
+    names = dict(wq=("attn_q", "q"), wk=("attn_k", "k"), wv=("attn_v", "v"), wo=("attn_output", "o"),
+                 w_gate=("ffn_gate", "gate"), w_up=("ffn_up", "up"), w_down=("ffn_down", "down"))
+    r.layers = [copy.copy(L) for L in ref.layers]
+    for i, L in enumerate(r.layers):
+        for attr, (name, role) in names.items():
+            setattr(L, attr, EightBitActivations(getattr(L, attr), spec.types[role], raw[f"blk.{i}.{name}.weight"]))
+    output = "token_embd.weight" if spec.tied else "output.weight"
+    r.output = EightBitActivations(ref.output, spec.types["embd" if spec.tied else "output"], raw[output])
+    return r
+
+
+def rounded(a: np.ndarray) -> list:
+    return [float(f"{x:.8g}") for x in a]
+
+
+def make_model(spec: Spec, out: Path) -> dict:
+    path = out / f"{spec.name}.gguf"
+    build(spec, path)
+    ref = LlamaRef(str(path))
+    assert ref.tied_embeddings == spec.tied
+    logits = all_logits(ref)
+    logits_q8 = all_logits(with_8bit_activations(ref, spec, path))
+    effects = {f: rel_change(logits, all_logits(feature_off(ref, f))) for f in spec.features}
+    for f, e in effects.items():
+        assert e > MIN_FEATURE_EFFECT, f"{spec.name}: feature {f} moves the logits by only {e:.2e}"
+    c = ref.cfg
+    doc = {
+        "name": spec.name,
+        "gguf": path.name,
+        "config": {"architecture": c.arch, "num_layers": c.n_layer, "dim": c.dim, "num_heads": c.n_head,
+                   "num_kv_heads": c.n_head_kv, "head_dim": c.head_dim, "rope_dim": c.rope_dim,
+                   "ffn_dim": c.n_ff, "vocab_size": c.n_vocab, "tied_embeddings": ref.tied_embeddings,
+                   "qkv_bias": ref.layers[0].bq is not None, "neox": c.rope_neox},
+        "weight_types": sorted({t.name for t in spec.types.values()}),
+        "feature_effects": effects,
+        "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],
+                       "logits_8bit_activations": [rounded(row) for row in l8]}
+                      for t, l, l8 in zip(TOKEN_LISTS, logits, logits_q8)],
+    }
+    (out / f"{spec.name}.json").write_text(json.dumps(doc))
+    return {"name": spec.name, "gguf": path.name, "reference": f"{spec.name}.json",
+            "feature_effects": effects}
+
+
+# Files the engine must refuse, and words its message must contain.
+def make_broken(out: Path) -> list[dict]:
+    base = next(s for s in MODELS if s.name == "llama3_scaling_keys")
+    kq = next(s for s in MODELS if s.name == "llama3_rope_freqs_kquants")
+    qwen = next(s for s in MODELS if s.name == "qwen2_bias_neox")
+    cases = [
+        ("arch_gemma3", Spec(**{**base.__dict__, "arch": "gemma3"}), {}, ["architecture", "gemma3"]),
+        ("missing_tensor", base, {"drop": "blk.1.ffn_up.weight"}, ["blk.1.ffn_up.weight", "missing"]),
+        ("missing_bias", qwen, {"drop": "blk.1.attn_k.bias"}, ["blk.1.attn_k.bias", "missing"]),
+        ("missing_norm", base, {"drop": "output_norm.weight"}, ["output_norm.weight", "missing"]),
+        ("wrong_shape", base, {"reshape": "blk.0.attn_k.weight"}, ["blk.0.attn_k.weight", "shape"]),
+        ("wrong_output_shape", Spec(**{**base.__dict__, "tied": False, "types": {**base.types, "output": Q.Q8_0}}),
+         {"reshape": "output.weight"}, ["output.weight", "shape"]),
+        ("head_count_kv", Spec(**{**base.__dict__, "n_head_kv": 3}), {}, ["head_count", "head_count_kv"]),
+        ("type_q2_k", kq, {"retype": ("blk.1.ffn_gate.weight", Q.Q2_K)}, ["blk.1.ffn_gate.weight", "Q2_K"]),
+        ("rope_freqs_length", kq, {"rope_freqs_len": 32}, ["rope_freqs.weight", "elements"]),
+    ]
+    listed = []
+    for cause, spec, breakage, words in cases:
+        path = out / f"broken_{cause}.gguf"
+        build(spec, path, **breakage)
+        listed.append({"cause": cause, "gguf": path.name, "message_contains": words})
+    return listed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args()
+    out = args.out / "tiny_models"
+    out.mkdir(parents=True, exist_ok=True)
+    models = [make_model(s, out) for s in MODELS]
+    index = {"token_lists": TOKEN_LISTS, "models": models, "broken": make_broken(out)}
+    (out / "index.json").write_text(json.dumps(index, indent=1))
+    for m in models:
+        print(f"{m['name']:28s} " + ", ".join(f"{k} {v:.3f}" for k, v in m["feature_effects"].items()))
+
+
+if __name__ == "__main__":
+    main()
