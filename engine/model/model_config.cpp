@@ -1,5 +1,7 @@
 #include "engine/model/model_config.h"
 
+#include <optional>
+
 #include "engine/common/error.h"
 #include "engine/gguf/gguf_file.h"
 
@@ -49,21 +51,24 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
                                                   : c.head_dim;
   if (c.rope_dim % 2 != 0) fail("rope.dimension_count %d is odd", c.rope_dim);
   c.rope_layout = a == "qwen2" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
-  c.qkv_bias = a == "qwen2";
+  // qwen2 always has Q/K/V biases; llama and mistral files may carry them (llama.cpp loads
+  // them when present), so their presence decides.
+  c.qkv_bias = a == "qwen2" || f.find_tensor("blk.0.attn_q.bias") != nullptr;
 
-  if (auto type = f.opt_string(a + ".rope.scaling.type")) {
-    if (*type == "llama3") {
-      c.rope_llama3.enabled = true;
-    } else if (*type != "none" && *type != "linear") {
-      fail("rope scaling type '%s' is not supported", type->c_str());
-    }
-  }
-  // Llama 3.1+ files mark llama3 scaling with the factor keys (and a rope_freqs tensor).
-  if (auto factor = f.opt_float(a + ".rope.scaling.factor")) {
-    if (!f.opt_string(a + ".rope.scaling.type") || c.rope_llama3.enabled) {
-      c.rope_llama3.enabled = true;
-      c.rope_llama3.factor = static_cast<float>(*factor);
-    }
+  // Scaling: "linear" divides every frequency by the factor (also what a factor with no type
+  // means, as in llama.cpp); "llama3" scales low frequencies only. Llama 3.1+ files usually
+  // carry no keys but a rope_freqs tensor of divisors instead (read by ModelWeights).
+  std::string scaling = f.opt_string(a + ".rope.scaling.type").value_or("");
+  std::optional<double> factor = f.opt_float(a + ".rope.scaling.factor");
+  if (scaling.empty()) scaling = factor ? "linear" : "none";
+  if (scaling == "linear") {
+    c.rope_linear_factor = static_cast<float>(factor.value_or(1.0));
+    if (!(c.rope_linear_factor > 0.0f)) fail("rope.scaling.factor %g must be > 0", c.rope_linear_factor);
+  } else if (scaling == "llama3") {
+    c.rope_llama3.enabled = true;
+    c.rope_llama3.factor = static_cast<float>(factor.value_or(8.0));
+  } else if (scaling != "none") {
+    fail("rope scaling type '%s' is not supported", scaling.c_str());
   }
   if (c.rope_llama3.enabled) {
     auto& s = c.rope_llama3;

@@ -37,8 +37,9 @@ struct ModelConfig {
   float rope_freq_base = 10000.0f;
   int rope_dim = 0;     // leading dims of each head that rotate
   RopeLayout rope_layout = RopeLayout::kAdjacentPairs;
+  float rope_linear_factor = 1.0f;  // linear scaling: positions divided by this
   RopeScalingLlama3 rope_llama3;
-  bool qkv_bias = false;
+  bool qkv_bias = false;  // Q/K/V projections have biases (qwen2; optional in llama files)
 
   int q_dim() const { return num_heads * head_dim; }
   int kv_dim() const { return num_kv_heads * head_dim; }

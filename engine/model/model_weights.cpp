@@ -72,7 +72,7 @@ std::vector<float> rope_inverse_frequencies(const GgufFile& f, const ModelConfig
   for (int i = 0; i < half; ++i) {
     if (!(factors[i] > 0.0f)) fail("rope frequency factor %d is not positive", i);
     double freq = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
-    inv[i] = static_cast<float>(freq / factors[i]);
+    inv[i] = static_cast<float>(freq / factors[i] / c.rope_linear_factor);
   }
   return inv;
 }
