@@ -19,44 +19,17 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/utf8.h"
 #include "support/gguf_builder.h"
+#include "support/tokenizer_reference.h"
 
 using namespace pagedchat;
+using pagedchat::test::diff_ids;
+using pagedchat::test::to_ids;
+using Case = pagedchat::test::TokenizerCase;
 
 namespace {
 
 QString env(const char* name) { return QString::fromLocal8Bit(qgetenv(name)); }
 
-std::vector<int32_t> to_ids(const QJsonValue& v) {
-  std::vector<int32_t> ids;
-  for (const QJsonValue& x : v.toArray()) ids.push_back(x.toInt());
-  return ids;
-}
-
-// "" when equal; otherwise where the two first differ.
-QString diff_ids(const std::vector<int32_t>& got, const std::vector<int32_t>& want,
-                 const QString& what) {
-  if (got == want) return {};
-  size_t k = 0;
-  while (k < got.size() && k < want.size() && got[k] == want[k]) ++k;
-  auto at = [k](const std::vector<int32_t>& v) {
-    return k < v.size() ? QString::number(v[k]) : QStringLiteral("end");
-  };
-  return QStringLiteral("%1: %2 ids, reference %3; first difference at %4: %5 vs reference %6")
-      .arg(what)
-      .arg(got.size())
-      .arg(want.size())
-      .arg(k)
-      .arg(at(got), at(want));
-}
-
-struct Case {
-  std::string text;
-  std::vector<int32_t> plain, special;
-};
-
-Case to_case(const QJsonObject& o) {
-  return {o["text"].toString().toStdString(), to_ids(o["plain"]), to_ids(o["special"])};
-}
 
 std::unique_ptr<Tokenizer> tokenizer_from(const std::vector<uint8_t>& bytes) {
   return Tokenizer::from_gguf(GgufFile::from_memory(bytes));
@@ -69,9 +42,7 @@ class TestTokenizerBpe : public QObject {
 
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Tokenizer> tok_;
-  std::vector<Case> lines_;
-  Case whole_;
-  std::string corpus_;
+  pagedchat::test::TokenizerReference ref_;
   QJsonObject words_;  // pre type -> the reference's word split of the corpus
 
  private slots:
@@ -79,21 +50,10 @@ class TestTokenizerBpe : public QObject {
     const QString model = env("PAGEDCHAT_TEST_MODEL");
     if (model.isEmpty() || !QFile::exists(model))
       QFAIL("PAGEDCHAT_TEST_MODEL must name the SmolLM2 GGUF");
-    const QString ref_path = env("PAGEDCHAT_REFERENCE_DIR") + "/tokenizer_bpe.json";
-    QFile ref(ref_path);
-    if (!ref.open(QIODevice::ReadOnly))
-      QFAIL(
-          qPrintable("reference missing (run tests/reference/make_tokenizer_bpe.py): " + ref_path));
-    QFile corpus(env("PAGEDCHAT_TEST_DATA") + "/tokenizer_corpus.txt");
-    if (!corpus.open(QIODevice::ReadOnly))
-      QFAIL("PAGEDCHAT_TEST_DATA must hold tokenizer_corpus.txt");
-    corpus_ = corpus.readAll().toStdString();
-
-    const QJsonObject root = QJsonDocument::fromJson(ref.readAll()).object();
-    for (const QJsonValue& v : root["lines"].toArray()) lines_.push_back(to_case(v.toObject()));
-    whole_ = to_case(root["whole"].toObject());
-    words_ = root["words"].toObject();
-    QVERIFY(!lines_.empty());
+    const QString missing = ref_.load(env("PAGEDCHAT_REFERENCE_DIR") + "/tokenizer_bpe.json",
+                                      env("PAGEDCHAT_TEST_DATA") + "/tokenizer_corpus.txt");
+    if (!missing.isEmpty()) QFAIL(qPrintable(missing));
+    words_ = ref_.root["words"].toObject();
 
     file_ = std::make_unique<GgufFile>(GgufFile::open(model.toStdString()));
     tok_ = Tokenizer::from_gguf(*file_);
@@ -101,43 +61,26 @@ class TestTokenizerBpe : public QObject {
     QCOMPARE(tok_->num_vocab(), 49152);
   }
 
-  void referenceMatchesCorpus() {
-    // The reference was made from this very corpus: same lines, same bytes.
-    QCOMPARE(whole_.text, corpus_);
-    std::string joined;
-    for (const Case& c : lines_) joined += c.text + "\n";
-    QCOMPARE(joined, corpus_);
-  }
+  void referenceMatchesCorpus() { QVERIFY(ref_.matches_corpus()); }
 
   void corpusLinesMatchReference() {
     size_t tokens = 0;
-    for (size_t i = 0; i < lines_.size(); ++i) {
-      const Case& c = lines_[i];
-      const QString where =
-          QStringLiteral("line %1 '%2'").arg(i + 1).arg(QString::fromStdString(c.text));
-      QString d = diff_ids(tok_->encode(c.text, false, false), c.plain, where + " (plain)");
-      QVERIFY2(d.isEmpty(), qPrintable(d));
-      d = diff_ids(tok_->encode(c.text, false, true), c.special, where + " (parse_special)");
-      QVERIFY2(d.isEmpty(), qPrintable(d));
-      tokens += c.plain.size();
-    }
-    qInfo("BPE: %zu corpus lines, %zu tokens, all equal to the reference", lines_.size(), tokens);
+    const QString d = ref_.check_lines(*tok_, &tokens);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+    qInfo("BPE: %zu corpus lines, %zu tokens, all equal to the reference", ref_.lines.size(), tokens);
   }
 
   void wholeCorpusMatchesReference() {
-    QString d = diff_ids(tok_->encode(corpus_, false, false), whole_.plain, "whole corpus (plain)");
-    QVERIFY2(d.isEmpty(), qPrintable(d));
-    d = diff_ids(tok_->encode(corpus_, false, true), whole_.special,
-                 "whole corpus (parse_special)");
+    const QString d = ref_.check_whole(*tok_);
     QVERIFY2(d.isEmpty(), qPrintable(d));
   }
 
   void decodeRoundTrips() {
-    for (const Case& c : lines_) {
+    for (const Case& c : ref_.lines) {
       QCOMPARE(tok_->decode(tok_->encode(c.text, false, false)), c.text);
       QCOMPARE(tok_->decode(tok_->encode(c.text, false, true), /*render_special=*/true), c.text);
     }
-    QCOMPARE(tok_->decode(tok_->encode(corpus_, false, false)), corpus_);
+    QCOMPARE(tok_->decode(tok_->encode(ref_.corpus, false, false)), ref_.corpus);
   }
 
   void malformedUtf8RoundTripsByteForByte() {
@@ -235,7 +178,7 @@ class TestTokenizerBpe : public QObject {
   void encodeSpeed() {
     // Measured and printed, not asserted: the ids are what is checked.
     std::string text;
-    while (text.size() < (1u << 20)) text += corpus_;
+    while (text.size() < (1u << 20)) text += ref_.corpus;
     std::vector<int32_t> ids;
     QElapsedTimer timer;
     timer.start();
@@ -286,7 +229,7 @@ class TestTokenizerBpe : public QObject {
       const std::string type = it.key().toStdString();
       const PreTokenizer pre(pre_tokenizer_spec(type).patterns);
       std::vector<std::string_view> got;
-      pre.split(corpus_, got);
+      pre.split(ref_.corpus, got);
       const QJsonArray want = it.value().toArray();
       size_t k = 0;
       while (k < got.size() && k < static_cast<size_t>(want.size()) &&
