@@ -16,6 +16,15 @@ std::vector<float> logits_of(const std::vector<double>& probs) {
   for (double p : probs) l.push_back(static_cast<float>(std::log(p)));
   return l;
 }
+
+// How often each token is drawn in n draws at temperature 1 with the filters of `p`.
+std::map<int, int> draws(SamplingParams p, const std::vector<float>& logits, int n = 5000) {
+  p.temperature = 1.0f;
+  Sampler s(p);
+  std::map<int, int> seen;
+  for (int i = 0; i < n; ++i) ++seen[s.sample(logits, {})];
+  return seen;
+}
 }  // namespace
 
 class TestSampler : public QObject {
@@ -76,39 +85,27 @@ class TestSampler : public QObject {
 
   void topKKeepsOnlyTheKBest() {
     SamplingParams p;
-    p.temperature = 1.0f;
     p.top_k = 2;
     p.seed = 3;
-    Sampler s(p);
-    std::vector<float> l = logits_of({0.1, 0.4, 0.2, 0.3});
-    std::map<int, int> seen;
-    for (int i = 0; i < 5000; ++i) ++seen[s.sample(l, {})];
+    auto seen = draws(p, logits_of({0.1, 0.4, 0.2, 0.3}));
     QCOMPARE(seen.size(), size_t(2));
     QVERIFY(seen.count(1) && seen.count(3));
   }
 
   void topPKeepsTheSmallestNucleus() {
     SamplingParams p;
-    p.temperature = 1.0f;
     p.top_p = 0.7f;  // 0.4 + 0.3 reaches 0.7: tokens 1 and 3
     p.seed = 5;
-    Sampler s(p);
-    std::vector<float> l = logits_of({0.1, 0.4, 0.2, 0.3});
-    std::map<int, int> seen;
-    for (int i = 0; i < 5000; ++i) ++seen[s.sample(l, {})];
+    auto seen = draws(p, logits_of({0.1, 0.4, 0.2, 0.3}));
     QCOMPARE(seen.size(), size_t(2));
     QVERIFY(seen.count(1) && seen.count(3));
   }
 
   void minPDropsTheUnlikely() {
     SamplingParams p;
-    p.temperature = 1.0f;
     p.min_p = 0.6f;  // keeps p >= 0.24: tokens 1 (0.4) and 3 (0.3)
     p.seed = 9;
-    Sampler s(p);
-    std::vector<float> l = logits_of({0.1, 0.4, 0.2, 0.3});
-    std::map<int, int> seen;
-    for (int i = 0; i < 5000; ++i) ++seen[s.sample(l, {})];
+    auto seen = draws(p, logits_of({0.1, 0.4, 0.2, 0.3}));
     QCOMPARE(seen.size(), size_t(2));
     QVERIFY(seen.count(1) && seen.count(3));
   }
