@@ -69,6 +69,17 @@ class TestGguf : public QObject {
     QCOMPARE((f.tensor_data(*q) - bytes.data()) % 32, ptrdiff_t(0));  // aligned within the file
   }
 
+  void readsVersion2() {
+    GgufBuilder b;
+    b.add_string("general.architecture", "llama");
+    b.add_tensor("w", 0, {32}, std::vector<uint8_t>(128, 0));
+    auto bytes = b.build(2);
+    GgufFile f = GgufFile::from_memory(bytes);
+    QCOMPARE(f.version(), 2u);
+    QCOMPARE(f.get_string("general.architecture"), std::string("llama"));
+    QCOMPARE(f.tensors().size(), size_t(1));
+  }
+
   void wrongTypesAreNamed() {
     auto bytes = sample_file();
     GgufFile f = GgufFile::from_memory(bytes);
