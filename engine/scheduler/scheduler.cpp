@@ -1,0 +1,137 @@
+// The scheduler's step: decodes, then prefill continuations, then new prompts; memory made by
+// releasing parked sequences and preempting the latest arrivals (recompute).
+#include "engine/scheduler/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace pagedchat {
+namespace {
+
+bool before(const SchedSequence* a, const SchedSequence* b) {
+  return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
+}
+
+template <typename Container>
+void insert_sorted(Container& c, SchedSequence* seq) {
+  c.insert(std::upper_bound(c.begin(), c.end(), seq, before), seq);
+}
+
+bool is_scheduled(const ScheduledStep& step, const SchedSequence* seq) {
+  return std::any_of(step.chunks.begin(), step.chunks.end(), [&](const ScheduledChunk& c) { return c.seq == seq; });
+}
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerConfig config) : config_(config) {
+  config_.max_batched_tokens = std::max(config_.max_batched_tokens, 1);
+  config_.max_num_seqs = std::max(config_.max_num_seqs, 1);
+}
+
+void Scheduler::add_waiting(SchedSequence* seq) {
+  assert(!seq->in_kv && seq->num_computed == 0);
+  insert_sorted(waiting_, seq);
+}
+
+void Scheduler::add_running(SchedSequence* seq) {
+  assert(seq->in_kv);
+  insert_sorted(running_, seq);
+}
+
+void Scheduler::remove(SequenceId id) {
+  auto same = [id](const SchedSequence* s) { return s->id == id; };
+  running_.erase(std::remove_if(running_.begin(), running_.end(), same), running_.end());
+  waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), same), waiting_.end());
+}
+
+ScheduledStep Scheduler::schedule(KvManager& kv) {
+  ScheduledStep step;
+  int32_t budget = config_.max_batched_tokens;
+  schedule_running(kv, /*decode=*/true, budget, step);
+  schedule_running(kv, /*decode=*/false, budget, step);
+  // A step that had to preempt admits nothing new: the victims come back first.
+  if (step.preempted.empty()) schedule_waiting(kv, budget, step);
+  step.num_tokens = config_.max_batched_tokens - budget;
+  return step;
+}
+
+void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, ScheduledStep& step) {
+  const std::vector<SchedSequence*> order = running_;  // preemption edits running_
+  for (SchedSequence* seq : order) {
+    if (budget == 0) break;
+    if (!seq->in_kv) continue;  // preempted earlier in this step
+    int32_t remaining = seq->num_remaining();
+    if (decode ? remaining != 1 : remaining <= 1) continue;
+    int32_t n = decode ? 1 : std::min(remaining, budget);
+    if (!make_room(kv, seq, kv.num_blocks_to_append(seq->id, n), step)) continue;
+    std::vector<int64_t> slots;
+    kv.append(seq->id, std::span<const int32_t>(seq->tokens).subspan(seq->num_computed, n), slots);
+    step.chunks.push_back({seq, seq->num_computed, n, decode});
+    seq->num_computed += n;
+    budget -= n;
+  }
+}
+
+// Makes num_blocks available for `seq`: releases parked sequences, then preempts running ones
+// not yet scheduled in this step, latest arrival first; when even that is not enough, `seq`
+// itself is preempted and false returned.
+bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step) {
+  if (num_blocks <= kv.num_available_blocks()) return true;
+  std::vector<SequenceId> candidates;
+  for (SchedSequence* s : running_)
+    if (s != seq && !is_scheduled(step, s)) candidates.push_back(s->id);
+  ReclaimPlan plan = kv.plan_reclaim(num_blocks, candidates, PreemptMode::recompute);
+  if (!plan.enough) {
+    kv.preempt(seq->id);
+    send_back(seq, step);
+    return false;
+  }
+  kv.apply(plan);
+  step.reclaimed.insert(step.reclaimed.end(), plan.reclaim.begin(), plan.reclaim.end());
+  for (SequenceId id : plan.preempt) {
+    auto it = std::find_if(running_.begin(), running_.end(), [id](const SchedSequence* s) { return s->id == id; });
+    assert(it != running_.end());
+    send_back(*it, step);
+  }
+  assert(num_blocks <= kv.num_available_blocks());
+  return true;
+}
+
+// A preempted sequence waits again, ahead of later arrivals, to be recomputed.
+void Scheduler::send_back(SchedSequence* seq, ScheduledStep& step) {
+  running_.erase(std::find(running_.begin(), running_.end(), seq));
+  seq->in_kv = false;
+  seq->num_computed = 0;
+  insert_sorted(waiting_, seq);
+  step.preempted.push_back(seq->id);
+}
+
+void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step) {
+  while (!waiting_.empty() && budget > 0 && num_running() < config_.max_num_seqs) {
+    SchedSequence* seq = waiting_.front();
+    PrefixHit hit = kv.find_prefix(seq->tokens);
+    auto chunk_len = [&] { return std::min(static_cast<int32_t>(seq->tokens.size()) - hit.num_tokens, budget); };
+    int32_t n = chunk_len();
+    if (kv.num_blocks_to_start(hit, n) > kv.num_available_blocks()) {
+      // Parked sequences make way for a new prompt; running ones do not.
+      ReclaimPlan plan = kv.plan_reclaim(kv.num_blocks_to_start(hit, n), {}, PreemptMode::recompute);
+      if (!plan.enough) break;
+      kv.apply(plan);
+      step.reclaimed.insert(step.reclaimed.end(), plan.reclaim.begin(), plan.reclaim.end());
+      hit = kv.find_prefix(seq->tokens);
+      n = chunk_len();
+      if (kv.num_blocks_to_start(hit, n) > kv.num_available_blocks()) break;
+    }
+    kv.start(seq->id, hit);
+    std::vector<int64_t> slots;
+    kv.append(seq->id, std::span<const int32_t>(seq->tokens).subspan(hit.num_tokens, n), slots);
+    waiting_.pop_front();
+    seq->in_kv = true;
+    seq->num_computed = hit.num_tokens + n;
+    insert_sorted(running_, seq);
+    step.chunks.push_back({seq, hit.num_tokens, n, false});
+    budget -= n;
+  }
+}
+
+}  // namespace pagedchat

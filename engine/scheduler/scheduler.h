@@ -1,0 +1,80 @@
+#pragma once
+// The continuous-batching scheduler: picks one step's work under a token budget and a cap on
+// running sequences. Decode tokens of running sequences first, then the rest of prompts being
+// prefilled in chunks, then new prompts (FCFS), each started through the prefix cache. Under
+// memory pressure parked sequences are released, then running ones preempted (the latest
+// arrival first) by recompute. It decides and applies the KV calls of a step in one place and
+// in the order the KV manager needs (preempt before append); it runs no model.
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine/kv/kv_manager.h"
+
+namespace pagedchat {
+
+// What the scheduler knows of a sequence. The owner (the engine) keeps it alive while added.
+struct SchedSequence {
+  SequenceId id = -1;
+  uint64_t arrival = 0;          // FCFS order; a fork child shares its parent's
+  std::vector<int32_t> tokens;   // prompt and generated tokens so far
+  int32_t num_computed = 0;      // tokens whose K/V is stored (== the KV manager's count)
+  bool in_kv = false;            // started in the KV manager (running)
+
+  int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
+};
+
+struct SchedulerConfig {
+  int32_t max_batched_tokens = 512;  // tokens per forward pass
+  int32_t max_num_seqs = 64;         // running sequences
+};
+
+// One sequence's share of a step: tokens [start, start + num_tokens) of seq->tokens.
+struct ScheduledChunk {
+  SchedSequence* seq = nullptr;
+  int32_t start = 0;
+  int32_t num_tokens = 0;
+  bool is_decode = false;  // a running sequence's next token (else prompt / recompute work)
+  bool wants_logits() const { return start + num_tokens == static_cast<int32_t>(seq->tokens.size()); }
+};
+
+struct ScheduledStep {
+  std::vector<ScheduledChunk> chunks;      // in batch order
+  std::vector<SequenceId> preempted;       // running sequences sent back to waiting (recompute)
+  std::vector<SequenceId> reclaimed;       // parked sequences the KV manager released
+  int32_t num_tokens = 0;
+  bool empty() const { return chunks.empty(); }
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerConfig config);
+
+  // A sequence to prefill (not in the KV manager); queued by arrival.
+  void add_waiting(SchedSequence* seq);
+  // A sequence already running in the KV manager (a fork child).
+  void add_running(SchedSequence* seq);
+  // Forgets a sequence (finished or aborted); the caller frees its KV.
+  void remove(SequenceId id);
+
+  // Plans this step and applies its KV calls: afterwards every chunk's tokens are appended in
+  // `kv` and its slots are in the block tables; the caller runs the transfers and the forward.
+  ScheduledStep schedule(KvManager& kv);
+
+  int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+  int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
+  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
+
+ private:
+  bool make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step);
+  void send_back(SchedSequence* seq, ScheduledStep& step);
+  void schedule_running(KvManager& kv, bool decode, int32_t& budget, ScheduledStep& step);
+  void schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step);
+
+  SchedulerConfig config_;
+  std::deque<SchedSequence*> waiting_;   // by arrival
+  std::vector<SchedSequence*> running_;  // by arrival
+};
+
+}  // namespace pagedchat

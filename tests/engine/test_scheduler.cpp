@@ -1,0 +1,209 @@
+// The scheduler against a real KV manager, no model: decode tokens before prompt chunks, the
+// token budget and the running cap, FCFS admission, prefix-cache starts, preemption of the
+// latest arrival, and parked sequences released for a new prompt.
+
+#include <QtTest>
+
+#include <memory>
+#include <numeric>
+
+#include "engine/kv/kv_manager.h"
+#include "engine/scheduler/scheduler.h"
+
+using namespace pagedchat;
+
+namespace {
+
+std::vector<int32_t> tokens(int n, int32_t first) {
+  std::vector<int32_t> t(n);
+  std::iota(t.begin(), t.end(), first);
+  return t;
+}
+
+// Owns the sequences the scheduler points at.
+struct Fixture {
+  KvManager kv;
+  Scheduler sched;
+  std::vector<std::unique_ptr<SchedSequence>> seqs;
+
+  Fixture(int num_blocks, int block_size, int budget, int max_seqs)
+      : kv(KvManagerConfig{num_blocks, block_size}), sched({budget, max_seqs}) {}
+
+  SchedSequence* add(std::vector<int32_t> t) {
+    auto s = std::make_unique<SchedSequence>();
+    s->id = static_cast<SequenceId>(seqs.size()) + 1;
+    s->arrival = static_cast<uint64_t>(seqs.size());
+    s->tokens = std::move(t);
+    sched.add_waiting(s.get());
+    seqs.push_back(std::move(s));
+    return seqs.back().get();
+  }
+  // As the engine does after the forward: a sequence whose chunk reached its end samples.
+  void sample_all(const ScheduledStep& step) {
+    for (const ScheduledChunk& c : step.chunks)
+      if (c.wants_logits()) c.seq->tokens.push_back(7);
+  }
+};
+
+struct Chunk {
+  SequenceId id;
+  int start, n;
+  bool decode;
+  bool operator==(const Chunk&) const = default;
+};
+
+}  // namespace
+
+namespace QTest {
+template <>
+char* toString(const std::vector<Chunk>& v) {
+  QByteArray s;
+  for (const Chunk& c : v) s += QString::asprintf("{%lld,%d,%d,%d} ", (long long)c.id, c.start, c.n, int(c.decode)).toUtf8();
+  return qstrdup(s.constData());
+}
+}  // namespace QTest
+
+namespace {
+
+std::vector<Chunk> chunks(const ScheduledStep& step) {
+  std::vector<Chunk> out;
+  for (const ScheduledChunk& c : step.chunks) out.push_back({c.seq->id, c.start, c.num_tokens, c.is_decode});
+  return out;
+}
+
+}  // namespace
+
+class TestScheduler : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void decodes_come_before_prompt_chunks() {
+    Fixture f(64, 4, /*budget=*/8, 8);
+    f.add(tokens(3, 100));
+    f.add(tokens(3, 200));
+    f.add(tokens(20, 300));
+    ScheduledStep s1 = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s1), (std::vector<Chunk>{{1, 0, 3, false}, {2, 0, 3, false}, {3, 0, 2, false}}));
+    QCOMPARE(s1.num_tokens, 8);
+    f.sample_all(s1);
+    ScheduledStep s2 = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s2), (std::vector<Chunk>{{1, 3, 1, true}, {2, 3, 1, true}, {3, 2, 6, false}}));
+    f.sample_all(s2);
+    ScheduledStep s3 = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s3), (std::vector<Chunk>{{1, 4, 1, true}, {2, 4, 1, true}, {3, 8, 6, false}}));
+    QCOMPARE(f.kv.num_tokens(3), 14);
+    QCOMPARE(f.kv.check_invariants(), std::string());
+  }
+
+  void running_cap_and_fcfs() {
+    Fixture f(64, 4, 100, /*max_seqs=*/2);
+    f.add(tokens(5, 100));
+    f.add(tokens(5, 200));
+    f.add(tokens(5, 300));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 0, 5, false}, {2, 0, 5, false}}));
+    QCOMPARE(f.sched.num_waiting(), 1);
+    f.sched.remove(1);
+    f.kv.free(1);
+    f.sample_all(s);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 5, 1, true}, {3, 0, 5, false}}));
+  }
+
+  void first_waiting_blocks_later_ones() {
+    // 6 blocks of 4: the 30-token prompt at the head does not fit beside the first one, and
+    // the small prompt behind it waits too (no overtaking).
+    Fixture f(6, 4, 100, 8);
+    f.add(tokens(10, 100));
+    f.add(tokens(20, 200));
+    f.add(tokens(2, 300));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 0, 10, false}}));
+    QCOMPARE(f.sched.num_waiting(), 2);
+  }
+
+  void prompt_starts_on_cached_blocks() {
+    Fixture f(64, 4, 100, 8);
+    std::vector<int32_t> system = tokens(12, 500);
+    std::vector<int32_t> a = system, b = system;
+    a.push_back(1);
+    b.insert(b.end(), {2, 3});
+    f.add(a);
+    ScheduledStep s = f.sched.schedule(f.kv);
+    f.sched.remove(1);
+    f.kv.free(1);
+    f.add(b);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 12, 2, false}}));
+    // The same prompt again: every block hits, so its last block is computed again.
+    f.add(b);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{3, 12, 2, false}}));
+    f.add(system);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{4, 8, 4, false}}));
+  }
+
+  void latest_arrival_is_preempted() {
+    // 6 blocks of 4: three 6-token prompts take 2 blocks each, and a third once they grow to 9.
+    Fixture f(6, 4, 100, 8);
+    SchedSequence* a = f.add(tokens(6, 100));
+    SchedSequence* b = f.add(tokens(6, 200));
+    SchedSequence* c = f.add(tokens(6, 300));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    QCOMPARE(s.chunks.size(), size_t(3));
+    QCOMPARE(f.kv.num_free_blocks(), 0);
+    for (SchedSequence* q : {a, b, c}) q->tokens.insert(q->tokens.end(), {1, 2, 3});
+    // Remaining 3 each: prefill continuations; a and b get their third block, c is preempted.
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.preempted, (std::vector<SequenceId>{3}));
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 6, 3, false}, {2, 6, 3, false}}));
+    QVERIFY(!c->in_kv);
+    QCOMPARE(c->num_computed, 0);
+    QCOMPARE(f.sched.num_waiting(), 1);
+    QCOMPARE(f.kv.stats().num_preemptions, int64_t(1));
+    QCOMPARE(f.kv.check_invariants(), std::string());
+    // Once a finishes, c comes back, computed from the start: its full block was cached at
+    // preemption, then evicted for b's third block.
+    f.sched.remove(1);
+    f.kv.free(1);
+    f.sample_all(s);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 9, 1, true}, {3, 0, 9, false}}));
+  }
+
+  void a_sequence_that_cannot_grow_preempts_itself() {
+    // a arrived first and holds the pool; b (later) cannot grow, and there is nobody later
+    // to preempt, so b goes back to waiting; a keeps running.
+    Fixture f(4, 4, 100, 8);
+    SchedSequence* a = f.add(tokens(8, 100));
+    SchedSequence* b = f.add(tokens(8, 200));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    QCOMPARE(s.chunks.size(), size_t(2));
+    a->tokens.push_back(1);
+    b->tokens.push_back(1);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 8, 1, true}}));
+    QCOMPARE(s.preempted, (std::vector<SequenceId>{2}));
+    QVERIFY(!b->in_kv);
+    QCOMPARE(f.kv.check_invariants(), std::string());
+  }
+
+  void parked_sequence_released_for_a_new_prompt() {
+    Fixture f(4, 4, 100, 8);
+    f.add(tokens(14, 100));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    f.sched.remove(1);
+    f.kv.park(1);
+    QCOMPARE(f.kv.num_available_blocks(), 0);
+    f.add(tokens(9, 200));
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.reclaimed, (std::vector<SequenceId>{1}));
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 0, 9, false}}));
+    QVERIFY(!f.kv.has_sequence(1));
+    QCOMPARE(f.kv.check_invariants(), std::string());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestScheduler)
+#include "test_scheduler.moc"
