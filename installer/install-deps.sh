@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Installs the Debian packages that building and testing PagedChat need, and the
-# Python packages the reference tests use. Idempotent: installs only what is missing,
-# and says what it installs. The CUDA toolkit is not installed here (the machine has nvcc).
+# Installs what building and testing PagedChat need: Debian packages, and the Python packages
+# of the reference tests in a virtual environment (~/.cache/pagedchat/venv; Debian's own
+# Python refuses system-wide pip installs). Idempotent: installs only what is missing, and says
+# what it installs. The CUDA toolkit is not installed here (the machine has nvcc, or not).
 set -euo pipefail
 
 APT_PACKAGES=(
   cmake ninja-build g++ pkg-config unzip
-  qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-httpserver-dev qt6-charts-dev
-  qt6-svg-dev qcoro-qt6-dev libgl-dev
+  python3 python3-venv python3-pip
+  qt6-base-dev qt6-base-dev-tools libgl-dev
   libsentencepiece-dev libpcre2-dev
-  xvfb xauth
 )
-# Python packages the reference tests need (pinned so the references do not drift).
+# Pinned so that the references do not drift.
 PIP_PACKAGES=(numpy==2.2.6 gguf==0.19.0 tokenizers==0.22.1 sentencepiece==0.2.1 protobuf==6.33.0)
+VENV="${PAGEDCHAT_VENV:-$HOME/.cache/pagedchat/venv}"
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -22,21 +23,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing Debian packages: ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: Debian packages already present"
 fi
 
 if [ "${PAGEDCHAT_SKIP_PIP:-0}" != 1 ]; then
+  if [ ! -x "$VENV/bin/python" ]; then
+    echo "install-deps: creating the Python environment $VENV"
+    python3 -m venv "$VENV"
+  fi
   need=()
   for spec in "${PIP_PACKAGES[@]}"; do
     name=${spec%%==*}; want=${spec##*==}
-    have=$(python3 -m pip show "$name" 2>/dev/null | awk '/^Version:/{print $2}' || true)
+    have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/{print $2}' || true)
     [ "$have" = "$want" ] || need+=("$spec")
   done
   if [ ${#need[@]} -gt 0 ]; then
-    echo "install-deps: installing Python packages: ${need[*]}"
-    python3 -m pip install -q "${need[@]}"
+    echo "install-deps: installing Python packages into $VENV: ${need[*]}"
+    "$VENV/bin/python" -m pip install -q "${need[@]}"
   else
     echo "install-deps: Python packages already present"
   fi

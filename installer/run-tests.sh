@@ -8,6 +8,7 @@ BUILD_DIR="${BUILD_DIR:-build}"
 bash installer/install-deps.sh
 bash installer/fetch-models.sh --gemma >/dev/null
 
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DPAGEDCHAT_TESTS=ON -DPython3_EXECUTABLE="$HOME/.cache/pagedchat/venv/bin/python"
 cmake --build "$BUILD_DIR" -j"$(nproc)"
-ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 1200 "$@"
+ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
