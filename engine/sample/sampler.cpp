@@ -1,9 +1,12 @@
+// Sampling one token from a row of logits (see sampler.h for the order of the steps).
 #include "engine/sample/sampler.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
+
+#include "engine/common/error.h"
 
 namespace pagedchat {
 
@@ -20,6 +23,8 @@ double Sampler::next_uniform() {
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
   const auto n = static_cast<int32_t>(logits.size());
   work_.assign(logits.begin(), logits.end());
+  for (float l : work_)
+    if (!std::isfinite(l)) throw Error("the model produced a non-finite logit; its weights are likely corrupt");
 
   // Penalties over the recent window.
   bool penalize = params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
@@ -42,46 +47,66 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
   }
 
-  // Candidates sorted by logit (ties by id), cut by top-k.
-  ids_.resize(n);
-  std::iota(ids_.begin(), ids_.end(), 0);
+  const float max_logit = *std::max_element(work_.begin(), work_.end());
+  if (params_.top_k == 0 && params_.top_p >= 1.0f && params_.min_p == 0.0f) {
+    // No filter: draw over the whole vocabulary in id order, no sort needed.
+    const float inv_t = 1.0f / params_.temperature;
+    double total = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+      work_[i] = std::exp((work_[i] - max_logit) * inv_t);
+      total += work_[i];
+    }
+    double r = next_uniform() * total;
+    for (int32_t i = 0; i < n; ++i) {
+      r -= work_[i];
+      if (r < 0.0) return i;
+    }
+    return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
+  }
+
+  // Candidates: only tokens whose probability can matter. Below max - T * ln(1e12) a token's
+  // weight is under 1e-12 of the best one's; dropping those first keeps the sort small (a
+  // full-vocabulary sort per token cost more than the forward pass of a small model).
+  const float floor_logit = max_logit - params_.temperature * 27.631f;
+  ids_.clear();
+  for (int32_t i = 0; i < n; ++i)
+    if (work_[i] >= floor_logit) ids_.push_back(i);
   auto by_logit = [&](int32_t a, int32_t b) { return work_[a] > work_[b] || (work_[a] == work_[b] && a < b); };
-  size_t keep = params_.top_k > 0 ? std::min<size_t>(params_.top_k, n) : n;
+  size_t keep = params_.top_k > 0 ? std::min<size_t>(params_.top_k, ids_.size()) : ids_.size();
   std::partial_sort(ids_.begin(), ids_.begin() + keep, ids_.end(), by_logit);
   ids_.resize(keep);
 
   // Softmax with temperature over the candidates (double for a stable sum).
-  std::vector<double> probs(keep);
-  const double max_logit = work_[ids_[0]];
+  probs_.resize(keep);
   double sum = 0.0;
   for (size_t i = 0; i < keep; ++i) {
-    probs[i] = std::exp((work_[ids_[i]] - max_logit) / params_.temperature);
-    sum += probs[i];
+    probs_[i] = std::exp((work_[ids_[i]] - max_logit) / params_.temperature);
+    sum += probs_[i];
   }
-  for (double& p : probs) p /= sum;
+  for (double& p : probs_) p /= sum;
 
   // min-p, then top-p (nucleus): always keep at least the best token.
   size_t cut = keep;
   if (params_.min_p > 0.0f) {
-    double floor = params_.min_p * probs[0];
+    double floor = params_.min_p * probs_[0];
     cut = 1;
-    while (cut < keep && probs[cut] >= floor) ++cut;
+    while (cut < keep && probs_[cut] >= floor) ++cut;
   }
   if (params_.top_p < 1.0f) {
     double acc = 0.0;
     size_t i = 0;
     for (; i < cut; ++i) {
-      acc += probs[i];
+      acc += probs_[i];
       if (acc >= params_.top_p) break;
     }
     cut = std::min(cut, i + 1);
   }
   double total = 0.0;
-  for (size_t i = 0; i < cut; ++i) total += probs[i];
+  for (size_t i = 0; i < cut; ++i) total += probs_[i];
 
   double r = next_uniform() * total;
   for (size_t i = 0; i < cut; ++i) {
-    r -= probs[i];
+    r -= probs_[i];
     if (r < 0.0) return ids_[i];
   }
   return ids_[cut - 1];

@@ -16,6 +16,7 @@ class Sampler {
   explicit Sampler(const SamplingParams& params);
 
   // history: the sequence's tokens so far (prompt and generated), for the penalties.
+  // Throws Error if a logit is NaN or infinite (corrupt weights), before any choice.
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
 
   // The uniform draw in [0, 1) from splitmix64: portable, unlike std:: distributions.
@@ -26,6 +27,7 @@ class Sampler {
   uint64_t rng_state_;
   std::vector<float> work_;
   std::vector<int32_t> ids_;
+  std::vector<double> probs_;
 };
 
 }  // namespace pagedchat
