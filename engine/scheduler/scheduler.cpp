@@ -60,14 +60,16 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
   for (SchedSequence* seq : order) {
     if (budget == 0) break;
     if (!seq->in_kv) continue;  // preempted earlier in this step
+    if (seq->prefilled != decode) continue;
     int32_t remaining = seq->num_remaining();
-    if (decode ? remaining != 1 : remaining <= 1) continue;
+    if (remaining == 0) continue;  // its next token is not sampled yet
     int32_t n = decode ? 1 : std::min(remaining, budget);
     if (!make_room(kv, seq, kv.num_blocks_to_append(seq->id, n), step)) continue;
     std::vector<int64_t> slots;
     kv.append(seq->id, std::span<const int32_t>(seq->tokens).subspan(seq->num_computed, n), slots);
     step.chunks.push_back({seq, seq->num_computed, n, decode});
     seq->num_computed += n;
+    seq->prefilled = seq->num_remaining() == 0;
     budget -= n;
   }
 }
@@ -102,6 +104,7 @@ void Scheduler::send_back(SchedSequence* seq, ScheduledStep& step) {
   running_.erase(std::find(running_.begin(), running_.end(), seq));
   seq->in_kv = false;
   seq->num_computed = 0;
+  seq->prefilled = false;
   insert_sorted(waiting_, seq);
   step.preempted.push_back(seq->id);
 }
@@ -128,6 +131,7 @@ void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& 
     waiting_.pop_front();
     seq->in_kv = true;
     seq->num_computed = hit.num_tokens + n;
+    seq->prefilled = seq->num_remaining() == 0;
     insert_sorted(running_, seq);
     step.chunks.push_back({seq, hit.num_tokens, n, false});
     budget -= n;

@@ -21,6 +21,7 @@ struct SchedSequence {
   std::vector<int32_t> tokens;   // prompt and generated tokens so far
   int32_t num_computed = 0;      // tokens whose K/V is stored (== the KV manager's count)
   bool in_kv = false;            // started in the KV manager (running)
+  bool prefilled = false;        // its tokens were all computed once: one token a step since
 
   int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
 };

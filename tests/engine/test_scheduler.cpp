@@ -145,31 +145,32 @@ class TestScheduler : public QObject {
   }
 
   void latest_arrival_is_preempted() {
-    // 6 blocks of 4: three 6-token prompts take 2 blocks each, and a third once they grow to 9.
+    // 6 blocks of 4: three 8-token prompts fill 2 blocks each; their first decodes need a third.
     Fixture f(6, 4, 100, 8);
-    SchedSequence* a = f.add(tokens(6, 100));
-    SchedSequence* b = f.add(tokens(6, 200));
-    SchedSequence* c = f.add(tokens(6, 300));
+    f.add(tokens(8, 100));
+    f.add(tokens(8, 200));
+    SchedSequence* c = f.add(tokens(8, 300));
     ScheduledStep s = f.sched.schedule(f.kv);
     QCOMPARE(s.chunks.size(), size_t(3));
-    QCOMPARE(f.kv.num_free_blocks(), 0);
-    for (SchedSequence* q : {a, b, c}) q->tokens.insert(q->tokens.end(), {1, 2, 3});
-    // Remaining 3 each: prefill continuations; a and b get their third block, c is preempted.
+    QCOMPARE(f.kv.num_available_blocks(), 0);
+    f.sample_all(s);
     s = f.sched.schedule(f.kv);
     QCOMPARE(s.preempted, (std::vector<SequenceId>{3}));
-    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 6, 3, false}, {2, 6, 3, false}}));
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 8, 1, true}, {2, 8, 1, true}}));
     QVERIFY(!c->in_kv);
     QCOMPARE(c->num_computed, 0);
     QCOMPARE(f.sched.num_waiting(), 1);
     QCOMPARE(f.kv.stats().num_preemptions, int64_t(1));
     QCOMPARE(f.kv.check_invariants(), std::string());
-    // Once a finishes, c comes back, computed from the start: its full block was cached at
-    // preemption, then evicted for b's third block.
+    // Once a finishes, c comes back ahead of any later arrival, computed from the start: its
+    // full blocks were cached at preemption, then evicted for a's and b's third blocks.
     f.sched.remove(1);
     f.kv.free(1);
     f.sample_all(s);
+    f.add(tokens(2, 400));
     s = f.sched.schedule(f.kv);
     QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 9, 1, true}, {3, 0, 9, false}}));
+    QCOMPARE(f.sched.num_waiting(), 1);
   }
 
   void a_sequence_that_cannot_grow_preempts_itself() {

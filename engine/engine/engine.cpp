@@ -1,0 +1,340 @@
+// The engine loop: commands, schedule, transfers, one forward pass, sampling, events.
+#include "engine/engine/engine.h"
+
+#include <algorithm>
+
+#include "engine/common/error.h"
+#include "engine/kv/kv_transfers.h"
+#include "engine/sample/sampler.h"
+#include "engine/sample/stop_matcher.h"
+
+namespace pagedchat {
+
+// A sequence being generated: what the scheduler sees plus the per-sequence sampling state.
+struct Engine::Live {
+  SchedSequence s;
+  RequestId request = -1;
+  int index = 0;
+  int num_to_fork = 0;  // n - 1 samples still to fork off once the prompt's logits arrive
+  int num_generated = 0;
+  SamplingParams params;
+  bool park_when_done = false;
+  Sampler sampler;
+  StopMatcher stop;
+  Utf8StreamDecoder utf8;
+
+  explicit Live(const SamplingParams& p) : params(p), sampler(p), stop(p.stop) {}
+};
+
+struct Engine::Command {
+  enum class Kind { submit, abort, fork, release } kind;
+  RequestId request = -1;
+  Request body;
+  SequenceId seq = -1, child = -1;
+};
+
+Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
+    : model_(model),
+      backend_(backend),
+      config_(config),
+      kv_([&] {
+        if (config_.max_context <= 0) config_.max_context = model.config().context_length;
+        if (config_.block_size <= 0) fail("bad block size %d", config_.block_size);
+        if (config_.num_blocks <= 0) config_.num_blocks = (config_.max_context + config_.block_size - 1) / config_.block_size;
+        return KvManagerConfig{config_.num_blocks, config_.block_size, 0, 0x5061676564ull, {}};
+      }()),
+      scheduler_({config_.max_batched_tokens, config_.max_num_seqs}) {
+  const ModelConfig& c = model.config();
+  backend_.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, config_.num_blocks, config_.block_size});
+  kv_.set_event_sink([this](const KvEvent& e) {
+    EngineEvent ev;
+    ev.kind = EngineEventKind::kv;
+    ev.seq = e.seq;
+    ev.kv = e;
+    publish(ev);
+  });
+}
+
+Engine::~Engine() = default;
+
+// --- Commands (any thread) --------------------------------------------------------------
+
+RequestId Engine::submit(Request request) {
+  std::lock_guard lock(mutex_);
+  RequestId id = next_request_++;
+  commands_.push_back({Command::Kind::submit, id, std::move(request)});
+  return id;
+}
+
+void Engine::abort(RequestId id) {
+  std::lock_guard lock(mutex_);
+  commands_.push_back({Command::Kind::abort, id, {}});
+}
+
+SequenceId Engine::fork(SequenceId parked) {
+  std::lock_guard lock(mutex_);
+  SequenceId child = next_seq_++;
+  commands_.push_back({Command::Kind::fork, -1, {}, parked, child});
+  return child;
+}
+
+void Engine::release(SequenceId parked) {
+  std::lock_guard lock(mutex_);
+  commands_.push_back({Command::Kind::release, -1, {}, parked});
+}
+
+// --- Engine thread ----------------------------------------------------------------------
+
+void Engine::subscribe(EventSink sink) { sinks_.push_back(std::move(sink)); }
+
+void Engine::publish(const EngineEvent& e) {
+  for (const EventSink& sink : sinks_) sink(e);
+}
+
+bool Engine::has_work() const {
+  std::lock_guard lock(mutex_);
+  return !commands_.empty() || scheduler_.has_work();
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s = counters_;
+  s.num_waiting = scheduler_.num_waiting();
+  s.num_running = scheduler_.num_running();
+  s.num_parked = static_cast<int32_t>(parked_.size());
+  s.kv = kv_.stats(backend_.kv_shape().block_bytes(sizeof(float)));
+  return s;
+}
+
+void Engine::apply_commands() {
+  std::vector<Command> commands;
+  {
+    std::lock_guard lock(mutex_);
+    commands.swap(commands_);
+  }
+  for (Command& c : commands) {
+    switch (c.kind) {
+      case Command::Kind::submit: start_request(c.request, std::move(c.body)); break;
+      case Command::Kind::abort: abort_request(c.request); break;
+      case Command::Kind::fork: fork_parked(c.seq, c.child); break;
+      case Command::Kind::release: release_parked(c.seq); break;
+    }
+  }
+}
+
+void Engine::start_request(RequestId id, Request request) {
+  const int vocab = model_.config().vocab_size;
+  std::string error = request.params.validate();
+  if (error.empty() && (request.n < 1 || request.n > 256)) error = "n must be 1 to 256";
+  if (error.empty() && request.prompt.empty()) error = "the prompt is empty";
+  for (int32_t t : request.prompt)
+    if (error.empty() && (t < 0 || t >= vocab))
+      error = "prompt token " + std::to_string(t) + " is outside the vocabulary (" + std::to_string(vocab) + ")";
+  const int64_t len = static_cast<int64_t>(request.prompt.size());
+  if (error.empty() && len >= config_.max_context)
+    error = "the prompt has " + std::to_string(len) + " tokens; the context holds " + std::to_string(config_.max_context);
+  if (error.empty() && !kv_.fits_ever(len))
+    error = "the prompt needs " + std::to_string(kv_.num_blocks_for(len)) + " KV blocks of " +
+            std::to_string(config_.block_size) + " tokens; the whole pool has " + std::to_string(kv_.num_blocks());
+  if (!error.empty()) {
+    EngineEvent e;
+    e.kind = EngineEventKind::error;
+    e.request = id;
+    e.reason = "request " + std::to_string(id) + ": " + error;
+    publish(e);
+    return;
+  }
+  auto live = std::make_unique<Live>(request.params);
+  {
+    std::lock_guard lock(mutex_);
+    live->s.id = next_seq_++;
+  }
+  live->s.arrival = next_arrival_++;
+  live->s.tokens = std::move(request.prompt);
+  live->request = id;
+  live->num_to_fork = request.n - 1;
+  live->park_when_done = request.park_when_done;
+  scheduler_.add_waiting(&live->s);
+  live_per_request_[id] = 1;
+  live_.emplace(live->s.id, std::move(live));
+}
+
+void Engine::abort_request(RequestId id) {
+  std::vector<Live*> victims;
+  for (auto& [seq, live] : live_)
+    if (live->request == id) victims.push_back(live.get());
+  std::sort(victims.begin(), victims.end(), [](Live* a, Live* b) { return a->s.id < b->s.id; });
+  for (Live* live : victims) {
+    live->park_when_done = false;
+    finish(*live, "abort");
+  }
+}
+
+void Engine::fork_parked(SequenceId parent, SequenceId child) {
+  if (!parked_.count(parent)) {
+    EngineEvent e;
+    e.kind = EngineEventKind::error;
+    e.seq = child;
+    e.reason = "cannot fork sequence " + std::to_string(parent) + ": it is not parked (finished, released or reclaimed)";
+    publish(e);
+    return;
+  }
+  kv_.fork(parent, child);
+  kv_.park(child);
+  parked_.insert(child);
+}
+
+void Engine::release_parked(SequenceId seq) {
+  if (parked_.erase(seq)) kv_.free(seq);
+}
+
+bool Engine::step() {
+  apply_commands();
+  if (!scheduler_.has_work()) return has_work();
+  ScheduledStep step = scheduler_.schedule(kv_);
+  for (SequenceId id : step.reclaimed) parked_.erase(id);
+  counters_.num_preempted += static_cast<int64_t>(step.preempted.size());
+  if (!step.empty()) run_forward(step);
+  return has_work();
+}
+
+// Transfers, then the forward pass over every chunk, then sampling where a chunk reached the
+// end of its sequence's tokens.
+void Engine::run_forward(const ScheduledStep& step) {
+  ForwardBatch batch;
+  std::vector<int32_t> table;
+  for (const ScheduledChunk& c : step.chunks) {
+    std::span<const int32_t> t = kv_.block_table(c.seq->id);
+    table.assign(t.begin(), t.end());
+    batch.add_sequence(c.seq->tokens.data() + c.start, c.num_tokens, c.start, table, config_.block_size,
+                       c.wants_logits());
+  }
+  try {
+    for (const TransferBatch& tb : batch_transfers(kv_.take_transfers())) {
+      if (tb.kind != TransferKind::copy) fail("the engine does not swap (transfer %s)", transfer_kind_name(tb.kind));
+      backend_.copy_blocks(tb.pairs);
+    }
+    backend_.forward(batch, logits_);
+  } catch (const std::exception& e) {
+    fail_batch(step, e.what());
+    return;
+  }
+  ++counters_.num_steps;
+  const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+  size_t row = 0;
+  for (const ScheduledChunk& c : step.chunks) {
+    (c.is_decode ? counters_.num_decode_tokens : counters_.num_prefill_tokens) += c.num_tokens;
+    if (!c.wants_logits()) continue;
+    Live& live = *live_.at(c.seq->id);
+    after_logits(live, std::span<const float>(logits_).subspan(row++ * vocab, vocab));
+  }
+}
+
+// The step's forward failed: its sequences' new blocks hold no K/V, so they are discarded
+// (never served from the prefix cache) and their requests fail; the others go on.
+void Engine::fail_batch(const ScheduledStep& step, const std::string& message) {
+  std::vector<RequestId> failed;
+  for (const ScheduledChunk& c : step.chunks) failed.push_back(live_.at(c.seq->id)->request);
+  for (const ScheduledChunk& c : step.chunks) {
+    kv_.discard(c.seq->id);
+    c.seq->in_kv = false;
+  }
+  std::sort(failed.begin(), failed.end());
+  failed.erase(std::unique(failed.begin(), failed.end()), failed.end());
+  for (RequestId id : failed) {
+    abort_request(id);
+    EngineEvent e;
+    e.kind = EngineEventKind::error;
+    e.request = id;
+    e.reason = "request " + std::to_string(id) + ": the forward pass failed: " + message;
+    publish(e);
+  }
+}
+
+// A sequence's logits: the first ones of a request with n > 1 fork the samples off (the prompt
+// was computed once; the children share its blocks), then each sequence samples.
+void Engine::after_logits(Live& live, std::span<const float> logits) {
+  std::vector<Live*> samplers{&live};
+  for (int i = 1; i <= live.num_to_fork; ++i) {
+    SamplingParams p = live.params;
+    p.seed += static_cast<uint64_t>(i);
+    auto child = std::make_unique<Live>(p);
+    {
+      std::lock_guard lock(mutex_);
+      child->s.id = next_seq_++;
+    }
+    child->s.arrival = live.s.arrival;
+    child->s.tokens = live.s.tokens;
+    child->s.num_computed = live.s.num_computed;
+    child->s.in_kv = true;
+    child->s.prefilled = true;
+    child->request = live.request;
+    child->index = i;
+    child->park_when_done = live.park_when_done;
+    kv_.fork(live.s.id, child->s.id);
+    scheduler_.add_running(&child->s);
+    ++live_per_request_[live.request];
+    samplers.push_back(child.get());
+    live_.emplace(child->s.id, std::move(child));
+  }
+  live.num_to_fork = 0;
+  for (Live* l : samplers) sample(*l, logits);
+}
+
+void Engine::sample(Live& live, std::span<const float> logits) {
+  const Tokenizer& tok = *model_.tokenizer;
+  int32_t next = live.sampler.sample(logits, live.s.tokens);
+  ++counters_.num_generated;
+  if (!live.params.ignore_eos && tok.is_eog(next)) return finish(live, "stop");
+  live.s.tokens.push_back(next);
+  ++live.num_generated;
+  EngineEvent e;
+  e.kind = EngineEventKind::token;
+  e.request = live.request;
+  e.seq = live.s.id;
+  e.index = live.index;
+  e.token = next;
+  e.text = live.stop.push(live.utf8.push(tok.token_to_piece(next)));
+  publish(e);
+  const int64_t len = static_cast<int64_t>(live.s.tokens.size());
+  if (live.stop.stopped()) finish(live, "stop");
+  else if (live.num_generated >= live.params.max_tokens || len >= config_.max_context || !kv_.fits_ever(len))
+    finish(live, "length");
+}
+
+// Ends a sequence: parked (still resident) or freed, and forgotten by the scheduler.
+void Engine::finish(Live& live, const char* reason) {
+  EngineEvent e;
+  e.kind = EngineEventKind::finished;
+  e.request = live.request;
+  e.seq = live.s.id;
+  e.index = live.index;
+  e.reason = reason;
+  if (!live.stop.stopped()) {
+    e.text = live.stop.push(live.utf8.flush());
+    e.text += live.stop.flush();
+  }
+  scheduler_.remove(live.s.id);
+  if (live.s.in_kv && live.park_when_done) {
+    kv_.park(live.s.id);
+    parked_.insert(live.s.id);
+    e.parked = true;
+  } else if (live.s.in_kv) {
+    kv_.free(live.s.id);
+  }
+  if (--live_per_request_[live.request] == 0) live_per_request_.erase(live.request);
+  SequenceId id = live.s.id;
+  publish(e);
+  live_.erase(id);
+}
+
+const char* engine_event_name(EngineEventKind k) {
+  switch (k) {
+    case EngineEventKind::token: return "token";
+    case EngineEventKind::finished: return "finished";
+    case EngineEventKind::error: return "error";
+    case EngineEventKind::kv: return "kv";
+  }
+  return "?";
+}
+
+}  // namespace pagedchat
