@@ -1,3 +1,4 @@
+// Parsing of the CLI's `--name value` options and `--flag` switches.
 #include "app/cli/cli_args.h"
 
 #include <cerrno>
@@ -21,7 +22,7 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& op
       flags_.insert(name);
     } else if (options.count(name)) {
       if (i + 1 >= argv.size()) fail("option --%s needs a value", name.c_str());
-      values_[name] = argv[++i];
+      values_[name].push_back(argv[++i]);
     } else {
       fail("unknown option --%s", name.c_str());
     }
@@ -31,7 +32,12 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& op
 std::optional<std::string> Args::get(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;
-  return it->second;
+  return it->second.back();
+}
+
+std::vector<std::string> Args::get_all(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::string Args::get_or(const std::string& name, const std::string& fallback) const {

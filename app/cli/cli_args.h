@@ -16,7 +16,8 @@ class Args {
   Args(const std::vector<std::string>& argv, const std::set<std::string>& options, const std::set<std::string>& flags);
 
   bool flag(const std::string& name) const { return flags_.count(name) > 0; }
-  std::optional<std::string> get(const std::string& name) const;
+  std::optional<std::string> get(const std::string& name) const;  // the last one given
+  std::vector<std::string> get_all(const std::string& name) const;  // every one, in order
   std::string get_or(const std::string& name, const std::string& fallback) const;
   int get_int(const std::string& name, int fallback, int lo, int hi) const;
   double get_double(const std::string& name, double fallback, double lo, double hi) const;
@@ -24,7 +25,7 @@ class Args {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> values_;
   std::set<std::string> flags_;
   std::vector<std::string> positional_;
 };

@@ -42,6 +42,7 @@ std::vector<int32_t> bench_prompt(const Model& model, int n) {
       "vacuum tubes to transistors, from machine code to compilers, and from single programs to "
       "operating systems that share one machine among many users. ";
   std::vector<int32_t> one = model.tokenizer->encode(text, false, false);
+  if (one.empty()) fail("the model's tokenizer turns the benchmark text into no tokens");
   std::vector<int32_t> out;
   while (static_cast<int>(out.size()) < n) out.insert(out.end(), one.begin(), one.end());
   out.resize(n);

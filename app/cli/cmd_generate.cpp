@@ -33,7 +33,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   sp.frequency_penalty = static_cast<float>(args.get_double("frequency-penalty", 0.0, -2.0, 2.0));
   sp.presence_penalty = static_cast<float>(args.get_double("presence-penalty", 0.0, -2.0, 2.0));
   sp.ignore_eos = args.flag("ignore-eos");
-  if (auto s = args.get("stop")) sp.stop.push_back(*s);
+  sp.stop = args.get_all("stop");
   int threads = args.get_int("threads", 0, 0, 1024);
   int block_size = args.get_int("block-size", 16, 1, 256);
 

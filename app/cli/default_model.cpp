@@ -1,3 +1,4 @@
+// The default model's path and the hint to fetch it.
 #include "app/cli/default_model.h"
 
 #include <cstdlib>

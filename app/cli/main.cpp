@@ -16,8 +16,9 @@ const char* kUsage =
     "usage: pagedchat-cli COMMAND [options]\n"
     "  generate  [--model PATH] --prompt TEXT [--raw] [--system TEXT] [--max-tokens N]\n"
     "            [--temperature T] [--seed S] [--top-k K] [--top-p P] [--min-p P]\n"
-    "            [--repeat-penalty R] [--stop TEXT] [--threads N] [--ignore-eos]\n"
-    "  tokenize  [--model PATH] --text TEXT [--no-special]\n"
+    "            [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P]\n"
+    "            [--stop TEXT]... [--threads N] [--block-size N] [--backend cpu] [--ignore-eos]\n"
+    "  tokenize  [--model PATH] --text TEXT [--no-special] [--pieces]\n"
     "  bench     [--model PATH] [--threads 1,2] [--prompt-tokens N] [--decode-tokens N] [--repeats N] [--json]\n"
     "  bench quant [--threads N]   dot-product GB/s per weight type\n"
     "Without --model the default model is used (installer/fetch-models.sh fetches it).\n";

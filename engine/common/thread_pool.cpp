@@ -1,6 +1,10 @@
+// The forward pass's thread pool: job hand-out, idle spinning, and the sleep/wake handshake.
 #include "engine/common/thread_pool.h"
 
 #include <chrono>
+#include <system_error>
+
+#include "engine/common/error.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -37,10 +41,17 @@ int ThreadPool::default_num_threads() {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = default_num_threads();
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  try {
+    for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error& e) {
+    stop_workers();
+    throw Error(format("cannot start %d threads: %s", num_threads, e.what()));
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);

@@ -18,7 +18,8 @@ namespace pagedchat {
 
 class ThreadPool {
  public:
-  // num_threads counts the caller; 0 means all hardware threads.
+  // num_threads counts the caller; 0 means all hardware threads. Throws Error if the threads
+  // cannot be started.
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -42,6 +43,7 @@ class ThreadPool {
   };
   static void run_tasks(Job& job);
   void worker_loop();
+  void stop_workers();
 
   std::vector<std::thread> workers_;
   std::atomic<Job*> job_{nullptr};     // the job in progress, null between jobs

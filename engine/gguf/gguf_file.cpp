@@ -115,9 +115,13 @@ void read_value(Reader& r, GgufValue& v, const std::string& key, uint32_t versio
   if (!valid_value_type(at)) fail("metadata '%s': unknown array element type %u", key.c_str(), at);
   v.array_type = static_cast<GgufValueType>(at);
   v.array_count = version == 1 ? r.read<uint32_t>(key.c_str()) : r.read<uint64_t>(key.c_str());
-  // Every element takes at least one byte (a string at least its length field), so a count
-  // larger than what remains is a lie; checking here keeps reserve() bounded.
-  if (v.array_count > r.remaining())
+  // Every element takes at least one byte (a string at least its 8-byte length field, an array
+  // at least its 12-byte header), so a count larger than that allows is a lie; checking here
+  // keeps reserve() bounded by the file size.
+  uint64_t min_element_bytes = v.array_type == GgufValueType::STRING   ? 8
+                               : v.array_type == GgufValueType::ARRAY ? 12
+                                                                       : value_type_size(v.array_type);
+  if (v.array_count > r.remaining() / min_element_bytes)
     fail("metadata '%s': array count %llu exceeds the file", key.c_str(), (unsigned long long)v.array_count);
   if (v.array_type == GgufValueType::STRING) {
     v.array_strings.reserve(v.array_count);
@@ -226,8 +230,9 @@ void GgufFile::parse() {
   }
 
   if (const GgufValue* a = find("general.alignment")) {
-    if (!a->is_integer() || a->u == 0 || a->u > 65536 || (a->u & (a->u - 1)) != 0)
-      fail("general.alignment must be a power of two up to 65536");
+    // The format asks for a multiple of 8; less would misalign f32 tensor data.
+    if (!a->is_integer() || a->u < 8 || a->u > 65536 || (a->u & (a->u - 1)) != 0)
+      fail("general.alignment must be a power of two from 8 to 65536");
     alignment_ = a->u;
   }
 
@@ -325,6 +330,8 @@ std::optional<int64_t> GgufFile::opt_int(std::string_view key) const {
   const GgufValue* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_integer()) wrong_type(key, *v, "an integer");
+  if (v->type == GgufValueType::UINT64 && v->u > static_cast<uint64_t>(INT64_MAX))
+    fail("metadata '%.*s' = %llu does not fit a signed integer", (int)key.size(), key.data(), (unsigned long long)v->u);
   return v->i;
 }
 
@@ -332,6 +339,7 @@ std::optional<double> GgufFile::opt_float(std::string_view key) const {
   const GgufValue* v = find(key);
   if (!v) return std::nullopt;
   if (v->is_float()) return v->f;
+  if (v->type == GgufValueType::UINT64) return static_cast<double>(v->u);
   if (v->is_integer()) return static_cast<double>(v->i);
   wrong_type(key, *v, "a number");
 }

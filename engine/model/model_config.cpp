@@ -61,6 +61,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   std::string scaling = f.opt_string(a + ".rope.scaling.type").value_or("");
   std::optional<double> factor = f.opt_float(a + ".rope.scaling.factor");
   if (scaling.empty()) scaling = factor ? "linear" : "none";
+  // A factor of 0 means "none" in files llama.cpp loads.
+  if (factor && *factor == 0.0) factor = 1.0;
   if (scaling == "linear") {
     c.rope_linear_factor = static_cast<float>(factor.value_or(1.0));
     if (!(c.rope_linear_factor > 0.0f)) fail("rope.scaling.factor %g must be > 0", c.rope_linear_factor);

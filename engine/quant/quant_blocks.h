@@ -224,6 +224,7 @@ PC_HOST_DEVICE inline float inverse_or_zero(float d) { return d != 0.0f ? 1.0f /
 
 PC_HOST_DEVICE inline int8_t quantize_q8_value(float x, float inverse_scale) {
   float r = rintf(x * inverse_scale);  // the default rounding mode: to nearest, ties to even
+  if (r != r) return 0;                // NaN: casting it to int8_t would be undefined
   r = r > 127.0f ? 127.0f : r;
   r = r < -127.0f ? -127.0f : r;
   return static_cast<int8_t>(r);

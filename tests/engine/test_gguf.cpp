@@ -134,7 +134,7 @@ class TestGguf : public QObject {
       }
       ++cases;
     }
-    QCOMPARE(cases, 27);
+    QCOMPARE(cases, 29);
     GgufFile good = GgufFile::open(dir + "good.bin");
     QCOMPARE(good.tensors().size(), size_t(1));
   }
