@@ -129,7 +129,11 @@ void Engine::start_request(RequestId id, Request request) {
   for (int32_t t : request.prompt)
     if (error.empty() && (t < 0 || t >= vocab))
       error = "prompt token " + std::to_string(t) + " is outside the vocabulary (" + std::to_string(vocab) + ")";
-  const int64_t len = static_cast<int64_t>(request.prompt.size());
+  if (error.empty() && request.continue_seq >= 0 && !parked_.count(request.continue_seq))
+    error = "sequence " + std::to_string(request.continue_seq) + " is not parked (finished, released or reclaimed)";
+  std::vector<int32_t> held;  // what the continued sequence stores
+  if (error.empty() && request.continue_seq >= 0) held = kv_.stored_tokens(request.continue_seq);
+  const int64_t len = static_cast<int64_t>(held.size() + request.prompt.size());
   if (error.empty() && len >= config_.max_context)
     error = "the prompt has " + std::to_string(len) + " tokens; the context holds " + std::to_string(config_.max_context);
   if (error.empty() && !kv_.fits_ever(len))
@@ -144,16 +148,26 @@ void Engine::start_request(RequestId id, Request request) {
     return;
   }
   auto live = std::make_unique<Live>(request.params);
-  {
-    std::lock_guard lock(mutex_);
-    live->s.id = next_seq_++;
-  }
   live->s.arrival = next_arrival_++;
-  live->s.tokens = std::move(request.prompt);
   live->request = id;
   live->num_to_fork = request.n - 1;
   live->park_when_done = request.park_when_done;
-  scheduler_.add_waiting(&live->s);
+  if (request.continue_seq >= 0) {
+    // Resumed where it stopped: only the new tokens are computed.
+    live->s.id = request.continue_seq;
+    live->s.tokens = std::move(held);
+    live->s.num_computed = static_cast<int32_t>(live->s.tokens.size());
+    live->s.tokens.insert(live->s.tokens.end(), request.prompt.begin(), request.prompt.end());
+    live->s.in_kv = true;
+    parked_.erase(request.continue_seq);
+    kv_.resume(request.continue_seq);
+    scheduler_.add_running(&live->s);
+  } else {
+    std::lock_guard lock(mutex_);
+    live->s.id = next_seq_++;
+    live->s.tokens = std::move(request.prompt);
+  }
+  if (!live->s.in_kv) scheduler_.add_waiting(&live->s);
   live_per_request_[id] = 1;
   live_.emplace(live->s.id, std::move(live));
 }

@@ -12,12 +12,17 @@ namespace pagedchat {
 using RequestId = int64_t;
 
 struct Request {
-  std::vector<int32_t> prompt;  // token ids
+  // Token ids. With continue_seq: the tokens to append to what that sequence holds (its
+  // last sampled token included, which a parked sequence has not stored yet).
+  std::vector<int32_t> prompt;
   SamplingParams params;
   int n = 1;  // parallel samples: the prompt is computed once and forked n ways (seeds seed + i)
   // Keep each finished sequence resident (parked) for a next turn or a fork, instead of
   // freeing it; Engine::release() frees it.
   bool park_when_done = false;
+  // A parked sequence to continue (the next turn of a chat, or a fork's first turn): only the
+  // new tokens are computed. -1: a new sequence.
+  SequenceId continue_seq = -1;
 };
 
 }  // namespace pagedchat

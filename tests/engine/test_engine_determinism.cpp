@@ -1,7 +1,8 @@
 // The engine's greedy output for a request is the same, token for token, alone or batched with
 // 7 others, with block sizes 4, 16 and 32, through the prefix cache, under a pool so small that
 // sequences are preempted and recomputed, with chunked prefill at 8 tokens a step, and as one
-// of n = 4 parallel samples (whose prompt is computed once). Rests on the CPU forward giving
+// of n = 4 parallel samples (whose prompt is computed once), and as the next turn of a parked
+// sequence or of a fork of it (copy-on-write of the shared last block). Rests on the CPU forward giving
 // the same bits for a row whatever else is in the batch (test_forward_invariance).
 
 #include <QtTest>
@@ -238,6 +239,50 @@ class TestEngineDeterminism : public QObject {
       Outcome alone = run(*backend_, *model_, EngineConfig{}, {single});
       QCOMPARE(forked.tokens[1][i], alone.tokens[1][0]);
     }
+  }
+
+  void next_turn_of_a_parked_sequence_and_of_its_fork() {
+    // Turn 1: prompt P, parked. Turn 2 appends Q, on the parked sequence and on a fork of it.
+    // Both must answer as the whole conversation P + reply + Q run alone from scratch.
+    EngineConfig c;
+    c.block_size = 4;
+    Engine engine(*model_, *backend_, c);
+    std::map<RequestId, std::vector<int32_t>> tokens;
+    SequenceId parked = -1;
+    engine.subscribe([&](const EngineEvent& e) {
+      if (e.kind == EngineEventKind::token) tokens[e.request].push_back(e.token);
+      if (e.kind == EngineEventKind::finished && e.parked) parked = e.seq;
+      if (e.kind == EngineEventKind::error) QWARN(e.reason.c_str());
+    });
+    Request turn1 = greedy(prompts_[1]);
+    turn1.park_when_done = true;
+    RequestId first = engine.submit(turn1);
+    while (engine.step()) {}
+    QVERIFY(parked >= 0);
+    QCOMPARE(tokens[first], alone_[1]);
+    SequenceId child = engine.fork(parked);
+    engine.step();
+    QVERIFY(engine.kv().has_sequence(child));
+    QVERIFY(engine.stats().kv.num_shared_blocks > 0);
+
+    std::vector<int32_t> next = {alone_[1].back()};  // the reply's last token is not stored yet
+    std::vector<int32_t> q = model_->tokenizer->encode(" Now one about the moon.", false, false);
+    next.insert(next.end(), q.begin(), q.end());
+    int64_t prefill_before = engine.stats().num_prefill_tokens;
+    Request on_child = greedy(next), on_parent = greedy(next);
+    on_child.continue_seq = child;
+    on_parent.continue_seq = parked;
+    RequestId a = engine.submit(on_child), b = engine.submit(on_parent);
+    while (engine.step()) {}
+    QCOMPARE(engine.stats().num_prefill_tokens - prefill_before, static_cast<int64_t>(2 * next.size()));
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+
+    std::vector<int32_t> whole = prompts_[1];
+    whole.insert(whole.end(), alone_[1].begin(), alone_[1].end());
+    whole.insert(whole.end(), q.begin(), q.end());
+    Outcome from_scratch = run(*backend_, *model_, c, {greedy(whole)});
+    QCOMPARE(tokens[a], from_scratch.tokens[1][0]);
+    QCOMPARE(tokens[b], from_scratch.tokens[1][0]);
   }
 };
 

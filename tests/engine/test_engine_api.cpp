@@ -1,0 +1,247 @@
+// The engine as a client sees it: token and finish events (with their reasons), errors that
+// fail one request and leave the others running, abort freeing blocks at once, commands from
+// another thread, and parked sequences forked and released.
+
+#include <QtTest>
+
+#include <memory>
+#include <thread>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/engine/engine.h"
+#include "engine/model/model.h"
+#include "support/test_env.h"
+
+using namespace pagedchat;
+
+namespace {
+
+// Every event, in order.
+struct Recorder {
+  std::vector<EngineEvent> events;
+  void attach(Engine& e) {
+    e.subscribe([this](const EngineEvent& ev) {
+      if (ev.kind != EngineEventKind::kv) events.push_back(ev);
+    });
+  }
+  std::vector<EngineEvent> of(RequestId id, EngineEventKind kind) const {
+    std::vector<EngineEvent> out;
+    for (const EngineEvent& e : events)
+      if (e.request == id && e.kind == kind) out.push_back(e);
+    return out;
+  }
+  std::string text(RequestId id) const {
+    std::string s;
+    for (const EngineEvent& e : events)
+      if (e.request == id && (e.kind == EngineEventKind::token || e.kind == EngineEventKind::finished)) s += e.text;
+    return s;
+  }
+};
+
+}  // namespace
+
+class TestEngineApi : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<CpuBackend> backend_;
+
+  Request request(const char* text, int max_tokens) {
+    Request r;
+    r.prompt = model_->tokenizer->encode(text, true, false);
+    r.params.max_tokens = max_tokens;
+    r.params.ignore_eos = true;
+    return r;
+  }
+
+ private slots:
+  void initTestCase() {
+    PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
+    model_ = Model::load(path);
+    backend_ = std::make_unique<CpuBackend>(model_->weights, 2);
+  }
+
+  void token_and_finish_events() {
+    Engine engine(*model_, *backend_, EngineConfig{});
+    Recorder rec;
+    rec.attach(engine);
+    int num_kv = 0;
+    engine.subscribe([&](const EngineEvent& e) { num_kv += e.kind == EngineEventKind::kv; });
+    RequestId id = engine.submit(request("The capital of France is", 6));
+    while (engine.step()) {}
+    std::vector<EngineEvent> tokens = rec.of(id, EngineEventKind::token);
+    QCOMPARE(tokens.size(), size_t(6));
+    std::vector<int32_t> ids;
+    for (const EngineEvent& e : tokens) ids.push_back(e.token);
+    QCOMPARE(rec.text(id), model_->tokenizer->decode(ids));
+    std::vector<EngineEvent> done = rec.of(id, EngineEventKind::finished);
+    QCOMPARE(done.size(), size_t(1));
+    QCOMPARE(done[0].reason, std::string("length"));
+    QVERIFY(!done[0].parked);
+    QCOMPARE(rec.events.back().kind, EngineEventKind::finished);
+    QVERIFY(num_kv > 0);  // allocations and the finish at least
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+  }
+
+  void stop_string_ends_with_stop() {
+    // The stop string is the text of the greedy reply's third token onwards: the reply ends
+    // there, and the stop text never reaches the events.
+    Request probe = request("Write a haiku about the sea.", 8);
+    Engine engine(*model_, *backend_, EngineConfig{});
+    Recorder rec;
+    rec.attach(engine);
+    RequestId first = engine.submit(probe);
+    while (engine.step()) {}
+    std::vector<EngineEvent> tokens = rec.of(first, EngineEventKind::token);
+    std::string head = model_->tokenizer->decode(std::vector<int32_t>{tokens[0].token, tokens[1].token});
+    std::string stop = model_->tokenizer->token_to_piece(tokens[2].token);
+    QVERIFY(!stop.empty() && head.find(stop) == std::string::npos);
+    probe.params.stop = {stop};
+    RequestId second = engine.submit(probe);
+    while (engine.step()) {}
+    QCOMPARE(rec.of(second, EngineEventKind::finished)[0].reason, std::string("stop"));
+    QCOMPARE(rec.of(second, EngineEventKind::token).size(), size_t(3));
+    QCOMPARE(rec.text(second), head);
+  }
+
+  void abort_frees_blocks_at_once() {
+    EngineConfig c;
+    c.block_size = 4;
+    Engine engine(*model_, *backend_, c);
+    Recorder rec;
+    rec.attach(engine);
+    RequestId a = engine.submit(request("Once upon a time, in a small village,", 40));
+    RequestId b = engine.submit(request("Hi", 3));
+    for (int i = 0; i < 2; ++i) engine.step();
+    int used_by_both = engine.stats().kv.num_used_blocks;
+    QVERIFY(used_by_both > 0);
+    engine.abort(a);
+    engine.step();  // applies the abort before its forward pass
+    QCOMPARE(rec.of(a, EngineEventKind::finished).size(), size_t(1));
+    QCOMPARE(rec.of(a, EngineEventKind::finished)[0].reason, std::string("abort"));
+    QCOMPARE(rec.of(a, EngineEventKind::token).size(), size_t(2));
+    QVERIFY(engine.stats().kv.num_used_blocks < used_by_both);
+    while (engine.step()) {}
+    QCOMPARE(rec.of(b, EngineEventKind::token).size(), size_t(3));
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+    QCOMPARE(engine.kv().check_invariants(), std::string());
+    engine.abort(a);  // already over: nothing happens
+    engine.abort(12345);
+    QVERIFY(!engine.step());
+    QCOMPARE(rec.of(a, EngineEventKind::finished).size(), size_t(1));
+  }
+
+  void a_prompt_that_can_never_fit_fails_alone() {
+    // 6 blocks of 4 tokens: a 30-token prompt can never be held; the others run.
+    EngineConfig c;
+    c.block_size = 4;
+    c.num_blocks = 6;
+    Engine engine(*model_, *backend_, c);
+    Recorder rec;
+    rec.attach(engine);
+    RequestId small1 = engine.submit(request("Hi", 4));
+    Request big = request("Once upon a time, in a small village at the edge of a dark forest, there lived an "
+                          "old woman who kept bees.", 4);
+    QVERIFY(big.prompt.size() > 24);
+    RequestId huge = engine.submit(big);
+    RequestId small2 = engine.submit(request("Good morning", 4));
+    while (engine.step()) {}
+    std::vector<EngineEvent> errors = rec.of(huge, EngineEventKind::error);
+    QCOMPARE(errors.size(), size_t(1));
+    QVERIFY2(errors[0].reason.find("whole pool has 6") != std::string::npos, errors[0].reason.c_str());
+    QVERIFY(rec.of(huge, EngineEventKind::token).empty());
+    QCOMPARE(rec.of(small1, EngineEventKind::token).size(), size_t(4));
+    QCOMPARE(rec.of(small2, EngineEventKind::token).size(), size_t(4));
+    QCOMPARE(rec.of(small1, EngineEventKind::finished)[0].reason, std::string("length"));
+  }
+
+  void a_reply_that_outgrows_the_pool_ends_with_length() {
+    EngineConfig c;
+    c.block_size = 4;
+    c.num_blocks = 3;  // 12 tokens
+    Engine engine(*model_, *backend_, c);
+    Recorder rec;
+    rec.attach(engine);
+    Request r = request("Hi", 50);
+    RequestId id = engine.submit(r);
+    while (engine.step()) {}
+    QCOMPARE(rec.of(id, EngineEventKind::finished)[0].reason, std::string("length"));
+    QCOMPARE(rec.of(id, EngineEventKind::token).size(), size_t(12 - r.prompt.size() + 1));
+  }
+
+  void bad_requests_get_error_events() {
+    Engine engine(*model_, *backend_, EngineConfig{});
+    Recorder rec;
+    rec.attach(engine);
+    Request empty = request("x", 4);
+    empty.prompt.clear();
+    Request out_of_vocab = request("x", 4);
+    out_of_vocab.prompt.push_back(model_->config().vocab_size);
+    Request bad_params = request("x", 4);
+    bad_params.params.temperature = -1.0f;
+    Request bad_n = request("x", 4);
+    bad_n.n = 0;
+    Request not_parked = request("x", 4);
+    not_parked.continue_seq = 999;
+    std::vector<RequestId> ids;
+    for (const Request& r : {empty, out_of_vocab, bad_params, bad_n, not_parked}) ids.push_back(engine.submit(r));
+    QVERIFY(!engine.step());
+    const char* expected[] = {"the prompt is empty", "outside the vocabulary", "", "n must be", "is not parked"};
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::vector<EngineEvent> errors = rec.of(ids[i], EngineEventKind::error);
+      QCOMPARE(errors.size(), size_t(1));
+      QVERIFY2(errors[0].reason.find(expected[i]) != std::string::npos, errors[0].reason.c_str());
+    }
+    QCOMPARE(rec.events.size(), ids.size());
+  }
+
+  void commands_from_another_thread() {
+    Engine engine(*model_, *backend_, EngineConfig{});
+    Recorder rec;
+    rec.attach(engine);
+    std::vector<RequestId> ids(4);
+    std::thread client([&] {
+      for (int i = 0; i < 4; ++i) ids[i] = engine.submit(request("Count: 1, 2,", 3));
+    });
+    client.join();
+    while (engine.step()) {}
+    QCOMPARE(ids, (std::vector<RequestId>{1, 2, 3, 4}));
+    for (RequestId id : ids) QCOMPARE(rec.of(id, EngineEventKind::token).size(), size_t(3));
+  }
+
+  void parked_sequences_fork_and_release() {
+    EngineConfig c;
+    c.block_size = 4;
+    Engine engine(*model_, *backend_, c);
+    Recorder rec;
+    rec.attach(engine);
+    Request r = request("The capital of France is", 5);
+    r.park_when_done = true;
+    RequestId id = engine.submit(r);
+    while (engine.step()) {}
+    std::vector<EngineEvent> done = rec.of(id, EngineEventKind::finished);
+    QVERIFY(done[0].parked);
+    SequenceId parent = done[0].seq;
+    const int held = engine.stats().kv.num_used_blocks;
+    QCOMPARE(held, static_cast<int>((r.prompt.size() + 4 + 3) / 4));  // the last token is not stored
+    SequenceId child = engine.fork(parent);
+    QVERIFY(!engine.step());
+    QCOMPARE(engine.stats().num_parked, 2);
+    QCOMPARE(engine.stats().kv.num_used_blocks, held);  // shared, not copied
+    QCOMPARE(engine.stats().kv.num_shared_blocks, held);
+    engine.release(parent);
+    engine.step();
+    QCOMPARE(engine.stats().kv.num_used_blocks, held);
+    QCOMPARE(engine.stats().kv.num_shared_blocks, 0);
+    engine.release(child);
+    SequenceId orphan = engine.fork(parent);  // released: an error for the child
+    engine.step();
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+    QCOMPARE(engine.stats().num_parked, 0);
+    QCOMPARE(rec.events.back().kind, EngineEventKind::error);
+    QCOMPARE(rec.events.back().seq, orphan);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestEngineApi)
+#include "test_engine_api.moc"
