@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/backend/forward_batch.h"
+#include "engine/common/error.h"
 
 namespace pagedchat {
 
@@ -28,6 +29,19 @@ class Backend {
 
   // Copies whole blocks (all layers, K and V) inside the pool.
   virtual void copy_blocks(std::span<const BlockCopy> copies) = 0;
+
+  // Swapping (preemption that keeps a sequence's KV): a host-memory pool of num_blocks blocks
+  // of the device pool's shape, and whole-block copies between the two. A backend without
+  // it throws Error; the engine then preempts by recompute only.
+  virtual void allocate_host_kv(int num_blocks);
+  virtual void swap_out(std::span<const BlockCopy> pairs);  // device src -> host dst
+  virtual void swap_in(std::span<const BlockCopy> pairs);   // host src -> device dst
 };
+
+inline void Backend::allocate_host_kv(int num_blocks) {
+  if (num_blocks > 0) fail("the %.*s backend cannot swap KV blocks", static_cast<int>(name().size()), name().data());
+}
+inline void Backend::swap_out(std::span<const BlockCopy>) { allocate_host_kv(1); }
+inline void Backend::swap_in(std::span<const BlockCopy>) { allocate_host_kv(1); }
 
 }  // namespace pagedchat

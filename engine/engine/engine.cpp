@@ -41,11 +41,14 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
         if (config_.max_context <= 0) config_.max_context = model.config().context_length;
         if (config_.block_size <= 0) fail("bad block size %d", config_.block_size);
         if (config_.num_blocks <= 0) config_.num_blocks = (config_.max_context + config_.block_size - 1) / config_.block_size;
-        return KvManagerConfig{config_.num_blocks, config_.block_size, 0, 0x5061676564ull, {}};
+        return KvManagerConfig{config_.num_blocks, config_.block_size, std::max(config_.num_host_blocks, 0),
+                               0x5061676564ull, {}};
       }()),
-      scheduler_({config_.max_batched_tokens, config_.max_num_seqs}) {
+      scheduler_({config_.max_batched_tokens, config_.max_num_seqs,
+                  config_.num_host_blocks > 0 ? PreemptMode::swap : PreemptMode::recompute}) {
   const ModelConfig& c = model.config();
   backend_.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, config_.num_blocks, config_.block_size});
+  if (config_.num_host_blocks > 0) backend_.allocate_host_kv(config_.num_host_blocks);
   kv_.set_event_sink([this](const KvEvent& e) {
     EngineEvent ev;
     ev.kind = EngineEventKind::kv;
@@ -100,6 +103,7 @@ EngineStats Engine::stats() const {
   EngineStats s = counters_;
   s.num_waiting = scheduler_.num_waiting();
   s.num_running = scheduler_.num_running();
+  s.num_swapped = scheduler_.num_swapped();
   s.num_parked = static_cast<int32_t>(parked_.size());
   s.kv = kv_.stats(backend_.kv_shape().block_bytes(sizeof(float)));
   return s;
@@ -207,7 +211,8 @@ bool Engine::step() {
   ScheduledStep step = scheduler_.schedule(kv_);
   for (SequenceId id : step.reclaimed) parked_.erase(id);
   counters_.num_preempted += static_cast<int64_t>(step.preempted.size());
-  if (!step.empty()) run_forward(step);
+  counters_.num_swapped_out += static_cast<int64_t>(step.swapped_out.size());
+  run_forward(step);
   return has_work();
 }
 
@@ -224,9 +229,13 @@ void Engine::run_forward(const ScheduledStep& step) {
   }
   try {
     for (const TransferBatch& tb : batch_transfers(kv_.take_transfers())) {
-      if (tb.kind != TransferKind::copy) fail("the engine does not swap (transfer %s)", transfer_kind_name(tb.kind));
-      backend_.copy_blocks(tb.pairs);
+      switch (tb.kind) {
+        case TransferKind::copy: backend_.copy_blocks(tb.pairs); break;
+        case TransferKind::swap_out: backend_.swap_out(tb.pairs); break;
+        case TransferKind::swap_in: backend_.swap_in(tb.pairs); break;
+      }
     }
+    if (step.empty()) return;  // only transfers (a swap-out) this step
     backend_.forward(batch, logits_);
   } catch (const std::exception& e) {
     fail_batch(step, e.what());

@@ -2,7 +2,7 @@
 // The engine: many requests served together, one forward pass per step (continuous batching)
 // over one paged KV pool. submit/abort/fork/release may be called from any thread: they queue
 // a command that the next step() applies. step(), snapshot(), stats() and the subscribers run on
-// the engine thread. Preemption is by recompute only (the backend has no swap yet).
+// the engine thread. Preemption is by recompute, or by swap when a host pool is configured.
 
 #include <cstdint>
 #include <memory>
@@ -23,6 +23,7 @@ namespace pagedchat {
 struct EngineConfig {
   int32_t block_size = 16;
   int32_t num_blocks = 0;           // 0: enough for one sequence of max_context tokens
+  int32_t num_host_blocks = 0;      // host pool for swapping; 0: preemption recomputes
   int32_t max_batched_tokens = 512;  // tokens per step
   int32_t max_num_seqs = 64;         // running sequences
   int32_t max_context = 0;           // 0: the model's context length
@@ -34,7 +35,8 @@ struct EngineStats {
   int64_t num_decode_tokens = 0;   // decode tokens computed
   int64_t num_generated = 0;       // tokens sampled
   int64_t num_preempted = 0;       // sequences preempted (recompute)
-  int32_t num_waiting = 0, num_running = 0, num_parked = 0;
+  int64_t num_swapped_out = 0;     // sequences preempted by swap
+  int32_t num_waiting = 0, num_running = 0, num_swapped = 0, num_parked = 0;
   KvStats kv;
 };
 

@@ -42,15 +42,17 @@ void Scheduler::remove(SequenceId id) {
   auto same = [id](const SchedSequence* s) { return s->id == id; };
   running_.erase(std::remove_if(running_.begin(), running_.end(), same), running_.end());
   waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), same), waiting_.end());
+  swapped_.erase(std::remove_if(swapped_.begin(), swapped_.end(), same), swapped_.end());
 }
 
 ScheduledStep Scheduler::schedule(KvManager& kv) {
   ScheduledStep step;
   int32_t budget = config_.max_batched_tokens;
+  swap_in(kv, step);
   schedule_running(kv, /*decode=*/true, budget, step);
   schedule_running(kv, /*decode=*/false, budget, step);
   // A step that had to preempt admits nothing new: the victims come back first.
-  if (step.preempted.empty()) schedule_waiting(kv, budget, step);
+  if (step.preempted.empty() && step.swapped_out.empty() && swapped_.empty()) schedule_waiting(kv, budget, step);
   step.num_tokens = config_.max_batched_tokens - budget;
   return step;
 }
@@ -59,7 +61,7 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
   const std::vector<SchedSequence*> order = running_;  // preemption edits running_
   for (SchedSequence* seq : order) {
     if (budget == 0) break;
-    if (!seq->in_kv) continue;  // preempted earlier in this step
+    if (!seq->in_kv || seq->swapped) continue;  // preempted earlier in this step
     if (seq->prefilled != decode) continue;
     int32_t remaining = seq->num_remaining();
     if (remaining == 0) continue;  // its next token is not sampled yet
@@ -82,7 +84,7 @@ bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks,
   std::vector<SequenceId> candidates;
   for (SchedSequence* s : running_)
     if (s != seq && !is_scheduled(step, s)) candidates.push_back(s->id);
-  ReclaimPlan plan = kv.plan_reclaim(num_blocks, candidates, PreemptMode::recompute);
+  ReclaimPlan plan = kv.plan_reclaim(num_blocks, candidates, config_.preempt_mode);
   if (!plan.enough) {
     kv.preempt(seq->id);
     send_back(seq, step);
@@ -94,6 +96,15 @@ bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks,
     auto it = std::find_if(running_.begin(), running_.end(), [id](const SchedSequence* s) { return s->id == id; });
     assert(it != running_.end());
     send_back(*it, step);
+  }
+  for (SequenceId id : plan.swap_out) {
+    auto it = std::find_if(running_.begin(), running_.end(), [id](const SchedSequence* s) { return s->id == id; });
+    assert(it != running_.end());
+    SchedSequence* victim = *it;
+    running_.erase(it);
+    victim->swapped = true;
+    insert_sorted(swapped_, victim);
+    step.swapped_out.push_back(id);
   }
   assert(num_blocks <= kv.num_available_blocks());
   return true;
@@ -107,6 +118,26 @@ void Scheduler::send_back(SchedSequence* seq, ScheduledStep& step) {
   seq->prefilled = false;
   insert_sorted(waiting_, seq);
   step.preempted.push_back(seq->id);
+}
+
+// Swapped sequences return, oldest first, while their blocks fit (before they are appended to
+// in this step: the swap-in transfers run before the forward pass).
+void Scheduler::swap_in(KvManager& kv, ScheduledStep& step) {
+  while (!swapped_.empty() && num_running() < config_.max_num_seqs) {
+    SchedSequence* seq = swapped_.front();
+    if (!kv.can_swap_in(seq->id)) {
+      // Parked sequences make way; running ones do not (they finish first).
+      ReclaimPlan plan = kv.plan_reclaim(kv.num_blocks_to_swap_in(seq->id), {}, config_.preempt_mode);
+      if (!plan.enough) break;
+      kv.apply(plan);
+      step.reclaimed.insert(step.reclaimed.end(), plan.reclaim.begin(), plan.reclaim.end());
+    }
+    kv.swap_in(seq->id);
+    swapped_.pop_front();
+    seq->swapped = false;
+    insert_sorted(running_, seq);
+    step.swapped_in.push_back(seq->id);
+  }
 }
 
 void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step) {

@@ -3,7 +3,8 @@
 // running sequences. Decode tokens of running sequences first, then the rest of prompts being
 // prefilled in chunks, then new prompts (FCFS), each started through the prefix cache. Under
 // memory pressure parked sequences are released, then running ones preempted (the latest
-// arrival first) by recompute. It decides and applies the KV calls of a step in one place and
+// arrival first) by recompute, or by swap to the host pool when the mode says so and it has
+// room; swapped sequences come back, oldest first, before any new prompt. It decides and applies the KV calls of a step in one place and
 // in the order the KV manager needs (preempt before append); it runs no model.
 
 #include <cstdint>
@@ -21,6 +22,7 @@ struct SchedSequence {
   std::vector<int32_t> tokens;   // prompt and generated tokens so far
   int32_t num_computed = 0;      // tokens whose K/V is stored (== the KV manager's count)
   bool in_kv = false;            // started in the KV manager (running)
+  bool swapped = false;          // in the KV manager's host pool
   bool prefilled = false;        // its tokens were all computed once: one token a step since
 
   int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
@@ -29,6 +31,7 @@ struct SchedSequence {
 struct SchedulerConfig {
   int32_t max_batched_tokens = 512;  // tokens per forward pass
   int32_t max_num_seqs = 64;         // running sequences
+  PreemptMode preempt_mode = PreemptMode::recompute;
 };
 
 // One sequence's share of a step: tokens [start, start + num_tokens) of seq->tokens.
@@ -43,6 +46,8 @@ struct ScheduledChunk {
 struct ScheduledStep {
   std::vector<ScheduledChunk> chunks;      // in batch order
   std::vector<SequenceId> preempted;       // running sequences sent back to waiting (recompute)
+  std::vector<SequenceId> swapped_out;     // running sequences moved to the host pool
+  std::vector<SequenceId> swapped_in;      // back from the host pool, running again
   std::vector<SequenceId> reclaimed;       // parked sequences the KV manager released
   int32_t num_tokens = 0;
   bool empty() const { return chunks.empty(); }
@@ -65,17 +70,20 @@ class Scheduler {
 
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
-  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
+  int32_t num_swapped() const { return static_cast<int32_t>(swapped_.size()); }
+  bool has_work() const { return !waiting_.empty() || !running_.empty() || !swapped_.empty(); }
 
  private:
   bool make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step);
   void send_back(SchedSequence* seq, ScheduledStep& step);
   void schedule_running(KvManager& kv, bool decode, int32_t& budget, ScheduledStep& step);
   void schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step);
+  void swap_in(KvManager& kv, ScheduledStep& step);
 
   SchedulerConfig config_;
   std::deque<SchedSequence*> waiting_;   // by arrival
   std::vector<SchedSequence*> running_;  // by arrival
+  std::deque<SchedSequence*> swapped_;   // by arrival
 };
 
 }  // namespace pagedchat

@@ -1,6 +1,6 @@
 // The engine's greedy output for a request is the same, token for token, alone or batched with
 // 7 others, with block sizes 4, 16 and 32, through the prefix cache, under a pool so small that
-// sequences are preempted and recomputed, with chunked prefill at 8 tokens a step, and as one
+// sequences are preempted (recomputed, or swapped to a host pool and back), with chunked prefill at 8 tokens a step, and as one
 // of n = 4 parallel samples (whose prompt is computed once), and as the next turn of a parked
 // sequence or of a fork of it (copy-on-write of the shared last block). Rests on the CPU forward giving
 // the same bits for a row whatever else is in the batch (test_forward_invariance).
@@ -157,6 +157,21 @@ class TestEngineDeterminism : public QObject {
     Outcome out = check_batched(c);
     QVERIFY2(out.stats.num_preempted > 0, "the pool was meant to force preemption");
     QCOMPARE(out.stats.kv.num_preemptions, out.stats.num_preempted);
+  }
+
+  void tiny_pool_preempts_by_swap() {
+    // The same tiny pool with a host pool: victims are swapped out and back in.
+    EngineConfig c;
+    c.block_size = 4;
+    size_t longest = 0;
+    for (const auto& p : prompts_) longest = std::max(longest, p.size());
+    c.num_blocks = static_cast<int32_t>((longest + kMaxTokens + 3) / 4) + 1;
+    c.num_host_blocks = 64;
+    Outcome out = check_batched(c);
+    QVERIFY2(out.stats.num_swapped_out > 0, "the pool was meant to force swapping");
+    QCOMPARE(out.stats.kv.num_swap_outs, out.stats.num_swapped_out);
+    QCOMPARE(out.stats.kv.num_swap_ins, out.stats.num_swapped_out);
+    QCOMPARE(out.stats.kv.num_swapped_blocks, 0);
   }
 
   void prefix_cache_hit() {

@@ -26,8 +26,9 @@ struct Fixture {
   Scheduler sched;
   std::vector<std::unique_ptr<SchedSequence>> seqs;
 
-  Fixture(int num_blocks, int block_size, int budget, int max_seqs)
-      : kv(KvManagerConfig{num_blocks, block_size}), sched({budget, max_seqs}) {}
+  Fixture(int num_blocks, int block_size, int budget, int max_seqs, int num_host_blocks = 0)
+      : kv(KvManagerConfig{num_blocks, block_size, num_host_blocks}),
+        sched({budget, max_seqs, num_host_blocks ? PreemptMode::swap : PreemptMode::recompute}) {}
 
   SchedSequence* add(std::vector<int32_t> t) {
     auto s = std::make_unique<SchedSequence>();
@@ -171,6 +172,33 @@ class TestScheduler : public QObject {
     s = f.sched.schedule(f.kv);
     QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 9, 1, true}, {3, 0, 9, false}}));
     QCOMPARE(f.sched.num_waiting(), 1);
+  }
+
+  void latest_arrival_is_swapped_out_and_back() {
+    // As above with a host pool: c moves to the host pool with its 8 computed tokens, and
+    // comes back before any new prompt once a finishes, to decode from where it stopped.
+    Fixture f(6, 4, 100, 8, /*num_host_blocks=*/4);
+    f.add(tokens(8, 100));
+    f.add(tokens(8, 200));
+    SchedSequence* c = f.add(tokens(8, 300));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    f.sample_all(s);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.swapped_out, (std::vector<SequenceId>{3}));
+    QVERIFY(s.preempted.empty());
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 8, 1, true}, {2, 8, 1, true}}));
+    QVERIFY(c->swapped && c->in_kv);
+    QCOMPARE(f.kv.state(3), SequenceState::swapped);
+    QCOMPARE(f.sched.num_swapped(), 1);
+    f.sched.remove(1);
+    f.kv.free(1);
+    f.sample_all(s);
+    f.add(tokens(2, 400));
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.swapped_in, (std::vector<SequenceId>{3}));
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 9, 1, true}, {3, 8, 1, true}}));
+    QCOMPARE(f.sched.num_waiting(), 1);  // c took the blocks a left: the new prompt waits
+    QCOMPARE(f.kv.check_invariants(), std::string());
   }
 
   void a_sequence_that_cannot_grow_preempts_itself() {

@@ -24,6 +24,9 @@ class CpuBackend final : public Backend {
   const KvCacheShape& kv_shape() const override { return kv_.shape(); }
   void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
+  void allocate_host_kv(int num_blocks) override;
+  void swap_out(std::span<const BlockCopy> pairs) override;
+  void swap_in(std::span<const BlockCopy> pairs) override;
 
   int num_threads() const { return pool_.num_threads(); }
 
@@ -35,6 +38,7 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;
   cpu::MatmulPrecision precision_;
   cpu::KvPool kv_;
+  cpu::KvPool host_kv_;  // swapped-out blocks, same layout
   cpu::PreparedActivations act_;
   // Scratch, sized per batch: [num_tokens, width]
   std::vector<float> x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_;
