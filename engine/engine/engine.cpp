@@ -53,6 +53,7 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
     EngineEvent ev;
     ev.kind = EngineEventKind::kv;
     ev.seq = e.seq;
+    if (auto it = live_.find(e.seq); it != live_.end()) ev.request = it->second->request;
     ev.kv = e;
     publish(ev);
   });
@@ -118,7 +119,7 @@ void Engine::apply_commands() {
   for (Command& c : commands) {
     switch (c.kind) {
       case Command::Kind::submit: start_request(c.request, std::move(c.body)); break;
-      case Command::Kind::abort: abort_request(c.request); break;
+      case Command::Kind::abort: abort_request(c.request, "abort"); break;
       case Command::Kind::fork: fork_parked(c.seq, c.child); break;
       case Command::Kind::release: release_parked(c.seq); break;
     }
@@ -176,14 +177,14 @@ void Engine::start_request(RequestId id, Request request) {
   live_.emplace(live->s.id, std::move(live));
 }
 
-void Engine::abort_request(RequestId id) {
+void Engine::abort_request(RequestId id, const char* reason) {
   std::vector<Live*> victims;
   for (auto& [seq, live] : live_)
     if (live->request == id) victims.push_back(live.get());
   std::sort(victims.begin(), victims.end(), [](Live* a, Live* b) { return a->s.id < b->s.id; });
   for (Live* live : victims) {
     live->park_when_done = false;
-    finish(*live, "abort");
+    finish(*live, reason);
   }
 }
 
@@ -253,7 +254,8 @@ void Engine::run_forward(const ScheduledStep& step) {
 }
 
 // The step's forward failed: its sequences' new blocks hold no K/V, so they are discarded
-// (never served from the prefix cache) and their requests fail; the others go on.
+// (never served from the prefix cache) and their requests fail (an error, then each sequence
+// finishes with reason "error"); the others go on.
 void Engine::fail_batch(const ScheduledStep& step, const std::string& message) {
   std::vector<RequestId> failed;
   for (const ScheduledChunk& c : step.chunks) failed.push_back(live_.at(c.seq->id)->request);
@@ -264,12 +266,12 @@ void Engine::fail_batch(const ScheduledStep& step, const std::string& message) {
   std::sort(failed.begin(), failed.end());
   failed.erase(std::unique(failed.begin(), failed.end()), failed.end());
   for (RequestId id : failed) {
-    abort_request(id);
     EngineEvent e;
     e.kind = EngineEventKind::error;
     e.request = id;
     e.reason = "request " + std::to_string(id) + ": the forward pass failed: " + message;
     publish(e);
+    abort_request(id, "error");
   }
 }
 
@@ -293,11 +295,12 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
     child->request = live.request;
     child->index = i;
     child->park_when_done = live.park_when_done;
-    kv_.fork(live.s.id, child->s.id);
-    scheduler_.add_running(&child->s);
+    Live* c = child.get();
+    live_.emplace(c->s.id, std::move(child));  // first, so the fork's KV events name the request
+    kv_.fork(live.s.id, c->s.id);
+    scheduler_.add_running(&c->s);
     ++live_per_request_[live.request];
-    samplers.push_back(child.get());
-    live_.emplace(child->s.id, std::move(child));
+    samplers.push_back(c);
   }
   live.num_to_fork = 0;
   for (Live* l : samplers) sample(*l, logits);

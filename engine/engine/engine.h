@@ -70,7 +70,7 @@ class Engine {
 
   void apply_commands();
   void start_request(RequestId id, Request request);
-  void abort_request(RequestId id);
+  void abort_request(RequestId id, const char* reason);
   void fork_parked(SequenceId parent, SequenceId child);
   void release_parked(SequenceId seq);
   void run_forward(const ScheduledStep& step);

@@ -14,10 +14,11 @@ namespace pagedchat {
 enum class EngineEventKind : uint8_t {
   token,     // sequence `seq` (sample `index` of `request`) produced `token`; `text` is what
              // can be shown now (UTF-8 completed, stop strings held back)
-  finished,  // the sequence ended: reason "stop" (EOS or a stop string), "length", "abort";
+  finished,  // the sequence ended: reason "stop" (EOS or a stop string), "length" (max_tokens,
+             // the context, or the whole pool), "abort", "error" (after the error event);
              // `text` is the held-back tail; `parked` when it stays resident
   error,     // the request failed (bad input, a prompt that can never fit, a failed step)
-  kv,        // a KV manager event (`kv`)
+  kv,        // a KV manager event (`kv`); `request` is set while the sequence is generating
 };
 
 struct EngineEvent {

@@ -65,8 +65,11 @@ class TestEngineApi : public QObject {
     Engine engine(*model_, *backend_, EngineConfig{});
     Recorder rec;
     rec.attach(engine);
-    int num_kv = 0;
-    engine.subscribe([&](const EngineEvent& e) { num_kv += e.kind == EngineEventKind::kv; });
+    int num_kv = 0, num_kv_named = 0;
+    engine.subscribe([&](const EngineEvent& e) {
+      num_kv += e.kind == EngineEventKind::kv;
+      num_kv_named += e.kind == EngineEventKind::kv && e.request == 1;
+    });
     RequestId id = engine.submit(request("The capital of France is", 6));
     while (engine.step()) {}
     std::vector<EngineEvent> tokens = rec.of(id, EngineEventKind::token);
@@ -80,6 +83,7 @@ class TestEngineApi : public QObject {
     QVERIFY(!done[0].parked);
     QCOMPARE(rec.events.back().kind, EngineEventKind::finished);
     QVERIFY(num_kv > 0);  // allocations and the finish at least
+    QCOMPARE(num_kv_named, num_kv);  // every one of them about this request's sequence
     QCOMPARE(engine.stats().kv.num_used_blocks, 0);
   }
 
