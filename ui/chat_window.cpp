@@ -1,3 +1,4 @@
+// The first main window: one chat streamed from the engine worker.
 #include "ui/chat_window.h"
 
 #include <QHBoxLayout>
@@ -56,17 +57,22 @@ ChatWindow::ChatWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(m_worker, &EngineWorker::modelFailed, this, [this](const QString& e) {
     m_status->setText(tr("Could not load the model: %1").arg(e));
-    m_input->setPlaceholderText(tr("No model loaded"));
+    if (!m_input->isEnabled()) m_input->setPlaceholderText(tr("No model loaded"));
   });
+  // Tokens arrive faster than a person reads: the transcript is redrawn at most every 33 ms.
+  m_renderTimer.setSingleShot(true);
+  m_renderTimer.setInterval(33);
+  connect(&m_renderTimer, &QTimer::timeout, this, &ChatWindow::render);
   connect(m_worker, &EngineWorker::replyText, this, [this](const QString& t) {
     m_messages.last().second += t;
-    render();
+    if (!m_renderTimer.isActive()) m_renderTimer.start();
   });
   auto finish = [this](const QString& status) {
     m_generating = false;
     m_send->setEnabled(true);
     m_stop->setEnabled(false);
     m_status->setText(status);
+    m_renderTimer.stop();
     render();
     emit replyDone();
   };

@@ -4,6 +4,7 @@
 
 #include <QMainWindow>
 #include <QThread>
+#include <QTimer>
 
 class QLabel;
 class QLineEdit;
@@ -28,6 +29,7 @@ class ChatWindow : public QMainWindow {
   void render();
 
   QThread m_engineThread;
+  QTimer m_renderTimer;
   EngineWorker* m_worker = nullptr;
   QTextBrowser* m_transcript = nullptr;
   QLineEdit* m_input = nullptr;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <random>
 
 namespace pagedchat {
 struct Model;
@@ -42,4 +43,8 @@ class EngineWorker : public QObject {
   std::unique_ptr<pagedchat::CpuBackend> m_backend;
   std::unique_ptr<pagedchat::Generator> m_generator;
   std::atomic<bool> m_stop{false};
+  std::random_device m_seeds;  // each reply samples differently
+  // A chat is re-read whole each turn by this first window: its context is capped so a turn
+  // stays quick on the CPU (the engine issue keeps chats resident instead).
+  static constexpr int kMaxContext = 4096;
 };

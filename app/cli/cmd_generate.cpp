@@ -38,20 +38,16 @@ int cmd_generate(const std::vector<std::string>& argv) {
   int block_size = args.get_int("block-size", 16, 1, 256);
 
   auto model = Model::load(resolve_model_path(args.get_or("model", "")));
-  std::string text;
+  std::vector<int32_t> tokens;
   if (args.flag("raw")) {
-    text = *prompt;
+    // A raw prompt is plain text: BOS as the metadata says, special-token texts not parsed.
+    tokens = model->tokenizer->encode(*prompt, true, false);
   } else {
     std::vector<ChatMessage> messages;
     if (auto sys = args.get("system")) messages.push_back({"system", *sys});
     messages.push_back({"user", *prompt});
-    text = model->chat_template.apply(messages, true);
+    tokens = model->encode_chat(messages);
   }
-  // Raw prompts get BOS as the model's metadata says; templated ones carry their own markers.
-  std::vector<int32_t> tokens = model->tokenizer->encode(text, args.flag("raw"), !args.flag("raw"));
-  if (!args.flag("raw") && model->tokenizer->add_bos() && model->tokenizer->bos_id() &&
-      (tokens.empty() || tokens.front() != *model->tokenizer->bos_id()))
-    tokens.insert(tokens.begin(), *model->tokenizer->bos_id());
 
   CpuBackend backend(model->weights, threads);
   GeneratorConfig gc;

@@ -1,3 +1,4 @@
+// The CLI's single-stream loop: chunked prefill, then one decode step per token.
 #include "engine/generate/generator.h"
 
 #include <algorithm>
@@ -24,7 +25,8 @@ Generator::Generator(const Model& model, Backend& backend, GeneratorConfig confi
 }
 
 GenerationResult Generator::generate(std::span<const int32_t> prompt, const SamplingParams& params,
-                                     const std::function<bool(std::string_view)>& on_text, bool keep_logits) {
+                                     const std::function<bool(std::string_view)>& on_text, bool keep_logits,
+                                     const std::function<bool()>& should_stop) {
   if (std::string err = params.validate(); !err.empty()) throw Error("bad sampling parameters: " + err);
   if (prompt.empty()) throw Error("the prompt is empty");
   const int vocab = model_.config().vocab_size;
@@ -82,7 +84,11 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Samp
       r.finish_reason = "stop";
       break;
     }
-    if (cancelled || static_cast<int>(r.tokens.size()) >= params.max_tokens ||
+    if (cancelled || (should_stop && should_stop())) {
+      r.finish_reason = "cancelled";
+      break;
+    }
+    if (static_cast<int>(r.tokens.size()) >= params.max_tokens ||
         static_cast<int>(history.size()) >= config_.max_context) {
       r.finish_reason = "length";
       break;

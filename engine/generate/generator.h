@@ -25,7 +25,7 @@ struct GeneratorConfig {
 struct GenerationResult {
   std::vector<int32_t> tokens;   // generated ids (the stop token excluded)
   std::string text;              // generated text (stop strings removed)
-  std::string finish_reason;     // "stop" (EOS or stop string), "length"
+  std::string finish_reason;     // "stop" (EOS or stop string), "length", "cancelled"
   int prompt_tokens = 0;
   double prompt_seconds = 0.0;
   double decode_seconds = 0.0;   // from the first sampled token to the end
@@ -37,8 +37,11 @@ class Generator {
   Generator(const Model& model, Backend& backend, GeneratorConfig config);
 
   // on_text gets text as it is produced (never half a UTF-8 character); return false to stop.
+  // should_stop is asked before every step, so a stop is seen even while tokens produce no
+  // text (control tokens, a held-back stop-string prefix).
   GenerationResult generate(std::span<const int32_t> prompt, const SamplingParams& params,
-                            const std::function<bool(std::string_view)>& on_text = {}, bool keep_logits = false);
+                            const std::function<bool(std::string_view)>& on_text = {}, bool keep_logits = false,
+                            const std::function<bool()>& should_stop = {});
 
  private:
   const Model& model_;

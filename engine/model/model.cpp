@@ -1,3 +1,4 @@
+// Loading a model file, and turning a chat into its prompt tokens.
 #include "engine/model/model.h"
 
 #include "engine/common/error.h"
@@ -18,6 +19,13 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     throw Error(format("'%s': %s", path.c_str(), e.what()));
   }
   return m;
+}
+
+std::vector<int32_t> Model::encode_chat(const std::vector<ChatMessage>& messages) const {
+  std::vector<int32_t> tokens = tokenizer->encode(chat_template.apply(messages, true), false, true);
+  if (tokenizer->add_bos() && tokenizer->bos_id() && (tokens.empty() || tokens.front() != *tokenizer->bos_id()))
+    tokens.insert(tokens.begin(), *tokenizer->bos_id());
+  return tokens;
 }
 
 }  // namespace pagedchat

@@ -16,6 +16,9 @@ struct Model {
   ChatTemplate chat_template = ChatTemplate::chatml();
 
   const ModelConfig& config() const { return weights.config; }
+  // A chat as prompt tokens: the chat template, special tokens parsed, and BOS when the
+  // model's metadata asks for it and the template did not write it.
+  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const;
   // Opens, validates and maps the file; throws Error naming the file and the problem.
   static std::unique_ptr<Model> load(const std::string& path);
 };
