@@ -38,6 +38,24 @@ struct Recorder {
   }
 };
 
+// A CPU backend whose forward pass fails when told to (as a device out of memory would).
+class FailingBackend final : public Backend {
+ public:
+  explicit FailingBackend(Backend& inner) : inner_(inner) {}
+  bool fail_next = false;
+  std::string_view name() const override { return "failing"; }
+  void allocate_kv(const KvCacheShape& shape) override { inner_.allocate_kv(shape); }
+  const KvCacheShape& kv_shape() const override { return inner_.kv_shape(); }
+  void copy_blocks(std::span<const BlockCopy> copies) override { inner_.copy_blocks(copies); }
+  void forward(const ForwardBatch& batch, std::vector<float>& logits) override {
+    if (std::exchange(fail_next, false)) throw Error("device lost");
+    inner_.forward(batch, logits);
+  }
+
+ private:
+  Backend& inner_;
+};
+
 }  // namespace
 
 class TestEngineApi : public QObject {
@@ -244,6 +262,51 @@ class TestEngineApi : public QObject {
     QCOMPARE(engine.stats().num_parked, 0);
     QCOMPARE(rec.events.back().kind, EngineEventKind::error);
     QCOMPARE(rec.events.back().seq, orphan);
+  }
+
+  void parallel_samples_share_the_prompt_blocks() {
+    EngineConfig c;
+    c.block_size = 4;
+    Engine engine(*model_, *backend_, c);
+    Request r = request("List three colours of the rainbow.", 3);
+    r.n = 4;
+    engine.submit(r);
+    engine.step();  // prefill once, fork 4 ways, first token each
+    const int prompt_blocks = static_cast<int>((r.prompt.size() + 3) / 4);
+    QCOMPARE(engine.stats().num_running, 4);
+    QCOMPARE(engine.stats().kv.num_used_blocks, prompt_blocks);
+    QCOMPARE(engine.stats().kv.num_shared_refs, int64_t(3 * prompt_blocks));
+    QCOMPARE(engine.stats().num_prefill_tokens, static_cast<int64_t>(r.prompt.size()));
+    while (engine.step()) {}
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+  }
+
+  void a_failed_forward_fails_its_requests_only() {
+    FailingBackend failing(*backend_);
+    Engine engine(*model_, failing, EngineConfig{});
+    Recorder rec;
+    rec.attach(engine);
+    RequestId a = engine.submit(request("The capital of France is", 4));
+    engine.step();
+    failing.fail_next = true;
+    const char* long_prompt = "Once upon a time, in a small village at the edge of a dark forest, there lived an old woman.";
+    RequestId b = engine.submit(request(long_prompt, 4));
+    engine.step();  // a's decode and b's prompt in one failed pass
+    for (RequestId id : {a, b}) {
+      QCOMPARE(rec.of(id, EngineEventKind::error).size(), size_t(1));
+      QVERIFY(rec.of(id, EngineEventKind::error)[0].reason.find("device lost") != std::string::npos);
+      QCOMPARE(rec.of(id, EngineEventKind::finished)[0].reason, std::string("error"));
+    }
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+    QCOMPARE(engine.kv().check_invariants(), std::string());
+    // Nothing they wrote is served from the cache: the same prompt runs again in full.
+    int64_t before = engine.stats().num_prefill_tokens;
+    Request again = request(long_prompt, 4);
+    QVERIFY(again.prompt.size() > 16);  // at least one full block
+    RequestId c = engine.submit(again);
+    while (engine.step()) {}
+    QCOMPARE(rec.of(c, EngineEventKind::token).size(), size_t(4));
+    QCOMPARE(engine.stats().num_prefill_tokens - before, static_cast<int64_t>(again.prompt.size()));
   }
 };
 
