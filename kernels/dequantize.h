@@ -1,7 +1,8 @@
 #pragma once
-// Dequantization of GGUF weight rows on the GPU (to f32 or bf16), sharing the per-element
-// math of engine/quant/quant_blocks.h with the CPU reference. The CUDA backend uses it to
-// turn quantized weights into bf16 for cuBLAS at load time.
+// Dequantization of GGUF weight rows on the GPU (to f32), sharing the per-element math of
+// engine/quant/quant_blocks.h with the CPU reference. Meant for the CUDA backend (a later
+// issue) to expand quantized weights for cuBLAS at load time; nothing links it yet, and its
+// check against the CPU reference needs a GPU machine.
 
 #include <cstdint>
 

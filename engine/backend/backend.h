@@ -24,7 +24,8 @@ class Backend {
 
   // Runs the model over the batch, writing each token's K/V into its slot, and returns the
   // logits of the rows in batch.logits_indices: [num_logits, vocab_size] row-major.
-  // The batch must be valid (positions, slots and block tables in range): the engine checks.
+  // The batch must be valid (positions, slots and block tables in range): its builder (the
+  // generator, the engine's scheduler from the KV manager's tables) guarantees it.
   virtual void forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
 
   // Copies whole blocks (all layers, K and V) inside the pool.

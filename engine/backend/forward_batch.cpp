@@ -1,3 +1,4 @@
+// Building a flattened batch: one sequence's chunk at a time, slots from its block table.
 #include "engine/backend/forward_batch.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Recognising a model's chat template by its markers, and writing a chat in it.
 #include "engine/chat/chat_template.h"
 
 #include "engine/gguf/gguf_file.h"

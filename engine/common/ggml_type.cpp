@@ -1,3 +1,4 @@
+// The table of GGML tensor types: names, block sizes, bytes per block.
 #include "engine/common/ggml_type.h"
 
 #include <cassert>

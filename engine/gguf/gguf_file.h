@@ -2,7 +2,7 @@
 // Reader for GGUF files (versions 2 and 3), memory-mapped. Every count, offset, size and type
 // is checked against the file before use, so a corrupt or hostile file produces an Error that
 // names what is wrong and never reads out of bounds. Writing GGUF is left out (tests build
-// small files with GgufWriter in tests/).
+// small files with GgufBuilder, tests/support/gguf_builder.h).
 
 #include <cstdint>
 #include <memory>

@@ -1,3 +1,4 @@
+// Reading and checking a Llama-family model's hyperparameters from GGUF metadata.
 #include "engine/model/model_config.h"
 
 #include <optional>

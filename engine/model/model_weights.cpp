@@ -1,3 +1,4 @@
+// Locating and checking every weight tensor of a model, and the RoPE frequencies.
 #include "engine/model/model_weights.h"
 
 #include <cmath>

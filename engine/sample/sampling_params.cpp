@@ -1,3 +1,4 @@
+// Checking a request's sampling parameters, with a message naming the bad one.
 #include "engine/sample/sampling_params.h"
 
 #include <cmath>

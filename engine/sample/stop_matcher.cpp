@@ -1,3 +1,4 @@
+// Stop-string matching over streamed text, holding back possible prefixes.
 #include "engine/sample/stop_matcher.h"
 
 #include <algorithm>

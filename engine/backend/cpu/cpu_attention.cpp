@@ -1,3 +1,4 @@
+// Paged causal attention on the CPU: one task per (token, query head), two-pass softmax.
 #include "engine/backend/cpu/cpu_attention.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// The CPU forward pass: embedding, then per layer attention and SwiGLU blocks, then logits.
 #include "engine/backend/cpu/cpu_backend.h"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// Matmuls over the thread pool: activation conversion once per weight type, then row tasks.
 #include "engine/backend/cpu/cpu_matmul.h"
 
 #include <algorithm>

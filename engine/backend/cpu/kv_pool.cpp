@@ -1,3 +1,4 @@
+// The CPU KV pool's storage: allocation and whole-block copies.
 #include "engine/backend/cpu/kv_pool.h"
 
 #include <algorithm>

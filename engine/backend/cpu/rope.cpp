@@ -1,3 +1,4 @@
+// Rotary embedding: angles per position, and the rotation in either pairing layout.
 #include "engine/backend/cpu/rope.h"
 
 #include <cmath>

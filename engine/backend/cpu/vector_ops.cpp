@@ -1,3 +1,4 @@
+// f32 vector kernels (dot, axpy, RMSNorm, SwiGLU) with a fixed accumulation order.
 #include "engine/backend/cpu/vector_ops.h"
 
 #include <cmath>
