@@ -1,4 +1,5 @@
-// `bench quant`: dot-product throughput per weight type.
+// `bench quant`: dot-product throughput per weight type. `bench throughput` and `bench memory`
+// live in their own files (cmd_bench_throughput.cpp, cmd_bench_memory.cpp).
 // `bench`: single-stream speed on one model: prompt tok/s (one prefill of N tokens) and
 // decode tok/s (M greedy tokens, EOS ignored), for each thread count asked for. Each figure
 // is the median of --repeats runs; the machine is noisy, so compare figures of one run.
@@ -57,6 +58,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "throughput") return cmd_bench_throughput({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "memory") return cmd_bench_memory({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant") {
     // Dot-product throughput per weight type (no model needed).
     Args args(std::vector<std::string>(argv.begin() + 1, argv.end()), {"threads"}, {});

@@ -9,5 +9,7 @@ namespace pagedchat::cli {
 int cmd_generate(const std::vector<std::string>& args);
 int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_bench_throughput(const std::vector<std::string>& args);  // `bench throughput`
+int cmd_bench_memory(const std::vector<std::string>& args);      // `bench memory`
 
 }  // namespace pagedchat::cli

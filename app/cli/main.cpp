@@ -21,6 +21,11 @@ const char* kUsage =
     "  tokenize  [--model PATH] --text TEXT [--no-special] [--pieces]\n"
     "  bench     [--model PATH] [--threads 1,2] [--prompt-tokens N] [--decode-tokens N] [--repeats N] [--json]\n"
     "  bench quant [--threads N]   dot-product GB/s per weight type\n"
+    "  bench throughput [--model PATH] [--threads N] [--num-requests N] [--input-len L --output-len L |\n"
+    "            --dataset synthetic-chat] [--concurrency C] [--seed S] [--block-size B] [--num-blocks N]\n"
+    "            [--max-batched-tokens N] [--batching] [--json]   the engine, many requests at once\n"
+    "  bench memory [--block-size B] [--num-blocks N] [--max-len M] [--num-requests N] [--seed S] [--json]\n"
+    "            paged KV manager against max-length reservation on the synthetic chat workload\n"
     "Without --model the default model is used (installer/fetch-models.sh fetches it).\n";
 
 }  // namespace
