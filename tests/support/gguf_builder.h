@@ -60,7 +60,9 @@ class GgufBuilder {
   }
 
   std::vector<uint8_t> build(uint32_t version = 3, uint64_t alignment = 32) const {
-    std::vector<uint8_t> b = {'G', 'G', 'U', 'F'};
+    std::vector<uint8_t> b;
+    b.reserve(4096);  // (also keeps GCC 12 from a false -Warray-bounds on the first append)
+    for (char c : {'G', 'G', 'U', 'F'}) b.push_back(static_cast<uint8_t>(c));
     put_u32(b, version);
     put_u64(b, tensors_.size());
     put_u64(b, num_kv_);
