@@ -204,8 +204,8 @@ int cmd_bench_throughput(const std::vector<std::string>& argv) {
     return 0;
   }
 
-  const int num_requests = args.get_int("num-requests", 16, 1, 1 << 20);
-  const int concurrency = args.get_int("concurrency", 8, 1, 1024);
+  const int num_requests = args.get_int("num-requests", 10, 1, 1 << 20);
+  const int concurrency = args.get_int("concurrency", 4, 1, 1024);
   ec.max_num_seqs = std::max(ec.max_num_seqs, concurrency);
   std::vector<Job> jobs;
   if (dataset.empty()) {
