@@ -60,7 +60,6 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
   Result r;
   r.concurrency = concurrency;
   r.num_requests = static_cast<int>(jobs.size());
-  int finished = 0;
   engine.subscribe([&](const EngineEvent& e) {
     if (e.kind == EngineEventKind::error) {
       std::fprintf(stderr, "request %lld failed: %s\n", static_cast<long long>(e.request), e.reason.c_str());
@@ -77,7 +76,6 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
       ++r.output_tokens;
     } else if (e.kind == EngineEventKind::finished) {
       live.erase(it);
-      ++finished;
     }
   });
 
@@ -122,7 +120,6 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
   r.ttft_p99 = percentile(ttft, 0.99);
   r.itl_p50 = percentile(itl, 0.5);
   r.itl_p99 = percentile(itl, 0.99);
-  (void)finished;
   return r;
 }
 
