@@ -64,6 +64,7 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
     if (e.kind == EngineEventKind::error) {
       std::fprintf(stderr, "request %lld failed: %s\n", static_cast<long long>(e.request), e.reason.c_str());
       ++r.num_errors;
+      live.erase(e.request);  // a failed request frees its slot (a finished event may follow)
       return;
     }
     auto it = live.find(e.request);
