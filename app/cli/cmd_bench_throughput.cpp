@@ -125,7 +125,7 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
 }
 
 void print_result(const Result& r, bool json, const char* label) {
-  const double rps = r.num_requests / r.wall_s, otps = r.output_tokens / r.wall_s;
+  const double rps = (r.num_requests - r.num_errors) / r.wall_s, otps = r.output_tokens / r.wall_s;
   const double dtps = r.decode_s > 0 ? r.decode_tokens / r.decode_s : 0.0;
   if (json) {
     std::printf(
