@@ -72,6 +72,10 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     dequantize_row(e.type, e.row(batch.token_ids[t]), x_.data() + t * c.dim, c.dim);
   });
 
+  // Rotary angles depend on the position only: once per token, not once per layer.
+  if (rope_.size() < static_cast<size_t>(n)) rope_.resize(n);
+  pool_.parallel_for(n, [&](int64_t t) { rope_[t].compute(batch.positions[t], w_.rope_inv_freq); });
+
   for (int l = 0; l < c.num_layers; ++l) {
     attention_block(batch, l);
     ffn_block(l, n);
@@ -109,10 +113,8 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
       cpu::add_inplace(k, L.bk.data(), c.kv_dim());
       cpu::add_inplace(v, L.bv.data(), c.kv_dim());
     }
-    thread_local cpu::RopeAngles angles;
-    angles.compute(batch.positions[t], w_.rope_inv_freq);
-    cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, angles);
-    cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, angles);
+    cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, rope_[t]);
+    cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, rope_[t]);
     int64_t slot = batch.slot_mapping[t];
     for (int h = 0; h < c.num_kv_heads; ++h) {
       std::copy_n(k + h * c.head_dim, c.head_dim, kv_.key(l, slot, h));

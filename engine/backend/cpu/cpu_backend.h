@@ -8,6 +8,7 @@
 #include "engine/backend/backend.h"
 #include "engine/backend/cpu/cpu_matmul.h"
 #include "engine/backend/cpu/kv_pool.h"
+#include "engine/backend/cpu/rope.h"
 #include "engine/common/thread_pool.h"
 #include "engine/model/model_weights.h"
 
@@ -42,6 +43,7 @@ class CpuBackend final : public Backend {
   cpu::PreparedActivations act_;
   // Scratch, sized per batch: [num_tokens, width]
   std::vector<float> x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_;
+  std::vector<cpu::RopeAngles> rope_;  // [num_tokens]
 };
 
 }  // namespace pagedchat
