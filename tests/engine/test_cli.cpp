@@ -83,6 +83,18 @@ class TestCli : public QObject {
     QCOMPARE(r.out.trimmed(), QStringLiteral("1 4093 198 1780 314 260 3575 282 4649 47"));
   }
 
+  void benchThroughputAndMemoryRun() {
+    Result t = run_cli({"bench", "throughput", "--model", model_, "--num-requests", "3", "--input-len", "8",
+                        "--output-len", "4", "--concurrency", "2", "--json"});
+    QCOMPARE(t.exit_code, 0);
+    QVERIFY2(t.out.contains("\"requests\":3") && t.out.contains("\"errors\":0") &&
+                 t.out.contains("\"output_tokens\":12"),
+             qPrintable(t.out));
+    Result m = run_cli({"bench", "memory", "--num-blocks", "256", "--json"});
+    QCOMPARE(m.exit_code, 0);
+    QVERIFY2(m.out.contains("paged") && m.out.contains("contiguous"), qPrintable(m.out));
+  }
+
   void badInputGetsAClearErrorNotACrash() {
     struct Case {
       QStringList args;
