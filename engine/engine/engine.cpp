@@ -6,7 +6,7 @@
 #include "engine/common/error.h"
 #include "engine/kv/kv_transfers.h"
 #include "engine/sample/sampler.h"
-#include "engine/sample/stop_matcher.h"
+#include "engine/sample/reply_text.h"
 
 namespace pagedchat {
 
@@ -20,10 +20,9 @@ struct Engine::Live {
   SamplingParams params;
   bool park_when_done = false;
   Sampler sampler;
-  StopMatcher stop;
-  Utf8StreamDecoder utf8;
+  ReplyText text;
 
-  explicit Live(const SamplingParams& p) : params(p), sampler(p), stop(p.stop) {}
+  explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop) {}
 };
 
 struct Engine::Command {
@@ -319,10 +318,10 @@ void Engine::sample(Live& live, std::span<const float> logits) {
   e.seq = live.s.id;
   e.index = live.index;
   e.token = next;
-  e.text = live.stop.push(live.utf8.push(tok.token_to_piece(next)));
+  e.text = live.text.push(tok.token_to_piece(next));
   publish(e);
   const int64_t len = static_cast<int64_t>(live.s.tokens.size());
-  if (live.stop.stopped()) finish(live, "stop");
+  if (live.text.stopped()) finish(live, "stop");
   else if (live.num_generated >= live.params.max_tokens || len >= config_.max_context || !kv_.fits_ever(len))
     finish(live, "length");
 }
@@ -335,10 +334,7 @@ void Engine::finish(Live& live, const char* reason) {
   e.seq = live.s.id;
   e.index = live.index;
   e.reason = reason;
-  if (!live.stop.stopped()) {
-    e.text = live.stop.push(live.utf8.flush());
-    e.text += live.stop.flush();
-  }
+  e.text = live.text.flush();
   scheduler_.remove(live.s.id);
   if (live.s.in_kv && live.park_when_done) {
     kv_.park(live.s.id);

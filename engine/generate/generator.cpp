@@ -7,7 +7,7 @@
 #include "engine/common/error.h"
 #include "engine/kv/block_allocator.h"
 #include "engine/sample/sampler.h"
-#include "engine/sample/stop_matcher.h"
+#include "engine/sample/reply_text.h"
 
 namespace pagedchat {
 namespace {
@@ -51,8 +51,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Samp
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   std::vector<float> logits;
   Sampler sampler(params);
-  StopMatcher stops(params.stop);
-  Utf8StreamDecoder utf8;
+  ReplyText reply(params.stop);
   const Tokenizer& tok = *model_.tokenizer;
 
   // Prefill in chunks; only the last chunk asks for logits.
@@ -77,10 +76,10 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Samp
     }
     r.tokens.push_back(next);
     history.push_back(next);
-    std::string text = stops.push(utf8.push(tok.token_to_piece(next)));
+    std::string text = reply.push(tok.token_to_piece(next));
     r.text += text;
     if (on_text && !text.empty() && !on_text(text)) cancelled = true;
-    if (stops.stopped()) {
+    if (reply.stopped()) {
       r.finish_reason = "stop";
       break;
     }
@@ -99,8 +98,7 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Samp
     batch.add_sequence(&next, 1, pos, table, bs, true);
     backend_.forward(batch, logits);
   }
-  std::string tail = stops.push(utf8.flush());
-  tail += stops.flush();
+  std::string tail = reply.flush();
   r.text += tail;
   if (on_text && !tail.empty()) on_text(tail);
   r.decode_seconds = seconds_since(t1);
