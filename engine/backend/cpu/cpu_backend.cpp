@@ -1,7 +1,6 @@
 // The CPU forward pass: embedding, then per layer attention and SwiGLU blocks, then logits.
 #include "engine/backend/cpu/cpu_backend.h"
 
-#include <cstring>
 
 #include "engine/backend/cpu/cpu_attention.h"
 #include "engine/backend/cpu/rope.h"
@@ -22,7 +21,7 @@ void CpuBackend::allocate_kv(const KvCacheShape& shape) {
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
-  for (const BlockCopy& c : copies) kv_.copy_block(c.src, c.dst);
+  for (const BlockCopy& c : copies) kv_.copy_block_from(kv_, c.src, c.dst);
 }
 
 void CpuBackend::allocate_host_kv(int num_blocks) {
@@ -31,26 +30,13 @@ void CpuBackend::allocate_host_kv(int num_blocks) {
   host_kv_.allocate(shape);
 }
 
-namespace {
-// Copies one block, every layer's K and V, between two pools of the same layout: a block's
-// slots are contiguous within a layer.
-void copy_block_between(const cpu::KvPool& from, int32_t src, cpu::KvPool& to, int32_t dst) {
-  const KvCacheShape& s = from.shape();
-  const size_t floats = static_cast<size_t>(s.block_size) * s.num_kv_heads * s.head_dim;
-  const int64_t src_slot = static_cast<int64_t>(src) * s.block_size, dst_slot = static_cast<int64_t>(dst) * s.block_size;
-  for (int layer = 0; layer < s.num_layers; ++layer) {
-    std::memcpy(to.key(layer, dst_slot, 0), from.key(layer, src_slot, 0), floats * sizeof(float));
-    std::memcpy(to.value(layer, dst_slot, 0), from.value(layer, src_slot, 0), floats * sizeof(float));
-  }
-}
-}  // namespace
 
 void CpuBackend::swap_out(std::span<const BlockCopy> pairs) {
-  for (const BlockCopy& c : pairs) copy_block_between(kv_, c.src, host_kv_, c.dst);
+  for (const BlockCopy& c : pairs) host_kv_.copy_block_from(kv_, c.src, c.dst);
 }
 
 void CpuBackend::swap_in(std::span<const BlockCopy> pairs) {
-  for (const BlockCopy& c : pairs) copy_block_between(host_kv_, c.src, kv_, c.dst);
+  for (const BlockCopy& c : pairs) kv_.copy_block_from(host_kv_, c.src, c.dst);
 }
 
 void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) {

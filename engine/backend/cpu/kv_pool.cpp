@@ -27,15 +27,14 @@ void KvPool::allocate(const KvCacheShape& shape) {
   }
 }
 
-void KvPool::copy_block(int32_t src, int32_t dst) {
-  size_t block_floats = static_cast<size_t>(shape_.block_size) * slot_floats_;
+void KvPool::copy_block_from(const KvPool& from, int32_t src, int32_t dst) {
+  // A block's slots are contiguous within a layer.
+  const size_t block_floats = static_cast<size_t>(shape_.block_size) * slot_floats_;
+  const int64_t src_slot = static_cast<int64_t>(src) * shape_.block_size;
+  const int64_t dst_slot = static_cast<int64_t>(dst) * shape_.block_size;
   for (int l = 0; l < shape_.num_layers; ++l) {
-    size_t base = static_cast<size_t>(l) * layer_slots_ * slot_floats_;
-    for (auto* buf : {&keys_, &values_}) {
-      const float* s = buf->data() + base + static_cast<size_t>(src) * block_floats;
-      float* d = buf->data() + base + static_cast<size_t>(dst) * block_floats;
-      std::copy_n(s, block_floats, d);
-    }
+    std::copy_n(from.key(l, src_slot, 0), block_floats, key(l, dst_slot, 0));
+    std::copy_n(from.value(l, src_slot, 0), block_floats, value(l, dst_slot, 0));
   }
 }
 

@@ -21,7 +21,9 @@ class KvPool {
   const float* key(int layer, int64_t slot, int kv_head) const { return at(keys_, layer, slot, kv_head); }
   const float* value(int layer, int64_t slot, int kv_head) const { return at(values_, layer, slot, kv_head); }
 
-  void copy_block(int32_t src, int32_t dst);
+  // Copies block `src` of `from` (all layers, K and V) into block `dst` of this pool; `from`
+  // may be this pool (copy-on-write) or one of the same layout (swap to and from host).
+  void copy_block_from(const KvPool& from, int32_t src, int32_t dst);
 
  private:
   float* at(const std::vector<float>& buf, int layer, int64_t slot, int kv_head) const {
