@@ -1,12 +1,11 @@
 #pragma once
-// Where the default model lives: $PAGEDCHAT_MODEL, else the file installer/fetch-models.sh
-// caches under ~/.cache/pagedchat/models.
+// The CLI's model argument: the given path, or the default model (engine/model/default_model.h)
+// with a hint to fetch it when it is not there.
 
 #include <string>
 
 namespace pagedchat::cli {
 
-std::string default_model_path();
 // The --model value, or the default model; throws Error with the fetch hint if it is missing.
 std::string resolve_model_path(const std::string& given);
 

@@ -2,8 +2,8 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QDir>
 
+#include "engine/model/default_model.h"
 #include "ui/chat_window.h"
 
 int main(int argc, char** argv) {
@@ -23,8 +23,7 @@ int main(int argc, char** argv) {
 
   QString model = parser.value(modelOpt);
   if (model.isEmpty()) {
-    model = qEnvironmentVariable("PAGEDCHAT_MODEL",
-                                 QDir::homePath() + QStringLiteral("/.cache/pagedchat/models/SmolLM2-135M-Instruct.Q4_1.gguf"));
+    model = QString::fromStdString(pagedchat::default_model_path());
   }
   ChatWindow window;
   window.show();

@@ -12,15 +12,12 @@
 #include "engine/common/error.h"
 #include "engine/gguf/gguf_file.h"
 #include "support/gguf_builder.h"
+#include "support/test_env.h"
 
 using namespace pagedchat;
 using pagedchat::test::GgufBuilder;
 
 namespace {
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 std::vector<uint8_t> sample_file() {
   GgufBuilder b;
   b.add_string("general.architecture", "llama");
@@ -99,7 +96,7 @@ class TestGguf : public QObject {
   }
 
   void readsTheDefaultModel() {
-    std::string path = env("PAGEDCHAT_TEST_MODEL");
+    std::string path = pagedchat::test::env_path("PAGEDCHAT_TEST_MODEL");
     QVERIFY2(!path.empty(), "PAGEDCHAT_TEST_MODEL is not set");
     GgufFile f = GgufFile::open(path);
     QCOMPARE(f.version(), 3u);
@@ -116,7 +113,7 @@ class TestGguf : public QObject {
   }
 
   void rejectsEveryFileOfTheBrokenCorpus() {
-    std::string dir = env("PAGEDCHAT_TEST_DATA") + "/gguf_broken/";
+    std::string dir = pagedchat::test::env_path("PAGEDCHAT_TEST_DATA") + "/gguf_broken/";
     std::ifstream manifest(dir + "manifest.tsv");
     QVERIFY2(manifest.good(), "tests/data/gguf_broken/manifest.tsv is missing");
     std::string line;
