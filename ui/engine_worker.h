@@ -1,7 +1,10 @@
 #pragma once
-// The bridge between the widgets and the engine: lives on its own QThread, loads the model
-// and generates replies there, and reports back with queued signals only. The UI thread never
-// waits on it; stopping a reply is an atomic flag checked between tokens.
+// The bridge between the widgets and the engine: lives on its own QThread, which is the
+// engine thread: it loads the model, submits each reply as a request to pagedchat::Engine and
+// steps the engine there, and reports back with queued signals only. The UI thread never
+// waits on it. Stop is an atomic flag that the stepping loop turns into Engine::abort. The
+// chat's sequence stays parked in the engine between turns, so a turn computes only the
+// tokens it adds to the chat.
 
 #include <QObject>
 #include <QString>
@@ -10,11 +13,13 @@
 #include <atomic>
 #include <memory>
 #include <random>
+#include <vector>
+
+#include "engine/chat/chat_template.h"
+#include "engine/kv/kv_types.h"
 
 namespace pagedchat {
-struct Model;
-class CpuBackend;
-class Generator;
+struct EngineStats;
 }  // namespace pagedchat
 
 class EngineWorker : public QObject {
@@ -23,8 +28,12 @@ class EngineWorker : public QObject {
   explicit EngineWorker(QObject* parent = nullptr);
   ~EngineWorker() override;
 
-  // Safe from any thread: asks the reply in progress to stop after its current token.
+  // Safe from any thread: the reply in progress is aborted before the engine's next step.
   void requestStop() { m_stop.store(true); }
+
+  // Engine thread only, read-only: the engine's counters (how many prompt tokens the turns
+  // computed, how many sequences are parked). All zero before a model is loaded.
+  pagedchat::EngineStats engineStats() const;
 
  public slots:
   void loadModel(const QString& path, int threads);
@@ -39,12 +48,25 @@ class EngineWorker : public QObject {
   void replyFailed(const QString& error);
 
  private:
-  std::unique_ptr<pagedchat::Model> m_model;
-  std::unique_ptr<pagedchat::CpuBackend> m_backend;
-  std::unique_ptr<pagedchat::Generator> m_generator;
+  struct Loaded;  // model, backend, engine, runner: replaced together
+
+  // The request of this turn: the parked chat continued when the new messages extend it,
+  // otherwise the whole chat as a new sequence.
+  std::vector<int32_t> turnPrompt(const std::vector<pagedchat::ChatMessage>& chat, pagedchat::SequenceId& continueSeq);
+  void forgetChat();  // releases the parked sequence, if any
+
+  std::unique_ptr<Loaded> m_loaded;
   std::atomic<bool> m_stop{false};
   std::random_device m_seeds;  // each reply samples differently
-  // A chat is re-read whole each turn by this first window: its context is capped so a turn
-  // stays quick on the CPU (the engine issue keeps chats resident instead).
+
+  // The chat's parked sequence (-1: none), the messages it holds (the last one the reply as
+  // it was generated) and its tokens (the last sampled one included, which the engine stores
+  // only when the next turn appends it).
+  pagedchat::SequenceId m_chatSeq = -1;
+  std::vector<pagedchat::ChatMessage> m_chatMessages;
+  std::vector<int32_t> m_chatTokens;
+
+  // The KV pool is sized for one chat of this many tokens (memory: ~190 MB for SmolLM2-135M);
+  // a longer chat gets a clear error.
   static constexpr int kMaxContext = 4096;
 };

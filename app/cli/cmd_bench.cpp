@@ -1,8 +1,10 @@
 // `bench quant`: dot-product throughput per weight type. `bench throughput` and `bench memory`
 // live in their own files (cmd_bench_throughput.cpp, cmd_bench_memory.cpp).
 // `bench`: single-stream speed on one model: prompt tok/s (one prefill of N tokens) and
-// decode tok/s (M greedy tokens, EOS ignored), for each thread count asked for. Each figure
-// is the median of --repeats runs; the machine is noisy, so compare figures of one run.
+// decode tok/s (M greedy tokens, EOS ignored), for each thread count asked for, one request
+// through the engine. Each figure is the median of --repeats runs, each on a fresh engine (a
+// second run on the same one would find the prompt in the prefix cache); the machine is
+// noisy, so compare figures of one run.
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +16,7 @@
 #include "app/cli/default_model.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
-#include "engine/generate/generator.h"
+#include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_bench.h"
@@ -81,15 +83,18 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 "threads", "prompt", "prompt tok/s", "decode", "decode tok/s");
   for (int threads : thread_list) {
     CpuBackend backend(model->weights, threads);
-    GeneratorConfig gc;
-    gc.max_context = prompt_tokens + decode_tokens + 1;
-    Generator gen(*model, backend, gc);
-    SamplingParams sp;
-    sp.max_tokens = decode_tokens;
-    sp.ignore_eos = true;
+    EngineConfig ec;
+    ec.max_context = prompt_tokens + decode_tokens + 1;
+    Request request;
+    request.prompt = prompt;
+    request.params.max_tokens = decode_tokens;
+    request.params.ignore_eos = true;
     std::vector<double> prompt_rates, decode_rates;
     for (int r = 0; r < repeats; ++r) {
-      GenerationResult res = gen.generate(prompt, sp);
+      Engine engine(*model, backend, ec);
+      RequestRunner runner(engine);
+      RequestRun res = runner.run(request);
+      if (!res.ok()) fail("%s", res.error.c_str());
       prompt_rates.push_back(prompt_tokens / res.prompt_seconds);
       // The first token comes from the prefill's logits; decode_seconds covers the rest.
       decode_rates.push_back((res.tokens.size() - 1) / res.decode_seconds);

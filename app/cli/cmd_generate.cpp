@@ -1,6 +1,7 @@
-// `generate`: one prompt (a user message under the chat template unless --raw), the reply
-// streamed to stdout, the statistics to stderr.
+// `generate`: one prompt (a user message under the chat template unless --raw) served by the
+// engine like any other request, the reply streamed to stdout, the statistics to stderr.
 
+#include <algorithm>
 #include <cstdio>
 
 #include "app/cli/cli_args.h"
@@ -8,7 +9,7 @@
 #include "app/cli/default_model.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
-#include "engine/generate/generator.h"
+#include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
 
 namespace pagedchat::cli {
@@ -50,22 +51,28 @@ int cmd_generate(const std::vector<std::string>& argv) {
   }
 
   CpuBackend backend(model->weights, threads);
-  GeneratorConfig gc;
-  gc.block_size = block_size;
-  gc.max_context = std::min(model->config().context_length, static_cast<int>(tokens.size()) + sp.max_tokens + 1);
-  Generator gen(*model, backend, gc);
-  GenerationResult r = gen.generate(tokens, sp, [](std::string_view s) {
+  EngineConfig ec;
+  ec.block_size = block_size;
+  // The pool holds this one request and no more.
+  ec.max_context = std::min(model->config().context_length, static_cast<int>(tokens.size()) + sp.max_tokens + 1);
+  Engine engine(*model, backend, ec);
+  RequestRunner runner(engine);
+  Request request;
+  request.prompt = std::move(tokens);
+  request.params = sp;
+  const int num_prompt_tokens = static_cast<int>(request.prompt.size());
+  RequestRun r = runner.run(std::move(request), [](std::string_view s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
-    return true;
   });
+  if (!r.ok()) fail("%s", r.error.c_str());
   std::fputc('\n', stdout);
   std::fflush(stdout);
   int gen_tokens = static_cast<int>(r.tokens.size());
   std::fprintf(stderr,
                "prompt tokens: %d, prompt %.1f tok/s | generated tokens: %d, decode %.1f tok/s | finish: %s | "
                "threads: %d\n",
-               r.prompt_tokens, r.prompt_tokens / std::max(r.prompt_seconds, 1e-9), gen_tokens,
+               num_prompt_tokens, num_prompt_tokens / std::max(r.prompt_seconds, 1e-9), gen_tokens,
                gen_tokens > 1 ? (gen_tokens - 1) / std::max(r.decode_seconds, 1e-9) : 0.0, r.finish_reason.c_str(),
                backend.num_threads());
   return 0;

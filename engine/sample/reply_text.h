@@ -1,7 +1,7 @@
 #pragma once
 // A reply's tokens as the text a user sees: pieces joined into whole UTF-8 characters, stop
-// strings cut out (held back until they are ruled out). Shared by the single-stream generator
-// and the engine so both emit exactly the same text for the same tokens.
+// strings cut out (held back until they are ruled out). The engine turns each sequence's
+// tokens into its token events' text with it, so every client shows the same text.
 
 #include <string>
 #include <string_view>

@@ -1,11 +1,14 @@
-// pagedchat-cli as a user runs it: a reply on stdout and statistics on stderr, token ids that
-// match the tokenizer, and every kind of bad input answered by one clear line on stderr and
+// pagedchat-cli as a user runs it: a reply on stdout and statistics on stderr, generate's
+// greedy reply equal to the engine's tokens, token ids that match the tokenizer, and every kind of bad input answered by one clear line on stderr and
 // exit code 1 or 2 (never a crash by signal).
 
 #include <QtTest>
 
 #include <QProcess>
 
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/engine/request_runner.h"
+#include "engine/model/model.h"
 #include "support/test_env.h"
 
 namespace {
@@ -58,6 +61,29 @@ class TestCli : public QObject {
     QCOMPARE(a.exit_code, 0);
     QCOMPARE(a.out, b.out);
     QVERIFY(a.err.contains("generated tokens: 16"));
+  }
+
+  // generate is served by the engine: its greedy reply is the text of the tokens that an
+  // Engine, run here in-process on the same prompt, samples.
+  void rawGreedyIsTheEnginesTokens() {
+    auto model = pagedchat::Model::load(model_.toStdString());
+    pagedchat::CpuBackend backend(model->weights, 2);
+    pagedchat::EngineConfig config;
+    config.max_context = 64;
+    pagedchat::Engine engine(*model, backend, config);
+    pagedchat::RequestRunner runner(engine);
+    pagedchat::Request request;
+    request.prompt = model->tokenizer->encode("Once upon a time", true, false);
+    request.params.max_tokens = 16;
+    request.params.ignore_eos = true;
+    pagedchat::RequestRun run = runner.run(request);
+    QVERIFY2(run.ok(), run.error.c_str());
+    QCOMPARE(run.tokens.size(), size_t{16});
+    const QString expected = QString::fromStdString(model->tokenizer->decode(run.tokens));
+    Result r = run_cli({"generate", "--model", model_, "--raw", "--prompt", "Once upon a time", "--max-tokens", "16",
+                        "--ignore-eos", "--threads", "2"});
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(r.out, expected + "\n");
   }
 
   void seededSamplingIsRepeatableAndSeedsDiffer() {

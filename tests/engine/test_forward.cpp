@@ -14,7 +14,7 @@
 #include <cmath>
 
 #include "engine/backend/cpu/cpu_backend.h"
-#include "engine/generate/generator.h"
+#include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
 #include "support/test_env.h"
 
@@ -106,7 +106,10 @@ class TestForward : public QObject {
   // near_tie, and the text is compared no further after that.
   void compareGreedy(cpu::MatmulPrecision precision, double near_tie) {
     CpuBackend backend(model_->weights, 0, precision);
-    Generator gen(*model_, backend, {16, 512, 1024});
+    EngineConfig ec;
+    ec.max_context = 1024;
+    Engine engine(*model_, backend, ec);
+    RequestRunner runner(engine);
     const int n_greedy = reference_["n_greedy"].toInt();
     QCOMPARE(n_greedy, 32);
     for (const auto& pv : reference_["prompts"].toArray()) {
@@ -115,10 +118,12 @@ class TestForward : public QObject {
       QJsonObject g = p["greedy"].toObject();
       std::vector<int32_t> expected = ints(g["tokens"].toArray());
       QJsonArray margins = g["margins"].toArray();
-      SamplingParams sp;
-      sp.max_tokens = n_greedy;
-      sp.ignore_eos = true;
-      GenerationResult r = gen.generate(tokens, sp);
+      Request request;
+      request.prompt = tokens;
+      request.params.max_tokens = n_greedy;
+      request.params.ignore_eos = true;
+      RequestRun r = runner.run(std::move(request));
+      QVERIFY2(r.ok(), r.error.c_str());
       QCOMPARE(static_cast<int>(r.tokens.size()), n_greedy);
       for (int k = 0; k < n_greedy; ++k) {
         if (r.tokens[k] != expected[k]) {

@@ -1,0 +1,37 @@
+// chat_continuation: the text a parked chat lacks for its next turn is exactly the tail of the
+// whole chat's rendering, for every template that renders a past reply as it was generated,
+// and there is none when the chat does not extend the held one or the template rewrites it.
+
+#include <QtTest>
+
+#include "engine/chat/chat_continuation.h"
+
+using namespace pagedchat;
+
+class TestChatContinuation : public QObject {
+  Q_OBJECT
+  const std::vector<ChatMessage> held_ = {{"user", "Hi"}, {"assistant", "Hello!"}};
+  const std::vector<ChatMessage> next_ = {{"user", "Hi"}, {"assistant", "Hello!"}, {"user", "And you?"}};
+
+ private slots:
+  void chatmlAppendsTheEndOfTheReplyAndTheNewTurn() {
+    auto text = chat_continuation(ChatTemplate::chatml(), held_, next_);
+    QVERIFY(text);
+    QCOMPARE(QString::fromStdString(*text),
+             QStringLiteral("<|im_end|>\n<|im_start|>user\nAnd you?<|im_end|>\n<|im_start|>assistant\n"));
+    // The held prompt, the reply and the continuation read as the whole chat.
+    QCOMPARE(ChatTemplate::chatml().apply({held_[0]}, true) + "Hello!" + *text, ChatTemplate::chatml().apply(next_, true));
+  }
+
+  void aChatThatDoesNotExtendTheHeldOneHasNone() {
+    auto edited = next_;
+    edited[1].content = "Hey!";
+    QVERIFY(!chat_continuation(ChatTemplate::chatml(), held_, edited));
+    QVERIFY(!chat_continuation(ChatTemplate::chatml(), held_, held_));            // nothing new
+    QVERIFY(!chat_continuation(ChatTemplate::chatml(), {held_[0]}, next_));       // held ends with no reply
+    QVERIFY(!chat_continuation(ChatTemplate::chatml(), {}, next_));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestChatContinuation)
+#include "test_chat_continuation.moc"
