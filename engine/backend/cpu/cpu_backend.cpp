@@ -11,7 +11,9 @@
 namespace pagedchat {
 
 CpuBackend::CpuBackend(const ModelWeights& weights, int num_threads, cpu::MatmulPrecision precision)
-    : w_(weights), pool_(num_threads), precision_(precision) {}
+    : w_(weights), pool_(num_threads), precision_(precision) {
+  if (precision_ == cpu::MatmulPrecision::kQuantizedActivations) packed_ = cpu::PackedWeights(weights, pool_);
+}
 
 void CpuBackend::allocate_kv(const KvCacheShape& shape) {
   const ModelConfig& c = w_.config;
@@ -74,7 +76,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
                   xn_.data() + i * c.dim, c.dim, c.rms_eps);
   logits.resize(static_cast<size_t>(num_logits) * c.vocab_size);
   act_.prepare(xn_.data(), num_logits, c.dim);
-  cpu::matmul({{&w_.output, logits.data(), c.vocab_size}}, act_, num_logits, pool_, precision_);
+  cpu::matmul({{&w_.output, logits.data(), c.vocab_size, packed_.find(w_.output)}}, act_, num_logits, pool_, precision_);
 }
 
 void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
@@ -86,7 +88,9 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
     cpu::rms_norm(x_.data() + t * c.dim, L.attn_norm.data(), xn_.data() + t * c.dim, c.dim, c.rms_eps);
   });
   act_.prepare(xn_.data(), n, c.dim);
-  cpu::matmul({{&L.wq, q_.data(), c.q_dim()}, {&L.wk, k_.data(), c.kv_dim()}, {&L.wv, v_.data(), c.kv_dim()}},
+  cpu::matmul({{&L.wq, q_.data(), c.q_dim(), packed_.find(L.wq)},
+               {&L.wk, k_.data(), c.kv_dim(), packed_.find(L.wk)},
+               {&L.wv, v_.data(), c.kv_dim(), packed_.find(L.wv)}},
               act_, n, pool_, precision_);
 
   // Bias, rotary embedding, and the new K/V into their slots.
@@ -111,7 +115,7 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
   cpu::paged_attention(batch, kv_, l, {c.num_heads, c.num_kv_heads, c.head_dim}, q_.data(), attn_.data(), pool_);
 
   act_.prepare(attn_.data(), n, c.q_dim());
-  cpu::matmul({{&L.wo, proj_.data(), c.dim}}, act_, n, pool_, precision_);
+  cpu::matmul({{&L.wo, proj_.data(), c.dim, packed_.find(L.wo)}}, act_, n, pool_, precision_);
   cpu::add_inplace(x_.data(), proj_.data(), n * c.dim);
 }
 
@@ -122,10 +126,11 @@ void CpuBackend::ffn_block(int l, int64_t n) {
     cpu::rms_norm(x_.data() + t * c.dim, L.ffn_norm.data(), xn_.data() + t * c.dim, c.dim, c.rms_eps);
   });
   act_.prepare(xn_.data(), n, c.dim);
-  cpu::matmul({{&L.w_gate, gate_.data(), c.ffn_dim}, {&L.w_up, up_.data(), c.ffn_dim}}, act_, n, pool_, precision_);
+  cpu::matmul({{&L.w_gate, gate_.data(), c.ffn_dim, packed_.find(L.w_gate)},
+               {&L.w_up, up_.data(), c.ffn_dim, packed_.find(L.w_up)}}, act_, n, pool_, precision_);
   pool_.parallel_for(n, [&](int64_t t) { cpu::swiglu(gate_.data() + t * c.ffn_dim, up_.data() + t * c.ffn_dim, c.ffn_dim); });
   act_.prepare(gate_.data(), n, c.ffn_dim);
-  cpu::matmul({{&L.w_down, proj_.data(), c.dim}}, act_, n, pool_, precision_);
+  cpu::matmul({{&L.w_down, proj_.data(), c.dim, packed_.find(L.w_down)}}, act_, n, pool_, precision_);
   cpu::add_inplace(x_.data(), proj_.data(), n * c.dim);
 }
 

@@ -38,6 +38,7 @@ class CpuBackend final : public Backend {
   const ModelWeights& w_;
   ThreadPool pool_;
   cpu::MatmulPrecision precision_;
+  cpu::PackedWeights packed_;  // empty with float activations
   cpu::KvPool kv_;
   cpu::KvPool host_kv_;  // swapped-out blocks, same layout
   cpu::PreparedActivations act_;

@@ -4,13 +4,14 @@
 #include <algorithm>
 
 #include "engine/backend/cpu/vector_ops.h"
+#include "engine/quant/panel.h"
 #include "engine/quant/quant.h"
 
 namespace pagedchat::cpu {
 namespace {
-// Weight rows per task: small enough to balance 2-16 threads on 576-row matrices, large
-// enough that one task's weights (~6-20 KB) are reused across every token of a prefill.
-constexpr int64_t kRowsPerTask = 16;
+// Weight rows per task (one panel): small enough to balance 2-16 threads on 576-row matrices,
+// large enough that one task's weights (~6-20 KB) are reused across every token of a prefill.
+constexpr int64_t kRowsPerTask = kPanelRows;
 constexpr int64_t kStreamingMaxTokens = 4;
 }  // namespace
 
@@ -83,6 +84,11 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     const WeightMatrix& w = *plan.job->w;
     int64_t row0 = (task - plan.first_task) * kRowsPerTask;
     int64_t rows = std::min(kRowsPerTask, w.rows - row0);
+    if (const PackedMatrix* packed = plan.job->packed) {
+      panel_dot(w.type, w.cols, packed->bytes.data(), row0 / kPanelRows, rows, plan.act, plan.act_row_bytes, num_rows,
+                plan.job->y + row0, plan.job->y_stride);
+      return;
+    }
     for (int64_t t = 0; t < num_rows; ++t) {
       vec_dot_rows(w.type, w.cols, w.row(row0), w.row_bytes, rows, plan.act + plan.act_row_bytes * t,
                    plan.job->y + t * plan.job->y_stride + row0, access);

@@ -1,11 +1,13 @@
 #pragma once
 // Y = X * W^T for quantized weights on the CPU thread pool. Activations are converted once
-// into the weight type's dot format, then every output element is one vec_dot, so a row of Y
-// has the same bits whatever other rows X holds.
+// into the weight type's dot format; then a matrix with a packed copy is multiplied panel by
+// panel (quant/panel.h), any other one output element by output element with vec_dot_rows.
+// Either way a row of Y has the same bits whatever other rows X holds.
 
 #include <cstdint>
 #include <vector>
 
+#include "engine/backend/cpu/packed_weights.h"
 #include "engine/common/thread_pool.h"
 #include "engine/model/model_weights.h"
 
@@ -36,6 +38,7 @@ struct MatmulJob {
   const WeightMatrix* w;
   float* y;          // [num_rows, y_stride]; the job writes columns [0, w->rows)
   int64_t y_stride;
+  const PackedMatrix* packed = nullptr;  // w in panels, when the backend packed it
 };
 
 // How activations meet the weights: converted to the weight type's 8-bit dot format (fast, as

@@ -1,0 +1,35 @@
+#pragma once
+// The CPU backend's own copy of the weight matrices that have a panel layout (quant/panel.h),
+// packed once when the backend is created. The mapped file keeps the row-major originals for
+// everything else (embedding lookups, the float-activation path, other backends).
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/common/thread_pool.h"
+#include "engine/model/model_weights.h"
+
+namespace pagedchat::cpu {
+
+struct PackedMatrix {
+  GgmlType type;
+  int64_t rows, cols;
+  std::vector<uint8_t> bytes;  // panel_matrix_bytes(type, rows, cols)
+};
+
+class PackedWeights {
+ public:
+  PackedWeights() = default;
+  // Packs every matrix of `weights` whose type has panels, in parallel on `pool`.
+  PackedWeights(const ModelWeights& weights, ThreadPool& pool);
+
+  // The packed copy of m, or null when m is used row-major.
+  const PackedMatrix* find(const WeightMatrix& m) const;
+  size_t bytes() const;
+
+ private:
+  std::unordered_map<const WeightMatrix*, PackedMatrix> packed_;
+};
+
+}  // namespace pagedchat::cpu

@@ -1,0 +1,89 @@
+// Panels: packing, the scalar reference kernel, and the choice of the AVX2 kernel.
+#include "engine/quant/panel.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "engine/common/error.h"
+#include "engine/quant/panel_blocks.h"
+#include "engine/quant/quant.h"
+#include "engine/quant/quant_avx2.h"
+
+namespace pagedchat {
+namespace {
+
+void check_panel_type(GgmlType type, int64_t cols) {
+  if (!panel_supported(type)) {
+    fail("tensor type %s has no panel layout", std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str());
+  }
+  if (cols <= 0 || cols % kQK != 0) fail("a panel row of %lld elements is not whole blocks of 32", static_cast<long long>(cols));
+}
+
+}  // namespace
+
+bool panel_supported(GgmlType weight_type) { return weight_type == GgmlType::Q4_1; }
+
+size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols) {
+  check_panel_type(weight_type, cols);
+  const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  return static_cast<size_t>(panels) * static_cast<size_t>(cols / kQK) * sizeof(panel_q4_1);
+}
+
+void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
+  check_panel_type(weight_type, cols);
+  const int64_t nb = cols / kQK;
+  const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  auto* out = static_cast<panel_q4_1*>(dst);
+  for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t i = 0; i < nb; ++i) {
+      panel_q4_1& pb = out[p * nb + i];
+      std::memset(&pb, 0, sizeof pb);  // padding rows: d = m = 0, quants 0
+      for (int r = 0; r < kPanelRows && p * kPanelRows + r < rows; ++r) {
+        block_q4_1 b;
+        std::memcpy(&b, static_cast<const uint8_t*>(w) + (p * kPanelRows + r) * row_stride + i * sizeof b, sizeof b);
+        pb.d[r] = b.d;
+        pb.m[r] = b.m;
+        for (int k = 0; k < kQK; ++k) {
+          const int j = k / 4, e = k % 2, high = (k / 2) % 2;
+          pb.q[j][2 * r + e] |= static_cast<uint8_t>(quant_q4_1(b, k) << (4 * high));
+        }
+      }
+    }
+  }
+}
+
+void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                          const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+  check_panel_type(weight_type, cols);
+  const int64_t nb = cols / kQK;
+  const auto* blocks = static_cast<const panel_q4_1*>(packed) + panel * nb;
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_1*>(static_cast<const uint8_t*>(act) + t * act_row_bytes);
+    for (int64_t r = 0; r < num_rows; ++r) {
+      float acc = 0.0f, min = 0.0f;
+      for (int64_t i = 0; i < nb; ++i) {
+        int32_t s = 0;
+        for (int k = 0; k < kQK; ++k) s += panel_quant(blocks[i], static_cast<int>(r), k) * y[i].qs[k];
+        const float scale = fp16_to_fp32(blocks[i].d[r]) * fp16_to_fp32(y[i].d);
+        acc = std::fma(scale, static_cast<float>(s), acc);
+        min = std::fma(fp16_to_fp32(blocks[i].m[r]), fp16_to_fp32(y[i].s), min);
+      }
+      out[t * out_stride + r] = acc + min;
+    }
+  }
+}
+
+void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+               const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+#if defined(PAGEDCHAT_QUANT_AVX2)
+  static const bool avx2 = quant_avx2::cpu_supported();
+  if (avx2) {
+    check_panel_type(weight_type, cols);
+    return quant_avx2::panel_dot_q4_1(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+  }
+#endif
+  reference::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+}
+
+}  // namespace pagedchat
