@@ -13,6 +13,33 @@
 namespace pagedchat {
 namespace {
 
+// What differs between the panel types: the row block, its activation block, and how a row
+// block's quants are written into a panel block.
+struct Q4_1Panel {
+  using Row = block_q4_1;
+  using Panel = panel_q4_1;
+  using Act = block_q8_1;
+  static constexpr bool kHasMin = true;
+  static void put(Panel& p, int r, const Row& b) {
+    p.d[r] = b.d;
+    p.m[r] = b.m;
+    for (int k = 0; k < kQK; ++k) {
+      const int j = k / 4, e = k % 2, high = (k / 2) % 2;
+      p.q[j][2 * r + e] |= static_cast<uint8_t>(quant_q4_1(b, k) << (4 * high));
+    }
+  }
+};
+struct Q8_0Panel {
+  using Row = block_q8_0;
+  using Panel = panel_q8_0;
+  using Act = block_q8_0;
+  static constexpr bool kHasMin = false;
+  static void put(Panel& p, int r, const Row& b) {
+    p.d[r] = b.d;
+    for (int k = 0; k < kQK; ++k) p.q[r / 8][k / 4][4 * (r % 8) + k % 4] = b.qs[k];
+  }
+};
+
 void check_panel_type(GgmlType type, int64_t cols) {
   if (!panel_supported(type)) {
     fail("tensor type %s has no panel layout", std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str());
@@ -20,46 +47,31 @@ void check_panel_type(GgmlType type, int64_t cols) {
   if (cols <= 0 || cols % kQK != 0) fail("a panel row of %lld elements is not whole blocks of 32", static_cast<long long>(cols));
 }
 
-}  // namespace
-
-bool panel_supported(GgmlType weight_type) { return weight_type == GgmlType::Q4_1; }
-
-size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols) {
-  check_panel_type(weight_type, cols);
-  const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-  return static_cast<size_t>(panels) * static_cast<size_t>(cols / kQK) * sizeof(panel_q4_1);
-}
-
-void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  check_panel_type(weight_type, cols);
+template <typename F>
+void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
   const int64_t nb = cols / kQK;
   const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-  auto* out = static_cast<panel_q4_1*>(dst);
+  auto* out = static_cast<typename F::Panel*>(dst);
   for (int64_t p = 0; p < panels; ++p) {
     for (int64_t i = 0; i < nb; ++i) {
-      panel_q4_1& pb = out[p * nb + i];
-      std::memset(&pb, 0, sizeof pb);  // padding rows: d = m = 0, quants 0
+      typename F::Panel& pb = out[p * nb + i];
+      std::memset(&pb, 0, sizeof pb);  // padding rows: zero scales and quants
       for (int r = 0; r < kPanelRows && p * kPanelRows + r < rows; ++r) {
-        block_q4_1 b;
+        typename F::Row b;
         std::memcpy(&b, static_cast<const uint8_t*>(w) + (p * kPanelRows + r) * row_stride + i * sizeof b, sizeof b);
-        pb.d[r] = b.d;
-        pb.m[r] = b.m;
-        for (int k = 0; k < kQK; ++k) {
-          const int j = k / 4, e = k % 2, high = (k / 2) % 2;
-          pb.q[j][2 * r + e] |= static_cast<uint8_t>(quant_q4_1(b, k) << (4 * high));
-        }
+        F::put(pb, r, b);
       }
     }
   }
 }
 
-void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
-                          const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
-  check_panel_type(weight_type, cols);
+template <typename F>
+void reference_dot(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                   size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   const int64_t nb = cols / kQK;
-  const auto* blocks = static_cast<const panel_q4_1*>(packed) + panel * nb;
+  const auto* blocks = static_cast<const typename F::Panel*>(packed) + panel * nb;
   for (int64_t t = 0; t < num_tokens; ++t) {
-    const auto* y = reinterpret_cast<const block_q8_1*>(static_cast<const uint8_t*>(act) + t * act_row_bytes);
+    const auto* y = reinterpret_cast<const typename F::Act*>(static_cast<const uint8_t*>(act) + t * act_row_bytes);
     for (int64_t r = 0; r < num_rows; ++r) {
       float acc = 0.0f, min = 0.0f;
       for (int64_t i = 0; i < nb; ++i) {
@@ -67,11 +79,38 @@ void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed
         for (int k = 0; k < kQK; ++k) s += panel_quant(blocks[i], static_cast<int>(r), k) * y[i].qs[k];
         const float scale = fp16_to_fp32(blocks[i].d[r]) * fp16_to_fp32(y[i].d);
         acc = std::fma(scale, static_cast<float>(s), acc);
-        min = std::fma(fp16_to_fp32(blocks[i].m[r]), fp16_to_fp32(y[i].s), min);
+        if constexpr (F::kHasMin) min = std::fma(fp16_to_fp32(blocks[i].m[r]), fp16_to_fp32(y[i].s), min);
       }
-      out[t * out_stride + r] = acc + min;
+      out[t * out_stride + r] = F::kHasMin ? acc + min : acc;
     }
   }
+}
+
+}  // namespace
+
+bool panel_supported(GgmlType weight_type) {
+  return weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q8_0;
+}
+
+size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols) {
+  check_panel_type(weight_type, cols);
+  const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  return static_cast<size_t>(panels * kPanelRows) * ggml_row_size(weight_type, cols);
+}
+
+void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
+  check_panel_type(weight_type, cols);
+  if (weight_type == GgmlType::Q4_1) return pack<Q4_1Panel>(w, row_stride, rows, cols, dst);
+  pack<Q8_0Panel>(w, row_stride, rows, cols, dst);
+}
+
+void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                          const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+  check_panel_type(weight_type, cols);
+  if (weight_type == GgmlType::Q4_1) {
+    return reference_dot<Q4_1Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+  }
+  reference_dot<Q8_0Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
 }
 
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
@@ -80,7 +119,8 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
   static const bool avx2 = quant_avx2::cpu_supported();
   if (avx2) {
     check_panel_type(weight_type, cols);
-    return quant_avx2::panel_dot_q4_1(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+    return quant_avx2::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                 out_stride);
   }
 #endif
   reference::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);

@@ -13,11 +13,12 @@
 //   S_i   = sum of q * y over the block's 32 elements (exact integers)
 //   acc   = fma(d_w * d_a, float(S_i), acc)        acc starts at 0, blocks in order
 //   min   = fma(m_w, s_a, min)                      (Q4_1: weight minimum x activation sum)
-//   out   = acc + min
+//   out   = acc + min                               (Q8_0: out = acc)
 // The reference below computes exactly this with scalar floats, so the SIMD path must give
 // the same bits (tested), and a row's result never depends on the other tokens in the call.
 //
-// Supported: Q4_1 (against Q8_1 activations, as vec_dot). Other types keep using vec_dot_rows.
+// Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0). Other types
+// keep using vec_dot_rows.
 
 #include <cstddef>
 #include <cstdint>

@@ -1,10 +1,11 @@
-// The AVX2 panel kernel (panel.h): 16 rows x 1-2 tokens per pass.
+// The AVX2 panel kernels (panel.h): 16 rows x 1-2 tokens per pass.
 //
-// Per block and token, 16 byte-pair multiplies (vpmaddubsw) of the panel's nibbles against an
-// activation pair broadcast to all lanes give the 16 rows' products in 16-bit lanes; 8 of them
-// are summed in 16 bits (at most 8 * 2 * 15 * 128 = 30720, no overflow) before widening, so
-// there is no per-row reduction at all. The float math per lane is panel.h's, in its order,
-// so every lane equals the scalar reference bit for bit whatever T is.
+// Q4_1: per block and token, 16 byte-pair multiplies (vpmaddubsw) of the panel's nibbles
+// against an activation pair broadcast to all lanes give the 16 rows' products in 16-bit lanes;
+// 8 of them are summed in 16 bits (at most 8 * 2 * 15 * 128 = 30720, no overflow) before
+// widening, so there is no per-row reduction at all. Q8_0: the same with 4 elements per row
+// and lane, widened to 32 bits after every multiply. The float math per lane is panel.h's, in
+// its order, so every lane equals the scalar reference bit for bit whatever T is.
 
 #include <algorithm>
 
@@ -23,7 +24,7 @@ static inline __m256i pair_broadcast(const block_q8_1& y, int k) {
 }
 
 template <int T>
-void panel_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* y, float (*out)[kRows]) {
+void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* y, float (*out)[kRows]) {
   __m256 acc[T][2], mins[T][2];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = mins[t][0] = mins[t][1] = _mm256_setzero_ps();
@@ -74,26 +75,78 @@ void panel_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const*
   }
 }
 
-}  // namespace
+template <int T>
+void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* y, float (*out)[kRows]) {
+  __m256 acc[T][2];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t i = 0; i < nb; ++i) {
+    const panel_q8_0& b = blocks[i];
+    __m256i sum[T][2];  // int32 sums of rows 0-7 and 8-15
+#pragma GCC unroll 2
+    for (int g = 0; g < 2; ++g) {
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) sum[t][g] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int c = 0; c < 8; ++c) {
+        const __m256i w = load_256(b.q[g][c]);
+        const __m256i w_abs = _mm256_sign_epi8(w, w);  // -128 stays 128 as unsigned
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+          const __m256i quad = _mm256_set1_epi32(static_cast<int>(load_u32(y[t][i].qs + 4 * c)));
+          const __m256i pairs = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(quad, w));
+          sum[t][g] = _mm256_add_epi32(sum[t][g], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+    }
+    const __m256 d_lo = _mm256_cvtph_ps(load_128(b.d)), d_hi = _mm256_cvtph_ps(load_128(b.d + 8));
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+      const __m256 d_a = _mm256_set1_ps(half_at(&y[t][i].d));
+      acc[t][0] = _mm256_fmadd_ps(_mm256_mul_ps(d_lo, d_a), _mm256_cvtepi32_ps(sum[t][0]), acc[t][0]);
+      acc[t][1] = _mm256_fmadd_ps(_mm256_mul_ps(d_hi, d_a), _mm256_cvtepi32_ps(sum[t][1]), acc[t][1]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) {
+    _mm256_storeu_ps(out[t], acc[t][0]);
+    _mm256_storeu_ps(out[t] + 8, acc[t][1]);
+  }
+}
 
-void panel_dot_q4_1(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                    size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+// Runs Kernel over the tokens two at a time (one for an odd last token).
+template <typename Panel, typename Act, void (*Two)(int64_t, const Panel*, const Act* const*, float (*)[kRows]),
+          void (*One)(int64_t, const Panel*, const Act* const*, float (*)[kRows])>
+void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   const int64_t nb = cols / kQK;
-  const auto* blocks = static_cast<const panel_q4_1*>(packed) + panel * nb;
+  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
-  constexpr int kTokensPerPass = 2;
-  float result[kTokensPerPass][kRows];
-  for (int64_t t0 = 0; t0 < num_tokens; t0 += kTokensPerPass) {
-    const int n = static_cast<int>(std::min<int64_t>(kTokensPerPass, num_tokens - t0));
-    const block_q8_1* y[kTokensPerPass];
-    for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_1*>(a + (t0 + t) * act_row_bytes);
+  float result[2][kRows];
+  for (int64_t t0 = 0; t0 < num_tokens; t0 += 2) {
+    const int n = static_cast<int>(std::min<int64_t>(2, num_tokens - t0));
+    const Act* y[2];
+    for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
     if (n == 2) {
-      panel_tokens<2>(nb, blocks, y, result);
+      Two(nb, blocks, y, result);
     } else {
-      panel_tokens<1>(nb, blocks, y, result);
+      One(nb, blocks, y, result);
     }
     for (int t = 0; t < n; ++t) std::copy_n(result[t], num_rows, out + (t0 + t) * out_stride);
   }
+}
+
+}  // namespace
+
+void panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+               size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+  if (type == GgmlType::Q4_1) {
+    return over_tokens<panel_q4_1, block_q8_1, q4_1_tokens<2>, q4_1_tokens<1>>(
+        cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+  }
+  over_tokens<panel_q8_0, block_q8_0, q8_0_tokens<2>, q8_0_tokens<1>>(cols, packed, panel, num_rows, act,
+                                                                      act_row_bytes, num_tokens, out, out_stride);
 }
 
 }  // namespace pagedchat::quant_avx2

@@ -29,8 +29,8 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 void quantize_activation_row(GgmlType weight_type, const float* x, void* dst, int64_t n);
 void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride,
                   int64_t num_rows, const void* activation_row, float* out, WeightAccess access);
-// panel.h's panel_dot for Q4_1 panels; the caller has checked the type and cols.
-void panel_dot_q4_1(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+// panel.h's panel_dot; the caller has checked the type and cols.
+void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                     size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
 
 }  // namespace pagedchat::quant_avx2

@@ -20,35 +20,39 @@ using namespace pagedchat;
 
 namespace {
 
-// A rows x cols Q4_1 matrix of random quants with scales and minimums of model-like size.
-std::vector<block_q4_1> random_matrix(int64_t rows, int64_t cols, std::mt19937& rng) {
-  std::vector<block_q4_1> m(static_cast<size_t>(rows * cols / kQK));
+const GgmlType kPanelTypes[] = {GgmlType::Q4_1, GgmlType::Q8_0};
+
+// A rows x cols matrix of random quants (every byte value, -128 included for Q8_0) with scales
+// and minimums of model-like size.
+std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+  std::vector<uint8_t> m(ggml_row_size(type, cols) * static_cast<size_t>(rows));
+  for (uint8_t& byte : m) byte = static_cast<uint8_t>(rng());
   std::uniform_real_distribution<float> scale(0.001f, 0.05f), minimum(-0.4f, 0.1f);
-  for (block_q4_1& b : m) {
-    b.d = fp32_to_fp16(scale(rng));
-    b.m = fp32_to_fp16(minimum(rng));
-    for (uint8_t& q : b.qs) q = static_cast<uint8_t>(rng());
+  const size_t block = ggml_row_size(type, kQK);
+  for (size_t at = 0; at < m.size(); at += block) {
+    const uint16_t d = fp32_to_fp16(scale(rng)), min = fp32_to_fp16(minimum(rng));
+    std::memcpy(&m[at], &d, 2);  // both layouts start with d; Q4_1 follows with m
+    if (type == GgmlType::Q4_1) std::memcpy(&m[at + 2], &min, 2);
   }
   return m;
 }
 
-// num_tokens activation rows in the Q8_1 layout Q4_1 weights are multiplied with.
-std::vector<uint8_t> random_activations(int64_t num_tokens, int64_t cols, std::mt19937& rng) {
+// num_tokens activation rows in the layout `type` weights are multiplied with.
+std::vector<uint8_t> random_activations(GgmlType type, int64_t num_tokens, int64_t cols, std::mt19937& rng) {
   std::normal_distribution<float> value(0.0f, 1.5f);
-  const size_t row_bytes = activation_row_size(GgmlType::Q4_1, cols);
+  const size_t row_bytes = activation_row_size(type, cols);
   std::vector<uint8_t> out(row_bytes * static_cast<size_t>(num_tokens));
   std::vector<float> x(static_cast<size_t>(cols));
   for (int64_t t = 0; t < num_tokens; ++t) {
     for (float& v : x) v = value(rng);
-    quantize_activation_row(GgmlType::Q4_1, x.data(), out.data() + row_bytes * t, cols);
+    quantize_activation_row(type, x.data(), out.data() + row_bytes * t, cols);
   }
   return out;
 }
 
-std::vector<uint8_t> pack(const std::vector<block_q4_1>& m, int64_t rows, int64_t cols) {
-  std::vector<uint8_t> packed(panel_matrix_bytes(GgmlType::Q4_1, rows, cols));
-  pack_panels(GgmlType::Q4_1, m.data(), static_cast<size_t>(cols / kQK) * sizeof(block_q4_1), rows, cols,
-              packed.data());
+std::vector<uint8_t> pack(GgmlType type, const std::vector<uint8_t>& m, int64_t rows, int64_t cols) {
+  std::vector<uint8_t> packed(panel_matrix_bytes(type, rows, cols));
+  pack_panels(type, m.data(), ggml_row_size(type, cols), rows, cols, packed.data());
   return packed;
 }
 
@@ -56,15 +60,16 @@ using PanelDot = void (*)(GgmlType, int64_t, const void*, int64_t, int64_t, cons
                           int64_t);
 
 // out[t * rows + r] for the whole matrix, panel by panel, tokens_per_call tokens at a time.
-std::vector<float> multiply(PanelDot dot, const std::vector<uint8_t>& packed, int64_t rows, int64_t cols,
-                            const std::vector<uint8_t>& act, int64_t num_tokens, int64_t tokens_per_call) {
-  const size_t row_bytes = activation_row_size(GgmlType::Q4_1, cols);
+std::vector<float> multiply(PanelDot dot, GgmlType type, const std::vector<uint8_t>& packed, int64_t rows,
+                            int64_t cols, const std::vector<uint8_t>& act, int64_t num_tokens,
+                            int64_t tokens_per_call) {
+  const size_t row_bytes = activation_row_size(type, cols);
   std::vector<float> out(static_cast<size_t>(rows * num_tokens), NAN);
   for (int64_t p = 0; p * kPanelRows < rows; ++p) {
     const int64_t n = std::min(kPanelRows, rows - p * kPanelRows);
     for (int64_t t0 = 0; t0 < num_tokens; t0 += tokens_per_call) {
       const int64_t nt = std::min(tokens_per_call, num_tokens - t0);
-      dot(GgmlType::Q4_1, cols, packed.data(), p, n, act.data() + row_bytes * t0, row_bytes, nt,
+      dot(type, cols, packed.data(), p, n, act.data() + row_bytes * t0, row_bytes, nt,
           out.data() + t0 * rows + p * kPanelRows, rows);
     }
   }
@@ -83,62 +88,82 @@ class TestQuantPanel : public QObject {
  private slots:
   void packingKeepsEveryQuantAndScale() {
     std::mt19937 rng(1);
-    const int64_t rows = 37, cols = 96;  // a partial last panel
-    const auto m = random_matrix(rows, cols, rng);
-    const auto packed = pack(m, rows, cols);
-    QCOMPARE(packed.size(), size_t{3 * 3 * sizeof(panel_q4_1)});
-    const auto* panels = reinterpret_cast<const panel_q4_1*>(packed.data());
+    const int64_t rows = 37, cols = 96, nb = cols / kQK;  // a partial last panel
+    const auto q4 = random_matrix(GgmlType::Q4_1, rows, cols, rng);
+    const auto q8 = random_matrix(GgmlType::Q8_0, rows, cols, rng);
+    const auto packed4 = pack(GgmlType::Q4_1, q4, rows, cols);
+    const auto packed8 = pack(GgmlType::Q8_0, q8, rows, cols);
+    QCOMPARE(packed4.size(), size_t{3 * 3 * sizeof(panel_q4_1)});
+    QCOMPARE(packed8.size(), size_t{3 * 3 * sizeof(panel_q8_0)});
+    const auto* rows4 = reinterpret_cast<const block_q4_1*>(q4.data());
+    const auto* rows8 = reinterpret_cast<const block_q8_0*>(q8.data());
     for (int64_t r = 0; r < 48; ++r) {
-      for (int64_t i = 0; i < cols / kQK; ++i) {
-        const panel_q4_1& pb = panels[(r / kPanelRows) * (cols / kQK) + i];
+      for (int64_t i = 0; i < nb; ++i) {
+        const auto& p4 = reinterpret_cast<const panel_q4_1*>(packed4.data())[(r / kPanelRows) * nb + i];
+        const auto& p8 = reinterpret_cast<const panel_q8_0*>(packed8.data())[(r / kPanelRows) * nb + i];
         const int lane = static_cast<int>(r % kPanelRows);
+        const bool real = r < rows;
         for (int k = 0; k < kQK; ++k) {
-          const int expected = r < rows ? quant_q4_1(m[r * (cols / kQK) + i], k) : 0;
-          QCOMPARE(panel_quant(pb, lane, k), expected);
+          QCOMPARE(panel_quant(p4, lane, k), real ? quant_q4_1(rows4[r * nb + i], k) : 0);
+          QCOMPARE(panel_quant(p8, lane, k), real ? int{rows8[r * nb + i].qs[k]} : 0);
         }
-        QCOMPARE(pb.d[lane], r < rows ? m[r * (cols / kQK) + i].d : uint16_t{0});
-        QCOMPARE(pb.m[lane], r < rows ? m[r * (cols / kQK) + i].m : uint16_t{0});
+        QCOMPARE(p4.d[lane], real ? rows4[r * nb + i].d : uint16_t{0});
+        QCOMPARE(p4.m[lane], real ? rows4[r * nb + i].m : uint16_t{0});
+        QCOMPARE(p8.d[lane], real ? rows8[r * nb + i].d : uint16_t{0});
       }
     }
   }
 
   void fastKernelEqualsReferenceBitForBit_data() {
+    QTest::addColumn<int>("type");
     QTest::addColumn<qint64>("rows");
     QTest::addColumn<qint64>("cols");
     QTest::addColumn<qint64>("tokens");
-    QTest::newRow("one block, one token") << qint64{16} << qint64{32} << qint64{1};
-    QTest::newRow("partial panel") << qint64{21} << qint64{64} << qint64{3};
-    QTest::newRow("576 wide") << qint64{64} << qint64{576} << qint64{5};
-    QTest::newRow("1536 wide") << qint64{32} << qint64{1536} << qint64{4};
+    for (GgmlType type : kPanelTypes) {
+      const char* name = ggml_type_name(static_cast<uint32_t>(type)).data();
+      const int t = static_cast<int>(type);
+      QTest::addRow("%s one block, one token", name) << t << qint64{16} << qint64{32} << qint64{1};
+      QTest::addRow("%s partial panel", name) << t << qint64{21} << qint64{64} << qint64{3};
+      QTest::addRow("%s 576 wide", name) << t << qint64{64} << qint64{576} << qint64{5};
+      QTest::addRow("%s 1536 wide", name) << t << qint64{32} << qint64{1536} << qint64{4};
+    }
   }
   void fastKernelEqualsReferenceBitForBit() {
+    QFETCH(int, type);
     QFETCH(qint64, rows);
     QFETCH(qint64, cols);
     QFETCH(qint64, tokens);
-    std::mt19937 rng(static_cast<uint32_t>(rows * 7 + cols + tokens));
-    const auto packed = pack(random_matrix(rows, cols, rng), rows, cols);
-    const auto act = random_activations(tokens, cols, rng);
-    const auto expected = multiply(reference::panel_dot, packed, rows, cols, act, tokens, tokens);
-    QVERIFY(same_bits(multiply(panel_dot, packed, rows, cols, act, tokens, tokens), expected));
+    const auto t = static_cast<GgmlType>(type);
+    std::mt19937 rng(static_cast<uint32_t>(rows * 7 + cols + tokens + type));
+    const auto packed = pack(t, random_matrix(t, rows, cols, rng), rows, cols);
+    const auto act = random_activations(t, tokens, cols, rng);
+    const auto expected = multiply(reference::panel_dot, t, packed, rows, cols, act, tokens, tokens);
+    QVERIFY(same_bits(multiply(panel_dot, t, packed, rows, cols, act, tokens, tokens), expected));
     // Whatever else the call holds: one token per call, two, or all at once.
-    QVERIFY(same_bits(multiply(panel_dot, packed, rows, cols, act, tokens, 1), expected));
-    QVERIFY(same_bits(multiply(panel_dot, packed, rows, cols, act, tokens, 2), expected));
+    QVERIFY(same_bits(multiply(panel_dot, t, packed, rows, cols, act, tokens, 1), expected));
+    QVERIFY(same_bits(multiply(panel_dot, t, packed, rows, cols, act, tokens, 2), expected));
   }
 
+  void panelDotAgreesWithVecDot_data() {
+    QTest::addColumn<int>("type");
+    for (GgmlType type : kPanelTypes) QTest::addRow("%s", ggml_type_name(static_cast<uint32_t>(type)).data()) << int(type);
+  }
   void panelDotAgreesWithVecDot() {
+    QFETCH(int, type);
+    const auto t = static_cast<GgmlType>(type);
     std::mt19937 rng(7);
     const int64_t rows = 48, cols = 1536, tokens = 3;
-    const auto m = random_matrix(rows, cols, rng);
-    const auto packed = pack(m, rows, cols);
-    const auto act = random_activations(tokens, cols, rng);
-    const size_t row_bytes = activation_row_size(GgmlType::Q4_1, cols);
-    const auto got = multiply(panel_dot, packed, rows, cols, act, tokens, tokens);
-    for (int64_t t = 0; t < tokens; ++t) {
+    const auto m = random_matrix(t, rows, cols, rng);
+    const auto packed = pack(t, m, rows, cols);
+    const auto act = random_activations(t, tokens, cols, rng);
+    const size_t act_bytes = activation_row_size(t, cols), row_bytes = ggml_row_size(t, cols);
+    const auto got = multiply(panel_dot, t, packed, rows, cols, act, tokens, tokens);
+    for (int64_t k = 0; k < tokens; ++k) {
       for (int64_t r = 0; r < rows; ++r) {
-        const float want = reference::vec_dot(GgmlType::Q4_1, cols, &m[r * (cols / kQK)], act.data() + row_bytes * t);
+        const float want = reference::vec_dot(t, cols, m.data() + row_bytes * r, act.data() + act_bytes * k);
         // Both sum the same exact block integers; only the float order differs (48 blocks).
-        QVERIFY2(std::abs(got[t * rows + r] - want) <= 1e-5f * (1.0f + std::abs(want)),
-                 qPrintable(QString("row %1 token %2: %3 vs %4").arg(r).arg(t).arg(got[t * rows + r]).arg(want)));
+        QVERIFY2(std::abs(got[k * rows + r] - want) <= 1e-5f * (1.0f + std::abs(want)),
+                 qPrintable(QString("row %1 token %2: %3 vs %4").arg(r).arg(k).arg(got[k * rows + r]).arg(want)));
       }
     }
   }
@@ -146,8 +171,8 @@ class TestQuantPanel : public QObject {
   void unsupportedInputIsAnError() {
     std::vector<uint8_t> dst(4096);
     std::vector<uint8_t> w(4096);
-    QVERIFY(!panel_supported(GgmlType::Q8_0));
-    QVERIFY_THROWS_EXCEPTION(Error, pack_panels(GgmlType::Q8_0, w.data(), 34, 2, 32, dst.data()));
+    QVERIFY(!panel_supported(GgmlType::Q4_K));
+    QVERIFY_THROWS_EXCEPTION(Error, pack_panels(GgmlType::Q4_K, w.data(), 144, 2, 256, dst.data()));
     QVERIFY_THROWS_EXCEPTION(Error, pack_panels(GgmlType::Q4_1, w.data(), 20, 2, 48, dst.data()));
     QVERIFY_THROWS_EXCEPTION(Error, panel_matrix_bytes(GgmlType::Q4_1, 2, 0));
   }
