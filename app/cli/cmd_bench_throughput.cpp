@@ -1,8 +1,9 @@
 // `bench throughput`: many requests through the continuous-batching engine, at most
 // --concurrency in flight (another is submitted as one finishes), greedy with EOS ignored so
 // every output has its exact length. Reports requests/s, output tok/s, decode tok/s (tokens
-// sampled in steps that computed no prompt token, over those steps' time), time to first
-// token and inter-token latency (p50, p99), peak KV blocks, preemptions and prefix hit rate.
+// sampled in steps that computed no prompt or recomputed token, over those steps' time), time
+// to first token and inter-token latency (p50, p99), peak KV blocks, preemptions, tokens
+// recomputed after them, and prefix hit rate.
 // `--batching`: the "batching pays" check: the same fixed-length requests at concurrency 1,
 // then 16 (or --concurrency) in one run, and the ratio of their decode tok/s.
 
@@ -45,7 +46,7 @@ struct Result {
   double wall_s = 0, decode_s = 0;
   double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;  // seconds
   int32_t peak_blocks = 0, num_blocks = 0;
-  int64_t preemptions = 0, swap_outs = 0;
+  int64_t preemptions = 0, swap_outs = 0, recomputed_tokens = 0;
   double prefix_hit_rate = 0;
 };
 
@@ -96,13 +97,15 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
   const Clock::time_point start = Clock::now();
   submit_more();
   while (true) {
-    const int64_t prefill_before = engine.stats().num_prefill_tokens;
+    // Prompt and recompute work both make a step slower than a pure decode step.
+    auto prompt_work = [](const EngineStats& s) { return s.num_prefill_tokens + s.num_recomputed_tokens; };
+    const int64_t prompt_work_before = prompt_work(engine.stats());
     const int64_t tokens_before = r.output_tokens;
     const Clock::time_point t0 = Clock::now();
     bool more = engine.step();
     const Clock::time_point t1 = Clock::now();
     EngineStats s = engine.stats();
-    if (s.num_prefill_tokens == prefill_before && r.output_tokens > tokens_before) {
+    if (prompt_work(s) == prompt_work_before && r.output_tokens > tokens_before) {
       r.decode_tokens += r.output_tokens - tokens_before;
       r.decode_s += seconds(t0, t1);
     }
@@ -116,6 +119,7 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
   r.num_blocks = s.kv.num_blocks;
   r.preemptions = s.num_preempted;
   r.swap_outs = s.num_swapped_out;
+  r.recomputed_tokens = s.num_recomputed_tokens;
   r.prefix_hit_rate = s.kv.prefix_hit_rate();
   r.ttft_p50 = percentile(ttft, 0.5);
   r.ttft_p99 = percentile(ttft, 0.99);
@@ -132,21 +136,22 @@ void print_result(const Result& r, bool json, const char* label) {
         "{\"bench\":\"throughput\",\"workload\":\"%s\",\"concurrency\":%d,\"requests\":%d,\"errors\":%d,"
         "\"prompt_tokens\":%lld,\"output_tokens\":%lld,\"wall_s\":%.3f,\"requests_s\":%.3f,\"output_tok_s\":%.2f,"
         "\"decode_tok_s\":%.2f,\"ttft_p50_ms\":%.1f,\"ttft_p99_ms\":%.1f,\"itl_p50_ms\":%.1f,\"itl_p99_ms\":%.1f,"
-        "\"peak_kv_blocks\":%d,\"kv_blocks\":%d,\"preemptions\":%lld,\"swap_outs\":%lld,\"prefix_hit_rate\":%.4f}\n",
+        "\"peak_kv_blocks\":%d,\"kv_blocks\":%d,\"preemptions\":%lld,\"swap_outs\":%lld,\"recomputed_tokens\":%lld,"
+        "\"prefix_hit_rate\":%.4f}\n",
         label, r.concurrency, r.num_requests, r.num_errors, static_cast<long long>(r.prompt_tokens),
         static_cast<long long>(r.output_tokens), r.wall_s, rps, otps, dtps, 1e3 * r.ttft_p50, 1e3 * r.ttft_p99,
         1e3 * r.itl_p50, 1e3 * r.itl_p99, r.peak_blocks, r.num_blocks, static_cast<long long>(r.preemptions),
-        static_cast<long long>(r.swap_outs), r.prefix_hit_rate);
+        static_cast<long long>(r.swap_outs), static_cast<long long>(r.recomputed_tokens), r.prefix_hit_rate);
   } else {
     std::printf(
         "%-15s conc %3d  %4d req (%d failed)  %lld prompt + %lld output tokens in %.2f s\n"
         "  %.3f req/s  output %.1f tok/s  decode %.1f tok/s\n"
         "  TTFT p50 %.1f ms p99 %.1f ms   ITL p50 %.1f ms p99 %.1f ms\n"
-        "  peak KV %d / %d blocks  preemptions %lld (+%lld swapped)  prefix hit rate %.1f%%\n",
+        "  peak KV %d / %d blocks  preemptions %lld (+%lld swapped, %lld tokens recomputed)  prefix hit rate %.1f%%\n",
         label, r.concurrency, r.num_requests, r.num_errors, static_cast<long long>(r.prompt_tokens),
         static_cast<long long>(r.output_tokens), r.wall_s, rps, otps, dtps, 1e3 * r.ttft_p50, 1e3 * r.ttft_p99,
         1e3 * r.itl_p50, 1e3 * r.itl_p99, r.peak_blocks, r.num_blocks, static_cast<long long>(r.preemptions),
-        static_cast<long long>(r.swap_outs), 100 * r.prefix_hit_rate);
+        static_cast<long long>(r.swap_outs), static_cast<long long>(r.recomputed_tokens), 100 * r.prefix_hit_rate);
   }
   std::fflush(stdout);
 }

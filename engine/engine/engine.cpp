@@ -2,6 +2,7 @@
 #include "engine/engine/engine.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "engine/common/error.h"
 #include "engine/kv/kv_transfers.h"
@@ -9,6 +10,18 @@
 #include "engine/sample/reply_text.h"
 
 namespace pagedchat {
+namespace {
+
+// The sampler seed of a running sequence's fork: splitmix64 of the parent's seed and the
+// child's id. Not seed + i as for a request's n samples, which could collide with a fork's.
+uint64_t fork_seed(uint64_t parent_seed, SequenceId child) {
+  uint64_t z = parent_seed ^ (static_cast<uint64_t>(child) * 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
 
 // A sequence being generated: what the scheduler sees plus the per-sequence sampling state.
 struct Engine::Live {
@@ -17,6 +30,7 @@ struct Engine::Live {
   int index = 0;
   int num_to_fork = 0;  // n - 1 samples still to fork off once the prompt's logits arrive
   int num_generated = 0;
+  int32_t num_prompt = 0;  // s.tokens[0, num_prompt) are prompt (prefill); later ones generated
   SamplingParams params;
   bool park_when_done = false;
   Sampler sampler;
@@ -74,10 +88,10 @@ void Engine::abort(RequestId id) {
   commands_.push_back({Command::Kind::abort, id, {}});
 }
 
-SequenceId Engine::fork(SequenceId parked) {
+SequenceId Engine::fork(SequenceId parent) {
   std::lock_guard lock(mutex_);
   SequenceId child = next_seq_++;
-  commands_.push_back({Command::Kind::fork, -1, {}, parked, child});
+  commands_.push_back({Command::Kind::fork, -1, {}, parent, child});
   return child;
 }
 
@@ -119,7 +133,7 @@ void Engine::apply_commands() {
     switch (c.kind) {
       case Command::Kind::submit: start_request(c.request, std::move(c.body)); break;
       case Command::Kind::abort: abort_request(c.request, "abort"); break;
-      case Command::Kind::fork: fork_parked(c.seq, c.child); break;
+      case Command::Kind::fork: fork_sequence(c.seq, c.child); break;
       case Command::Kind::release: release_parked(c.seq); break;
     }
   }
@@ -155,6 +169,7 @@ void Engine::start_request(RequestId id, Request request) {
   live->s.arrival = next_arrival_++;
   live->request = id;
   live->num_to_fork = request.n - 1;
+  live->num_prompt = static_cast<int32_t>(held.size() + request.prompt.size());
   live->park_when_done = request.park_when_done;
   if (request.continue_seq >= 0) {
     // Resumed where it stopped: only the new tokens are computed.
@@ -172,7 +187,7 @@ void Engine::start_request(RequestId id, Request request) {
     live->s.tokens = std::move(request.prompt);
   }
   if (!live->s.in_kv) scheduler_.add_waiting(&live->s);
-  live_per_request_[id] = 1;
+  requests_[id] = {1, 1};
   live_.emplace(live->s.id, std::move(live));
 }
 
@@ -187,18 +202,67 @@ void Engine::abort_request(RequestId id, const char* reason) {
   }
 }
 
+// Runs between steps (from apply_commands), so no append of this step has happened yet: the
+// KV manager holds exactly the parent's computed tokens, as fork() requires.
+void Engine::fork_sequence(SequenceId parent, SequenceId child) {
+  if (parked_.count(parent)) return fork_parked(parent, child);
+  auto it = live_.find(parent);
+  if (it == live_.end()) return fork_error(parent, child, "it is neither running nor parked (unknown, finished, released or reclaimed)");
+  const SchedSequence& s = it->second->s;
+  if (s.swapped) return fork_error(parent, child, "it is swapped out to host memory; fork it once it runs again");
+  if (!s.in_kv || !s.prefilled)
+    return fork_error(parent, child, "its prompt is not computed yet (waiting, prefilling, or recomputing after preemption)");
+  fork_running(*it->second, child);
+}
+
+// The error goes to the child's id only (request -1): the parent's request has not failed.
+void Engine::fork_error(SequenceId parent, SequenceId child, const std::string& why) {
+  EngineEvent e;
+  e.kind = EngineEventKind::error;
+  e.seq = child;
+  e.reason = "cannot fork sequence " + std::to_string(parent) + ": " + why;
+  publish(e);
+}
+
 void Engine::fork_parked(SequenceId parent, SequenceId child) {
-  if (!parked_.count(parent)) {
-    EngineEvent e;
-    e.kind = EngineEventKind::error;
-    e.seq = child;
-    e.reason = "cannot fork sequence " + std::to_string(parent) + ": it is not parked (finished, released or reclaimed)";
-    publish(e);
-    return;
-  }
   kv_.fork(parent, child);
   kv_.park(child);
   parked_.insert(child);
+}
+
+// A decoding parent holds its last sampled token uncomputed: both it and the child compute it
+// in the next step, each into its own copy of the shared partial block (or a fresh block).
+void Engine::fork_running(Live& parent, SequenceId child) {
+  assert(parent.s.num_remaining() == 1 && parent.num_to_fork == 0);
+  assert(kv_.num_tokens(parent.s.id) == parent.s.num_computed);
+  SamplingParams p = parent.params;
+  p.seed = fork_seed(parent.params.seed, child);
+  Live& c = add_child(parent, child, p);
+  c.num_generated = parent.num_generated;
+  c.text = parent.text;  // text held back so far (a partial stop string or UTF-8) is the child's too
+}
+
+// A running child sharing all of the parent's blocks and tokens, as another sample of its
+// request: the n - 1 extra samples once the prompt is computed, and forks of running sequences.
+Engine::Live& Engine::add_child(Live& parent, SequenceId child, const SamplingParams& params) {
+  auto live = std::make_unique<Live>(params);
+  live->s.id = child;
+  live->s.arrival = parent.s.arrival;
+  live->s.tokens = parent.s.tokens;
+  live->s.num_computed = parent.s.num_computed;
+  live->s.in_kv = true;
+  live->s.prefilled = true;
+  live->request = parent.request;
+  live->num_prompt = parent.num_prompt;
+  live->park_when_done = parent.park_when_done;
+  RequestCount& count = requests_[parent.request];
+  live->index = count.num_samples++;
+  ++count.num_live;
+  Live& c = *live;
+  live_.emplace(child, std::move(live));  // first, so the fork's KV events name the request
+  kv_.fork(parent.s.id, child);
+  scheduler_.add_running(&c.s);
+  return c;
 }
 
 void Engine::release_parked(SequenceId seq) {
@@ -245,11 +309,22 @@ void Engine::run_forward(const ScheduledStep& step) {
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
   size_t row = 0;
   for (const ScheduledChunk& c : step.chunks) {
-    (c.is_decode ? counters_.num_decode_tokens : counters_.num_prefill_tokens) += c.num_tokens;
+    count_computed(c);
     if (!c.wants_logits()) continue;
     Live& live = *live_.at(c.seq->id);
     after_logits(live, std::span<const float>(logits_).subspan(row++ * vocab, vocab));
   }
+}
+
+// Splits a computed chunk into recompute (K/V a preemption dropped), then prompt tokens, then
+// generated ones (a decode, or the last sampled token computed at the end of a recompute).
+void Engine::count_computed(const ScheduledChunk& c) {
+  const int32_t fresh_start = c.start + c.num_recomputed;
+  const int32_t fresh = c.num_tokens - c.num_recomputed;
+  const int32_t prompt = std::clamp(live_.at(c.seq->id)->num_prompt - fresh_start, 0, fresh);
+  counters_.num_recomputed_tokens += c.num_recomputed;
+  counters_.num_prefill_tokens += prompt;
+  counters_.num_decode_tokens += fresh - prompt;
 }
 
 // The step's forward failed: its sequences' new blocks hold no K/V, so they are discarded
@@ -281,25 +356,13 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
   for (int i = 1; i <= live.num_to_fork; ++i) {
     SamplingParams p = live.params;
     p.seed += static_cast<uint64_t>(i);
-    auto child = std::make_unique<Live>(p);
+    SequenceId id;
     {
       std::lock_guard lock(mutex_);
-      child->s.id = next_seq_++;
+      id = next_seq_++;
     }
-    child->s.arrival = live.s.arrival;
-    child->s.tokens = live.s.tokens;
-    child->s.num_computed = live.s.num_computed;
-    child->s.in_kv = true;
-    child->s.prefilled = true;
-    child->request = live.request;
-    child->index = i;
-    child->park_when_done = live.park_when_done;
-    Live* c = child.get();
-    live_.emplace(c->s.id, std::move(child));  // first, so the fork's KV events name the request
-    kv_.fork(live.s.id, c->s.id);
-    scheduler_.add_running(&c->s);
-    ++live_per_request_[live.request];
-    samplers.push_back(c);
+    samplers.push_back(&add_child(live, id, p));
+    assert(samplers.back()->index == i);
   }
   live.num_to_fork = 0;
   for (Live* l : samplers) sample(*l, logits);
@@ -343,7 +406,7 @@ void Engine::finish(Live& live, const char* reason) {
   } else if (live.s.in_kv) {
     kv_.free(live.s.id);
   }
-  if (--live_per_request_[live.request] == 0) live_per_request_.erase(live.request);
+  if (--requests_[live.request].num_live == 0) requests_.erase(live.request);
   SequenceId id = live.s.id;
   publish(e);
   live_.erase(id);

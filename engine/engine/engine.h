@@ -31,8 +31,9 @@ struct EngineConfig {
 
 struct EngineStats {
   int64_t num_steps = 0;           // forward passes
-  int64_t num_prefill_tokens = 0;  // prompt (and recompute) tokens computed
-  int64_t num_decode_tokens = 0;   // decode tokens computed
+  int64_t num_prefill_tokens = 0;     // prompt tokens computed (each at most once)
+  int64_t num_recomputed_tokens = 0;  // tokens computed again because preemption dropped their K/V
+  int64_t num_decode_tokens = 0;      // generated tokens computed (each at most once)
   int64_t num_generated = 0;       // tokens sampled
   int64_t num_preempted = 0;       // sequences preempted (recompute)
   int64_t num_swapped_out = 0;     // sequences preempted by swap
@@ -49,9 +50,21 @@ class Engine {
   // --- Any thread -----------------------------------------------------------------------
   RequestId submit(Request request);
   void abort(RequestId id);  // its sequences end ("abort") and free their blocks at the next step
-  // Forks a parked sequence (see Request::park_when_done): the child is parked too and shares
-  // every block. A parent that is no longer parked gives an error event for the child.
-  SequenceId fork(SequenceId parked);
+  // Forks a sequence between two steps; the child shares every block of the parent
+  // (copy-on-write: the first append into the shared partial last block copies it).
+  // - Parked parent (see Request::park_when_done): the child is parked too.
+  // - Running parent that is decoding: the child runs at once, as another sample of the same
+  //   request (its token and finished events carry the parent's request id, the child's seq
+  //   and the request's next unused index). It holds the parent's tokens, the last sampled one
+  //   (not yet computed) included, and its reply text so far (held-back text too), and counts
+  //   the parent's generated tokens against max_tokens. Sampling params are the parent's, but
+  //   the sampler starts afresh from a seed mixed from the parent's seed and the child's id: a
+  //   copy of the parent's generator would repeat its draws, and a fixed derivation keeps runs
+  //   reproducible. With greedy sampling the child continues exactly as the parent does.
+  // Any other parent (unknown, finished, released, reclaimed, still waiting or prefilling its
+  // prompt, or swapped out) gives an error event for the child (request -1, seq = the child)
+  // and changes nothing else.
+  SequenceId fork(SequenceId parent);
   void release(SequenceId parked);  // frees a parked sequence
 
   // --- Engine thread --------------------------------------------------------------------
@@ -71,7 +84,12 @@ class Engine {
   void apply_commands();
   void start_request(RequestId id, Request request);
   void abort_request(RequestId id, const char* reason);
+  void fork_sequence(SequenceId parent, SequenceId child);
   void fork_parked(SequenceId parent, SequenceId child);
+  void fork_running(Live& parent, SequenceId child);
+  Live& add_child(Live& parent, SequenceId child, const SamplingParams& params);
+  void fork_error(SequenceId parent, SequenceId child, const std::string& why);
+  void count_computed(const ScheduledChunk& c);
   void release_parked(SequenceId seq);
   void run_forward(const ScheduledStep& step);
   void fail_batch(const ScheduledStep& step, const std::string& message);
@@ -87,7 +105,11 @@ class Engine {
   Scheduler scheduler_;
   std::vector<EventSink> sinks_;
   std::unordered_map<SequenceId, std::unique_ptr<Live>> live_;
-  std::unordered_map<RequestId, int> live_per_request_;
+  struct RequestCount {
+    int num_live = 0;     // sequences still generating; the entry goes when it reaches 0
+    int num_samples = 0;  // indices given out: the next sample (n > 1 or a fork) gets this one
+  };
+  std::unordered_map<RequestId, RequestCount> requests_;
   std::unordered_set<SequenceId> parked_;
   uint64_t next_arrival_ = 0;
   EngineStats counters_;

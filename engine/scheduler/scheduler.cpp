@@ -17,6 +17,11 @@ void insert_sorted(Container& c, SchedSequence* seq) {
   c.insert(std::upper_bound(c.begin(), c.end(), seq, before), seq);
 }
 
+// The chunk's tokens [start, start + n) that were computed before a preemption dropped them.
+int32_t num_recomputed(const SchedSequence* seq, int32_t start, int32_t n) {
+  return std::clamp(seq->num_recompute - start, 0, n);
+}
+
 bool is_scheduled(const ScheduledStep& step, const SchedSequence* seq) {
   return std::any_of(step.chunks.begin(), step.chunks.end(), [&](const ScheduledChunk& c) { return c.seq == seq; });
 }
@@ -69,7 +74,7 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
     if (!make_room(kv, seq, kv.num_blocks_to_append(seq->id, n), step)) continue;
     std::vector<int64_t> slots;
     kv.append(seq->id, std::span<const int32_t>(seq->tokens).subspan(seq->num_computed, n), slots);
-    step.chunks.push_back({seq, seq->num_computed, n, decode});
+    step.chunks.push_back({seq, seq->num_computed, n, decode, num_recomputed(seq, seq->num_computed, n)});
     seq->num_computed += n;
     seq->prefilled = seq->num_remaining() == 0;
     budget -= n;
@@ -114,6 +119,7 @@ bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks,
 void Scheduler::send_back(SchedSequence* seq, ScheduledStep& step) {
   running_.erase(std::find(running_.begin(), running_.end(), seq));
   seq->in_kv = false;
+  seq->num_recompute = std::max(seq->num_recompute, seq->num_computed);
   seq->num_computed = 0;
   seq->prefilled = false;
   insert_sorted(waiting_, seq);
@@ -164,7 +170,7 @@ void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& 
     seq->num_computed = hit.num_tokens + n;
     seq->prefilled = seq->num_remaining() == 0;
     insert_sorted(running_, seq);
-    step.chunks.push_back({seq, hit.num_tokens, n, false});
+    step.chunks.push_back({seq, hit.num_tokens, n, false, num_recomputed(seq, hit.num_tokens, n)});
     budget -= n;
   }
 }

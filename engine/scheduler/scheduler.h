@@ -24,6 +24,7 @@ struct SchedSequence {
   bool in_kv = false;            // started in the KV manager (running)
   bool swapped = false;          // in the KV manager's host pool
   bool prefilled = false;        // its tokens were all computed once: one token a step since
+  int32_t num_recompute = 0;     // tokens [0, n) were computed once, then dropped by preemption
 
   int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
 };
@@ -40,6 +41,7 @@ struct ScheduledChunk {
   int32_t start = 0;
   int32_t num_tokens = 0;
   bool is_decode = false;  // a running sequence's next token (else prompt / recompute work)
+  int32_t num_recomputed = 0;  // of num_tokens, those a preemption dropped (computed before)
   bool wants_logits() const { return start + num_tokens == static_cast<int32_t>(seq->tokens.size()); }
 };
 

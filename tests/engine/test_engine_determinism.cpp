@@ -157,6 +157,13 @@ class TestEngineDeterminism : public QObject {
     Outcome out = check_batched(c);
     QVERIFY2(out.stats.num_preempted > 0, "the pool was meant to force preemption");
     QCOMPARE(out.stats.kv.num_preemptions, out.stats.num_preempted);
+    // Recompute is counted apart: prompt tokens once each, generated tokens once each (the
+    // last sampled token of a victim is computed at the end of its recompute, as a decode).
+    int64_t prompt_tokens = 0;
+    for (const auto& p : prompts_) prompt_tokens += static_cast<int64_t>(p.size());
+    QVERIFY(out.stats.num_recomputed_tokens > 0);
+    QCOMPARE(out.stats.num_prefill_tokens, prompt_tokens);
+    QCOMPARE(out.stats.num_decode_tokens, int64_t(8 * (kMaxTokens - 1)));
   }
 
   void tiny_pool_preempts_by_swap() {
@@ -172,6 +179,8 @@ class TestEngineDeterminism : public QObject {
     QCOMPARE(out.stats.kv.num_swap_outs, out.stats.num_swapped_out);
     QCOMPARE(out.stats.kv.num_swap_ins, out.stats.num_swapped_out);
     QCOMPARE(out.stats.kv.num_swapped_blocks, 0);
+    // Only victims that found no host room are recomputed.
+    QCOMPARE(out.stats.num_recomputed_tokens == 0, out.stats.num_preempted == 0);
   }
 
   void prefix_cache_hit() {

@@ -160,6 +160,7 @@ class TestScheduler : public QObject {
     QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 8, 1, true}, {2, 8, 1, true}}));
     QVERIFY(!c->in_kv);
     QCOMPARE(c->num_computed, 0);
+    QCOMPARE(c->num_recompute, 8);  // its K/V for 8 tokens was dropped
     QCOMPARE(f.sched.num_waiting(), 1);
     QCOMPARE(f.kv.stats().num_preemptions, int64_t(1));
     QCOMPARE(f.kv.check_invariants(), std::string());
@@ -171,6 +172,9 @@ class TestScheduler : public QObject {
     f.add(tokens(2, 400));
     s = f.sched.schedule(f.kv);
     QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 9, 1, true}, {3, 0, 9, false}}));
+    // Of c's 9 tokens, 8 are recomputed; the 9th (its sampled token) is computed for the first time.
+    QCOMPARE(s.chunks[0].num_recomputed, 0);
+    QCOMPARE(s.chunks[1].num_recomputed, 8);
     QCOMPARE(f.sched.num_waiting(), 1);
   }
 
