@@ -1,0 +1,113 @@
+// pagedchat-server: the OpenAI-compatible API on the engine, headless. `pagedchat-cli serve`
+// runs this program (the CLI itself stays Qt-free). It binds first and loads the model after,
+// so /health answers "loading" (503) meanwhile; a model that fails to load ends the process
+// with the reason on stderr.
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QThread>
+
+#include <cstdio>
+
+#include "engine/model/default_model.h"
+#include "server/api_server.h"
+#include "server/engine_host.h"
+
+namespace {
+
+int intOption(const QCommandLineParser& p, const QString& name, int lo, int hi) {
+  bool ok = false;
+  const int v = p.value(name).toInt(&ok);
+  if (!ok || v < lo || v > hi) {
+    std::fprintf(stderr, "pagedchat-server: --%s must be an integer from %d to %d\n", qPrintable(name), lo, hi);
+    std::exit(2);
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QCoreApplication app(argc, argv);
+  QCoreApplication::setApplicationName("pagedchat-server");
+  QCommandLineParser p;
+  p.setApplicationDescription("The OpenAI-compatible API (/v1/chat/completions, /v1/completions, /v1/models, /health, /metrics).");
+  p.addHelpOption();
+  p.addOptions({
+      {"model", "GGUF model file (default: the default model).", "path"},
+      {"model-id", "The model name clients send (default: the file name without .gguf).", "id"},
+      {"host", "Address to bind (default 127.0.0.1; 0.0.0.0 exposes the server to the network).", "address", "127.0.0.1"},
+      {"port", "TCP port (0: any free port).", "port", "8080"},
+      {"api-key", "Require 'Authorization: Bearer KEY' (default: env PAGEDCHAT_API_KEY, else no key).", "key"},
+      {"threads", "CPU threads of the forward pass (0: all cores).", "n", "0"},
+      {"kv-blocks", "KV blocks in the pool (0: enough for 2 full contexts).", "n", "0"},
+      {"block-size", "Tokens per KV block.", "n", "16"},
+      {"max-context", "Tokens per sequence (0: the model's, capped at 4096).", "n", "0"},
+      {"max-active", "Requests in flight before 429.", "n", "256"},
+      {"max-tokens", "Largest max_tokens a request may ask (also the default).", "n", "2048"},
+      {"max-n", "Most samples (n) per request.", "n", "16"},
+      {"max-body-bytes", "Largest request body before 413.", "n", "1048576"},
+      {"load-delay-ms", "Tests: wait this long before loading the model.", "ms", "0"},
+  });
+  p.process(app);
+
+  EngineHost::Config hc;
+  hc.modelPath = p.isSet("model") ? p.value("model") : QString::fromStdString(pagedchat::default_model_path());
+  hc.threads = intOption(p, "threads", 0, 1024);
+  hc.engine.block_size = intOption(p, "block-size", 1, 256);
+  // SmolLM2 declares 8192 tokens; 4096 and two contexts' worth of blocks keep the default pool
+  // modest (~380 MB for SmolLM2-135M) while dozens of short requests run at once.
+  hc.engine.max_context = intOption(p, "max-context", 0, 1 << 20);
+  if (hc.engine.max_context == 0) hc.engine.max_context = 4096;
+  const int kvBlocks = intOption(p, "kv-blocks", 0, 1 << 24);
+  hc.engine.num_blocks = kvBlocks > 0 ? kvBlocks : 2 * ((hc.engine.max_context + hc.engine.block_size - 1) / hc.engine.block_size);
+  hc.maxActive = intOption(p, "max-active", 1, 1 << 20);
+  hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
+  if (!QFileInfo::exists(hc.modelPath)) {
+    std::fprintf(stderr, "pagedchat-server: error: the model '%s' is not there; run installer/fetch-models.sh or pass --model PATH\n",
+                 qPrintable(hc.modelPath));
+    return 1;
+  }
+
+  ServerOptions so;
+  if (!so.host.setAddress(p.value("host"))) {
+    std::fprintf(stderr, "pagedchat-server: --host '%s' is not an IP address\n", qPrintable(p.value("host")));
+    return 2;
+  }
+  so.port = static_cast<quint16>(intOption(p, "port", 0, 65535));
+  so.apiKey = p.isSet("api-key") ? p.value("api-key") : qEnvironmentVariable("PAGEDCHAT_API_KEY");
+  so.maxBodyBytes = intOption(p, "max-body-bytes", 1024, 1 << 30);
+  so.limits.maxTokens = intOption(p, "max-tokens", 1, 1 << 20);
+  so.limits.maxN = intOption(p, "max-n", 1, 256);
+  so.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();
+
+  EngineHost host(hc);
+  QThread engineThread;
+  engineThread.setObjectName("engine");
+  host.moveToThread(&engineThread);
+  ApiServer server(so, host);
+  const quint16 port = server.start();
+  if (port == 0) {
+    std::fprintf(stderr, "pagedchat-server: error: cannot listen on %s:%u\n", qPrintable(so.host.toString()), unsigned(so.port));
+    return 1;
+  }
+  // Tests and scripts read this line to find the port.
+  std::printf("pagedchat-server: listening on http://%s:%u (model '%s'%s)\n", qPrintable(so.host.toString()), unsigned(port),
+              qPrintable(so.modelId), so.apiKey.isEmpty() ? "" : ", API key required");
+  std::fflush(stdout);
+  QObject::connect(&host, &EngineHost::loaded, &app, [](const QString& d) {
+    std::printf("pagedchat-server: model loaded: %s\n", qPrintable(d));
+    std::fflush(stdout);
+  });
+  QObject::connect(&host, &EngineHost::loadFailed, &app, [](const QString& e) {
+    std::fprintf(stderr, "pagedchat-server: error: %s\n", qPrintable(e));
+    QCoreApplication::exit(1);
+  });
+  engineThread.start();
+  QMetaObject::invokeMethod(&host, &EngineHost::load, Qt::QueuedConnection);
+  const int rc = app.exec();
+  engineThread.quit();
+  engineThread.wait();
+  return rc;
+}

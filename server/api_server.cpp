@@ -1,0 +1,136 @@
+// Routing and request admission of the OpenAI-compatible API.
+#include "server/api_server.h"
+
+#include <QDateTime>
+#include <QHttpServerRequest>
+#include <QPointer>
+#include <QTcpSocket>
+
+#include "engine/model/model.h"
+#include "server/api_error.h"
+#include "server/completion_json.h"
+#include "server/completion_session.h"
+#include "server/engine_host.h"
+#include "server/http_reply.h"
+
+namespace {
+
+using Method = QHttpServerRequest::Method;
+
+ApiError notFound(const QString& path) {
+  return ApiError(404, QStringLiteral("no route for '%1'").arg(path), QStringLiteral("invalid_request_error"), {}, QStringLiteral("unknown_url"));
+}
+
+ApiError loading() {
+  return ApiError(503, QStringLiteral("the model is still loading; try again shortly"), QStringLiteral("server_error"), {}, QStringLiteral("model_loading"));
+}
+
+}  // namespace
+
+ApiServer::ApiServer(ServerOptions options, EngineHost& host, QObject* parent)
+    : QAbstractHttpServer(parent), m_options(std::move(options)), m_host(host) {}
+
+quint16 ApiServer::start() {
+  const int port = listen(m_options.host, m_options.port);
+  return port > 0 ? static_cast<quint16>(port) : 0;
+}
+
+void ApiServer::missingHandler(const QHttpServerRequest& request, QTcpSocket* socket) {
+  writeError(socket, notFound(request.url().path()));
+}
+
+// Nothing a client sends may take the process down: every failure becomes an error response.
+bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) {
+  try {
+    route(request, socket);
+  } catch (const ApiError& e) {
+    writeError(socket, e);
+  } catch (const std::bad_alloc&) {
+    writeError(socket, ApiError(500, QStringLiteral("out of memory"), QStringLiteral("server_error")));
+  } catch (const std::exception& e) {
+    writeError(socket, ApiError(500, QString::fromUtf8(e.what()), QStringLiteral("server_error")));
+  }
+  return true;
+}
+
+void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
+  const QString path = request.url().path();
+  const Method method = request.method();
+  auto expect = [&](Method m) {
+    if (method != m)
+      throw ApiError(405, QStringLiteral("'%1' does not accept this method").arg(path), QStringLiteral("invalid_request_error"));
+  };
+  if (path == QLatin1String("/health")) {
+    expect(Method::Get);
+    const bool ready = m_host.isLoaded();
+    writeHttpResponse(socket, ready ? 200 : 503, "application/json", ready ? R"({"status":"ok"})" : R"({"status":"loading"})");
+    return;
+  }
+  checkApiKey(request);
+  if (request.body().size() > m_options.maxBodyBytes)
+    throw ApiError(413, QStringLiteral("the request body has %1 bytes; the limit is %2").arg(request.body().size()).arg(m_options.maxBodyBytes),
+                   QStringLiteral("invalid_request_error"), {}, QStringLiteral("request_too_large"));
+  if (path == QLatin1String("/metrics")) {
+    expect(Method::Get);
+    ServerCounters counters = m_counters;
+    writeHttpResponse(socket, 200, "text/plain; version=0.0.4", prometheusText(m_host.stats(), counters));
+  } else if (path == QLatin1String("/v1/models")) {
+    expect(Method::Get);
+    writeHttpResponse(socket, 200, "application/json", modelsJson(m_options.modelId, QDateTime::currentSecsSinceEpoch()));
+  } else if (path == QLatin1String("/v1/chat/completions")) {
+    expect(Method::Post);
+    serveCompletion(request, socket, true);
+  } else if (path == QLatin1String("/v1/completions")) {
+    expect(Method::Post);
+    serveCompletion(request, socket, false);
+  } else {
+    throw notFound(path);
+  }
+}
+
+void ApiServer::checkApiKey(const QHttpServerRequest& request) const {
+  if (m_options.apiKey.isEmpty()) return;
+  const QByteArray expected = "Bearer " + m_options.apiKey.toUtf8();
+  if (request.value("Authorization") != expected)
+    throw ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), QStringLiteral("invalid_request_error"), {},
+                   QStringLiteral("invalid_api_key"));
+}
+
+void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat) {
+  CompletionRequest parsed = chat ? parseChatCompletion(request.body(), m_options.limits)
+                                  : parseTextCompletion(request.body(), m_options.limits);
+  if (parsed.model != m_options.modelId)
+    throw ApiError(404, QStringLiteral("the model '%1' does not exist; this server has '%2'").arg(parsed.model, m_options.modelId),
+                   QStringLiteral("invalid_request_error"), QStringLiteral("model"), QStringLiteral("model_not_found"));
+  const pagedchat::Model* model = m_host.model();
+  if (!model) throw loading();
+
+  pagedchat::Request engineRequest;
+  if (chat) engineRequest.prompt = model->encode_chat(parsed.messages);
+  else if (!parsed.promptTokens.empty()) engineRequest.prompt = parsed.promptTokens;
+  else engineRequest.prompt = model->tokenizer->encode(parsed.prompt, true, false);  // plain text: BOS, no specials
+  engineRequest.params = parsed.params;
+  if (!parsed.hasSeed) engineRequest.params.seed = (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();
+  engineRequest.n = parsed.n;
+  const int64_t numPromptTokens = static_cast<int64_t>(engineRequest.prompt.size());
+
+  ResponseHead head{QStringLiteral("%1-%2").arg(chat ? "chatcmpl" : "cmpl").arg(m_nextId++), QDateTime::currentSecsSinceEpoch(),
+                    m_options.modelId, chat};
+  auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, numPromptTokens, m_host, m_counters);
+  QPointer<CompletionSession> guard(session);
+  const pagedchat::RequestId id = m_host.submit(std::move(engineRequest), this, [guard](const RequestUpdate& update) {
+    if (guard) guard->onUpdate(update);
+  });
+  if (id < 0) {
+    delete session;
+    if (!m_host.isLoaded()) throw loading();
+    throw ApiError(429, QStringLiteral("the server is busy (%1 requests in flight); retry later").arg(m_host.numActive()),
+                   QStringLiteral("rate_limit_exceeded"), {}, QStringLiteral("queue_full"));
+  }
+  session->start(id);
+}
+
+void ApiServer::writeError(QTcpSocket* socket, const ApiError& error) {
+  ++m_counters.numRejected;
+  if (socket) writeHttpResponse(socket, error.status, "application/json", error.toJson());
+}

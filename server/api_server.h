@@ -1,0 +1,55 @@
+#pragma once
+// The OpenAI-compatible HTTP API on an EngineHost: routing, the API key, the body limit, and
+// turning a parsed request into an engine request. Every response is JSON (errors in OpenAI's
+// shape) except /metrics (Prometheus text) and streams (server-sent events).
+//
+//   GET  /health                200 {"status":"ok"} | 503 {"status":"loading"}
+//   GET  /metrics               Prometheus text (KV blocks, prefix cache, queue, tokens)
+//   GET  /v1/models             the one loaded model
+//   POST /v1/chat/completions   chat, whole or streamed
+//   POST /v1/completions        raw text continuation, whole or streamed
+
+#include <QAbstractHttpServer>
+#include <QHostAddress>
+#include <QString>
+
+#include <random>
+
+#include "server/completion_request.h"
+#include "server/metrics_text.h"
+
+class EngineHost;
+struct ApiError;
+
+struct ServerOptions {
+  QHostAddress host = QHostAddress::LocalHost;  // loopback unless asked otherwise
+  quint16 port = 8080;
+  QString apiKey;                  // empty: no key asked
+  qint64 maxBodyBytes = 1 << 20;   // larger bodies get 413
+  CompletionLimits limits;
+  QString modelId;                 // what /v1/models lists and requests must name
+};
+
+class ApiServer : public QAbstractHttpServer {
+  Q_OBJECT
+ public:
+  ApiServer(ServerOptions options, EngineHost& host, QObject* parent = nullptr);
+  // Listens on options.host:port; returns the port (useful with port 0) or 0 on failure.
+  quint16 start();
+
+ protected:
+  bool handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) override;
+  void missingHandler(const QHttpServerRequest& request, QTcpSocket* socket) override;
+
+ private:
+  void route(const QHttpServerRequest& request, QTcpSocket* socket);
+  void checkApiKey(const QHttpServerRequest& request) const;
+  void serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat);
+  void writeError(QTcpSocket* socket, const ApiError& error);
+
+  ServerOptions m_options;
+  EngineHost& m_host;
+  ServerCounters m_counters;
+  std::random_device m_seeds;  // a request without a seed samples differently each time
+  int64_t m_nextId = 1;
+};

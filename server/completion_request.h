@@ -1,0 +1,40 @@
+#pragma once
+// The body of POST /v1/chat/completions and POST /v1/completions, parsed and checked: every
+// type and range the engine relies on is validated here, so what reaches the engine is sound.
+// A bad body throws ApiError (400) naming the parameter. Unknown fields are ignored, as
+// clients written for other servers send extras. The model name is returned, not checked:
+// which models exist is the server's knowledge (404 there).
+
+#include <QByteArray>
+#include <QString>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/chat/chat_template.h"
+#include "engine/sample/sampling_params.h"
+
+struct CompletionLimits {
+  int maxTokens = 2048;  // the largest max_tokens a client may ask for (and the default)
+  int maxN = 16;         // the most samples per request
+  int maxStop = 4;       // stop strings, as OpenAI allows
+};
+
+struct CompletionRequest {
+  enum class Kind { chat, text };
+  Kind kind = Kind::chat;
+  QString model;
+  std::vector<pagedchat::ChatMessage> messages;  // chat: roles system / user / assistant
+  std::string prompt;                            // text: the prompt as text...
+  std::vector<int32_t> promptTokens;             // ...or as token ids (then prompt is empty)
+  pagedchat::SamplingParams params;              // seed drawn by the server when not given
+  bool hasSeed = false;
+  int n = 1;
+  bool stream = false;
+  bool includeUsage = false;  // stream_options.include_usage: a last chunk with usage
+};
+
+// Both throw ApiError on a malformed or invalid body.
+CompletionRequest parseChatCompletion(const QByteArray& body, const CompletionLimits& limits);
+CompletionRequest parseTextCompletion(const QByteArray& body, const CompletionLimits& limits);

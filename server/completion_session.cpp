@@ -1,0 +1,123 @@
+// A completion request's response, whole or streamed.
+#include "server/completion_session.h"
+
+#include <QTcpSocket>
+
+#include <algorithm>
+
+#include "server/api_error.h"
+#include "server/engine_host.h"
+#include "server/http_reply.h"
+#include "server/metrics_text.h"
+
+CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage,
+                                     int64_t numPromptTokens, EngineHost& host, ServerCounters& counters)
+    : m_socket(socket),
+      m_head(std::move(head)),
+      m_stream(stream),
+      m_includeUsage(includeUsage),
+      m_numPromptTokens(numPromptTokens),
+      m_host(host),
+      m_counters(counters),
+      m_choices(static_cast<size_t>(numChoices)) {
+  connect(socket, &QTcpSocket::disconnected, this, &CompletionSession::onDisconnected);
+}
+
+void CompletionSession::start(pagedchat::RequestId id) {
+  m_id = id;
+  ++m_counters.numActive;
+  ++m_counters.numRequests;
+  if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState) return onDisconnected();
+  if (!m_stream) return;
+  writeChunkedHead(m_socket, 200, "text/event-stream; charset=utf-8");
+  // OpenAI opens each chat choice with a chunk that carries only the role.
+  if (m_head.chat)
+    for (size_t i = 0; i < m_choices.size(); ++i) sendEvent(chunkJson(m_head, static_cast<int>(i), QString(), true, QString()));
+}
+
+void CompletionSession::onUpdate(const RequestUpdate& update) {
+  if (m_ended) return;
+  m_numCachedTokens = std::min(update.numCachedPromptTokens, std::max<int64_t>(m_numPromptTokens - 1, 0));
+  for (const pagedchat::EngineEvent& e : update.events) {
+    const QString text = QString::fromStdString(e.text);
+    switch (e.kind) {
+      case pagedchat::EngineEventKind::token: onToken(e.index, text); break;
+      case pagedchat::EngineEventKind::finished: onFinished(e.index, text, QString::fromStdString(e.reason)); break;
+      case pagedchat::EngineEventKind::error: return onError(QString::fromStdString(e.reason));
+      case pagedchat::EngineEventKind::kv: break;
+    }
+  }
+  if (update.done && !m_ended) complete();
+}
+
+void CompletionSession::onToken(int index, const QString& text) {
+  if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
+  ++m_numCompletionTokens;
+  m_choices[static_cast<size_t>(index)].text += text;
+  if (m_stream && !text.isEmpty()) sendEvent(chunkJson(m_head, index, text, false, QString()));
+}
+
+void CompletionSession::onFinished(int index, const QString& text, const QString& reason) {
+  if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
+  ChoiceResult& c = m_choices[static_cast<size_t>(index)];
+  c.text += text;
+  // The engine's "abort" and "error" do not reach a client that is still listening as a
+  // finish: an abort means the client left; an error comes with its error event.
+  c.finishReason = reason == QLatin1String("length") ? QStringLiteral("length") : QStringLiteral("stop");
+  if (!m_stream) return;
+  if (!text.isEmpty()) sendEvent(chunkJson(m_head, index, text, false, QString()));
+  sendEvent(chunkJson(m_head, index, QString(), false, c.finishReason));
+}
+
+void CompletionSession::onError(const QString& message) {
+  // Refused by the engine (a prompt longer than the context or the pool) is the client's
+  // request; a failed forward pass is ours.
+  const bool ours = message.contains(QLatin1String("forward pass failed"));
+  ApiError error = ours ? ApiError(500, message, QStringLiteral("server_error"))
+                        : ApiError::badRequest(message, QStringLiteral("messages"), QStringLiteral("context_length_exceeded"));
+  m_ended = true;
+  --m_counters.numActive;
+  if (m_socket) {
+    if (m_stream) {
+      sendEvent(error.toJson());  // the client raises it as an APIError
+      writeChunk(m_socket, "data: [DONE]\n\n");
+      writeLastChunk(m_socket);
+    } else {
+      writeHttpResponse(m_socket, error.status, "application/json", error.toJson());
+    }
+  }
+  deleteLater();
+}
+
+void CompletionSession::complete() {
+  m_ended = true;
+  --m_counters.numActive;
+  m_counters.numCachedPromptTokens += m_numCachedTokens;
+  if (m_socket) {
+    if (m_stream) {
+      if (m_includeUsage) sendEvent(usageChunkJson(m_head, usage()));
+      writeChunk(m_socket, "data: [DONE]\n\n");
+      writeLastChunk(m_socket);
+    } else {
+      writeHttpResponse(m_socket, 200, "application/json", completionJson(m_head, m_choices, usage()));
+    }
+  }
+  deleteLater();
+}
+
+void CompletionSession::onDisconnected() {
+  if (m_ended) return;
+  m_ended = true;
+  if (m_id >= 0) {
+    m_host.abort(m_id);  // its blocks are freed at the engine's next step
+    --m_counters.numActive;
+    ++m_counters.numAborted;
+  }
+  deleteLater();
+}
+
+void CompletionSession::sendEvent(const QByteArray& json) {
+  if (m_socket) writeChunk(m_socket, "data: " + json + "\n\n");
+}
+
+Usage CompletionSession::usage() const { return {m_numPromptTokens, m_numCompletionTokens, m_numCachedTokens}; }

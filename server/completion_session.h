@@ -1,0 +1,50 @@
+#pragma once
+// One completion request in flight on its HTTP connection: turns the engine's updates into
+// the OpenAI response, whole at the end or streamed as server-sent events (`data: {...}`
+// chunks, then `data: [DONE]`). A client that hangs up has its request aborted at once, so
+// its KV blocks are freed at the engine's next step. Lives on the server's thread and deletes
+// itself when the response is written or the client is gone.
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+#include <vector>
+
+#include "engine/engine/request.h"
+#include "server/completion_json.h"
+
+class QTcpSocket;
+class EngineHost;
+struct RequestUpdate;
+struct ServerCounters;
+
+class CompletionSession : public QObject {
+  Q_OBJECT
+ public:
+  CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage,
+                    int64_t numPromptTokens, EngineHost& host, ServerCounters& counters);
+
+  // The engine accepted the request: a stream sends its headers and the role chunks now.
+  void start(pagedchat::RequestId id);
+  void onUpdate(const RequestUpdate& update);
+
+ private:
+  void onDisconnected();
+  void onToken(int index, const QString& text);
+  void onFinished(int index, const QString& text, const QString& reason);
+  void onError(const QString& message);
+  void complete();  // every choice finished: write the end of the response, then go
+  void sendEvent(const QByteArray& json);
+  Usage usage() const;
+
+  QPointer<QTcpSocket> m_socket;
+  ResponseHead m_head;
+  bool m_stream = false, m_includeUsage = false;
+  int64_t m_numPromptTokens = 0, m_numCachedTokens = 0, m_numCompletionTokens = 0;
+  EngineHost& m_host;
+  ServerCounters& m_counters;
+  pagedchat::RequestId m_id = -1;
+  std::vector<ChoiceResult> m_choices;
+  bool m_ended = false;
+};

@@ -1,0 +1,47 @@
+// HTTP/1.1 response framing.
+#include "server/http_reply.h"
+
+#include <QTcpSocket>
+
+namespace {
+
+QByteArray reasonPhrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 413: return "Payload Too Large";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+  }
+  return "Status";
+}
+
+QByteArray statusLine(int status) { return "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n"; }
+
+}  // namespace
+
+void writeHttpResponse(QTcpSocket* socket, int status, const QByteArray& contentType, const QByteArray& body,
+                       const HttpHeaders& extra) {
+  QByteArray out = statusLine(status);
+  out += "Content-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n";
+  for (const auto& [key, value] : extra) out += key + ": " + value + "\r\n";
+  out += "\r\n";
+  out += body;
+  socket->write(out);
+}
+
+void writeChunkedHead(QTcpSocket* socket, int status, const QByteArray& contentType) {
+  socket->write(statusLine(status) + "Content-Type: " + contentType +
+                "\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n");
+}
+
+void writeChunk(QTcpSocket* socket, const QByteArray& data) {
+  if (data.isEmpty()) return;  // a zero-length chunk would end the body
+  socket->write(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
+}
+
+void writeLastChunk(QTcpSocket* socket) { socket->write("0\r\n\r\n"); }

@@ -1,0 +1,18 @@
+#pragma once
+// Writing HTTP/1.1 responses straight to the connection: a whole response with its
+// Content-Length, or a chunked one (server-sent events) written piece by piece as tokens come.
+// Qt 6.4's QHttpServerResponder cannot stream chunked bodies, so the server writes the bytes.
+
+#include <QByteArray>
+#include <QList>
+#include <QPair>
+
+class QTcpSocket;
+
+using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
+
+void writeHttpResponse(QTcpSocket* socket, int status, const QByteArray& contentType, const QByteArray& body,
+                       const HttpHeaders& extra = {});
+void writeChunkedHead(QTcpSocket* socket, int status, const QByteArray& contentType);
+void writeChunk(QTcpSocket* socket, const QByteArray& data);  // empty data writes nothing
+void writeLastChunk(QTcpSocket* socket);

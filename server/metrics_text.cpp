@@ -1,0 +1,37 @@
+// Prometheus exposition of the engine's stats.
+#include "server/metrics_text.h"
+
+#include "engine/engine/engine.h"
+
+namespace {
+
+void metric(QByteArray& out, const char* name, const char* type, const char* help, double value) {
+  out += QByteArray("# HELP pagedchat_") + name + ' ' + help + "\n# TYPE pagedchat_" + name + ' ' + type + "\npagedchat_" +
+         name + ' ' + QByteArray::number(value, 'g', 15) + '\n';
+}
+
+}  // namespace
+
+QByteArray prometheusText(const pagedchat::EngineStats& s, const ServerCounters& server) {
+  QByteArray out;
+  metric(out, "kv_blocks_total", "gauge", "KV blocks in the device pool.", s.kv.num_blocks);
+  metric(out, "kv_blocks_used", "gauge", "KV blocks held by a sequence (ref count >= 1).", s.kv.num_used_blocks);
+  metric(out, "kv_blocks_cached", "gauge", "KV blocks with no owner that keep their content for the prefix cache.", s.kv.num_cached_blocks);
+  metric(out, "kv_blocks_free", "gauge", "KV blocks free.", s.kv.num_free_blocks);
+  metric(out, "kv_block_size_tokens", "gauge", "Tokens per KV block.", s.kv.block_size);
+  metric(out, "prefix_cache_lookup_tokens_total", "counter", "Prompt tokens looked up in the prefix cache.", static_cast<double>(s.kv.prefix_lookup_tokens));
+  metric(out, "prefix_cache_hit_tokens_total", "counter", "Prompt tokens served from the prefix cache.", static_cast<double>(s.kv.prefix_hit_tokens));
+  metric(out, "preemptions_total", "counter", "Sequences preempted (recompute).", static_cast<double>(s.num_preempted));
+  metric(out, "swap_outs_total", "counter", "Sequences preempted by swapping to host memory.", static_cast<double>(s.num_swapped_out));
+  metric(out, "requests_running", "gauge", "Sequences running.", s.num_running);
+  metric(out, "requests_waiting", "gauge", "Sequences waiting to start.", s.num_waiting);
+  metric(out, "sequences_parked", "gauge", "Sequences kept resident between turns.", s.num_parked);
+  metric(out, "prompt_tokens_total", "counter", "Prompt tokens computed.", static_cast<double>(s.num_prefill_tokens));
+  metric(out, "generation_tokens_total", "counter", "Tokens generated (sampled).", static_cast<double>(s.num_generated));
+  metric(out, "steps_total", "counter", "Forward passes.", static_cast<double>(s.num_steps));
+  metric(out, "http_requests_active", "gauge", "Completion requests in flight.", server.numActive);
+  metric(out, "http_requests_total", "counter", "Completion requests given to the engine.", static_cast<double>(server.numRequests));
+  metric(out, "http_requests_rejected_total", "counter", "Requests refused with an error status.", static_cast<double>(server.numRejected));
+  metric(out, "http_requests_aborted_total", "counter", "Requests whose client hung up before the end.", static_cast<double>(server.numAborted));
+  return out;
+}

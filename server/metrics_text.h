@@ -1,0 +1,22 @@
+#pragma once
+// GET /metrics: the engine's counters and the KV pool in Prometheus' text format, for a
+// scraper or a curious user (`curl localhost:8080/metrics`).
+
+#include <QByteArray>
+
+#include <cstdint>
+
+namespace pagedchat {
+struct EngineStats;
+}  // namespace pagedchat
+
+// What the server counts itself, next to the engine's stats.
+struct ServerCounters {
+  int64_t numRequests = 0;          // completion requests accepted by the engine
+  int64_t numRejected = 0;          // refused before the engine (4xx, 503)
+  int64_t numAborted = 0;           // clients that hung up before their reply ended
+  int64_t numCachedPromptTokens = 0;  // prompt tokens served from the prefix cache
+  int numActive = 0;                // requests in flight
+};
+
+QByteArray prometheusText(const pagedchat::EngineStats& stats, const ServerCounters& server);
