@@ -13,6 +13,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/float16.h"
+#include "engine/quant/panel.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
 
@@ -57,7 +58,86 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t n, int64_t num_rows) {
   return bytes;
 }
 
+// Runs body(begin, end) over `threads` contiguous row ranges (cut at multiples of `align`),
+// `passes` times each, on fresh threads; returns seconds.
+template <typename Body>
+double run_split(int64_t num_rows, int threads, int64_t align, int64_t passes, const Body& body) {
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    const int64_t begin = num_rows * t / threads / align * align;
+    const int64_t end = t + 1 == threads ? num_rows : num_rows * (t + 1) / threads / align * align;
+    pool.emplace_back([&, begin, end] {
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      for (int64_t p = 0; p < passes; ++p) body(begin, end);
+    });
+  }
+  const auto start = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& th : pool) th.join();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Passes per second of run(passes), timed for at least min_seconds after one warm-up pass.
+template <typename Run>
+double passes_per_second(double min_seconds, const Run& run) {
+  run(1);
+  int64_t passes = 1;
+  double seconds = run(passes);
+  while (seconds < min_seconds) {
+    passes = std::max(passes * 2, static_cast<int64_t>(passes * min_seconds / std::max(seconds, 1e-6) * 1.1));
+    seconds = run(passes);
+  }
+  return static_cast<double>(passes) / seconds;
+}
+
+std::vector<uint8_t> random_activations(GgmlType type, int64_t n, int64_t num_tokens) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  const size_t row_bytes = activation_row_size(type, n);
+  std::vector<uint8_t> act(row_bytes * static_cast<size_t>(num_tokens));
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    for (auto& v : x) v = normal(rng);
+    quantize_activation_row(type, x.data(), act.data() + row_bytes * t, n);
+  }
+  return act;
+}
+
 }  // namespace
+
+double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_tokens, bool panels, int threads,
+                      double min_seconds) {
+  threads = std::max(1, threads);
+  num_rows = (num_rows + kPanelRows - 1) / kPanelRows * kPanelRows;
+  const std::vector<uint8_t> matrix = random_matrix(type, n, num_rows);
+  const size_t row_bytes = ggml_row_size(type, n);
+  std::vector<uint8_t> packed;
+  if (panels) {
+    packed.resize(panel_matrix_bytes(type, num_rows, n));
+    pack_panels(type, matrix.data(), row_bytes, num_rows, n, packed.data());
+  }
+  const std::vector<uint8_t> act = random_activations(type, n, num_tokens);
+  const size_t act_bytes = activation_row_size(type, n);
+  std::vector<float> out(static_cast<size_t>(num_rows * num_tokens));
+  // As cpu_matmul does: per task of 16 rows, every token.
+  auto body = [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; r += kPanelRows) {
+      if (panels) {
+        panel_dot(type, n, packed.data(), r / kPanelRows, kPanelRows, act.data(), act_bytes, num_tokens,
+                  out.data() + r, num_rows);
+      } else {
+        for (int64_t t = 0; t < num_tokens; ++t) {
+          vec_dot_rows(type, n, matrix.data() + r * row_bytes, row_bytes, kPanelRows, act.data() + act_bytes * t,
+                       out.data() + t * num_rows + r, WeightAccess::kCached);
+        }
+      }
+    }
+  };
+  const double pps =
+      passes_per_second(min_seconds, [&](int64_t passes) { return run_split(num_rows, threads, kPanelRows, passes, body); });
+  return pps * static_cast<double>(n * num_rows * num_tokens) / 1e9;
+}
 
 double measure_vec_dot_rows(GgmlType type, int64_t n, int64_t num_rows, int threads, double min_seconds) {
   threads = std::max(1, threads);
@@ -119,6 +199,20 @@ std::string run_quant_bench(int threads) {
       const double cold = measure_vec_dot_rows(type, cols, cold_rows, threads);
       report += format("%-6s %6lld %14.1f %14.1f\n", std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str(),
                        static_cast<long long>(cols), hot, cold);
+    }
+  }
+  report += format("\nmatmul kernels: GMAC/s, %d thread(s), a ~256 KB matrix (cache-hot), 16 rows per task\n", threads);
+  report += format("%-6s %6s %6s %12s %12s %8s\n", "type", "n", "tokens", "row-major", "panels", "ratio");
+  for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0}) {
+    for (int64_t n : {int64_t{576}, int64_t{1536}}) {
+      const int64_t rows = (256 << 10) / static_cast<int64_t>(ggml_row_size(type, n));
+      for (int64_t tokens : {int64_t{1}, int64_t{16}}) {
+        const double row_major = measure_matmul(type, n, rows, tokens, false, threads);
+        const double panels = measure_matmul(type, n, rows, tokens, true, threads);
+        report += format("%-6s %6lld %6lld %12.1f %12.1f %7.2fx\n",
+                         std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str(), static_cast<long long>(n),
+                         static_cast<long long>(tokens), row_major, panels, panels / row_major);
+      }
     }
   }
   return report;

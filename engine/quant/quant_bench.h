@@ -1,6 +1,7 @@
 #pragma once
-// Micro-benchmark of the CPU dot products (vec_dot_rows), for the CLI's bench command: how many
-// GB of weights per second each type streams through, hot in cache and from memory.
+// Micro-benchmarks of the CPU dot products for the CLI's bench command: how many GB of weights
+// per second vec_dot_rows streams through per type, hot in cache and from memory; and the
+// row-major kernel against panels for the types that have them.
 
 #include <cstdint>
 #include <string>
@@ -14,6 +15,12 @@ namespace pagedchat {
 // at least min_seconds. Returns weight bytes read per second, in GB/s (1e9 bytes).
 double measure_vec_dot_rows(GgmlType type, int64_t n, int64_t num_rows, int threads,
                             double min_seconds = 0.2);
+
+// Times a matmul of num_tokens activation rows with a (num_rows x n) matrix of `type`, as
+// cpu_matmul runs it (tasks of 16 rows, every token per task), through vec_dot_rows or through
+// panels (quant/panel.h; Q4_1, Q8_0). Returns multiply-adds per second, in billions.
+double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_tokens, bool panels, int threads,
+                      double min_seconds = 0.2);
 
 // A table over every supported weight type, rows of 576 and 1536 elements (SmolLM2-135M's
 // widths): one column for a ~256 KB matrix (cache-resident) and one for ~64 MB (memory).
