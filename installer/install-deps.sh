@@ -9,10 +9,12 @@ APT_PACKAGES=(
   cmake ninja-build g++ pkg-config unzip
   python3 python3-venv python3-pip
   qt6-base-dev qt6-base-dev-tools libgl-dev
+  qt6-httpserver-dev
   libsentencepiece-dev libpcre2-dev
 )
-# Pinned so that the references do not drift.
-PIP_PACKAGES=(numpy==2.2.6 gguf==0.19.0 tokenizers==0.22.1 sentencepiece==0.2.1 protobuf==6.33.0)
+# Pinned so that the references do not drift. openai: the official client the server's tests
+# drive pagedchat-server with (tests/server/).
+PIP_PACKAGES=(numpy==2.2.6 gguf==0.19.0 tokenizers==0.22.1 sentencepiece==0.2.1 protobuf==6.33.0 openai==3.57.0)
 VENV="${PAGEDCHAT_VENV:-$HOME/.cache/pagedchat/venv}"
 
 missing=()

@@ -73,6 +73,7 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   if (path == QLatin1String("/metrics")) {
     expect(Method::Get);
     ServerCounters counters = m_counters;
+    counters.numActive = m_host.numActive();
     writeHttpResponse(socket, 200, "text/plain; version=0.0.4", prometheusText(m_host.stats(), counters));
   } else if (path == QLatin1String("/v1/models")) {
     expect(Method::Get);

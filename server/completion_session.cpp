@@ -25,7 +25,6 @@ CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int 
 
 void CompletionSession::start(pagedchat::RequestId id) {
   m_id = id;
-  ++m_counters.numActive;
   ++m_counters.numRequests;
   if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState) return onDisconnected();
   if (!m_stream) return;
@@ -76,7 +75,6 @@ void CompletionSession::onError(const QString& message) {
   ApiError error = ours ? ApiError(500, message, QStringLiteral("server_error"))
                         : ApiError::badRequest(message, QStringLiteral("messages"), QStringLiteral("context_length_exceeded"));
   m_ended = true;
-  --m_counters.numActive;
   if (m_socket) {
     if (m_stream) {
       sendEvent(error.toJson());  // the client raises it as an APIError
@@ -91,7 +89,6 @@ void CompletionSession::onError(const QString& message) {
 
 void CompletionSession::complete() {
   m_ended = true;
-  --m_counters.numActive;
   m_counters.numCachedPromptTokens += m_numCachedTokens;
   if (m_socket) {
     if (m_stream) {
@@ -110,8 +107,7 @@ void CompletionSession::onDisconnected() {
   m_ended = true;
   if (m_id >= 0) {
     m_host.abort(m_id);  // its blocks are freed at the engine's next step
-    --m_counters.numActive;
-    ++m_counters.numAborted;
+      ++m_counters.numAborted;
   }
   deleteLater();
 }

@@ -16,7 +16,7 @@ struct ServerCounters {
   int64_t numRejected = 0;          // refused before the engine (4xx, 503)
   int64_t numAborted = 0;           // clients that hung up before their reply ended
   int64_t numCachedPromptTokens = 0;  // prompt tokens served from the prefix cache
-  int numActive = 0;                // requests in flight
+  int numActive = 0;                // requests the engine host holds (what 429 is decided on)
 };
 
 QByteArray prometheusText(const pagedchat::EngineStats& stats, const ServerCounters& server);

@@ -1,0 +1,81 @@
+"""Starts the real pagedchat-server on a free loopback port for a test and stops it after.
+
+The binary comes from $PAGEDCHAT_SERVER (ctest sets it), the model from $PAGEDCHAT_TEST_MODEL.
+"""
+import os
+import re
+import subprocess
+import threading
+import time
+import urllib.request
+
+
+class ServerProcess:
+    def __init__(self, *extra_args, wait_loaded=True):
+        server = os.environ.get("PAGEDCHAT_SERVER")
+        model = os.environ.get("PAGEDCHAT_TEST_MODEL")
+        if not server or not model or not os.path.exists(model):
+            raise RuntimeError("set PAGEDCHAT_SERVER and PAGEDCHAT_TEST_MODEL (ctest does)")
+        args = [server, "--model", model, "--port", "0", *extra_args]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.log = []
+        self.port = None
+        ready = threading.Event()
+
+        def read():  # keeps the pipe drained and remembers the port
+            for line in self.proc.stdout:
+                self.log.append(line.rstrip())
+                m = re.search(r"listening on http://[^:]+:(\d+)", line)
+                if m:
+                    self.port = int(m.group(1))
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(60) or self.port is None:
+            self.stop()
+            raise RuntimeError("the server did not start:\n" + "\n".join(self.log))
+        self.url = f"http://127.0.0.1:{self.port}"
+        if wait_loaded:
+            self.wait_loaded()
+
+    def wait_loaded(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except Exception:
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError("the server exited:\n" + "\n".join(self.log))
+            time.sleep(0.1)
+        raise RuntimeError("the model did not load in time")
+
+    def metrics(self, api_key=None):
+        req = urllib.request.Request(self.url + "/metrics")
+        if api_key:
+            req.add_header("Authorization", "Bearer " + api_key)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            text = r.read().decode()
+        values = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.split()
+                values[name] = float(value)
+        return values
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()

@@ -1,0 +1,325 @@
+"""The real pagedchat-server driven by the official `openai` Python client: chat whole and
+streamed, n, stop, max_tokens, seeds, usage with cached_tokens, text completions, and every
+error case with its status and OpenAI error shape. Run by ctest (server_test_openai_client)."""
+import os
+import socket
+import sys
+import time
+import unittest
+
+import httpx
+import openai
+
+sys.path.insert(0, os.path.dirname(__file__))
+from server_process import ServerProcess  # noqa: E402
+
+GREEDY = dict(temperature=0, max_tokens=24)
+LONG_SYSTEM = (
+    "You are a careful assistant for a small library. You answer questions about opening hours, "
+    "borrowing rules, late fees, the reading room, the children's corner and the book club. You are "
+    "brief, friendly and exact, and when you do not know something you say so and suggest asking "
+    "the librarian at the front desk, who is there every weekday from nine until five."
+)
+
+
+def user(text, system=None):
+    msgs = [{"role": "system", "content": system}] if system else []
+    return msgs + [{"role": "user", "content": text}]
+
+
+class OpenAiClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess()
+        cls.client = openai.OpenAI(base_url=cls.server.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        cls.model = cls.client.models.list().data[0].id
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), "the server died:\n" + "\n".join(self.server.log))
+
+    def chat(self, messages, **kw):
+        return self.client.chat.completions.create(model=self.model, messages=messages, **kw)
+
+    def stream_text(self, messages, **kw):
+        texts, usage, finish = {}, None, {}
+        for chunk in self.chat(messages, stream=True, **kw):
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for c in chunk.choices:
+                texts[c.index] = texts.get(c.index, "") + (c.delta.content or "")
+                if c.finish_reason:
+                    finish[c.index] = c.finish_reason
+        return texts, usage, finish
+
+    # --- Working requests -------------------------------------------------------------
+
+    def test_models_list(self):
+        models = self.client.models.list().data
+        self.assertEqual(len(models), 1)
+        self.assertTrue(models[0].id.startswith("SmolLM2"))
+
+    def test_plain_chat(self):
+        r = self.chat(user("What is the capital of France?"), **GREEDY)
+        self.assertEqual(r.object, "chat.completion")
+        self.assertEqual(len(r.choices), 1)
+        self.assertEqual(r.choices[0].message.role, "assistant")
+        self.assertTrue(r.choices[0].message.content.strip())
+        self.assertIn(r.choices[0].finish_reason, ("stop", "length"))
+        self.assertGreater(r.usage.prompt_tokens, 10)
+        self.assertGreater(r.usage.completion_tokens, 0)
+        self.assertEqual(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens)
+        self.assertIsNotNone(r.usage.prompt_tokens_details)
+
+    def test_stream_equals_whole_greedy(self):
+        msgs = user("Name three colours of the rainbow.")
+        whole = self.chat(msgs, **GREEDY)
+        texts, usage, finish = self.stream_text(msgs, stream_options={"include_usage": True}, **GREEDY)
+        self.assertEqual(texts[0], whole.choices[0].message.content)
+        self.assertEqual(finish[0], whole.choices[0].finish_reason)
+        self.assertIsNotNone(usage, "include_usage: the last chunk carries usage")
+        self.assertEqual(usage.completion_tokens, whole.usage.completion_tokens)
+        self.assertEqual(usage.prompt_tokens, whole.usage.prompt_tokens)
+
+    def test_n3(self):
+        r = self.chat(user("Tell me a one-line joke."), n=3, temperature=1.0, seed=11, max_tokens=20)
+        self.assertEqual(sorted(c.index for c in r.choices), [0, 1, 2])
+        self.assertTrue(all(c.message.content for c in r.choices))
+        self.assertGreaterEqual(len({c.message.content for c in r.choices}), 2, "samples use seeds seed+i")
+        # The same request streamed gives the same three samples.
+        texts, _, finish = self.stream_text(user("Tell me a one-line joke."), n=3, temperature=1.0, seed=11, max_tokens=20)
+        self.assertEqual([texts[i] for i in range(3)], [c.message.content for c in r.choices])
+        self.assertEqual(sorted(finish), [0, 1, 2])
+
+    def test_stop_strings(self):
+        msgs = user("Count from one to ten.")
+        base = self.chat(msgs, temperature=0, max_tokens=40).choices[0].message.content
+        self.assertGreater(len(base), 12)
+        stop_word = base[len(base) // 2: len(base) // 2 + 3]  # from the middle of the greedy reply
+        cut = base[: base.index(stop_word)]
+        r = self.chat(msgs, temperature=0, max_tokens=40, stop=[stop_word, "zzzz"])
+        self.assertEqual(r.choices[0].message.content, cut)
+        self.assertEqual(r.choices[0].finish_reason, "stop")
+        texts, _, finish = self.stream_text(msgs, temperature=0, max_tokens=40, stop=stop_word)
+        self.assertEqual(texts[0], cut)
+        self.assertEqual(finish[0], "stop")
+
+    def test_max_tokens(self):
+        for key in ("max_tokens", "max_completion_tokens"):
+            r = self.chat(user("Write a long story about a dragon."), temperature=0, **{key: 3})
+            self.assertEqual(r.usage.completion_tokens, 3)
+            self.assertEqual(r.choices[0].finish_reason, "length")
+
+    def test_same_seed_same_text(self):
+        msgs = user("Invent a name for a cat.")
+        a = self.chat(msgs, temperature=1.2, top_p=0.95, seed=1234, max_tokens=16).choices[0].message.content
+        b = self.chat(msgs, temperature=1.2, top_p=0.95, seed=1234, max_tokens=16).choices[0].message.content
+        self.assertEqual(a, b)
+        others = {self.chat(msgs, temperature=1.2, top_p=0.95, seed=s, max_tokens=16).choices[0].message.content for s in (1, 2, 3)}
+        self.assertGreater(len(others | {a}), 1, "different seeds sample differently")
+
+    def test_penalties_accepted(self):
+        r = self.chat(user("Say hello."), temperature=0, max_tokens=8, presence_penalty=1.5, frequency_penalty=1.0)
+        self.assertTrue(r.choices[0].message.content)
+
+    def test_cached_tokens_with_shared_system_prompt(self):
+        first = self.chat(user("When do you open?", LONG_SYSTEM), temperature=0, max_tokens=4)
+        second = self.chat(user("Can children borrow books?", LONG_SYSTEM), temperature=0, max_tokens=4)
+        self.assertGreater(first.usage.prompt_tokens, 64)
+        cached = second.usage.prompt_tokens_details.cached_tokens
+        self.assertGreater(cached, 0)
+        self.assertEqual(cached % 16, 0, "whole KV blocks")
+        self.assertLess(cached, second.usage.prompt_tokens)
+        # Streamed usage reports it too.
+        _, usage, _ = self.stream_text(user("Is there a book club?", LONG_SYSTEM), temperature=0, max_tokens=4,
+                                       stream_options={"include_usage": True})
+        self.assertGreater(usage.prompt_tokens_details.cached_tokens, 0)
+
+    def test_text_completion(self):
+        r = self.client.completions.create(model=self.model, prompt="The capital of France is", temperature=0, max_tokens=8)
+        self.assertEqual(r.object, "text_completion")
+        self.assertTrue(r.choices[0].text)
+        self.assertEqual(r.usage.completion_tokens, 8 if r.choices[0].finish_reason == "length" else r.usage.completion_tokens)
+        streamed = "".join(c.choices[0].text for c in self.client.completions.create(
+            model=self.model, prompt="The capital of France is", temperature=0, max_tokens=8, stream=True) if c.choices)
+        self.assertEqual(streamed, r.choices[0].text)
+
+    def test_metrics(self):
+        m = self.server.metrics()
+        for name in ("kv_blocks_used", "kv_blocks_cached", "kv_blocks_free", "prefix_cache_hit_tokens_total",
+                     "preemptions_total", "requests_running", "requests_waiting", "generation_tokens_total"):
+            self.assertIn("pagedchat_" + name, m)
+        self.assertEqual(m["pagedchat_kv_blocks_total"],
+                         m["pagedchat_kv_blocks_used"] + m["pagedchat_kv_blocks_cached"] + m["pagedchat_kv_blocks_free"])
+
+    def test_client_hangup_frees_blocks(self):
+        before = self.server.metrics()["pagedchat_http_requests_aborted_total"]
+        stream = self.chat(user("Write a long story about a dragon."), temperature=0, max_tokens=200, stream=True)
+        got = 0
+        for chunk in stream:
+            got += 1
+            if got == 3:
+                break
+        stream.close()  # hangs up mid-stream
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            m = self.server.metrics()
+            if m["pagedchat_kv_blocks_used"] == 0 and m["pagedchat_http_requests_aborted_total"] > before:
+                break
+            time.sleep(0.05)
+        self.assertEqual(m["pagedchat_kv_blocks_used"], 0)
+        self.assertEqual(m["pagedchat_requests_running"], 0)
+        self.assertGreater(m["pagedchat_http_requests_aborted_total"], before)
+
+    # --- Errors -----------------------------------------------------------------------
+
+    def assertApiError(self, exc, status, param=None, code=None):
+        self.assertEqual(exc.status_code, status)
+        body = exc.body  # the client's parse of {"error": {...}}: the inner object
+        self.assertIsInstance(body, dict)
+        for key in ("message", "type", "param", "code"):
+            self.assertIn(key, body)
+        if param is not None:
+            self.assertEqual(body["param"], param)
+        if code is not None:
+            self.assertEqual(body["code"], code)
+
+    def test_unknown_model_404(self):
+        with self.assertRaises(openai.NotFoundError) as cm:
+            self.client.chat.completions.create(model="gpt-4o", messages=user("hi"))
+        self.assertApiError(cm.exception, 404, "model", "model_not_found")
+
+    def test_bad_types_and_ranges_400(self):
+        cases = [
+            (dict(temperature="hot"), "temperature"),
+            (dict(temperature=5), "temperature"),
+            (dict(top_p=2), "top_p"),
+            (dict(max_tokens=0), "max_tokens"),
+            (dict(max_tokens=10**9), "max_tokens"),
+            (dict(max_completion_tokens=-1), "max_completion_tokens"),
+            (dict(n=0), "n"),
+            (dict(n=1000), "n"),
+            (dict(stop=["a", "b", "c", "d", "e"]), "stop"),
+            (dict(presence_penalty=9), "presence_penalty"),
+            (dict(frequency_penalty="x"), "frequency_penalty"),
+            (dict(seed="abc"), "seed"),
+            (dict(stream="yes"), "stream"),
+            (dict(logprobs=True), "logprobs"),
+        ]
+        for kw, param in cases:
+            with self.subTest(**{k: str(v) for k, v in kw.items()}):
+                with self.assertRaises(openai.BadRequestError) as cm:
+                    self.chat(user("hi"), **kw)
+                self.assertApiError(cm.exception, 400, param)
+        with self.assertRaises(openai.BadRequestError) as cm:
+            self.chat([{"role": "wizard", "content": "hi"}])
+        self.assertApiError(cm.exception, 400, "messages[0].role")
+        with self.assertRaises(openai.BadRequestError) as cm:
+            self.chat([])
+        self.assertApiError(cm.exception, 400, "messages")
+
+    def test_malformed_json_400(self):
+        for body in (b'{"model": ', b"not json", b"[1, 2]", b"\xff\xfe", b""):
+            r = httpx.post(self.server.url + "/v1/chat/completions", content=body,
+                           headers={"Content-Type": "application/json"})
+            self.assertEqual(r.status_code, 400, body)
+            self.assertEqual(set(r.json()["error"]), {"message", "type", "param", "code"})
+
+    def test_body_too_large_413(self):
+        with self.assertRaises(openai.APIStatusError) as cm:
+            self.chat(user("x" * (2 << 20)))
+        self.assertApiError(cm.exception, 413, code="request_too_large")
+
+    def test_prompt_longer_than_context_400(self):
+        with self.assertRaises(openai.BadRequestError) as cm:
+            self.chat(user("hello " * 5000), max_tokens=4)
+        self.assertApiError(cm.exception, 400, code="context_length_exceeded")
+
+    def test_unknown_route_404_and_wrong_method_405(self):
+        r = httpx.get(self.server.url + "/v1/nothing")
+        self.assertEqual(r.status_code, 404)
+        self.assertIn("error", r.json())
+        r = httpx.get(self.server.url + "/v1/chat/completions")
+        self.assertEqual(r.status_code, 405)
+        self.assertIn("error", r.json())
+
+    def test_garbage_on_the_socket(self):
+        for junk in (b"\x00\x01\x02 garbage\r\n\r\n", b"GET / HTTP/9.9\r\nHost\r\n\r\n", b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 99999999\r\n\r\nabc"):
+            with socket.create_connection(("127.0.0.1", self.server.port), timeout=5) as s:
+                s.sendall(junk)
+                s.shutdown(socket.SHUT_WR)
+                try:
+                    s.recv(4096)
+                except OSError:
+                    pass
+        self.assertEqual(httpx.get(self.server.url + "/health").status_code, 200)
+
+
+class ApiKeyTest(unittest.TestCase):
+    def test_bearer_key(self):
+        server = ServerProcess("--api-key", "s3cret")
+        try:
+            url = server.url + "/v1"
+            with self.assertRaises(openai.AuthenticationError) as cm:
+                openai.OpenAI(base_url=url, api_key="wrong", max_retries=0).models.list()
+            self.assertEqual(cm.exception.status_code, 401)
+            self.assertEqual(cm.exception.body["code"], "invalid_api_key")
+            self.assertEqual(httpx.post(url + "/chat/completions", json={}).status_code, 401)
+            self.assertEqual(httpx.get(server.url + "/metrics").status_code, 401)
+            self.assertEqual(httpx.get(server.url + "/health").status_code, 200, "health stays open")
+            client = openai.OpenAI(base_url=url, api_key="s3cret", max_retries=0)
+            model = client.models.list().data[0].id
+            r = client.chat.completions.create(model=model, messages=user("hi"), max_tokens=2)
+            self.assertTrue(r.choices)
+        finally:
+            server.stop()
+
+
+class QueueFullTest(unittest.TestCase):
+    def test_429_when_the_queue_is_full(self):
+        server = ServerProcess("--max-active", "1")
+        try:
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0)
+            model = client.models.list().data[0].id
+            stream = client.chat.completions.create(model=model, messages=user("Write a long story about a dragon."),
+                                                    temperature=0, max_tokens=400, stream=True)
+            next(iter(stream))  # the first request is in flight
+            with self.assertRaises(openai.RateLimitError) as cm:
+                client.chat.completions.create(model=model, messages=user("hi"), max_tokens=2)
+            self.assertEqual(cm.exception.status_code, 429)
+            self.assertEqual(cm.exception.body["code"], "queue_full")
+            stream.close()
+            deadline = time.time() + 10
+            while time.time() < deadline and server.metrics()["pagedchat_http_requests_active"] > 0:
+                time.sleep(0.05)
+            r = client.chat.completions.create(model=model, messages=user("hi"), max_tokens=2)
+            self.assertTrue(r.choices, "served again once the queue has room")
+        finally:
+            server.stop()
+
+
+class LoadingTest(unittest.TestCase):
+    def test_503_while_loading(self):
+        server = ServerProcess("--load-delay-ms", "4000", wait_loaded=False)
+        try:
+            r = httpx.get(server.url + "/health")
+            self.assertEqual(r.status_code, 503)
+            self.assertEqual(r.json()["status"], "loading")
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0)
+            model = client.models.list().data[0].id  # known before the load: the file name
+            with self.assertRaises(openai.InternalServerError) as cm:
+                client.chat.completions.create(model=model, messages=user("hi"), max_tokens=2)
+            self.assertEqual(cm.exception.status_code, 503)
+            self.assertEqual(cm.exception.body["code"], "model_loading")
+            server.wait_loaded()
+            r = client.chat.completions.create(model=model, messages=user("hi"), max_tokens=2)
+            self.assertTrue(r.choices)
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
