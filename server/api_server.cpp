@@ -8,6 +8,7 @@
 
 #include "engine/model/model.h"
 #include "server/api_error.h"
+#include "server/body_limit_guard.h"
 #include "server/completion_json.h"
 #include "server/completion_session.h"
 #include "server/engine_host.h"
@@ -31,8 +32,13 @@ ApiServer::ApiServer(ServerOptions options, EngineHost& host, QObject* parent)
     : QAbstractHttpServer(parent), m_options(std::move(options)), m_host(host) {}
 
 quint16 ApiServer::start() {
-  const int port = listen(m_options.host, m_options.port);
-  return port > 0 ? static_cast<quint16>(port) : 0;
+  auto* tcp = new BodyLimitGuard(m_options.maxBodyBytes, this);
+  if (!tcp->listen(m_options.host, m_options.port)) {
+    delete tcp;
+    return 0;
+  }
+  bind(tcp);
+  return tcp->serverPort();
 }
 
 void ApiServer::missingHandler(const QHttpServerRequest& request, QTcpSocket* socket) {
@@ -41,6 +47,7 @@ void ApiServer::missingHandler(const QHttpServerRequest& request, QTcpSocket* so
 
 // Nothing a client sends may take the process down: every failure becomes an error response.
 bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) {
+  BodyLimitGuard::requestComplete(socket);
   try {
     route(request, socket);
   } catch (const ApiError& e) {
@@ -107,6 +114,13 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   if (!model) throw loading();
 
   pagedchat::Request engineRequest;
+  for (size_t i = 0; i < parsed.promptTokens.size(); ++i) {
+    if (parsed.promptTokens[i] >= model->config().vocab_size)
+      throw ApiError::badRequest(QStringLiteral("token %1 is outside the vocabulary (%2 tokens)")
+                                     .arg(parsed.promptTokens[i])
+                                     .arg(model->config().vocab_size),
+                                 QStringLiteral("prompt[%1]").arg(i));
+  }
   if (chat) engineRequest.prompt = model->encode_chat(parsed.messages);
   else if (!parsed.promptTokens.empty()) engineRequest.prompt = parsed.promptTokens;
   else engineRequest.prompt = model->tokenizer->encode(parsed.prompt, true, false);  // plain text: BOS, no specials

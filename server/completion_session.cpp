@@ -71,9 +71,13 @@ void CompletionSession::onFinished(int index, const QString& text, const QString
 void CompletionSession::onError(const QString& message) {
   // Refused by the engine (a prompt longer than the context or the pool) is the client's
   // request; a failed forward pass is ours.
+  // The engine reports in words only; these are the phrases of its start_request checks.
   const bool ours = message.contains(QLatin1String("forward pass failed"));
-  ApiError error = ours ? ApiError(500, message, QStringLiteral("server_error"))
-                        : ApiError::badRequest(message, QStringLiteral("messages"), QStringLiteral("context_length_exceeded"));
+  const bool tooLong = message.contains(QLatin1String("the context holds")) || message.contains(QLatin1String("KV blocks"));
+  ApiError error = ours      ? ApiError(500, message, QStringLiteral("server_error"))
+                   : tooLong ? ApiError::badRequest(message, m_head.chat ? QStringLiteral("messages") : QStringLiteral("prompt"),
+                                                    QStringLiteral("context_length_exceeded"))
+                             : ApiError::badRequest(message);
   m_ended = true;
   if (m_socket) {
     if (m_stream) {

@@ -88,7 +88,13 @@ void EngineHost::wake() {
 void EngineHost::pump() {
   m_pumpQueued.store(false);
   if (!m_engine) return;
-  m_engine->step();
+  try {
+    m_engine->step();
+  } catch (const std::exception& e) {
+    // The engine reports request errors as events; an exception here is our bug or memory
+    // running out. The requests in flight fail with it rather than hang; the server goes on.
+    failAll(QStringLiteral("the engine step failed: %1").arg(QString::fromUtf8(e.what())));
+  }
   deliver();
   if (m_engine->has_work()) wake();
 }
@@ -130,5 +136,18 @@ void EngineHost::deliver() {
     }
     if (done) it = m_routes.erase(it);
     else ++it;
+  }
+}
+
+void EngineHost::failAll(const QString& message) {
+  std::lock_guard lock(m_mutex);
+  for (auto& [id, r] : m_routes) {
+    pagedchat::EngineEvent e;
+    e.kind = pagedchat::EngineEventKind::error;
+    e.request = id;
+    e.reason = "request " + std::to_string(id) + ": the forward pass failed: " + message.toStdString();
+    r.pending.events.push_back(e);
+    r.failed = true;
+    m_engine->abort(id);
   }
 }

@@ -84,6 +84,7 @@ class EngineHost : public QObject {
   void pump();  // engine thread: one step, then the updates, then again while there is work
   void onEvent(const pagedchat::EngineEvent& e);  // engine thread, inside step()
   void deliver();                                 // engine thread, after step()
+  void failAll(const QString& message);           // engine thread: every request in flight fails
 
   const Config m_config;
   std::unique_ptr<pagedchat::Model> m_model;

@@ -233,6 +233,29 @@ class OpenAiClientTest(unittest.TestCase):
             self.chat(user("x" * (2 << 20)))
         self.assertApiError(cm.exception, 413, code="request_too_large")
 
+    def test_huge_body_is_not_buffered(self):
+        # 64 MiB sent in pieces: the server answers 413 early and drops the rest unread.
+        def rss_kib():
+            with open(f"/proc/{self.server.proc.pid}/status") as f:
+                return next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
+        before = rss_kib()
+        piece = b"x" * (1 << 20)
+        body = (piece for _ in range(64))
+        try:
+            r = httpx.post(self.server.url + "/v1/chat/completions", content=body, timeout=60,
+                           headers={"Content-Type": "application/json", "Content-Length": str(64 << 20)})
+            self.assertEqual(r.status_code, 413)
+            self.assertEqual(r.json()["error"]["code"], "request_too_large")
+        except (httpx.RemoteProtocolError, httpx.WriteError, httpx.ReadError):
+            pass  # the connection may also be closed while the client is still writing
+        self.assertLess(rss_kib() - before, 16 << 10, "the server buffered the body")
+        self.assertEqual(httpx.get(self.server.url + "/health").status_code, 200)
+
+    def test_token_outside_vocabulary_400(self):
+        with self.assertRaises(openai.BadRequestError) as cm:
+            self.client.completions.create(model=self.model, prompt=[1, 2, 10**8], max_tokens=2)
+        self.assertApiError(cm.exception, 400, "prompt[2]")
+
     def test_prompt_longer_than_context_400(self):
         with self.assertRaises(openai.BadRequestError) as cm:
             self.chat(user("hello " * 5000), max_tokens=4)
