@@ -11,12 +11,14 @@ import urllib.request
 
 
 class ServerProcess:
-    def __init__(self, *extra_args, wait_loaded=True):
+    def __init__(self, *extra_args, wait_loaded=True, via_cli=False):
         server = os.environ.get("PAGEDCHAT_SERVER")
         model = os.environ.get("PAGEDCHAT_TEST_MODEL")
         if not server or not model or not os.path.exists(model):
             raise RuntimeError("set PAGEDCHAT_SERVER and PAGEDCHAT_TEST_MODEL (ctest does)")
-        args = [server, "--model", model, "--port", "0", *extra_args]
+        # via_cli: started as users do, `pagedchat-cli serve` (which execs pagedchat-server).
+        program = [os.environ["PAGEDCHAT_CLI"], "serve"] if via_cli else [server]
+        args = [*program, "--model", model, "--port", "0", *extra_args]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.log = []
         self.port = None

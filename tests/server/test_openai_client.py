@@ -281,6 +281,19 @@ class OpenAiClientTest(unittest.TestCase):
         self.assertEqual(httpx.get(self.server.url + "/health").status_code, 200)
 
 
+class CliServeTest(unittest.TestCase):
+    def test_pagedchat_cli_serve(self):
+        server = ServerProcess("--threads", "1", via_cli=True)
+        try:
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0)
+            model = client.models.list().data[0].id
+            r = client.chat.completions.create(model=model, messages=user("hi"), max_tokens=2)
+            self.assertTrue(r.choices)
+            self.assertTrue(server.url.startswith("http://127.0.0.1:"), "loopback by default")
+        finally:
+            server.stop()
+
+
 class ApiKeyTest(unittest.TestCase):
     def test_bearer_key(self):
         server = ServerProcess("--api-key", "s3cret")
