@@ -6,6 +6,7 @@
 
 #include "engine/common/error.h"
 #include "engine/kv/kv_transfers.h"
+#include "engine/sample/logprobs.h"
 #include "engine/sample/sampler.h"
 #include "engine/sample/reply_text.h"
 
@@ -382,6 +383,11 @@ void Engine::sample(Live& live, std::span<const float> logits) {
   e.index = live.index;
   e.token = next;
   e.text = live.text.push(tok.token_to_piece(next));
+  if (live.params.num_logprobs >= 0) {
+    TokenLogprobs lp = token_logprobs(logits, next, live.params.num_logprobs);
+    e.logprob = lp.logprob;
+    e.top_logprobs = std::move(lp.top);
+  }
   publish(e);
   const int64_t len = static_cast<int64_t>(live.s.tokens.size());
   if (live.text.stopped()) finish(live, "stop");

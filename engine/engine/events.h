@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/engine/request.h"
 #include "engine/kv/kv_events.h"
@@ -31,6 +33,10 @@ struct EngineEvent {
   std::string reason;    // finished: why; error: the message
   bool parked = false;
   KvEvent kv;
+  // token events of a request that asked for them (SamplingParams::num_logprobs >= 0):
+  // log-probability of `token` and the most likely tokens, most likely first.
+  float logprob = 0.0f;
+  std::vector<std::pair<int32_t, float>> top_logprobs;
 };
 
 using EventSink = std::function<void(const EngineEvent&)>;

@@ -20,6 +20,7 @@ std::string SamplingParams::validate() const {
     return format("presence_penalty %g must be in [-2, 2]", presence_penalty);
   if (penalty_last_n < -1) return format("penalty_last_n %d must be >= -1", penalty_last_n);
   if (max_tokens < 1) return format("max_tokens %d must be >= 1", max_tokens);
+  if (num_logprobs < -1 || num_logprobs > 20) return format("num_logprobs %d must be -1 (off) to 20", num_logprobs);
   for (const auto& s : stop)
     if (s.empty()) return "stop strings must not be empty";
   return {};

@@ -20,6 +20,9 @@ struct SamplingParams {
   int max_tokens = 256;
   std::vector<std::string> stop;   // stop strings (the matched text is not emitted)
   bool ignore_eos = false;
+  // Log-probabilities on each token event: -1 off; n >= 0 the chosen token's and the n most
+  // likely tokens' (engine/sample/logprobs.h). At most 20, as the OpenAI API allows.
+  int num_logprobs = -1;
 
   // Empty if valid, else what is wrong (a bad request gets this as its error).
   std::string validate() const;
