@@ -131,7 +131,8 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
 
   ResponseHead head{QStringLiteral("%1-%2").arg(chat ? "chatcmpl" : "cmpl").arg(m_nextId++), QDateTime::currentSecsSinceEpoch(),
                     m_options.modelId, chat};
-  auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, numPromptTokens, m_host, m_counters);
+  auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, parsed.params.num_logprobs >= 0,
+                                        numPromptTokens, m_host, m_counters);
   QPointer<CompletionSession> guard(session);
   const pagedchat::RequestId id = m_host.submit(std::move(engineRequest), this, [guard](const RequestUpdate& update) {
     if (guard) guard->onUpdate(update);

@@ -33,7 +33,7 @@ QByteArray completionJson(const ResponseHead& head, const std::vector<ChoiceResu
   QJsonObject o = headJson(head, false);
   QJsonArray array;
   for (size_t i = 0; i < choices.size(); ++i) {
-    QJsonObject c{{"index", static_cast<int>(i)}, {"finish_reason", orNull(choices[i].finishReason)}, {"logprobs", QJsonValue::Null}};
+    QJsonObject c{{"index", static_cast<int>(i)}, {"finish_reason", orNull(choices[i].finishReason)}, {"logprobs", choices[i].logprobs}};
     if (head.chat) c["message"] = QJsonObject{{"role", "assistant"}, {"content", choices[i].text}, {"refusal", QJsonValue::Null}};
     else c["text"] = choices[i].text;
     array.append(c);
@@ -43,9 +43,10 @@ QByteArray completionJson(const ResponseHead& head, const std::vector<ChoiceResu
   return compact(o);
 }
 
-QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, bool withRole, const QString& finishReason) {
+QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, bool withRole, const QString& finishReason,
+                     const QJsonValue& logprobs) {
   QJsonObject o = headJson(head, true);
-  QJsonObject c{{"index", index}, {"finish_reason", orNull(finishReason)}, {"logprobs", QJsonValue::Null}};
+  QJsonObject c{{"index", index}, {"finish_reason", orNull(finishReason)}, {"logprobs", logprobs}};
   if (head.chat) {
     QJsonObject delta;
     if (withRole) delta["role"] = QStringLiteral("assistant");
@@ -65,6 +66,42 @@ QByteArray usageChunkJson(const ResponseHead& head, const Usage& usage) {
   o["choices"] = QJsonArray{};
   o["usage"] = usageJson(usage);
   return compact(o);
+}
+
+namespace {
+
+QJsonArray bytesJson(const QByteArray& piece) {
+  QJsonArray bytes;
+  for (char ch : piece) bytes.append(static_cast<int>(static_cast<unsigned char>(ch)));
+  return bytes;
+}
+
+}  // namespace
+
+QJsonValue tokenLogprobsJson(bool chat, const std::vector<TokenLogprob>& tokens, int firstOffset) {
+  if (chat) {
+    QJsonArray content;
+    for (const TokenLogprob& t : tokens) {
+      QJsonArray top;
+      for (const auto& [piece, lp] : t.top)
+        top.append(QJsonObject{{"token", QString::fromUtf8(piece)}, {"logprob", lp}, {"bytes", bytesJson(piece)}});
+      content.append(QJsonObject{{"token", QString::fromUtf8(t.piece)}, {"logprob", t.logprob}, {"bytes", bytesJson(t.piece)}, {"top_logprobs", top}});
+    }
+    return QJsonObject{{"content", content}, {"refusal", QJsonValue::Null}};
+  }
+  QJsonArray pieces, logprobs, tops, offsets;
+  int offset = firstOffset;
+  for (const TokenLogprob& t : tokens) {
+    const QString piece = QString::fromUtf8(t.piece);
+    pieces.append(piece);
+    logprobs.append(t.logprob);
+    QJsonObject top;
+    for (const auto& [p, lp] : t.top) top.insert(QString::fromUtf8(p), lp);
+    tops.append(top);
+    offsets.append(offset);
+    offset += static_cast<int>(piece.size());
+  }
+  return QJsonObject{{"tokens", pieces}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
 QByteArray modelsJson(const QString& modelId, int64_t created) {

@@ -5,9 +5,11 @@
 
 #include <QByteArray>
 #include <QJsonObject>
+#include <QJsonValue>
 #include <QString>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 struct Usage {
@@ -19,7 +21,20 @@ struct Usage {
 struct ChoiceResult {
   QString text;
   QString finishReason;  // "stop" or "length"
+  QJsonValue logprobs;   // null unless asked for (see tokenLogprobsJson)
 };
+
+// One generated token's log-probabilities: the token as raw bytes (a piece may hold part of a
+// UTF-8 character) with its logprob, and the most likely alternatives.
+struct TokenLogprob {
+  QByteArray piece;
+  float logprob = 0.0f;
+  std::vector<std::pair<QByteArray, float>> top;
+};
+// The "logprobs" value of a choice (or of one chunk) holding these tokens: chat's
+// {"content": [...]}, or the legacy completion's {"tokens", "token_logprobs", "top_logprobs",
+// "text_offset"} (offsets: where each token's text starts in the choice's text, from firstOffset).
+QJsonValue tokenLogprobsJson(bool chat, const std::vector<TokenLogprob>& tokens, int firstOffset);
 
 // Identifies a response: its id ("chatcmpl-..." / "cmpl-..."), creation time, model id, and
 // whether it is a chat (else a text completion).
@@ -34,7 +49,8 @@ QJsonObject usageJson(const Usage& usage);
 QByteArray completionJson(const ResponseHead& head, const std::vector<ChoiceResult>& choices, const Usage& usage);
 // One streamed chunk for choice `index`: text (chat: role first when `withRole`), and
 // finishReason when the choice ends (empty: null).
-QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, bool withRole, const QString& finishReason);
+QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, bool withRole, const QString& finishReason,
+                     const QJsonValue& logprobs = QJsonValue::Null);
 // The last chunk of stream_options.include_usage: no choices, the usage.
 QByteArray usageChunkJson(const ResponseHead& head, const Usage& usage);
 QByteArray modelsJson(const QString& modelId, int64_t created);

@@ -135,15 +135,20 @@ void parseCommon(const QJsonObject& o, const CompletionLimits& limits, Completio
       r.includeUsage = opts.value(QLatin1String("include_usage")).toBool();
     }
   }
-  // logprobs: a boolean for chat, an integer for completions; refused when it asks for any.
-  if (given(o, "logprobs")) {
-    QJsonValue v = o.value(QLatin1String("logprobs"));
-    if (!v.isBool() && !v.isDouble()) badType(QStringLiteral("logprobs"), QStringLiteral("a boolean or an integer"), v);
-    if (v.toBool() || v.toDouble() > 0)
-      throw ApiError::badRequest(QStringLiteral("logprobs are not supported by this server yet"), "logprobs", "unsupported_parameter");
+  // logprobs: chat asks with a boolean and top_logprobs (0..20); completions with an integer
+  // (0..5, the number of alternatives).
+  if (r.kind == CompletionRequest::Kind::chat) {
+    const bool want = given(o, "logprobs") && boolean(o, "logprobs");
+    if (given(o, "top_logprobs")) {
+      const int top = static_cast<int>(integer(o, "top_logprobs", 0, 20));
+      if (!want) throw ApiError::badRequest(QStringLiteral("'top_logprobs' needs 'logprobs': true"), "top_logprobs");
+      p.num_logprobs = top;
+    } else if (want) {
+      p.num_logprobs = 0;
+    }
+  } else if (given(o, "logprobs")) {
+    p.num_logprobs = static_cast<int>(integer(o, "logprobs", 0, 5));
   }
-  if (given(o, "top_logprobs") && o.value(QLatin1String("top_logprobs")).toDouble() > 0)
-    throw ApiError::badRequest(QStringLiteral("logprobs are not supported by this server yet"), "top_logprobs", "unsupported_parameter");
 }
 
 // A message's content: a string, or an array of {"type": "text", "text": ...} parts, joined.

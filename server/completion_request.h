@@ -28,7 +28,8 @@ struct CompletionRequest {
   std::vector<pagedchat::ChatMessage> messages;  // chat: roles system / user / assistant
   std::string prompt;                            // text: the prompt as text...
   std::vector<int32_t> promptTokens;             // ...or as token ids (then prompt is empty)
-  pagedchat::SamplingParams params;              // seed drawn by the server when not given
+  pagedchat::SamplingParams params;              // seed drawn by the server when not given;
+                                                 // num_logprobs from logprobs / top_logprobs
   bool hasSeed = false;
   int n = 1;
   bool stream = false;

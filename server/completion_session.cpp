@@ -5,13 +5,14 @@
 
 #include <algorithm>
 
+#include "engine/model/model.h"
 #include "server/api_error.h"
 #include "server/engine_host.h"
 #include "server/http_reply.h"
 #include "server/metrics_text.h"
 
 CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage,
-                                     int64_t numPromptTokens, EngineHost& host, ServerCounters& counters)
+                                     bool wantLogprobs, int64_t numPromptTokens, EngineHost& host, ServerCounters& counters)
     : m_socket(socket),
       m_head(std::move(head)),
       m_stream(stream),
@@ -19,7 +20,9 @@ CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int 
       m_numPromptTokens(numPromptTokens),
       m_host(host),
       m_counters(counters),
-      m_choices(static_cast<size_t>(numChoices)) {
+      m_choices(static_cast<size_t>(numChoices)),
+      m_logprobs(static_cast<size_t>(numChoices)),
+      m_wantLogprobs(wantLogprobs) {
   connect(socket, &QTcpSocket::disconnected, this, &CompletionSession::onDisconnected);
 }
 
@@ -40,7 +43,7 @@ void CompletionSession::onUpdate(const RequestUpdate& update) {
   for (const pagedchat::EngineEvent& e : update.events) {
     const QString text = QString::fromStdString(e.text);
     switch (e.kind) {
-      case pagedchat::EngineEventKind::token: onToken(e.index, text); break;
+      case pagedchat::EngineEventKind::token: onToken(e); break;
       case pagedchat::EngineEventKind::finished: onFinished(e.index, text, QString::fromStdString(e.reason)); break;
       case pagedchat::EngineEventKind::error: return onError(QString::fromStdString(e.reason));
       case pagedchat::EngineEventKind::kv: break;
@@ -49,17 +52,41 @@ void CompletionSession::onUpdate(const RequestUpdate& update) {
   if (update.done && !m_ended) complete();
 }
 
-void CompletionSession::onToken(int index, const QString& text) {
+void CompletionSession::onToken(const pagedchat::EngineEvent& e) {
+  const int index = e.index;
   if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
   ++m_numCompletionTokens;
-  m_choices[static_cast<size_t>(index)].text += text;
-  if (m_stream && !text.isEmpty()) sendEvent(chunkJson(m_head, index, text, false, QString()));
+  ChoiceResult& c = m_choices[static_cast<size_t>(index)];
+  const QString text = QString::fromStdString(e.text);
+  const int offset = static_cast<int>(c.text.size());
+  c.text += text;
+  if (!m_wantLogprobs) {
+    if (m_stream && !text.isEmpty()) sendEvent(chunkJson(m_head, index, text, false, QString()));
+    return;
+  }
+  TokenLogprob lp = logprobOf(e);
+  m_logprobs[static_cast<size_t>(index)].push_back(lp);
+  // Streamed with logprobs, every token gets its chunk, text held back or not.
+  if (m_stream) sendEvent(chunkJson(m_head, index, text, false, QString(), tokenLogprobsJson(m_head.chat, {lp}, offset)));
+}
+
+TokenLogprob CompletionSession::logprobOf(const pagedchat::EngineEvent& e) const {
+  TokenLogprob lp;
+  lp.logprob = e.logprob;
+  const pagedchat::Model* model = m_host.model();
+  auto piece = [model](int32_t id) {
+    return model ? QByteArray::fromStdString(model->tokenizer->token_to_piece(id)) : QByteArray::number(id);
+  };
+  lp.piece = piece(e.token);
+  for (const auto& [id, value] : e.top_logprobs) lp.top.emplace_back(piece(id), value);
+  return lp;
 }
 
 void CompletionSession::onFinished(int index, const QString& text, const QString& reason) {
   if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
   ChoiceResult& c = m_choices[static_cast<size_t>(index)];
   c.text += text;
+  if (m_wantLogprobs) c.logprobs = tokenLogprobsJson(m_head.chat, m_logprobs[static_cast<size_t>(index)], 0);
   // The engine's "abort" and "error" do not reach a client that is still listening as a
   // finish: an abort means the client left; an error comes with its error event.
   c.finishReason = reason == QLatin1String("length") ? QStringLiteral("length") : QStringLiteral("stop");

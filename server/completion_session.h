@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "engine/engine/events.h"
 #include "engine/engine/request.h"
 #include "server/completion_json.h"
 
@@ -22,7 +23,7 @@ struct ServerCounters;
 class CompletionSession : public QObject {
   Q_OBJECT
  public:
-  CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage,
+  CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage, bool wantLogprobs,
                     int64_t numPromptTokens, EngineHost& host, ServerCounters& counters);
 
   // The engine accepted the request: a stream sends its headers and the role chunks now.
@@ -31,7 +32,8 @@ class CompletionSession : public QObject {
 
  private:
   void onDisconnected();
-  void onToken(int index, const QString& text);
+  void onToken(const pagedchat::EngineEvent& e);
+  TokenLogprob logprobOf(const pagedchat::EngineEvent& e) const;
   void onFinished(int index, const QString& text, const QString& reason);
   void onError(const QString& message);
   void complete();  // every choice finished: write the end of the response, then go
@@ -46,5 +48,7 @@ class CompletionSession : public QObject {
   ServerCounters& m_counters;
   pagedchat::RequestId m_id = -1;
   std::vector<ChoiceResult> m_choices;
+  std::vector<std::vector<TokenLogprob>> m_logprobs;  // per choice, when the request asked for them
+  bool m_wantLogprobs = false;
   bool m_ended = false;
 };

@@ -14,7 +14,7 @@ class TestCompletionJson : public QObject {
  private slots:
   void chatCompletion() {
     ResponseHead head{"chatcmpl-1", 1700000000, "m", true};
-    QJsonObject o = parse(completionJson(head, {{"Hello", "stop"}, {"Hi", "length"}}, {30, 5, 16}));
+    QJsonObject o = parse(completionJson(head, {{"Hello", "stop", {}}, {"Hi", "length", {}}}, {30, 5, 16}));
     QCOMPARE(o["object"].toString(), QStringLiteral("chat.completion"));
     QCOMPARE(o["id"].toString(), QStringLiteral("chatcmpl-1"));
     QCOMPARE(o["model"].toString(), QStringLiteral("m"));
@@ -33,7 +33,7 @@ class TestCompletionJson : public QObject {
 
   void textCompletion() {
     ResponseHead head{"cmpl-2", 1, "m", false};
-    QJsonObject o = parse(completionJson(head, {{"upon a time", "length"}}, {3, 4, 0}));
+    QJsonObject o = parse(completionJson(head, {{"upon a time", "length", {}}}, {3, 4, 0}));
     QCOMPARE(o["object"].toString(), QStringLiteral("text_completion"));
     QCOMPARE(o["choices"].toArray()[0].toObject()["text"].toString(), QStringLiteral("upon a time"));
   }
@@ -55,6 +55,28 @@ class TestCompletionJson : public QObject {
     QJsonObject last = parse(usageChunkJson(head, {7, 2, 0}));
     QVERIFY(last["choices"].toArray().isEmpty());
     QCOMPARE(last["usage"].toObject()["total_tokens"].toInt(), 9);
+  }
+
+  void logprobs() {
+    std::vector<TokenLogprob> tokens{{"He", -0.5f, {{"He", -0.5f}, {"Hi", -1.5f}}}, {"llo", -0.25f, {}}};
+    QJsonObject chat = tokenLogprobsJson(true, tokens, 0).toObject();
+    QJsonArray content = chat["content"].toArray();
+    QCOMPARE(content.size(), 2);
+    QCOMPARE(content[0].toObject()["token"].toString(), QStringLiteral("He"));
+    QCOMPARE(content[0].toObject()["logprob"].toDouble(), -0.5);
+    QCOMPARE(content[0].toObject()["bytes"].toArray(), (QJsonArray{72, 101}));
+    QCOMPARE(content[0].toObject()["top_logprobs"].toArray()[1].toObject()["token"].toString(), QStringLiteral("Hi"));
+    QVERIFY(content[1].toObject()["top_logprobs"].toArray().isEmpty());
+    QJsonObject text = tokenLogprobsJson(false, tokens, 4).toObject();
+    QCOMPARE(text["tokens"].toArray(), (QJsonArray{"He", "llo"}));
+    QCOMPARE(text["token_logprobs"].toArray()[1].toDouble(), -0.25);
+    QCOMPARE(text["text_offset"].toArray(), (QJsonArray{4, 6}));
+    QCOMPARE(text["top_logprobs"].toArray()[0].toObject()["Hi"].toDouble(), -1.5);
+    // A chunk carries its token's logprobs; a plain one carries null.
+    ResponseHead head{"c", 1, "m", true};
+    QJsonObject c = parse(chunkJson(head, 0, "He", false, QString(), tokenLogprobsJson(true, {tokens[0]}, 0)))["choices"].toArray()[0].toObject();
+    QCOMPARE(c["logprobs"].toObject()["content"].toArray().size(), 1);
+    QVERIFY(parse(chunkJson(head, 0, "He", false, QString()))["choices"].toArray()[0].toObject()["logprobs"].isNull());
   }
 
   void models() {

@@ -67,6 +67,15 @@ class TestCompletionRequest : public QObject {
     QCOMPARE(r.messages[1].content, std::string());
   }
 
+  void logprobs() {
+    const QByteArray m = R"("model":"m","messages":[{"role":"user","content":"x"}])";
+    QCOMPARE(parseChatCompletion("{" + m + "}", limits()).params.num_logprobs, -1);
+    QCOMPARE(parseChatCompletion("{" + m + R"(,"logprobs":true})", limits()).params.num_logprobs, 0);
+    QCOMPARE(parseChatCompletion("{" + m + R"(,"logprobs":true,"top_logprobs":3})", limits()).params.num_logprobs, 3);
+    QCOMPARE(parseChatCompletion("{" + m + R"(,"logprobs":false})", limits()).params.num_logprobs, -1);
+    QCOMPARE(parseTextCompletion(R"({"model":"m","prompt":"a","logprobs":2})", limits()).params.num_logprobs, 2);
+  }
+
   void topPZeroMeansTopTokenOnly() {
     CompletionRequest r = parseChatCompletion(R"({"model":"m","messages":[{"role":"user","content":"x"}],"top_p":0})", limits());
     QVERIFY(r.params.top_p > 0.0f && r.params.top_p < 1e-3f);
@@ -112,7 +121,9 @@ class TestCompletionRequest : public QObject {
     QTest::newRow("stream_options without stream") << "{" + m + R"(,"stream_options":{"include_usage":true}})" << "stream_options";
     QTest::newRow("include_usage string") << "{" + m + R"(,"stream":true,"stream_options":{"include_usage":1}})"
                                           << "stream_options.include_usage";
-    QTest::newRow("logprobs") << "{" + m + R"(,"logprobs":true})" << "logprobs";
+    QTest::newRow("logprobs string") << "{" + m + R"(,"logprobs":"yes"})" << "logprobs";
+    QTest::newRow("top_logprobs 21") << "{" + m + R"(,"logprobs":true,"top_logprobs":21})" << "top_logprobs";
+    QTest::newRow("top_logprobs without logprobs") << "{" + m + R"(,"top_logprobs":2})" << "top_logprobs";
   }
 
   void badBodies() {
@@ -145,7 +156,7 @@ class TestCompletionRequest : public QObject {
     QCOMPARE(r.promptTokens, (std::vector<int32_t>{1, 2, 3}));
     for (const char* bad : {R"({"model":"m"})", R"({"model":"m","prompt":""})", R"({"model":"m","prompt":[]})",
                             R"({"model":"m","prompt":[-1]})", R"({"model":"m","prompt":["a","b"]})", R"({"model":"m","prompt":{"a":1}})",
-                            R"({"model":"m","prompt":"x","logprobs":2})"}) {
+                            R"({"model":"m","prompt":"x","logprobs":6})"}) {
       bool refused = false;
       try {
         parseTextCompletion(bad, limits());

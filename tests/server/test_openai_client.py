@@ -147,6 +147,33 @@ class OpenAiClientTest(unittest.TestCase):
             model=self.model, prompt="The capital of France is", temperature=0, max_tokens=8, stream=True) if c.choices)
         self.assertEqual(streamed, r.choices[0].text)
 
+    def test_logprobs(self):
+        msgs = user("Name a fruit.")
+        r = self.chat(msgs, temperature=0, max_tokens=8, logprobs=True, top_logprobs=3)
+        content = r.choices[0].logprobs.content
+        self.assertEqual(len(content), r.usage.completion_tokens)
+        self.assertEqual("".join(t.token for t in content), r.choices[0].message.content)
+        for t in content:
+            self.assertLessEqual(t.logprob, 0.0)
+            self.assertEqual(len(t.top_logprobs), 3)
+            self.assertEqual(t.top_logprobs[0].token, t.token, "greedy picks the most likely token")
+            self.assertAlmostEqual(t.top_logprobs[0].logprob, t.logprob, places=5)
+            self.assertEqual(bytes(t.bytes).decode("utf-8", "replace"), t.token)
+        streamed = []
+        for chunk in self.chat(msgs, temperature=0, max_tokens=8, logprobs=True, top_logprobs=3, stream=True):
+            for c in chunk.choices:
+                if c.logprobs and c.logprobs.content:
+                    streamed += c.logprobs.content
+        self.assertEqual([(t.token, round(t.logprob, 4)) for t in streamed], [(t.token, round(t.logprob, 4)) for t in content])
+        self.assertIsNone(self.chat(msgs, temperature=0, max_tokens=2).choices[0].logprobs)
+        text = self.client.completions.create(model=self.model, prompt="Apples are", temperature=0, max_tokens=5, logprobs=2)
+        lp = text.choices[0].logprobs
+        self.assertEqual(len(lp.tokens), 5)
+        self.assertEqual("".join(lp.tokens), text.choices[0].text)
+        self.assertTrue(all(x <= 0 for x in lp.token_logprobs))
+        self.assertTrue(all(1 <= len(t) <= 2 for t in lp.top_logprobs))
+        self.assertEqual(lp.text_offset[0], 0)
+
     def test_metrics(self):
         m = self.server.metrics()
         for name in ("kv_blocks_used", "kv_blocks_cached", "kv_blocks_free", "prefix_cache_hit_tokens_total",
@@ -207,7 +234,8 @@ class OpenAiClientTest(unittest.TestCase):
             (dict(frequency_penalty="x"), "frequency_penalty"),
             (dict(seed="abc"), "seed"),
             (dict(stream="yes"), "stream"),
-            (dict(logprobs=True), "logprobs"),
+            (dict(logprobs="yes"), "logprobs"),
+            (dict(logprobs=True, top_logprobs=30), "top_logprobs"),
         ]
         for kw, param in cases:
             with self.subTest(**{k: str(v) for k, v in kw.items()}):
