@@ -47,6 +47,9 @@ void check_panel_type(GgmlType type, int64_t cols) {
   if (cols <= 0 || cols % kQK != 0) fail("a panel row of %lld elements is not whole blocks of 32", static_cast<long long>(cols));
 }
 
+// Quants per broadcast lane: a byte pair against Q4_1's 16-bit lanes, a quad against Q8_0's.
+int expanded_group(GgmlType weight_type) { return weight_type == GgmlType::Q4_1 ? 2 : 4; }
+
 template <typename F>
 void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
   const int64_t nb = cols / kQK;
@@ -104,6 +107,26 @@ void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t
   pack<Q8_0Panel>(w, row_stride, rows, cols, dst);
 }
 
+size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols) {
+  check_panel_type(weight_type, cols);
+  return static_cast<size_t>(cols) * (32 / expanded_group(weight_type));  // 32 bytes per group
+}
+
+void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst) {
+  check_panel_type(weight_type, cols);
+  const int group = expanded_group(weight_type);
+  const size_t block_bytes = ggml_row_size(dot_activation_type(weight_type), kQK);
+  const size_t quants_at = block_bytes - kQK;  // the quants end each activation block
+  auto* out = static_cast<uint8_t*>(dst);
+  for (int64_t i = 0; i < cols / kQK; ++i) {
+    const uint8_t* qs = static_cast<const uint8_t*>(act_row) + i * block_bytes + quants_at;
+    for (int k = 0; k < kQK; k += group) {
+      for (int lane = 0; lane < 32 / group; ++lane) std::memcpy(out + lane * group, qs + k, group);
+      out += 32;
+    }
+  }
+}
+
 void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                           const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   check_panel_type(weight_type, cols);
@@ -114,13 +137,14 @@ void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed
 }
 
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
-               const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+               const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride,
+               const void* expanded) {
 #if defined(PAGEDCHAT_QUANT_AVX2)
   static const bool avx2 = quant_avx2::cpu_supported();
   if (avx2) {
     check_panel_type(weight_type, cols);
-    return quant_avx2::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
-                                 out_stride);
+    return quant_avx2::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                 panel_expanded_row_bytes(weight_type, cols), num_tokens, out, out_stride);
   }
 #endif
   reference::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);

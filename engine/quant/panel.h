@@ -36,11 +36,20 @@ size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols);
 // Throws Error for an unsupported type or a cols that splits a block.
 void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst);
 
+// An activation row expanded for panel_dot: each pair (Q4_1) or quad (Q8_0) of its quants
+// repeated across 32 bytes, so the kernel loads what it would otherwise broadcast. 16x the
+// quants' bytes: worth it for a few tokens (a decode step), not for a long prefill chunk,
+// whose expanded rows would not stay in cache. Results are the same bits either way.
+size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols);
+void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst);
+
 // For panel p of a packed matrix and each of num_tokens activation rows (prepared with
 // quantize_activation_row for weight_type, act_row_bytes apart): out[t * out_stride + r] =
 // row (16 p + r) . activation t, for r < num_rows (<= 16; the rest of the panel is padding).
+// `expanded`, when given, holds the same rows expanded (panel_expanded_row_bytes apart).
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
-               const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
+               const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride,
+               const void* expanded = nullptr);
 
 namespace reference {
 // The same, one element at a time in scalar code: the definition the fast path must equal.

@@ -18,13 +18,31 @@ namespace {
 
 constexpr int kRows = 16;  // panel.h's kPanelRows
 
-// The activation pair (k, k+1) of a Q8_1 block in all 16 lanes of 16 bits.
-static inline __m256i pair_broadcast(const block_q8_1& y, int k) {
-  return _mm256_set1_epi16(static_cast<short>(load_u16(y.qs + k)));
-}
+// Where the broadcast activation pairs (Q4_1) or quads (Q8_0) come from: built by a broadcast
+// instruction from the compact row, or read from an expanded copy (panel.h) as a plain load
+// that the multiply takes as its memory operand: one vector instruction less per multiply.
+struct Compact {
+  // The activation pair (k, k+1) of a Q8_1 block in all 16 lanes of 16 bits.
+  static __m256i pair(const block_q8_1* y, const uint8_t*, int64_t i, int k) {
+    return _mm256_set1_epi16(static_cast<short>(load_u16(y[i].qs + k)));
+  }
+  // The activation quad (k .. k+3) of a Q8_0 block in all 8 lanes of 32 bits.
+  static __m256i quad(const block_q8_0* y, const uint8_t*, int64_t i, int k) {
+    return _mm256_set1_epi32(static_cast<int>(load_u32(y[i].qs + k)));
+  }
+};
+struct Expanded {
+  static __m256i pair(const block_q8_1*, const uint8_t* e, int64_t i, int k) {
+    return load_256(e + (i * 16 + k / 2) * 32);
+  }
+  static __m256i quad(const block_q8_0*, const uint8_t* e, int64_t i, int k) {
+    return load_256(e + (i * 8 + k / 4) * 32);
+  }
+};
 
-template <int T>
-void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* y, float (*out)[kRows]) {
+template <typename Source, int T>
+void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* y, const uint8_t* const* e,
+                 float (*out)[kRows]) {
   __m256 acc[T][2], mins[T][2];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = mins[t][0] = mins[t][1] = _mm256_setzero_ps();
@@ -44,8 +62,8 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* 
         const __m256i second = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
-          s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(first, pair_broadcast(y[t][i], 4 * j)));
-          s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(second, pair_broadcast(y[t][i], 4 * j + 2)));
+          s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(first, Source::pair(y[t], e[t], i, 4 * j)));
+          s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(second, Source::pair(y[t], e[t], i, 4 * j + 2)));
         }
       }
 #pragma GCC unroll 4
@@ -75,8 +93,9 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* 
   }
 }
 
-template <int T>
-void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* y, float (*out)[kRows]) {
+template <typename Source, int T>
+void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* y, const uint8_t* const* e,
+                 float (*out)[kRows]) {
   __m256 acc[T][2];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
@@ -94,7 +113,7 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* 
         const __m256i w_abs = _mm256_sign_epi8(w, w);  // -128 stays 128 as unsigned
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
-          const __m256i quad = _mm256_set1_epi32(static_cast<int>(load_u32(y[t][i].qs + 4 * c)));
+          const __m256i quad = Source::quad(y[t], e[t], i, 4 * c);
           const __m256i pairs = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(quad, w));
           sum[t][g] = _mm256_add_epi32(sum[t][g], _mm256_madd_epi16(pairs, ones));
         }
@@ -116,37 +135,56 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* 
 }
 
 // Runs Kernel over the tokens two at a time (one for an odd last token).
-template <typename Panel, typename Act, void (*Two)(int64_t, const Panel*, const Act* const*, float (*)[kRows]),
-          void (*One)(int64_t, const Panel*, const Act* const*, float (*)[kRows])>
+template <typename Panel, typename Act, template <typename, int> class Kernel>
 void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+                 size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens,
+                 float* out, int64_t out_stride) {
   const int64_t nb = cols / kQK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
+  const auto* x = static_cast<const uint8_t*>(expanded);
   float result[2][kRows];
   for (int64_t t0 = 0; t0 < num_tokens; t0 += 2) {
     const int n = static_cast<int>(std::min<int64_t>(2, num_tokens - t0));
     const Act* y[2];
-    for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
-    if (n == 2) {
-      Two(nb, blocks, y, result);
+    const uint8_t* e[2] = {nullptr, nullptr};
+    for (int t = 0; t < n; ++t) {
+      y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
+      if (x) e[t] = x + (t0 + t) * expanded_row_bytes;
+    }
+    if (x) {
+      n == 2 ? Kernel<Expanded, 2>::run(nb, blocks, y, e, result) : Kernel<Expanded, 1>::run(nb, blocks, y, e, result);
     } else {
-      One(nb, blocks, y, result);
+      n == 2 ? Kernel<Compact, 2>::run(nb, blocks, y, e, result) : Kernel<Compact, 1>::run(nb, blocks, y, e, result);
     }
     for (int t = 0; t < n; ++t) std::copy_n(result[t], num_rows, out + (t0 + t) * out_stride);
   }
 }
 
+template <typename Source, int T>
+struct Q4_1Kernel {
+  static void run(int64_t nb, const panel_q4_1* b, const block_q8_1* const* y, const uint8_t* const* e, float (*o)[kRows]) {
+    q4_1_tokens<Source, T>(nb, b, y, e, o);
+  }
+};
+template <typename Source, int T>
+struct Q8_0Kernel {
+  static void run(int64_t nb, const panel_q8_0* b, const block_q8_0* const* y, const uint8_t* const* e, float (*o)[kRows]) {
+    q8_0_tokens<Source, T>(nb, b, y, e, o);
+  }
+};
+
 }  // namespace
 
 void panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-               size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+               size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens, float* out,
+               int64_t out_stride) {
   if (type == GgmlType::Q4_1) {
-    return over_tokens<panel_q4_1, block_q8_1, q4_1_tokens<2>, q4_1_tokens<1>>(
-        cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+    return over_tokens<panel_q4_1, block_q8_1, Q4_1Kernel>(cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                                          expanded_row_bytes, num_tokens, out, out_stride);
   }
-  over_tokens<panel_q8_0, block_q8_0, q8_0_tokens<2>, q8_0_tokens<1>>(cols, packed, panel, num_rows, act,
-                                                                      act_row_bytes, num_tokens, out, out_stride);
+  over_tokens<panel_q8_0, block_q8_0, Q8_0Kernel>(cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                                  expanded_row_bytes, num_tokens, out, out_stride);
 }
 
 }  // namespace pagedchat::quant_avx2

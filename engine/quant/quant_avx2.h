@@ -31,7 +31,8 @@ void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_
                   int64_t num_rows, const void* activation_row, float* out, WeightAccess access);
 // panel.h's panel_dot; the caller has checked the type and cols.
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                    size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
+               size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens, float* out,
+               int64_t out_stride);
 
 }  // namespace pagedchat::quant_avx2
 #endif

@@ -106,8 +106,9 @@ std::vector<uint8_t> random_activations(GgmlType type, int64_t n, int64_t num_to
 
 }  // namespace
 
-double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_tokens, bool panels, int threads,
-                      double min_seconds) {
+double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_tokens, MatmulKernel kernel,
+                      int threads, double min_seconds) {
+  const bool panels = kernel != MatmulKernel::kRowMajor;
   threads = std::max(1, threads);
   num_rows = (num_rows + kPanelRows - 1) / kPanelRows * kPanelRows;
   const std::vector<uint8_t> matrix = random_matrix(type, n, num_rows);
@@ -119,13 +120,19 @@ double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_to
   }
   const std::vector<uint8_t> act = random_activations(type, n, num_tokens);
   const size_t act_bytes = activation_row_size(type, n);
+  std::vector<uint8_t> expanded;
+  if (kernel == MatmulKernel::kPanelsExpanded) {
+    const size_t eb = panel_expanded_row_bytes(type, n);
+    expanded.resize(eb * static_cast<size_t>(num_tokens));
+    for (int64_t t = 0; t < num_tokens; ++t) expand_for_panels(type, act.data() + act_bytes * t, n, expanded.data() + eb * t);
+  }
   std::vector<float> out(static_cast<size_t>(num_rows * num_tokens));
   // As cpu_matmul does: per task of 16 rows, every token.
   auto body = [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r += kPanelRows) {
       if (panels) {
         panel_dot(type, n, packed.data(), r / kPanelRows, kPanelRows, act.data(), act_bytes, num_tokens,
-                  out.data() + r, num_rows);
+                  out.data() + r, num_rows, expanded.empty() ? nullptr : expanded.data());
       } else {
         for (int64_t t = 0; t < num_tokens; ++t) {
           vec_dot_rows(type, n, matrix.data() + r * row_bytes, row_bytes, kPanelRows, act.data() + act_bytes * t,
@@ -201,17 +208,21 @@ std::string run_quant_bench(int threads) {
                        static_cast<long long>(cols), hot, cold);
     }
   }
-  report += format("\nmatmul kernels: GMAC/s, %d thread(s), a ~256 KB matrix (cache-hot), 16 rows per task\n", threads);
-  report += format("%-6s %6s %6s %12s %12s %8s\n", "type", "n", "tokens", "row-major", "panels", "ratio");
+  report += format("\nmatmul kernels: GMAC/s, %d thread(s), a ~256 KB matrix (cache-hot), 16 rows per task;\n"
+                   "panels with compact and with expanded activations; ratios to row-major\n", threads);
+  report += format("%-6s %6s %6s %10s %10s %10s %8s %8s\n", "type", "n", "tokens", "row-major", "panels", "expanded",
+                   "ratio", "ratio");
   for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0}) {
     for (int64_t n : {int64_t{576}, int64_t{1536}}) {
       const int64_t rows = (256 << 10) / static_cast<int64_t>(ggml_row_size(type, n));
       for (int64_t tokens : {int64_t{1}, int64_t{16}}) {
-        const double row_major = measure_matmul(type, n, rows, tokens, false, threads);
-        const double panels = measure_matmul(type, n, rows, tokens, true, threads);
-        report += format("%-6s %6lld %6lld %12.1f %12.1f %7.2fx\n",
+        const double row_major = measure_matmul(type, n, rows, tokens, MatmulKernel::kRowMajor, threads);
+        const double panels = measure_matmul(type, n, rows, tokens, MatmulKernel::kPanels, threads);
+        const double expanded = measure_matmul(type, n, rows, tokens, MatmulKernel::kPanelsExpanded, threads);
+        report += format("%-6s %6lld %6lld %10.1f %10.1f %10.1f %7.2fx %7.2fx\n",
                          std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str(), static_cast<long long>(n),
-                         static_cast<long long>(tokens), row_major, panels, panels / row_major);
+                         static_cast<long long>(tokens), row_major, panels, expanded, panels / row_major,
+                         expanded / row_major);
       }
     }
   }

@@ -18,9 +18,11 @@ double measure_vec_dot_rows(GgmlType type, int64_t n, int64_t num_rows, int thre
 
 // Times a matmul of num_tokens activation rows with a (num_rows x n) matrix of `type`, as
 // cpu_matmul runs it (tasks of 16 rows, every token per task), through vec_dot_rows or through
-// panels (quant/panel.h; Q4_1, Q8_0). Returns multiply-adds per second, in billions.
-double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_tokens, bool panels, int threads,
-                      double min_seconds = 0.2);
+// panels (quant/panel.h; Q4_1, Q8_0) with compact or expanded activations. Returns
+// multiply-adds per second, in billions.
+enum class MatmulKernel { kRowMajor, kPanels, kPanelsExpanded };
+double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_tokens, MatmulKernel kernel,
+                      int threads, double min_seconds = 0.2);
 
 // A table over every supported weight type, rows of 576 and 1536 elements (SmolLM2-135M's
 // widths): one column for a ~256 KB matrix (cache-resident) and one for ~64 MB (memory).

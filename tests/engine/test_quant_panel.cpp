@@ -56,21 +56,31 @@ std::vector<uint8_t> pack(GgmlType type, const std::vector<uint8_t>& m, int64_t 
   return packed;
 }
 
-using PanelDot = void (*)(GgmlType, int64_t, const void*, int64_t, int64_t, const void*, size_t, int64_t, float*,
-                          int64_t);
+enum class Kernel { kReference, kFast, kFastExpanded };
 
 // out[t * rows + r] for the whole matrix, panel by panel, tokens_per_call tokens at a time.
-std::vector<float> multiply(PanelDot dot, GgmlType type, const std::vector<uint8_t>& packed, int64_t rows,
+std::vector<float> multiply(Kernel kernel, GgmlType type, const std::vector<uint8_t>& packed, int64_t rows,
                             int64_t cols, const std::vector<uint8_t>& act, int64_t num_tokens,
                             int64_t tokens_per_call) {
   const size_t row_bytes = activation_row_size(type, cols);
+  const size_t expanded_bytes = panel_expanded_row_bytes(type, cols);
+  std::vector<uint8_t> expanded(expanded_bytes * static_cast<size_t>(num_tokens));
+  for (int64_t t = 0; t < num_tokens; ++t)
+    expand_for_panels(type, act.data() + row_bytes * t, cols, expanded.data() + expanded_bytes * t);
   std::vector<float> out(static_cast<size_t>(rows * num_tokens), NAN);
   for (int64_t p = 0; p * kPanelRows < rows; ++p) {
     const int64_t n = std::min(kPanelRows, rows - p * kPanelRows);
     for (int64_t t0 = 0; t0 < num_tokens; t0 += tokens_per_call) {
       const int64_t nt = std::min(tokens_per_call, num_tokens - t0);
-      dot(type, cols, packed.data(), p, n, act.data() + row_bytes * t0, row_bytes, nt,
-          out.data() + t0 * rows + p * kPanelRows, rows);
+      const uint8_t* a = act.data() + row_bytes * t0;
+      float* o = out.data() + t0 * rows + p * kPanelRows;
+      switch (kernel) {
+        case Kernel::kReference: reference::panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows); break;
+        case Kernel::kFast: panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows); break;
+        case Kernel::kFastExpanded:
+          panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows, expanded.data() + expanded_bytes * t0);
+          break;
+      }
     }
   }
   return out;
@@ -137,11 +147,14 @@ class TestQuantPanel : public QObject {
     std::mt19937 rng(static_cast<uint32_t>(rows * 7 + cols + tokens + type));
     const auto packed = pack(t, random_matrix(t, rows, cols, rng), rows, cols);
     const auto act = random_activations(t, tokens, cols, rng);
-    const auto expected = multiply(reference::panel_dot, t, packed, rows, cols, act, tokens, tokens);
-    QVERIFY(same_bits(multiply(panel_dot, t, packed, rows, cols, act, tokens, tokens), expected));
-    // Whatever else the call holds: one token per call, two, or all at once.
-    QVERIFY(same_bits(multiply(panel_dot, t, packed, rows, cols, act, tokens, 1), expected));
-    QVERIFY(same_bits(multiply(panel_dot, t, packed, rows, cols, act, tokens, 2), expected));
+    const auto expected = multiply(Kernel::kReference, t, packed, rows, cols, act, tokens, tokens);
+    // Whatever else the call holds (one token per call, two, or all at once), with the
+    // activations compact or expanded.
+    for (Kernel k : {Kernel::kFast, Kernel::kFastExpanded}) {
+      QVERIFY(same_bits(multiply(k, t, packed, rows, cols, act, tokens, tokens), expected));
+      QVERIFY(same_bits(multiply(k, t, packed, rows, cols, act, tokens, 1), expected));
+      QVERIFY(same_bits(multiply(k, t, packed, rows, cols, act, tokens, 2), expected));
+    }
   }
 
   void panelDotAgreesWithVecDot_data() {
@@ -157,7 +170,7 @@ class TestQuantPanel : public QObject {
     const auto packed = pack(t, m, rows, cols);
     const auto act = random_activations(t, tokens, cols, rng);
     const size_t act_bytes = activation_row_size(t, cols), row_bytes = ggml_row_size(t, cols);
-    const auto got = multiply(panel_dot, t, packed, rows, cols, act, tokens, tokens);
+    const auto got = multiply(Kernel::kFast, t, packed, rows, cols, act, tokens, tokens);
     for (int64_t k = 0; k < tokens; ++k) {
       for (int64_t r = 0; r < rows; ++r) {
         const float want = reference::vec_dot(t, cols, m.data() + row_bytes * r, act.data() + act_bytes * k);

@@ -13,18 +13,38 @@ namespace {
 // large enough that one task's weights (~6-20 KB) are reused across every token of a prefill.
 constexpr int64_t kRowsPerTask = kPanelRows;
 constexpr int64_t kStreamingMaxTokens = 4;
+// Up to this many tokens, panel matmuls read expanded activations (16x the quants: 16 tokens of
+// a 1536-wide row take ~390 KB, about what one core's L2 holds); beyond, the compact rows.
+constexpr int64_t kExpandedMaxTokens = 16;
 }  // namespace
 
 void PreparedActivations::prepare(const float* x, int64_t num_rows, int64_t cols) {
   x_ = x;
   num_rows_ = num_rows;
   cols_ = cols;
-  for (auto& c : converted_) c.valid = false;
+  for (auto& c : converted_) c.valid = c.expanded_valid = false;
 }
 
 size_t PreparedActivations::row_bytes(GgmlType weight_type) const { return activation_row_size(weight_type, cols_); }
 
 const uint8_t* PreparedActivations::for_type(GgmlType weight_type, ThreadPool& pool) {
+  return converted(weight_type, pool).bytes.data();
+}
+
+const uint8_t* PreparedActivations::expanded_for(GgmlType weight_type, ThreadPool& pool) {
+  Converted& c = converted(weight_type, pool);
+  if (!c.expanded_valid) {
+    const size_t rb = row_bytes(weight_type), eb = panel_expanded_row_bytes(weight_type, cols_);
+    c.expanded.resize(eb * static_cast<size_t>(num_rows_));
+    pool.parallel_for(num_rows_, [&](int64_t r) {
+      expand_for_panels(weight_type, c.bytes.data() + rb * r, cols_, c.expanded.data() + eb * r);
+    });
+    c.expanded_valid = true;
+  }
+  return c.expanded.data();
+}
+
+PreparedActivations::Converted& PreparedActivations::converted(GgmlType weight_type, ThreadPool& pool) {
   GgmlType act = dot_activation_type(weight_type);
   auto it = std::find_if(converted_.begin(), converted_.end(), [&](const Converted& c) { return c.act_type == act; });
   if (it == converted_.end()) {
@@ -42,7 +62,7 @@ const uint8_t* PreparedActivations::for_type(GgmlType weight_type, ThreadPool& p
     });
     it->valid = true;
   }
-  return it->bytes.data();
+  return *it;
 }
 
 namespace {
@@ -66,12 +86,15 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     const MatmulJob* job;
     const uint8_t* act;
     size_t act_row_bytes;
+    const uint8_t* expanded;  // null: compact activations
     int64_t first_task;
   };
   std::vector<Plan> plans;
   int64_t num_tasks = 0;
   for (const MatmulJob& j : jobs) {
-    plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), num_tasks});
+    const uint8_t* expanded =
+        j.packed && num_rows <= kExpandedMaxTokens ? x.expanded_for(j.w->type, pool) : nullptr;
+    plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), expanded, num_tasks});
     num_tasks += (j.w->rows + kRowsPerTask - 1) / kRowsPerTask;
   }
   // A step of a few tokens reads each weight once, from memory; a long prefill chunk reads a
@@ -86,7 +109,7 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     int64_t rows = std::min(kRowsPerTask, w.rows - row0);
     if (const PackedMatrix* packed = plan.job->packed) {
       panel_dot(w.type, w.cols, packed->bytes.data(), row0 / kPanelRows, rows, plan.act, plan.act_row_bytes, num_rows,
-                plan.job->y + row0, plan.job->y_stride);
+                plan.job->y + row0, plan.job->y_stride, plan.expanded);
       return;
     }
     for (int64_t t = 0; t < num_rows; ++t) {

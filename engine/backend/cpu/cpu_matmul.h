@@ -22,6 +22,8 @@ class PreparedActivations {
   // Rows converted for `weight_type` (converted on first use, in parallel).
   const uint8_t* for_type(GgmlType weight_type, ThreadPool& pool);
   size_t row_bytes(GgmlType weight_type) const;
+  // Those rows expanded for panels (quant/panel.h), on first use.
+  const uint8_t* expanded_for(GgmlType weight_type, ThreadPool& pool);
 
  private:
   const float* x_ = nullptr;
@@ -30,7 +32,10 @@ class PreparedActivations {
     GgmlType act_type;
     std::vector<uint8_t> bytes;
     bool valid = false;
+    std::vector<uint8_t> expanded;
+    bool expanded_valid = false;
   };
+  Converted& converted(GgmlType weight_type, ThreadPool& pool);
   std::vector<Converted> converted_;
 };
 
