@@ -1,0 +1,74 @@
+#pragma once
+// The cell grid of the KV block-pool view: every physical block one cell, coloured by state
+// and owning chat, shared cells with their ref count, cached cells faded and outlined, the host
+// (swap) pool in a strip below. Painted in one pass (no per-cell widgets): cells are grouped
+// by colour and filled with one call per colour. Hovering a cell shows what it holds; clicking
+// one selects its chat; cells named by the frame's events flash and fade.
+
+#include <QElapsedTimer>
+#include <QTimer>
+#include <QWidget>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "ui/kv_cell_colors.h"
+#include "ui/kv_cell_model.h"
+#include "ui/kv_flashes.h"
+#include "ui/kv_grid_layout.h"
+#include "ui/pool_frame.h"
+
+class KvPoolView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit KvPoolView(QWidget* parent = nullptr);
+
+  // Keeps the frame, starts flashes for its events and schedules a repaint; the cell model is
+  // built at the next paint (or the next cellModel() call).
+  void setFrame(std::shared_ptr<const PoolFrame> frame);
+  const PoolFrame* frame() const { return m_frame.get(); }
+  const KvCellModel& cellModel();
+  KvGridLayout gridLayout() const;
+  const KvCellColors& colors() const { return m_colors; }
+
+  void setSelectedSequence(pagedchat::SequenceId seq);  // -1: none
+  pagedchat::SequenceId selectedSequence() const { return m_selected; }
+
+  // What hovering at pos shows, as plain text; empty away from a cell.
+  QString tooltipAt(const QPoint& pos);
+  const KvFlashes& flashes() const { return m_flashes; }
+  bool isAnimating() const { return m_flashTimer.isActive(); }
+
+  QSize sizeHint() const override { return {420, 300}; }
+  QSize minimumSizeHint() const override { return {120, 80}; }
+
+ signals:
+  // A cell was clicked: the first chat that owns it (-1 for a cell nobody owns).
+  void sequenceClicked(pagedchat::SequenceId seq);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  bool event(QEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void onFlashTick();
+  void paintCells(QPainter& p, const KvGridLayout& g);
+  void paintSelection(QPainter& p, const KvGridLayout& g);
+  void paintFlashes(QPainter& p, const KvGridLayout& g);
+
+  std::shared_ptr<const PoolFrame> m_frame;
+  KvCellModel m_model;
+  bool m_modelStale = true;
+  KvCellColors m_colors;
+  pagedchat::SequenceId m_selected = -1;
+  KvFlashes m_flashes;
+  QTimer m_flashTimer;
+  QElapsedTimer m_clock;
+  // Rects grouped by fill colour, kept between paints so that painting does not allocate:
+  // [0] free, [1] cached, [2] in use by an unknown owner, [3..] chat colours.
+  std::array<std::vector<QRect>, 3 + KvCellColors::kNumChatColors> m_byColor;
+  std::vector<QRect> m_cachedOutlines, m_sharedOutlines, m_swapped;
+};
