@@ -9,6 +9,7 @@ APT_PACKAGES=(
   cmake ninja-build g++ pkg-config unzip
   python3 python3-venv python3-pip
   qt6-base-dev qt6-base-dev-tools libgl-dev
+  libqt6sql6-sqlite
   qt6-httpserver-dev
   libsentencepiece-dev libpcre2-dev
 )

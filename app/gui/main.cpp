@@ -1,10 +1,11 @@
-// pagedchat: the desktop app. Opens the model given by --model, or the default model.
+// pagedchat: the desktop app. Opens the main window on the model given by --model, or the
+// default model; chats are restored from the app's data folder.
 
 #include <QApplication>
 #include <QCommandLineParser>
 
 #include "engine/model/default_model.h"
-#include "ui/chat_window.h"
+#include "ui/main_window.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   if (model.isEmpty()) {
     model = QString::fromStdString(pagedchat::default_model_path());
   }
-  ChatWindow window;
+  MainWindow window;
   window.show();
   window.loadModel(model, parser.value(threadsOpt).toInt());
   return app.exec();

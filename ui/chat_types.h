@@ -1,0 +1,17 @@
+#pragma once
+// The names the app's layers share for a chat: its id (given by the UI, stable across
+// restarts, the bridge's key), its messages as (role, content), and how a turn samples.
+
+#include <QPair>
+#include <QString>
+#include <QVector>
+
+using ChatId = qint64;
+using ChatMessages = QVector<QPair<QString, QString>>;  // (role, content): "system", "user", "assistant"
+
+struct TurnSettings {
+  double temperature = 0.7;
+  int maxTokens = 512;
+  int numSamples = 1;  // compare: 2-4 samples from one prefill (Request::n)
+  quint64 seed = 0;    // 0: a fresh random seed each turn
+};

@@ -1,0 +1,27 @@
+#pragma once
+// What the bridge measures of one reply (one sample of a turn), shown under the message and
+// saved with it: tokens, time to first token, decode speed, and how much of the prompt was
+// computed rather than served from the KV cache.
+
+#include <QMetaType>
+#include <QString>
+
+struct ReplyMetrics {
+  int numTokens = 0;                // tokens sampled
+  double secondsToFirstToken = 0;   // submit to the first sampled token
+  double tokensPerSecond = 0;       // decode: tokens after the first over the time they took
+  qint64 numPromptTokens = 0;       // prompt tokens this turn added to the sequence
+  qint64 numCachedPromptTokens = 0; // of which the prefix cache served
+  QString finishReason;             // "stop", "length", "abort", "error"
+
+  bool isEmpty() const { return numTokens == 0 && finishReason.isEmpty(); }
+  // One line for the transcript: "12 tokens · 35.1 tok/s · first token 84 ms".
+  QString summary() const {
+    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms%4")
+        .arg(numTokens)
+        .arg(tokensPerSecond, 0, 'f', 1)
+        .arg(secondsToFirstToken * 1000.0, 0, 'f', 0)
+        .arg(finishReason == QLatin1String("abort") ? QStringLiteral(" · stopped") : QString());
+  }
+};
+Q_DECLARE_METATYPE(ReplyMetrics)
