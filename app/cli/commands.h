@@ -11,6 +11,8 @@ int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_bench_throughput(const std::vector<std::string>& args);  // `bench throughput`
 int cmd_bench_memory(const std::vector<std::string>& args);      // `bench memory`
+int cmd_check(const std::vector<std::string>& args);          // `check kernels` (CUDA builds)
+int cmd_bench_kernels(const std::vector<std::string>& args);  // `bench kernels` (CUDA builds)
 int cmd_serve(const std::vector<std::string>& args);  // runs pagedchat-server (Qt) with these arguments
 
 }  // namespace pagedchat::cli

@@ -26,6 +26,8 @@ const char* kUsage =
     "            [--max-batched-tokens N] [--batching] [--json]   the engine, many requests at once\n"
     "  bench memory [--block-size B] [--num-blocks N] [--max-len M] [--num-requests N] [--seed S] [--json]\n"
     "            paged KV manager against max-length reservation on the synthetic chat workload\n"
+    "  bench kernels               decode attention GB/s vs device copy, prefill TFLOP/s (CUDA builds)\n"
+    "  check kernels [--seed S]    each CUDA kernel against its CPU reference (CUDA builds)\n"
     "  serve     [--model PATH] [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--threads N] [--kv-blocks N]\n"
     "            the OpenAI-compatible API (runs pagedchat-server; `pagedchat-cli serve --help` lists all options)\n"
     "Without --model the default model is used (installer/fetch-models.sh fetches it).\n";
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
     if (command == "generate") return pagedchat::cli::cmd_generate(args);
     if (command == "tokenize") return pagedchat::cli::cmd_tokenize(args);
     if (command == "bench") return pagedchat::cli::cmd_bench(args);
+    if (command == "check") return pagedchat::cli::cmd_check(args);
     if (command == "serve") return pagedchat::cli::cmd_serve(args);
     std::fprintf(stderr, "pagedchat-cli: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;
