@@ -6,11 +6,13 @@
 // one selects its chat; cells named by the frame's events flash and fade.
 
 #include <QElapsedTimer>
+#include <QPixmap>
 #include <QTimer>
 #include <QWidget>
 
 #include <array>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "ui/kv_cell_colors.h"
@@ -58,6 +60,7 @@ class KvPoolView : public QWidget {
   void paintCells(QPainter& p, const KvGridLayout& g);
   void paintSelection(QPainter& p, const KvGridLayout& g);
   void paintFlashes(QPainter& p, const KvGridLayout& g);
+  const QPixmap& countLabel(int32_t refCount, int cellSize);
 
   std::shared_ptr<const PoolFrame> m_frame;
   KvCellModel m_model;
@@ -71,4 +74,8 @@ class KvPoolView : public QWidget {
   // [0] free, [1] cached, [2] in use by an unknown owner, [3..] chat colours.
   std::array<std::vector<QRect>, 3 + KvCellColors::kNumChatColors> m_byColor;
   std::vector<QRect> m_cachedOutlines, m_sharedOutlines, m_swapped;
+  // Ref-count labels drawn once per (count, cell size): drawText per cell is too slow for
+  // thousands of shared cells.
+  std::unordered_map<int32_t, QPixmap> m_labels;
+  int m_labelCellSize = 0;
 };
