@@ -22,6 +22,7 @@
 #include "ui/chat_list_widget.h"
 #include "ui/compare_view.h"
 #include "ui/engine_bridge.h"
+#include "ui/kv_pool_panel.h"
 #include "ui/transcript_view.h"
 
 namespace {
@@ -168,15 +169,15 @@ QWidget* MainWindow::buildChatPanel() {
 }
 
 void MainWindow::buildKvDock() {
-  // The KV block-pool view is built apart; it plugs in here with one line:
-  // connect(this, &MainWindow::poolFrame, view, &KvPoolView::setFrame) and setWidget(view).
+  // The KV block-pool view (ui/kv_pool_panel.h) draws every frame the bridge emits.
   auto* dock = new QDockWidget(tr("KV blocks"), this);
   dock->setObjectName(QStringLiteral("kvBlocksDock"));
-  auto* slot = new QWidget(dock);
-  slot->setObjectName(QStringLiteral("kvPoolViewSlot"));
-  slot->setMinimumWidth(280);
-  dock->setWidget(slot);
+  auto* pool = new KvPoolPanel(dock);
+  pool->setObjectName(QStringLiteral("kvPoolPanel"));
+  pool->setMinimumWidth(280);
+  dock->setWidget(pool);
   addDockWidget(Qt::RightDockWidgetArea, dock);
+  connect(this, &MainWindow::poolFrame, pool, &KvPoolPanel::setFrame);
 
   auto* engine = addToolBar(tr("Engine"));
   engine->setObjectName(QStringLiteral("engineToolBar"));
