@@ -96,7 +96,9 @@ bool KvPoolPanel::saveSnapshotPng(const PoolFrame& frame, const QString& path, Q
   panel.setAttribute(Qt::WA_DontShowOnScreen);
   panel.resize(size);
   panel.show();
-  panel.setFrame(frame);
+  PoolFrame still = frame;
+  still.events.clear();  // a still picture: the cells in their own colours, no flashes
+  panel.setFrame(still);
   panel.flush();
   return panel.grab().save(path, "PNG");
 }

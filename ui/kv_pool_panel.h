@@ -30,8 +30,8 @@ class KvPoolPanel : public QWidget {
   // A new panel in a dock widget (object names "kvPoolDock" / "kvPoolPanel"), added to window
   // in area; the panel is the dock's widget().
   static QDockWidget* createDock(QMainWindow* window, Qt::DockWidgetArea area = Qt::RightDockWidgetArea);
-  // Renders a panel showing frame at size into a PNG file (for screenshots and tests; needs a
-  // QApplication). Returns whether the file was written.
+  // Renders a panel showing frame (without its events' flashes) at size into a PNG file (for
+  // screenshots and tests; needs a QApplication). Returns whether the file was written.
   static bool saveSnapshotPng(const PoolFrame& frame, const QString& path, QSize size);
 
   void selectSequence(pagedchat::SequenceId seq);  // -1: none

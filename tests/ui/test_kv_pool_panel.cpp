@@ -182,7 +182,8 @@ class TestKvPoolPanel : public QObject {
     kv.swap_out(4);
     runPrompt(kv, 9, iota(9000, n / 2));
     kv.free(9);
-    PoolFrame f = frameFrom(kv, {{1, "Chat A", 0}, {2, "Chat B", 1}, {3, "Chat B (fork)", 2}, {4, "Swapped chat", 3}});
+    PoolFrame f = frameFrom(kv, {{1, "Chat A", 0}, {2, "Chat B", 1}, {3, "Chat B (fork)", 2}, {4, "Swapped chat", 3}},
+                            int64_t(numBlocks) * blockSize / 2);  // max context: half the pool
     f.tokensPerSecond = 57.0;
     f.stepIndex = 1234;
     f.lastStepSummary = QStringLiteral("step 1234: 3 sequences ran, 3 decode tokens; block copied on write");
