@@ -1,6 +1,7 @@
 // Panels: packing, the scalar reference kernel, and the choice of the AVX2 kernel.
 #include "engine/quant/panel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -118,11 +119,23 @@ void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, 
   const size_t block_bytes = ggml_row_size(dot_activation_type(weight_type), kQK);
   const size_t quants_at = block_bytes - kQK;  // the quants end each activation block
   auto* out = static_cast<uint8_t*>(dst);
+  // Filled as whole 16- or 32-bit words, which the compiler turns into a broadcast and a store.
+  auto spread = [&out](auto word, const uint8_t* from) {
+    using Word = decltype(word);
+    std::memcpy(&word, from, sizeof word);
+    Word lanes[32 / sizeof(Word)];
+    std::fill_n(lanes, 32 / sizeof(Word), word);
+    std::memcpy(out, lanes, 32);
+    out += 32;
+  };
   for (int64_t i = 0; i < cols / kQK; ++i) {
     const uint8_t* qs = static_cast<const uint8_t*>(act_row) + i * block_bytes + quants_at;
     for (int k = 0; k < kQK; k += group) {
-      for (int lane = 0; lane < 32 / group; ++lane) std::memcpy(out + lane * group, qs + k, group);
-      out += 32;
+      if (group == 2) {
+        spread(uint16_t{}, qs + k);
+      } else {
+        spread(uint32_t{}, qs + k);
+      }
     }
   }
 }
