@@ -13,6 +13,9 @@ APT_PACKAGES=(
   qt6-httpserver-dev
   libsentencepiece-dev libpcre2-dev
 )
+# Extra packages a caller needs (installer/screenshots.sh: xvfb xauth).
+read -r -a EXTRA <<< "${PAGEDCHAT_APT_EXTRA:-}"
+APT_PACKAGES+=("${EXTRA[@]}")
 # Pinned so that the references do not drift. openai: the official client the server's tests
 # drive pagedchat-server with (tests/server/).
 PIP_PACKAGES=(numpy==2.2.6 gguf==0.19.0 tokenizers==0.22.1 sentencepiece==0.2.1 protobuf==6.33.0 openai==3.57.0)

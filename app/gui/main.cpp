@@ -6,6 +6,7 @@
 
 #include "engine/model/default_model.h"
 #include "ui/main_window.h"
+#include "ui/screenshot_tour.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -18,8 +19,13 @@ int main(int argc, char** argv) {
   QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("GGUF model to open."), QStringLiteral("path"));
   QCommandLineOption threadsOpt(QStringLiteral("threads"), QStringLiteral("CPU threads (0 = all)."),
                                 QStringLiteral("n"), QStringLiteral("0"));
+  QCommandLineOption screenshotsOpt(QStringLiteral("screenshots"),
+                                    QStringLiteral("Run the scripted tour (two chats, a fork, a compare round), save "
+                                                   "screenshots into this folder and quit (installer/screenshots.sh)."),
+                                    QStringLiteral("dir"));
   parser.addOption(modelOpt);
   parser.addOption(threadsOpt);
+  parser.addOption(screenshotsOpt);
   parser.process(app);
 
   QString model = parser.value(modelOpt);
@@ -28,6 +34,7 @@ int main(int argc, char** argv) {
   }
   MainWindow window;
   window.show();
+  if (parser.isSet(screenshotsOpt)) new ScreenshotTour(window, parser.value(screenshotsOpt));  // owned by the window
   window.loadModel(model, parser.value(threadsOpt).toInt());
   return app.exec();
 }

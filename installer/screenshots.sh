@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the app, starts it under Xvfb on the default model and runs its scripted tour (two
+# chats generating at once, a fork of the first, a compare round of 3 samples), saving
+# main.png (the window after the fork), kv_pool.png (the KV block-pool panel), compare.png and
+# compare_view.png into OUT_DIR. The tour's chats go to a throwaway data folder.
+# Usage: installer/screenshots.sh [OUT_DIR]   (default: screenshots/ in the repo, git-ignored)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR="${BUILD_DIR:-build}"
+OUT_DIR="$(realpath -m "${1:-screenshots}")"
+
+PAGEDCHAT_SKIP_PIP=1 PAGEDCHAT_APT_EXTRA="xvfb xauth" bash installer/install-deps.sh
+MODEL=$(bash installer/fetch-models.sh | head -1)
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target pagedchat
+
+data="$(mktemp -d)"
+trap 'rm -rf "$data"' EXIT
+XDG_DATA_HOME="$data" XDG_CONFIG_HOME="$data" \
+  xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$BUILD_DIR/app/gui/pagedchat" --model "$MODEL" --screenshots "$OUT_DIR"
+echo "screenshots in $OUT_DIR"

@@ -1,0 +1,28 @@
+#pragma once
+// A scripted tour of the app for screenshots (installer/screenshots.sh runs it under Xvfb): two
+// chats generating at once, a fork of the first, a compare round of 3 samples; it saves the
+// main window, the compare view and the KV block-pool panel as PNGs and quits the app. It
+// drives the window as a user would (its slots and widgets) on the real engine.
+
+#include <QObject>
+#include <QString>
+
+class MainWindow;
+
+class ScreenshotTour : public QObject {
+  Q_OBJECT
+ public:
+  // Starts when the window's model is ready; create it before MainWindow::loadModel.
+  ScreenshotTour(MainWindow& window, QString outDir);
+
+ private:
+  void run();
+  bool send(const QString& text);  // sends into the current chat, returns at once
+  bool waitForTurns(int count);    // false when the replies take longer than the time allowed
+  bool save(QWidget* widget, const QString& name);
+  void finish(int code, const QString& message);
+
+  MainWindow& m_window;
+  QString m_outDir;
+  int m_turnsDone = 0;
+};
