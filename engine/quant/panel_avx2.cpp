@@ -41,11 +41,12 @@ struct Expanded {
 };
 
 // Asks for the block kPrefetchBlocks ahead (of this panel, or past its end: the next panel,
-// which the next task of the matmul usually reads). A decode step reads every weight once, from
-// memory; the hardware prefetcher loses the stream when two threads take panels in turn.
+// which the next task of the matmul usually reads; a prefetch never faults). A decode step reads
+// every weight once, from memory; the hardware prefetcher loses the stream when two threads
+// take panels in turn.
 constexpr int kPrefetchBlocks = 4;
 template <typename Block>
-static inline void prefetch_ahead(const Block* at, const Block*) {
+static inline void prefetch_ahead(const Block* at) {
   const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
   for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
 }
@@ -59,7 +60,7 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* 
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q4_1& b = blocks[i];
-    prefetch_ahead(blocks + i, blocks + nb);
+    prefetch_ahead(blocks + i);
     __m256i sum_lo[T], sum_hi[T];  // int32 sums of rows 0-7 and 8-15
 #pragma GCC unroll 2
     for (int half = 0; half < 2; ++half) {
@@ -113,7 +114,7 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* 
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q8_0& b = blocks[i];
-    prefetch_ahead(blocks + i, blocks + nb);
+    prefetch_ahead(blocks + i);
     __m256i sum[T][2];  // int32 sums of rows 0-7 and 8-15
 #pragma GCC unroll 2
     for (int g = 0; g < 2; ++g) {
