@@ -48,7 +48,7 @@ PreparedActivations::Converted& PreparedActivations::converted(GgmlType weight_t
   GgmlType act = dot_activation_type(weight_type);
   auto it = std::find_if(converted_.begin(), converted_.end(), [&](const Converted& c) { return c.act_type == act; });
   if (it == converted_.end()) {
-    converted_.push_back({act, {}, false});
+    converted_.push_back({act, {}, false, {}, false});
     it = converted_.end() - 1;
   }
   if (!it->valid) {
