@@ -150,42 +150,14 @@ double measure_vec_dot_rows(GgmlType type, int64_t n, int64_t num_rows, int thre
   threads = std::max(1, threads);
   const std::vector<uint8_t> matrix = random_matrix(type, n, num_rows);
   const size_t row_bytes = ggml_row_size(type, n);
-  std::vector<float> x(static_cast<size_t>(n));
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (auto& v : x) v = normal(rng);
-  std::vector<uint8_t> act(activation_row_size(type, n));
-  quantize_activation_row(type, x.data(), act.data(), n);
+  const std::vector<uint8_t> act = random_activations(type, n, 1);
   std::vector<float> out(static_cast<size_t>(num_rows));
-
-  // Runs `passes` passes over the matrix on `threads` threads; returns seconds.
-  auto run = [&](int64_t passes) {
-    std::atomic<bool> go{false};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      const int64_t begin = num_rows * t / threads, end = num_rows * (t + 1) / threads;
-      pool.emplace_back([&, begin, end] {
-        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-        for (int64_t p = 0; p < passes; ++p) {
-          vec_dot_rows(type, n, matrix.data() + begin * row_bytes, row_bytes, end - begin, act.data(),
-                       out.data() + begin);
-        }
-      });
-    }
-    const auto start = Clock::now();
-    go.store(true, std::memory_order_release);
-    for (auto& th : pool) th.join();
-    return std::chrono::duration<double>(Clock::now() - start).count();
+  auto body = [&](int64_t begin, int64_t end) {
+    vec_dot_rows(type, n, matrix.data() + begin * row_bytes, row_bytes, end - begin, act.data(), out.data() + begin);
   };
-
-  run(1);  // warm up: page in the matrix, start the threads' cores
-  int64_t passes = 1;
-  double seconds = run(passes);
-  while (seconds < min_seconds) {
-    passes = std::max(passes * 2, static_cast<int64_t>(passes * min_seconds / std::max(seconds, 1e-6) * 1.1));
-    seconds = run(passes);
-  }
-  return static_cast<double>(matrix.size()) * static_cast<double>(passes) / seconds / 1e9;
+  const double pps =
+      passes_per_second(min_seconds, [&](int64_t passes) { return run_split(num_rows, threads, 1, passes, body); });
+  return static_cast<double>(matrix.size()) * pps / 1e9;
 }
 
 std::string run_quant_bench(int threads) {
