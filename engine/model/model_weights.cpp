@@ -45,39 +45,6 @@ std::vector<float> vector_f32(const GgufFile& f, const std::string& name, int64_
   return v;
 }
 
-// Inverse rotary frequencies, with Llama 3 scaling (or a rope_freqs tensor) applied.
-std::vector<float> rope_inverse_frequencies(const GgufFile& f, const ModelConfig& c) {
-  int half = c.rope_dim / 2;
-  std::vector<float> factors(half, 1.0f);
-  if (f.find_tensor("rope_freqs.weight")) {
-    factors = vector_f32(f, "rope_freqs.weight", half);
-  } else if (c.rope_llama3.enabled) {
-    const auto& s = c.rope_llama3;
-    double low_wavelen = s.original_context_length / s.low_freq_factor;
-    double high_wavelen = s.original_context_length / s.high_freq_factor;
-    for (int i = 0; i < half; ++i) {
-      double freq = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
-      double wavelen = 2.0 * M_PI / freq;
-      if (wavelen < high_wavelen) {
-        factors[i] = 1.0f;
-      } else if (wavelen > low_wavelen) {
-        factors[i] = s.factor;
-      } else {
-        double smooth = (s.original_context_length / wavelen - s.low_freq_factor) /
-                        (s.high_freq_factor - s.low_freq_factor);
-        factors[i] = static_cast<float>(1.0 / ((1.0 - smooth) / s.factor + smooth));
-      }
-    }
-  }
-  std::vector<float> inv(half);
-  for (int i = 0; i < half; ++i) {
-    if (!(factors[i] > 0.0f)) fail("rope frequency factor %d is not positive", i);
-    double freq = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
-    inv[i] = static_cast<float>(freq / factors[i] / c.rope_linear_factor);
-  }
-  return inv;
-}
-
 }  // namespace
 
 ModelWeights ModelWeights::load(GgufFile file) {
@@ -113,8 +80,42 @@ ModelWeights ModelWeights::load(GgufFile file) {
     L.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
     L.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
   }
-  w.rope_inv_freq = rope_inverse_frequencies(f, c);
+  w.rope_inv_freq = rope_inverse_frequencies(
+      c, f.find_tensor("rope_freqs.weight") ? vector_f32(f, "rope_freqs.weight", c.rope_dim / 2) : std::vector<float>{});
   return w;
+}
+
+std::vector<float> rope_inverse_frequencies(const ModelConfig& c, std::vector<float> factors) {
+  int half = c.rope_dim / 2;
+  if (!factors.empty() && static_cast<int>(factors.size()) != half)
+    fail("%zu rope frequency factors for %d pairs", factors.size(), half);
+  const bool from_config = factors.empty();  // a rope_freqs tensor replaces Llama 3 scaling
+  if (from_config) factors.assign(half, 1.0f);
+  if (from_config && c.rope_llama3.enabled) {
+    const auto& s = c.rope_llama3;
+    double low_wavelen = s.original_context_length / s.low_freq_factor;
+    double high_wavelen = s.original_context_length / s.high_freq_factor;
+    for (int i = 0; i < half; ++i) {
+      double freq = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
+      double wavelen = 2.0 * M_PI / freq;
+      if (wavelen < high_wavelen) {
+        factors[i] = 1.0f;
+      } else if (wavelen > low_wavelen) {
+        factors[i] = s.factor;
+      } else {
+        double smooth = (s.original_context_length / wavelen - s.low_freq_factor) /
+                        (s.high_freq_factor - s.low_freq_factor);
+        factors[i] = static_cast<float>(1.0 / ((1.0 - smooth) / s.factor + smooth));
+      }
+    }
+  }
+  std::vector<float> inv(half);
+  for (int i = 0; i < half; ++i) {
+    if (!(factors[i] > 0.0f)) fail("rope frequency factor %d is not positive", i);
+    double freq = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
+    inv[i] = static_cast<float>(freq / factors[i] / c.rope_linear_factor);
+  }
+  return inv;
 }
 
 uint64_t ModelWeights::weight_bytes() const {

@@ -4,6 +4,7 @@
 // GgufFile held here keeps alive. Small float vectors (norms, biases) are converted to f32.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/common/ggml_type.h"
@@ -44,10 +45,16 @@ struct ModelWeights {
   WeightMatrix output;              // [vocab, dim]; the token embedding when tied
   bool tied_embeddings = false;
   std::vector<float> rope_inv_freq; // [rope_dim / 2], scaling applied
+  // The matrices' bytes when no file holds them (random_model.h); empty for a loaded file.
+  std::vector<std::unique_ptr<uint8_t[]>> owned_tensors;
 
   // Throws Error naming the missing or malformed tensor.
   static ModelWeights load(GgufFile file);
   uint64_t weight_bytes() const;    // bytes of all matrices read per token
 };
+
+// Inverse rotary frequencies of a config: per-pair divisors `factors` ([rope_dim / 2], from a
+// rope_freqs tensor) when given, else Llama 3 scaling from the config; linear scaling after.
+std::vector<float> rope_inverse_frequencies(const ModelConfig& config, std::vector<float> factors = {});
 
 }  // namespace pagedchat

@@ -1,0 +1,136 @@
+// Seeded random weights at a real model's shape (see random_model.h).
+#include "engine/model/random_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/common/error.h"
+#include "engine/common/float16.h"
+#include "engine/common/thread_pool.h"
+#include "engine/tokenizer/byte_tokenizer.h"
+
+namespace pagedchat {
+namespace {
+
+// Tensor numbers in the hash: two model-wide matrices, then 16 per layer.
+enum : uint64_t { kEmbedding = 0, kOutput = 1, kOutputNorm = 2, kFirstLayer = 16, kPerLayer = 16 };
+enum : uint64_t { kQ, kK, kV, kO, kGate, kUp, kDown, kAttnNorm, kFfnNorm };
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+ModelConfig llama3(std::string name, int layers, int dim, int heads, int kv_heads, int ffn, float rope_factor) {
+  ModelConfig c;
+  c.architecture = "llama";
+  c.name = std::move(name);
+  c.num_layers = layers;
+  c.dim = dim;
+  c.num_heads = heads;
+  c.num_kv_heads = kv_heads;
+  c.head_dim = dim / heads;
+  c.ffn_dim = ffn;
+  c.vocab_size = 128256;
+  c.context_length = 131072;
+  c.rms_eps = 1e-5f;
+  c.rope_freq_base = 500000.0f;
+  c.rope_dim = c.head_dim;
+  c.rope_llama3 = {true, rope_factor, 1.0f, 4.0f, 8192.0f};
+  return c;
+}
+
+class Builder {
+ public:
+  Builder(ModelWeights& w, uint64_t seed, int num_threads) : w_(w), seed_(seed), pool_(num_threads) {}
+
+  // A [rows, cols] BF16 matrix with std `stddev` (uniform: half-width sqrt(3) * std).
+  WeightMatrix matrix(uint64_t tensor, int64_t rows, int64_t cols, double stddev) {
+    const size_t bytes = static_cast<size_t>(rows) * static_cast<size_t>(cols) * 2;
+    w_.owned_tensors.push_back(std::make_unique_for_overwrite<uint8_t[]>(bytes));
+    auto* out = reinterpret_cast<uint16_t*>(w_.owned_tensors.back().get());
+    const float half_width = static_cast<float>(std::sqrt(3.0) * stddev);
+    const int64_t rows_per_task = std::max<int64_t>(1, (1 << 16) / cols);
+    pool_.parallel_for((rows + rows_per_task - 1) / rows_per_task, [&](int64_t task) {
+      const int64_t end = std::min(rows, (task + 1) * rows_per_task) * cols;
+      for (int64_t i = task * rows_per_task * cols; i < end; ++i)
+        out[i] = fp32_to_bf16(half_width * random_uniform(seed_, tensor, static_cast<uint64_t>(i)));
+    });
+    WeightMatrix m;
+    m.type = GgmlType::BF16;
+    m.data = w_.owned_tensors.back().get();
+    m.rows = rows;
+    m.cols = cols;
+    m.row_bytes = static_cast<size_t>(cols) * 2;
+    return m;
+  }
+
+  std::vector<float> norm(uint64_t tensor, int n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) v[i] = 1.0f + 0.1f * random_uniform(seed_, tensor, static_cast<uint64_t>(i));
+    return v;
+  }
+
+ private:
+  ModelWeights& w_;
+  uint64_t seed_;
+  ThreadPool pool_;
+};
+
+}  // namespace
+
+float random_uniform(uint64_t seed, uint64_t tensor, uint64_t index) {
+  const uint64_t h = splitmix64(splitmix64(seed ^ (tensor * 0xd1342543de82ef95ull)) + index);
+  return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f;  // 24 bits: exact in a float
+}
+
+std::vector<std::string> random_model_shapes() { return {"tiny", "llama-3.2-1b", "llama-3.1-8b"}; }
+
+ModelConfig random_model_config(std::string_view shape) {
+  if (shape == "llama-3.2-1b") return llama3("random llama-3.2-1b", 16, 2048, 32, 8, 8192, 32.0f);
+  if (shape == "llama-3.1-8b") return llama3("random llama-3.1-8b", 32, 4096, 32, 8, 14336, 8.0f);
+  if (shape == "tiny") {
+    ModelConfig c = llama3("random tiny", 2, 256, 4, 2, 512, 8.0f);
+    c.vocab_size = 512;
+    c.context_length = 4096;
+    c.rope_freq_base = 10000.0f;
+    c.rope_llama3 = {};
+    return c;
+  }
+  fail("unknown random-weight shape '%.*s' (tiny, llama-3.2-1b, llama-3.1-8b)", static_cast<int>(shape.size()), shape.data());
+}
+
+std::unique_ptr<Model> make_random_model(std::string_view shape, uint64_t seed, int num_threads) {
+  auto m = std::make_unique<Model>();
+  ModelWeights& w = m->weights;
+  w.config = random_model_config(shape);
+  const ModelConfig& c = w.config;
+  Builder b(w, seed, num_threads);
+  w.token_embedding = b.matrix(kEmbedding, c.vocab_size, c.dim, 1.0);
+  w.tied_embeddings = shape == "llama-3.2-1b";
+  // Untied: std 2/sqrt(dim) gives logits of std ~2, peaked enough that top-1 is rarely a tie.
+  w.output = w.tied_embeddings ? w.token_embedding : b.matrix(kOutput, c.vocab_size, c.dim, 2.0 / std::sqrt(c.dim));
+  w.output_norm = b.norm(kOutputNorm, c.dim);
+  w.layers.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    const uint64_t t = kFirstLayer + kPerLayer * static_cast<uint64_t>(l);
+    const double in_dim = 1.0 / std::sqrt(c.dim), in_q = 1.0 / std::sqrt(c.q_dim()), in_ffn = 1.0 / std::sqrt(c.ffn_dim);
+    LayerWeights& L = w.layers[l];
+    L.attn_norm = b.norm(t + kAttnNorm, c.dim);
+    L.wq = b.matrix(t + kQ, c.q_dim(), c.dim, in_dim);
+    L.wk = b.matrix(t + kK, c.kv_dim(), c.dim, in_dim);
+    L.wv = b.matrix(t + kV, c.kv_dim(), c.dim, in_dim);
+    L.wo = b.matrix(t + kO, c.dim, c.q_dim(), in_q);
+    L.ffn_norm = b.norm(t + kFfnNorm, c.dim);
+    L.w_gate = b.matrix(t + kGate, c.ffn_dim, c.dim, in_dim);
+    L.w_up = b.matrix(t + kUp, c.ffn_dim, c.dim, in_dim);
+    L.w_down = b.matrix(t + kDown, c.dim, c.ffn_dim, in_ffn);
+  }
+  w.rope_inv_freq = rope_inverse_frequencies(c);
+  m->tokenizer = std::make_unique<ByteTokenizer>(c.vocab_size);
+  return m;
+}
+
+}  // namespace pagedchat
