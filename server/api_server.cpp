@@ -11,7 +11,7 @@
 #include "server/body_limit_guard.h"
 #include "server/completion_json.h"
 #include "server/completion_session.h"
-#include "server/engine_host.h"
+#include "server/request_router.h"
 #include "server/http_reply.h"
 
 namespace {
@@ -28,8 +28,10 @@ ApiError loading() {
 
 }  // namespace
 
-ApiServer::ApiServer(ServerOptions options, EngineHost& host, QObject* parent)
-    : QAbstractHttpServer(parent), m_options(std::move(options)), m_host(host) {}
+ApiServer::ApiServer(ServerOptions options, RequestRouter& router, QObject* parent)
+    : QAbstractHttpServer(parent), m_options(std::move(options)), m_router(router) {}
+
+ApiServer::~ApiServer() { m_router.abandon(this); }
 
 quint16 ApiServer::start() {
   auto* tcp = new BodyLimitGuard(m_options.maxBodyBytes, this);
@@ -69,7 +71,7 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   };
   if (path == QLatin1String("/health")) {
     expect(Method::Get);
-    const bool ready = m_host.isLoaded();
+    const bool ready = m_router.isLoaded();
     writeHttpResponse(socket, ready ? 200 : 503, "application/json", ready ? R"({"status":"ok"})" : R"({"status":"loading"})");
     return;
   }
@@ -80,11 +82,11 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   if (path == QLatin1String("/metrics")) {
     expect(Method::Get);
     ServerCounters counters = m_counters;
-    counters.numActive = m_host.numActive();
-    writeHttpResponse(socket, 200, "text/plain; version=0.0.4", prometheusText(m_host.stats(), counters));
+    counters.numActive = m_router.numActive();
+    writeHttpResponse(socket, 200, "text/plain; version=0.0.4", prometheusText(m_router.stats(), counters));
   } else if (path == QLatin1String("/v1/models")) {
     expect(Method::Get);
-    writeHttpResponse(socket, 200, "application/json", modelsJson(m_options.modelId, QDateTime::currentSecsSinceEpoch()));
+    writeHttpResponse(socket, 200, "application/json", modelsJson(m_router.modelId(), QDateTime::currentSecsSinceEpoch()));
   } else if (path == QLatin1String("/v1/chat/completions")) {
     expect(Method::Post);
     serveCompletion(request, socket, true);
@@ -107,10 +109,12 @@ void ApiServer::checkApiKey(const QHttpServerRequest& request) const {
 void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat) {
   CompletionRequest parsed = chat ? parseChatCompletion(request.body(), m_options.limits)
                                   : parseTextCompletion(request.body(), m_options.limits);
-  if (parsed.model != m_options.modelId)
-    throw ApiError(404, QStringLiteral("the model '%1' does not exist; this server has '%2'").arg(parsed.model, m_options.modelId),
+  const QString modelId = m_router.modelId();
+  if (parsed.model != modelId)
+    throw ApiError(404, QStringLiteral("the model '%1' does not exist; this server has '%2'").arg(parsed.model, modelId),
                    QStringLiteral("invalid_request_error"), QStringLiteral("model"), QStringLiteral("model_not_found"));
-  const pagedchat::Model* model = m_host.model();
+  // Held for the request's parsing: the app may swap its model meanwhile.
+  const std::shared_ptr<const pagedchat::Model> model = m_router.model();
   if (!model) throw loading();
 
   pagedchat::Request engineRequest;
@@ -130,17 +134,18 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   const int64_t numPromptTokens = static_cast<int64_t>(engineRequest.prompt.size());
 
   ResponseHead head{QStringLiteral("%1-%2").arg(chat ? "chatcmpl" : "cmpl").arg(m_nextId++), QDateTime::currentSecsSinceEpoch(),
-                    m_options.modelId, chat};
+                    modelId, chat};
   auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, parsed.params.num_logprobs >= 0,
-                                        numPromptTokens, m_host, m_counters);
+                                        numPromptTokens, m_router, m_counters);
+  session->setParent(this);  // a server that stops takes its sessions along
   QPointer<CompletionSession> guard(session);
-  const pagedchat::RequestId id = m_host.submit(std::move(engineRequest), this, [guard](const RequestUpdate& update) {
+  const pagedchat::RequestId id = m_router.submit(std::move(engineRequest), this, [guard](const RequestUpdate& update) {
     if (guard) guard->onUpdate(update);
   });
   if (id < 0) {
     delete session;
-    if (!m_host.isLoaded()) throw loading();
-    throw ApiError(429, QStringLiteral("the server is busy (%1 requests in flight); retry later").arg(m_host.numActive()),
+    if (!m_router.isLoaded()) throw loading();
+    throw ApiError(429, QStringLiteral("the server is busy (%1 requests in flight); retry later").arg(m_router.numActive()),
                    QStringLiteral("rate_limit_exceeded"), {}, QStringLiteral("queue_full"));
   }
   session->start(id);

@@ -1,5 +1,6 @@
 #pragma once
-// The OpenAI-compatible HTTP API on an EngineHost: routing, the API key, the body limit, and
+// The OpenAI-compatible HTTP API on a RequestRouter (the headless EngineHost's, or the app's
+// EngineBridge's, so API requests batch with the chats): routing, the API key, the body limit, and
 // turning a parsed request into an engine request. Every response is JSON (errors in OpenAI's
 // shape) except /metrics (Prometheus text) and streams (server-sent events).
 //
@@ -18,7 +19,7 @@
 #include "server/completion_request.h"
 #include "server/metrics_text.h"
 
-class EngineHost;
+class RequestRouter;
 struct ApiError;
 
 struct ServerOptions {
@@ -27,15 +28,17 @@ struct ServerOptions {
   QString apiKey;                  // empty: no key asked
   qint64 maxBodyBytes = 1 << 20;   // larger bodies get 413
   CompletionLimits limits;
-  QString modelId;                 // what /v1/models lists and requests must name
 };
 
 class ApiServer : public QAbstractHttpServer {
   Q_OBJECT
  public:
-  ApiServer(ServerOptions options, EngineHost& host, QObject* parent = nullptr);
+  // The router must outlive the server.
+  ApiServer(ServerOptions options, RequestRouter& router, QObject* parent = nullptr);
   // Listens on options.host:port; returns the port (useful with port 0) or 0 on failure.
   quint16 start();
+  // Requests in flight are aborted (their blocks freed at the engine's next step).
+  ~ApiServer() override;
 
  protected:
   bool handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) override;
@@ -48,7 +51,7 @@ class ApiServer : public QAbstractHttpServer {
   void writeError(QTcpSocket* socket, const ApiError& error);
 
   ServerOptions m_options;
-  EngineHost& m_host;
+  RequestRouter& m_router;
   ServerCounters m_counters;
   std::random_device m_seeds;  // a request without a seed samples differently each time
   int64_t m_nextId = 1;

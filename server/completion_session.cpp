@@ -7,18 +7,18 @@
 
 #include "engine/model/model.h"
 #include "server/api_error.h"
-#include "server/engine_host.h"
+#include "server/request_router.h"
 #include "server/http_reply.h"
 #include "server/metrics_text.h"
 
 CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage,
-                                     bool wantLogprobs, int64_t numPromptTokens, EngineHost& host, ServerCounters& counters)
+                                     bool wantLogprobs, int64_t numPromptTokens, RequestRouter& router, ServerCounters& counters)
     : m_socket(socket),
       m_head(std::move(head)),
       m_stream(stream),
       m_includeUsage(includeUsage),
       m_numPromptTokens(numPromptTokens),
-      m_host(host),
+      m_router(router),
       m_counters(counters),
       m_choices(static_cast<size_t>(numChoices)),
       m_logprobs(static_cast<size_t>(numChoices)),
@@ -73,7 +73,7 @@ void CompletionSession::onToken(const pagedchat::EngineEvent& e) {
 TokenLogprob CompletionSession::logprobOf(const pagedchat::EngineEvent& e) const {
   TokenLogprob lp;
   lp.logprob = e.logprob;
-  const pagedchat::Model* model = m_host.model();
+  const std::shared_ptr<const pagedchat::Model> model = m_router.model();
   auto piece = [model](int32_t id) {
     return model ? QByteArray::fromStdString(model->tokenizer->token_to_piece(id)) : QByteArray::number(id);
   };
@@ -100,11 +100,13 @@ void CompletionSession::onError(const QString& message) {
   // request; a failed forward pass is ours.
   // The engine reports in words only; these are the phrases of its start_request checks.
   const bool ours = message.contains(QLatin1String("forward pass failed"));
+  const bool unloaded = message.contains(QLatin1String("the model was unloaded"));  // RequestRouter::detach
   const bool tooLong = message.contains(QLatin1String("the context holds")) || message.contains(QLatin1String("KV blocks"));
-  ApiError error = ours      ? ApiError(500, message, QStringLiteral("server_error"))
-                   : tooLong ? ApiError::badRequest(message, m_head.chat ? QStringLiteral("messages") : QStringLiteral("prompt"),
-                                                    QStringLiteral("context_length_exceeded"))
-                             : ApiError::badRequest(message);
+  ApiError error = ours       ? ApiError(500, message, QStringLiteral("server_error"))
+                   : unloaded ? ApiError(503, message, QStringLiteral("server_error"), {}, QStringLiteral("model_unloaded"))
+                   : tooLong  ? ApiError::badRequest(message, m_head.chat ? QStringLiteral("messages") : QStringLiteral("prompt"),
+                                                     QStringLiteral("context_length_exceeded"))
+                              : ApiError::badRequest(message);
   m_ended = true;
   if (m_socket) {
     if (m_stream) {
@@ -137,7 +139,7 @@ void CompletionSession::onDisconnected() {
   if (m_ended) return;
   m_ended = true;
   if (m_id >= 0) {
-    m_host.abort(m_id);  // its blocks are freed at the engine's next step
+    m_router.abort(m_id);  // its blocks are freed at the engine's next step
       ++m_counters.numAborted;
   }
   deleteLater();

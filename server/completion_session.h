@@ -16,7 +16,7 @@
 #include "server/completion_json.h"
 
 class QTcpSocket;
-class EngineHost;
+class RequestRouter;
 struct RequestUpdate;
 struct ServerCounters;
 
@@ -24,7 +24,7 @@ class CompletionSession : public QObject {
   Q_OBJECT
  public:
   CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage, bool wantLogprobs,
-                    int64_t numPromptTokens, EngineHost& host, ServerCounters& counters);
+                    int64_t numPromptTokens, RequestRouter& router, ServerCounters& counters);
 
   // The engine accepted the request: a stream sends its headers and the role chunks now.
   void start(pagedchat::RequestId id);
@@ -44,7 +44,7 @@ class CompletionSession : public QObject {
   ResponseHead m_head;
   bool m_stream = false, m_includeUsage = false;
   int64_t m_numPromptTokens = 0, m_numCachedTokens = 0, m_numCompletionTokens = 0;
-  EngineHost& m_host;
+  RequestRouter& m_router;
   ServerCounters& m_counters;
   pagedchat::RequestId m_id = -1;
   std::vector<ChoiceResult> m_choices;

@@ -2,6 +2,7 @@
 // routes each step's events to their chats, and coalesces what it sends to the UI thread.
 #include "ui/engine_bridge.h"
 
+#include <QFileInfo>
 #include <QMetaObject>
 
 #include <algorithm>
@@ -9,9 +10,19 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/chat/chat_continuation.h"
 #include "engine/model/model.h"
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include "server/request_router.h"
+#endif
 
 namespace {
 constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
+constexpr int kApiColorIndex = 997;     // the pool view's colour for API requests
+
+// KV events after which the sequence holds a block.
+bool holdsBlocks(pagedchat::KvEventKind k) {
+  using K = pagedchat::KvEventKind;
+  return k == K::allocate || k == K::share || k == K::cache_hit || k == K::copy_on_write || k == K::swap_in;
+}
 
 std::vector<pagedchat::ChatMessage> toEngine(const ChatMessages& messages) {
   std::vector<pagedchat::ChatMessage> chat;
@@ -33,9 +44,23 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
   qRegisterMetaType<ChatId>("ChatId");
   m_textClock.start();
   m_frameClock.start();
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api = std::make_shared<RequestRouter>();
+#endif
 }
 
-EngineBridge::~EngineBridge() = default;
+EngineBridge::~EngineBridge() { unload(); }
+
+void EngineBridge::unload() {
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->detach(QStringLiteral("the model was unloaded: the app is closing"));
+  m_apiSequences.clear();
+#endif
+  m_loaded.reset();
+  m_chats.clear();
+  m_requestChat.clear();
+  m_pendingForks.clear();
+}
 
 pagedchat::EngineStats EngineBridge::engineStats() const {
   return m_loaded ? m_loaded->engine->stats() : pagedchat::EngineStats{};
@@ -57,11 +82,20 @@ void EngineBridge::loadModel(const QString& path, int threads) {
     loaded->engine->subscribe([this](const pagedchat::EngineEvent& e) { onEvent(e); });
     loaded->model = model;
     const int contextLength = config.max_context;
+#ifdef PAGEDCHAT_HAVE_SERVER
+    m_api->detach(QStringLiteral("the model was unloaded: the app loaded another model"));
+    m_apiSequences.clear();
+#endif
     m_loaded.reset();  // the old engine first: its sink points at this bridge's state
     m_loaded = std::move(loaded);
     m_chats.clear();  // their sequences lived in the engine just replaced
     m_requestChat.clear();
     m_pendingForks.clear();
+#ifdef PAGEDCHAT_HAVE_SERVER
+    m_api->setModelId(QFileInfo(path).completeBaseName());
+    // The router's wake comes from the server's thread: a queued call to our own wake.
+    m_api->attach(model, *m_loaded->engine, [this] { QMetaObject::invokeMethod(this, [this] { wake(); }, Qt::QueuedConnection); });
+#endif
     auto detokenize = std::make_shared<const std::function<QString(const std::vector<int32_t>&)>>(
         [model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
     m_frames.reset(detokenize, contextLength);
@@ -264,7 +298,13 @@ void EngineBridge::runStep() {
       c.turn->error = std::string("the engine step failed: ") + e.what();
       m_loaded->engine->abort(c.turn->request);
     }
+#ifdef PAGEDCHAT_HAVE_SERVER
+    m_api->failAll(QStringLiteral("the forward pass failed: the engine step failed: %1").arg(QString::fromUtf8(e.what())));
+#endif
   }
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->afterStep();
+#endif
 }
 
 EngineBridge::ChatState* EngineBridge::chatOfRequest(pagedchat::RequestId request) {
@@ -277,6 +317,16 @@ EngineBridge::ChatState* EngineBridge::chatOfRequest(pagedchat::RequestId reques
 // Inside step(), on the engine thread: collect, send later (deliver).
 void EngineBridge::onEvent(const pagedchat::EngineEvent& e) {
   using Kind = pagedchat::EngineEventKind;
+#ifdef PAGEDCHAT_HAVE_SERVER
+  // Every request that is not a chat's came through the API router; remember its sequences
+  // for the pool frames' labels while they live.
+  if (e.request >= 0 && !m_requestChat.count(e.request)) {
+    const pagedchat::SequenceId seq = e.kind == Kind::kv ? e.kv.seq : e.seq;
+    if (e.kind == Kind::error) std::erase_if(m_apiSequences, [&](const auto& kv) { return kv.second == e.request; });
+    else if (e.kind == Kind::finished || (e.kind == Kind::kv && e.kv.kind == pagedchat::KvEventKind::finish)) m_apiSequences.erase(seq);
+    else if (seq >= 0 && (e.kind == Kind::token || (e.kind == Kind::kv && holdsBlocks(e.kv.kind)))) m_apiSequences[seq] = e.request;
+  }
+#endif
   if (e.kind == Kind::kv) {
     m_frames.onKvEvent(e.kv);
     ChatState* c = chatOfRequest(e.request);
@@ -408,6 +458,10 @@ void EngineBridge::emitFrame(const QString& stepSummary) {
   }
   auto label = [&](pagedchat::SequenceId seq) -> std::pair<QString, int> {
     auto it = owner.find(seq);
+#ifdef PAGEDCHAT_HAVE_SERVER
+    if (auto api = m_apiSequences.find(seq); it == owner.end() && api != m_apiSequences.end())
+      return {tr("API request %1").arg(api->second), kApiColorIndex};
+#endif
     if (it == owner.end()) return {tr("sequence %1").arg(seq), -1};
     const QString& title = m_chats[it->second].title;
     return {title.isEmpty() ? tr("chat %1").arg(it->second) : title, static_cast<int>(it->second % 1000)};

@@ -8,6 +8,10 @@
 // fork, pause) between steps. Text is coalesced to ~30 Hz per reply, and so are pool frames
 // (plus one when the work ends). Step mode: setPaused(true), then stepOnce() runs exactly one
 // Engine::step and says what it did.
+//
+// The local API server (when built, PAGEDCHAT_HAVE_SERVER) submits through the bridge's
+// RequestRouter: its requests run on this same Engine, batch with the chats, use the prefix
+// cache the chats filled, and show in the pool frames as "API request N".
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -25,6 +29,8 @@
 #include "ui/pool_frame_builder.h"
 #include "ui/reply_metrics.h"
 
+class RequestRouter;
+
 class EngineBridge : public QObject {
   Q_OBJECT
  public:
@@ -40,12 +46,17 @@ class EngineBridge : public QObject {
 
   void setConfig(const Config& config) { m_config = config; }  // before loadModel
 
+#ifdef PAGEDCHAT_HAVE_SERVER
+  // Any thread: the router the API server submits through (attached while a model is loaded).
+  std::shared_ptr<RequestRouter> apiRouter() const { return m_api; }
+#endif
   // Engine thread only, read-only: the engine's counters (zero before a model is loaded).
   pagedchat::EngineStats engineStats() const;
   bool isPaused() const { return m_paused; }
 
  public slots:
   void loadModel(const QString& path, int threads);
+  void unload();  // the app is closing: API requests in flight fail, the engine goes
   // A turn: messages is the whole chat, ending with the user's message. Only what it adds to
   // the chat's parked sequence is computed when it extends what that sequence holds.
   void submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings);
@@ -132,4 +143,8 @@ class EngineBridge : public QObject {
   bool m_paused = false;
   int m_stepSampled = 0;  // token events of the step in progress (step summary)
   std::random_device m_seeds;
+#ifdef PAGEDCHAT_HAVE_SERVER
+  std::shared_ptr<RequestRouter> m_api;
+  std::unordered_map<pagedchat::SequenceId, pagedchat::RequestId> m_apiSequences;  // pool frame labels
+#endif
 };

@@ -23,10 +23,15 @@
 #include "ui/compare_view.h"
 #include "ui/engine_bridge.h"
 #include "ui/kv_pool_panel.h"
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include "ui/local_api_server.h"
+#endif
 #include "ui/transcript_view.h"
 
 namespace {
 const QString kSharedSystemPromptKey = QStringLiteral("shared_system_prompt");
+const QString kApiEnabledKey = QStringLiteral("api_server_enabled");  // "1" or "0"
+const QString kApiPortKey = QStringLiteral("api_server_port");
 }  // namespace
 
 // Runs f(bridge) on the engine thread; the UI thread never waits for it.
@@ -83,9 +88,12 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   if (m_chats.empty()) newChat();
   else selectChat(m_chats.begin()->first);
   updateControls();
+  if (m_db->setting(kApiEnabledKey) == QLatin1String("1")) setApiServerEnabled(true);
 }
 
 MainWindow::~MainWindow() {
+  delete m_api;  // the server's requests go before the engine does
+  m_api = nullptr;
   m_engineThread.quit();
   m_engineThread.wait();
 }
@@ -189,6 +197,7 @@ void MainWindow::buildKvDock() {
   step->setObjectName(QStringLiteral("stepEngine"));
   step->setToolTip(tr("Run one engine step (while paused)"));
   connect(step, &QAction::triggered, this, &MainWindow::stepEngine);
+  buildApiServer(engine);
 }
 
 void MainWindow::buildActions() {
@@ -501,4 +510,66 @@ void MainWindow::stepEngine() {
 void MainWindow::loadModel(const QString& path, int threads) {
   m_status->setText(tr("Loading %1…").arg(path));
   onEngine([path, threads](EngineBridge& b) { b.loadModel(path, threads); });
+}
+
+// The local API: a checkable "Serve API" action and the URL in the status bar.
+void MainWindow::buildApiServer(QToolBar* toolBar) {
+  m_apiLabel = new QLabel(this);
+  m_apiLabel->setObjectName(QStringLiteral("apiServerUrl"));
+  m_apiLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  statusBar()->addPermanentWidget(m_apiLabel);
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_apiLabel->setText(tr("API: off"));
+  m_api = new LocalApiServer(m_bridge->apiRouter(), this);
+  m_apiAction = toolBar->addAction(tr("Serve API"));
+  m_apiAction->setObjectName(QStringLiteral("serveApi"));
+  m_apiAction->setCheckable(true);
+  m_apiAction->setToolTip(tr("Serve the OpenAI-compatible API on 127.0.0.1 from this app's engine: API requests batch with "
+                             "the chats and show in the KV block view"));
+  connect(m_apiAction, &QAction::toggled, this, &MainWindow::setApiServerEnabled);
+  connect(m_api, &LocalApiServer::started, this, [this](const QString& url) {
+    m_apiLabel->setText(tr("API: %1").arg(url));
+    emit apiServerChanged(url, QString());
+  });
+  connect(m_api, &LocalApiServer::failed, this, [this](const QString& error) {
+    m_apiLabel->setText(tr("API: off"));
+    m_status->setText(tr("The API server did not start: %1").arg(error));
+    const QSignalBlocker block(m_apiAction);
+    m_apiAction->setChecked(false);
+    emit apiServerChanged(QString(), error);
+  });
+#else
+  Q_UNUSED(toolBar);
+#endif
+}
+
+void MainWindow::setApiServerEnabled(bool on) {
+  if (!m_api) return;
+#ifdef PAGEDCHAT_HAVE_SERVER
+  {
+    const QSignalBlocker block(m_apiAction);
+    m_apiAction->setChecked(on);
+  }
+  m_db->setSetting(kApiEnabledKey, on ? QStringLiteral("1") : QStringLiteral("0"));
+  if (!on) {
+    m_api->stop();
+    m_apiLabel->setText(tr("API: off"));
+    emit apiServerChanged(QString(), QString());
+    return;
+  }
+  ServerOptions options;
+  options.port = static_cast<quint16>(m_db->setting(kApiPortKey, QStringLiteral("8080")).toUInt());
+  options.apiKey = qEnvironmentVariable("PAGEDCHAT_API_KEY");
+  m_apiLabel->setText(tr("API: starting…"));
+  m_api->start(options);
+#endif
+}
+
+void MainWindow::setApiPort(int port) { m_db->setSetting(kApiPortKey, QString::number(port)); }
+
+QString MainWindow::apiServerUrl() const {
+#ifdef PAGEDCHAT_HAVE_SERVER
+  if (m_api) return m_api->url();
+#endif
+  return QString();
 }

@@ -16,12 +16,15 @@
 #include "ui/chat_record.h"
 #include "ui/pool_frame.h"
 
+class QAction;
 class QCheckBox;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 class QStackedWidget;
+class QToolBar;
+class LocalApiServer;
 class ChatListWidget;
 class CompareView;
 class EngineBridge;
@@ -34,6 +37,11 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   void loadModel(const QString& path, int threads = 0);
+  // The local OpenAI-compatible API on this window's engine (when built with the server):
+  // port 0 picks a free one. Saved, and restored at start. apiServerChanged says the outcome.
+  void setApiServerEnabled(bool on);
+  void setApiPort(int port);
+  QString apiServerUrl() const;  // empty when it is not running
 
   ChatId currentChat() const { return m_current; }
   const ChatRecord* chat(ChatId id) const;
@@ -61,6 +69,7 @@ class MainWindow : public QMainWindow {
   void modelReady();
   void turnDone(ChatId chat);
   void poolFrame(const PoolFrame& frame);  // the KV block-pool view connects here
+  void apiServerChanged(const QString& url, const QString& error);  // url empty: stopped or failed
 
  private:
   struct ChatUi {
@@ -77,6 +86,7 @@ class MainWindow : public QMainWindow {
   QWidget* buildChatPanel();
   void buildKvDock();
   void buildActions();
+  void buildApiServer(QToolBar* toolBar);
   void connectBridge();
   void addChatToList(const ChatUi& c);
   void submitTurn(ChatUi& c);
@@ -114,4 +124,7 @@ class MainWindow : public QMainWindow {
   QPushButton* m_copy = nullptr;
   QLabel* m_status = nullptr;
   QLabel* m_context = nullptr;
+  LocalApiServer* m_api = nullptr;  // null when built without the server
+  QAction* m_apiAction = nullptr;
+  QLabel* m_apiLabel = nullptr;
 };

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   hc.engine.num_blocks = kvBlocks > 0 ? kvBlocks : 2 * ((hc.engine.max_context + hc.engine.block_size - 1) / hc.engine.block_size);
   hc.maxActive = intOption(p, "max-active", 1, 1 << 20);
   hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
+  hc.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();
   if (!QFileInfo::exists(hc.modelPath)) {
     std::fprintf(stderr, "pagedchat-server: error: the model '%s' is not there; run installer/fetch-models.sh or pass --model PATH\n",
                  qPrintable(hc.modelPath));
@@ -80,13 +81,12 @@ int main(int argc, char** argv) {
   so.maxBodyBytes = intOption(p, "max-body-bytes", 1024, 1 << 30);
   so.limits.maxTokens = intOption(p, "max-tokens", 1, 1 << 20);
   so.limits.maxN = intOption(p, "max-n", 1, 256);
-  so.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();
 
   EngineHost host(hc);
   QThread engineThread;
   engineThread.setObjectName("engine");
   host.moveToThread(&engineThread);
-  ApiServer server(so, host);
+  ApiServer server(so, host.router());
   const quint16 port = server.start();
   if (port == 0) {
     std::fprintf(stderr, "pagedchat-server: error: cannot listen on %s:%u\n", qPrintable(so.host.toString()), unsigned(so.port));
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   }
   // Tests and scripts read this line to find the port.
   std::printf("pagedchat-server: listening on http://%s:%u (model '%s'%s)\n", qPrintable(so.host.toString()), unsigned(port),
-              qPrintable(so.modelId), so.apiKey.isEmpty() ? "" : ", API key required");
+              qPrintable(hc.modelId), so.apiKey.isEmpty() ? "" : ", API key required");
   std::fflush(stdout);
   QObject::connect(&host, &EngineHost::loaded, &app, [](const QString& d) {
     std::printf("pagedchat-server: model loaded: %s\n", qPrintable(d));

@@ -1,0 +1,96 @@
+#pragma once
+// API requests on an Engine that someone else steps: the headless server's EngineHost, or the
+// desktop app's EngineBridge, whose chats then batch with the API's requests in one KV pool.
+// Other threads submit and abort (both thread-safe); after each step the engine's owner calls
+// afterStep(), which sends each request's events back as one queued call on its owner's
+// thread, so a request's owner never locks anything.
+//
+// The engine's owner attaches the engine once it is built and detaches it before destroying
+// it (a model reload, the app closing): requests in flight then fail with the reason given,
+// and submit() answers -1 ("loading") until the next attach.
+
+#include <QObject>
+#include <QString>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/engine/engine.h"
+
+namespace pagedchat {
+struct Model;
+}
+
+// What a request's owner receives after each step that concerned it.
+struct RequestUpdate {
+  std::vector<pagedchat::EngineEvent> events;  // token, finished and error events, in order
+  int64_t numCachedPromptTokens = 0;           // prompt tokens the prefix cache served so far
+  bool done = false;                           // the last update of the request
+};
+
+class RequestRouter {
+ public:
+  using Listener = std::function<void(const RequestUpdate&)>;
+
+  explicit RequestRouter(int maxActive = 256) : m_maxActive(maxActive) {}
+  RequestRouter(const RequestRouter&) = delete;
+  RequestRouter& operator=(const RequestRouter&) = delete;
+
+  // --- Engine thread (the engine's owner) ----------------------------------------------
+  // `wake` is called from any thread after a submit or abort: it must make the owner step
+  // the engine soon (a queued call), never step it inline.
+  void attach(std::shared_ptr<const pagedchat::Model> model, pagedchat::Engine& engine, std::function<void()> wake);
+  void detach(const QString& reason);
+  void afterStep();                       // delivers what the step produced
+  void failAll(const QString& message);   // every request in flight fails (a step threw)
+  bool owns(pagedchat::RequestId id) const;  // a request of the API, not of the app's chats
+
+  // --- Any thread ----------------------------------------------------------------------
+  bool isLoaded() const;
+  // The model while it stays attached; holding the pointer keeps it alive across a reload.
+  std::shared_ptr<const pagedchat::Model> model() const;
+  // What /v1/models lists and requests must name: known from the file name before the model
+  // has loaded, so set apart from attach.
+  QString modelId() const;
+  void setModelId(const QString& id);
+  // Submits a request; `listener` runs on `context`'s thread, each step's events in one call.
+  // context must outlive the request (the server object does; a listener that needs a
+  // shorter-lived object holds a QPointer to it and checks it on its own thread).
+  // Returns -1 when nothing is attached or maxActive requests are in flight.
+  pagedchat::RequestId submit(pagedchat::Request request, QObject* context, Listener listener);
+  void abort(pagedchat::RequestId id);
+  // context is going away (a server being stopped): its requests are aborted and no listener
+  // of theirs runs again. Call it on context's thread, before it is destroyed.
+  void abandon(QObject* context);
+  pagedchat::EngineStats stats() const;  // as of the last step
+  int numActive() const;
+
+ private:
+  struct Route {
+    QObject* context = nullptr;
+    Listener listener;
+    int numSamples = 1;
+    int numFinished = 0;
+    bool failed = false;
+    bool sawToken = false;
+    int64_t numCacheHitBlocks = 0;
+    RequestUpdate pending;
+  };
+
+  void onEvent(const pagedchat::EngineEvent& e);  // engine thread, inside step()
+  void deliverLocked();
+  void failAllLocked(const std::string& message);
+
+  const int m_maxActive;
+  mutable std::mutex m_mutex;  // guards everything below; taken before the engine's own lock
+  std::shared_ptr<const pagedchat::Model> m_model;
+  pagedchat::Engine* m_engine = nullptr;
+  uint64_t m_attachment = 0;  // which attach an engine sink belongs to (old engines' sinks go quiet)
+  QString m_modelId;
+  std::function<void()> m_wake;
+  std::map<pagedchat::RequestId, Route> m_routes;
+  pagedchat::EngineStats m_stats;
+};

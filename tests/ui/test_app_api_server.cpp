@@ -1,0 +1,208 @@
+// The app's "Serve API" toggle: the OpenAI-compatible API runs on the app's own engine. An API
+// request reuses the KV blocks a chat computed (cached_tokens), shows in the pool frames as
+// "API request N" while it runs, and /metrics counts the chats' blocks; switching the server
+// off aborts a streaming request and frees its blocks while the chats go on; a taken port is
+// reported; the setting comes back after a restart.
+
+#include <QtTest>
+
+#include <QAction>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QStandardPaths>
+#include <QTcpServer>
+
+#include "support/test_env.h"
+#include "ui/chat_database.h"
+#include "ui/main_window.h"
+
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#endif
+
+namespace {
+// Long enough to fill several KV blocks of 16 tokens.
+const QString kSystemPrompt = QStringLiteral(
+    "You are a careful assistant for a small bakery. You answer questions about bread, pastries, opening hours and "
+    "orders. Keep every answer short, friendly and precise, and say so when you do not know something. The bakery opens "
+    "at seven in the morning and closes at six in the evening, every day but Monday.");
+}  // namespace
+
+class TestAppApiServer : public QObject {
+  Q_OBJECT
+  QString m_model;
+
+#ifdef PAGEDCHAT_HAVE_SERVER
+  QNetworkAccessManager m_net;
+
+  void loaded(MainWindow& w) {
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    w.loadModel(m_model, 2);
+    QVERIFY(ready.wait(60000));
+  }
+  QString startApi(MainWindow& w) {
+    QSignalSpy changed(&w, &MainWindow::apiServerChanged);
+    w.setApiPort(0);
+    w.setApiServerEnabled(true);
+    if (!changed.wait(10000)) return QString();
+    return changed.last().at(0).toString();
+  }
+  void sendAndWait(MainWindow& w, const QString& text) {
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    input->setPlainText(text);
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(done.wait(120000));
+  }
+  QNetworkReply* post(const QString& url, const QJsonObject& body) {
+    QNetworkRequest request{QUrl(url + QStringLiteral("/chat/completions"))};
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+    return m_net.post(request, QJsonDocument(body).toJson());
+  }
+  static QJsonObject chatBody(const QString& modelId, const QString& question, int maxTokens, bool stream) {
+    return QJsonObject{{"model", modelId},
+                       {"messages", QJsonArray{QJsonObject{{"role", "system"}, {"content", kSystemPrompt}},
+                                               QJsonObject{{"role", "user"}, {"content", question}}}},
+                       {"max_tokens", maxTokens},
+                       {"temperature", 0},
+                       {"stream", stream}};
+  }
+  QByteArray get(const QString& url) {
+    QNetworkReply* reply = m_net.get(QNetworkRequest{QUrl(url)});
+    QSignalSpy finished(reply, &QNetworkReply::finished);
+    if (!reply->isFinished() && !finished.wait(30000)) return {};
+    reply->deleteLater();
+    return reply->readAll();
+  }
+  static double metric(const QByteArray& text, const QByteArray& name) {
+    for (const QByteArray& line : text.split('\n'))
+      if (line.startsWith(name + ' ')) return line.mid(name.size() + 1).toDouble();
+    return -1;
+  }
+#endif
+
+ private slots:
+  void initTestCase() {
+#ifndef PAGEDCHAT_HAVE_SERVER
+    QSKIP("built without the server (Qt 6 HttpServer)");
+#endif
+    QStandardPaths::setTestModeEnabled(true);
+    QFile::remove(ChatDatabase::defaultPath());
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    m_model = QString::fromStdString(model);
+  }
+
+#ifdef PAGEDCHAT_HAVE_SERVER
+  void apiRequestsShareTheChatsEngineAndPool() {
+    MainWindow w;
+    w.show();
+    loaded(w);
+    w.findChild<QPlainTextEdit*>(QStringLiteral("sharedSystemPrompt"))->setPlainText(kSystemPrompt);
+    sendAndWait(w, QStringLiteral("When do you open?"));  // the chat now holds the system prompt's blocks
+    const QString base = startApi(w);
+    QVERIFY(base.startsWith(QLatin1String("http://127.0.0.1:")));
+    QCOMPARE(w.apiServerUrl(), base);
+    QCOMPARE(w.findChild<QLabel*>(QStringLiteral("apiServerUrl"))->text(), tr("API: %1").arg(base));
+
+    // /v1/models names the app's model by its file name.
+    const QJsonObject models = QJsonDocument::fromJson(get(base + QStringLiteral("/models"))).object();
+    const QString modelId = models[QStringLiteral("data")].toArray().at(0).toObject()[QStringLiteral("id")].toString();
+    QCOMPARE(modelId, QFileInfo(m_model).completeBaseName());
+
+    // While it runs, the pool frames label its sequence "API request N".
+    bool sawApiSequence = false;
+    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) {
+      for (const PoolFrameSequence& s : f.sequences)
+        if (s.chatTitle.startsWith(QLatin1String("API request"))) sawApiSequence = true;
+    });
+    QNetworkReply* reply = post(base, chatBody(modelId, QStringLiteral("Do you sell croissants?"), 24, false));
+    QSignalSpy finished(reply, &QNetworkReply::finished);
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    const QJsonObject answer = QJsonDocument::fromJson(reply->readAll()).object();
+    reply->deleteLater();
+    QVERIFY(!answer[QStringLiteral("choices")].toArray().at(0).toObject()[QStringLiteral("message")].toObject()
+                 [QStringLiteral("content")].toString().isEmpty());
+    QVERIFY(sawApiSequence);
+
+    // The system prompt's full blocks came from the chat's KV: every full block before the
+    // first token where the two prompts differ (the user message) was a prefix-cache hit.
+    const QJsonObject usage = answer[QStringLiteral("usage")].toObject();
+    const int cached = usage[QStringLiteral("prompt_tokens_details")].toObject()[QStringLiteral("cached_tokens")].toInt();
+    const int promptTokens = usage[QStringLiteral("prompt_tokens")].toInt();
+    QVERIFY2(cached >= 64 && cached % 16 == 0 && cached < promptTokens,
+             qPrintable(QStringLiteral("cached %1 of %2 prompt tokens").arg(cached).arg(promptTokens)));
+
+    // /metrics reads the app's pool: the chat's parked sequence and its blocks are there.
+    const QByteArray metrics = get(base.chopped(3) + QStringLiteral("/metrics"));
+    QCOMPARE(metric(metrics, "pagedchat_http_requests_active"), 0.0);
+    QCOMPARE(metric(metrics, "pagedchat_sequences_parked"), 1.0);
+    QVERIFY2(metric(metrics, "pagedchat_kv_blocks_used") >= 5, metrics.constData());
+    QCOMPARE(metric(metrics, "pagedchat_kv_blocks_total"), 4.0 * (2048 / 16));
+  }
+
+  void turningItOffAbortsItsRequestsAndTheChatsGoOn() {
+    MainWindow w;
+    w.show();
+    loaded(w);
+    const QString base = startApi(w);
+    QVERIFY(!base.isEmpty());
+    const QString modelId = QFileInfo(m_model).completeBaseName();
+    QNetworkReply* reply = post(base, chatBody(modelId, QStringLiteral("Tell me a long story about bread."), 400, true));
+    QSignalSpy readable(reply, &QNetworkReply::readyRead);
+    QVERIFY(readable.wait(60000));  // streaming has begun
+
+    int apiSequences = -1;
+    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) {
+      apiSequences = 0;
+      for (const PoolFrameSequence& s : f.sequences) apiSequences += s.chatTitle.startsWith(QLatin1String("API request"));
+    });
+    QSignalSpy changed(&w, &MainWindow::apiServerChanged);
+    w.setApiServerEnabled(false);
+    QCOMPARE(changed.size(), 1);
+    QVERIFY(changed.at(0).at(0).toString().isEmpty());
+    QVERIFY(w.apiServerUrl().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), 10000);
+    reply->deleteLater();
+    // The aborted request's blocks are freed; a chat still gets its reply afterwards.
+    w.newChat();
+    sendAndWait(w, QStringLiteral("Hello!"));
+    QTRY_COMPARE_WITH_TIMEOUT(apiSequences, 0, 5000);
+    const ChatRecord* chat = w.chat(w.currentChat());
+    QVERIFY(chat && chat->messages.size() == 2 && !chat->messages.last().content.isEmpty());
+  }
+
+  void aTakenPortIsReportedAndTheSettingIsRestored() {
+    QTcpServer taken;
+    QVERIFY(taken.listen(QHostAddress::LocalHost, 0));
+    {
+      MainWindow w;
+      QSignalSpy changed(&w, &MainWindow::apiServerChanged);
+      w.setApiPort(taken.serverPort());
+      w.setApiServerEnabled(true);
+      QVERIFY(changed.wait(10000));
+      QVERIFY(changed.last().at(0).toString().isEmpty());
+      QVERIFY(changed.last().at(1).toString().contains(QString::number(taken.serverPort())));
+      QVERIFY(!w.findChild<QAction*>(QStringLiteral("serveApi"))->isChecked());
+      // Turned on with a free port, it is on again at the next start.
+      w.setApiPort(0);
+      w.setApiServerEnabled(true);
+      QVERIFY(changed.wait(10000));
+      QVERIFY(!changed.last().at(0).toString().isEmpty());
+    }
+    MainWindow again;
+    QTRY_VERIFY_WITH_TIMEOUT(!again.apiServerUrl().isEmpty(), 10000);
+    QVERIFY(again.findChild<QAction*>(QStringLiteral("serveApi"))->isChecked());
+    // Before a model is loaded the API says so (503), and does not fail otherwise.
+    QVERIFY(get(again.apiServerUrl().chopped(3) + QStringLiteral("/health")).contains("loading"));
+    again.setApiServerEnabled(false);
+  }
+#endif
+};
+
+QTEST_MAIN(TestAppApiServer)
+#include "test_app_api_server.moc"

@@ -1,0 +1,40 @@
+#pragma once
+// The app's local API server: the OpenAI-compatible ApiServer (server/) on a thread of its
+// own, submitting through the EngineBridge's RequestRouter, so its requests run on the app's
+// engine, batch with the chats and show in the block-pool view. The HTTP side has its own
+// thread so that parsing and tokenizing large requests never stalls the widgets.
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include <memory>
+
+#include "server/api_server.h"
+
+class RequestRouter;
+
+class LocalApiServer : public QObject {
+  Q_OBJECT
+ public:
+  LocalApiServer(std::shared_ptr<RequestRouter> router, QObject* parent = nullptr);
+  ~LocalApiServer() override;
+
+  // Starts listening (asynchronously): then started(url) or failed(error). A running server
+  // is stopped first.
+  void start(const ServerOptions& options);
+  // Stops at once: requests in flight are aborted, their blocks freed at the next step.
+  void stop();
+  bool isRunning() const { return m_server != nullptr; }
+  QString url() const { return m_url; }  // "http://127.0.0.1:8080/v1" while running
+
+ signals:
+  void started(const QString& url);
+  void failed(const QString& error);
+
+ private:
+  std::shared_ptr<RequestRouter> m_router;
+  QThread m_thread;
+  ApiServer* m_server = nullptr;  // lives on m_thread
+  QString m_url;
+};
