@@ -61,6 +61,7 @@ class GgufFile {
   uint32_t version() const { return version_; }
   const std::string& path() const { return path_; }
   uint64_t file_size() const { return size_; }
+  const uint8_t* data() const { return data_; }  // the whole file, file_size() bytes
 
   const GgufValue* find(std::string_view key) const;
   bool has(std::string_view key) const { return find(key) != nullptr; }

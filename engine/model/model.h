@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/chat/chat_template.h"
+#include "engine/model/load_progress.h"
 #include "engine/model/model_weights.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -19,8 +20,11 @@ struct Model {
   // A chat as prompt tokens: the chat template, special tokens parsed, and BOS when the
   // model's metadata asks for it and the template did not write it.
   std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const;
-  // Opens, validates and maps the file; throws Error naming the file and the problem.
-  static std::unique_ptr<Model> load(const std::string& path);
+  // Opens, validates and maps the file; throws Error naming the file and the problem. With
+  // an active progress, the mapped file is also read in ("reading", so that a cold load from
+  // disk shows its progress here rather than stalling the first forward pass), and a cancel
+  // throws LoadCancelled.
+  static std::unique_ptr<Model> load(const std::string& path, const LoadProgress& progress = {});
 };
 
 }  // namespace pagedchat

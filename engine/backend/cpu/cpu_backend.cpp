@@ -1,7 +1,6 @@
 // The CPU forward pass: embedding, then per layer attention and SwiGLU blocks, then logits.
 #include "engine/backend/cpu/cpu_backend.h"
 
-
 #include "engine/backend/cpu/cpu_attention.h"
 #include "engine/backend/cpu/rope.h"
 #include "engine/backend/cpu/vector_ops.h"
@@ -10,9 +9,10 @@
 
 namespace pagedchat {
 
-CpuBackend::CpuBackend(const ModelWeights& weights, int num_threads, cpu::MatmulPrecision precision)
+CpuBackend::CpuBackend(const ModelWeights& weights, int num_threads, cpu::MatmulPrecision precision,
+                       const LoadProgress& progress)
     : w_(weights), pool_(num_threads), precision_(precision) {
-  if (precision_ == cpu::MatmulPrecision::kQuantizedActivations) packed_ = cpu::PackedWeights(weights, pool_);
+  if (precision_ == cpu::MatmulPrecision::kQuantizedActivations) packed_ = cpu::PackedWeights(weights, pool_, progress);
 }
 
 void CpuBackend::allocate_kv(const KvCacheShape& shape) {

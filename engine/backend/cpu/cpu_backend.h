@@ -16,9 +16,10 @@ namespace pagedchat {
 
 class CpuBackend final : public Backend {
  public:
-  // weights must outlive the backend. num_threads 0 = all cores.
+  // weights must outlive the backend. num_threads 0 = all cores. progress: see PackedWeights.
   CpuBackend(const ModelWeights& weights, int num_threads,
-             cpu::MatmulPrecision precision = cpu::MatmulPrecision::kQuantizedActivations);
+             cpu::MatmulPrecision precision = cpu::MatmulPrecision::kQuantizedActivations,
+             const LoadProgress& progress = {});
 
   std::string_view name() const override { return "cpu"; }
   void allocate_kv(const KvCacheShape& shape) override;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/common/thread_pool.h"
+#include "engine/model/load_progress.h"
 #include "engine/model/model_weights.h"
 
 namespace pagedchat::cpu {
@@ -21,8 +22,9 @@ struct PackedMatrix {
 class PackedWeights {
  public:
   PackedWeights() = default;
-  // Packs every matrix of `weights` whose type has panels, in parallel on `pool`.
-  PackedWeights(const ModelWeights& weights, ThreadPool& pool);
+  // Packs every matrix of `weights` whose type has panels, in parallel on `pool`, reporting
+  // "packing weights" between batches of matrices (a cancel throws LoadCancelled there).
+  PackedWeights(const ModelWeights& weights, ThreadPool& pool, const LoadProgress& progress = {});
 
   // The packed copy of m, or null when m is used row-major.
   const PackedMatrix* find(const WeightMatrix& m) const;
