@@ -91,6 +91,8 @@ Setup make_setup(std::mt19937& rng, int batch, int ctx, int q_per_seq) {
 
 }  // namespace
 
+double device_copy_gbs() { return copy_bandwidth(); }
+
 int run_kernel_bench() {
   int device = 0, num_sms = 0;
   PC_CUDA_CHECK(cudaGetDevice(&device));

@@ -7,5 +7,8 @@ namespace pagedchat::kernels {
 
 int run_kernel_check(unsigned seed);
 int run_kernel_bench();
+// Device-to-device copy of 1 GiB, (read + write) bytes per second / 1e9: the bandwidth a
+// memory-bound kernel can hope for. Allocates 2 GiB while it runs.
+double device_copy_gbs();
 
 }  // namespace pagedchat::kernels
