@@ -62,6 +62,7 @@ double median(std::vector<double> v) {
 int cmd_bench(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "throughput") return cmd_bench_throughput({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "kernels") return cmd_bench_kernels({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "decode") return cmd_bench_decode({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "memory") return cmd_bench_memory({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant") {
     // Dot-product throughput per weight type (no model needed).

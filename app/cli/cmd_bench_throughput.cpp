@@ -13,10 +13,9 @@
 #include <cstdio>
 #include <map>
 
+#include "app/cli/backend_choice.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/cli/default_model.h"
-#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/bench/synthetic_chat.h"
 #include "engine/common/error.h"
 #include "engine/engine/engine.h"
@@ -167,10 +166,10 @@ std::vector<Job> fixed_jobs(uint64_t seed, int n, int input_len, int output_len,
 
 int cmd_bench_throughput(const std::vector<std::string>& argv) {
   Args args(argv,
-            {"model", "threads", "num-requests", "input-len", "output-len", "dataset", "concurrency", "seed",
-             "block-size", "num-blocks", "max-batched-tokens", "rounds"},
+            with_backend_options({"threads", "num-requests", "input-len", "output-len", "dataset", "concurrency", "seed",
+                                  "block-size", "num-blocks", "max-batched-tokens", "rounds", "write-workload"}),
             {"json", "batching"});
-  auto model = Model::load(resolve_model_path(args.get_or("model", "")));
+  auto model = load_model(args);
   const int threads = args.get_int("threads", 2, 1, 1024);
   const uint64_t seed = args.get_u64("seed", 1);
   const bool json = args.flag("json");
@@ -183,10 +182,13 @@ int cmd_bench_throughput(const std::vector<std::string>& argv) {
   ec.num_blocks = args.get_int("num-blocks", 0, 0, 1 << 24);
   ec.max_batched_tokens = args.get_int("max-batched-tokens", 512, 1, 1 << 20);
   const int32_t vocab = model->config().vocab_size;
-  CpuBackend backend(model->weights, threads);
+  BackendChoice choice = make_backend(args, *model, threads, ec.max_batched_tokens, ec.block_size);
+  Backend& backend = *choice.backend;
+  if (ec.num_blocks == 0) ec.num_blocks = choice.suggested_num_blocks;  // 0 on the CPU: one max-context sequence
 
   if (!json)
-    std::printf("model %s, %d threads, block size %d, %s\n", model->config().name.c_str(), threads, ec.block_size,
+    std::printf("model %s, %s, block size %d, %s, %s\n", model->config().name.c_str(), choice.description.c_str(),
+                ec.block_size, ec.num_blocks ? format("%d KV blocks", ec.num_blocks).c_str() : "KV for one max-context sequence",
                 dataset.empty() ? "fixed lengths, random token ids" : "synthetic chat");
   if (args.flag("batching")) {
     // Batching pays: one stream, then C streams, same request shape, one process.
@@ -237,6 +239,14 @@ int cmd_bench_throughput(const std::vector<std::string>& argv) {
     wc.num_requests = num_requests;
     wc.vocab_size = vocab;
     for (SyntheticRequest& q : make_synthetic_chat(wc)) jobs.push_back({std::move(q.prompt), q.output_len});
+  }
+  if (auto path = args.get("write-workload")) {
+    // The requests' lengths, one JSON object a line, so another engine (tests/bench/hf_baseline.py)
+    // can run the same workload.
+    std::FILE* f = std::fopen(path->c_str(), "w");
+    if (!f) fail("cannot write '%s'", path->c_str());
+    for (const Job& j : jobs) std::fprintf(f, "{\"input_len\":%zu,\"output_len\":%d}\n", j.prompt.size(), j.output_len);
+    std::fclose(f);
   }
   print_result(run_jobs(*model, backend, ec, jobs, concurrency), json, dataset.empty() ? "fixed" : "synthetic-chat");
   return 0;

@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/cli/backend_choice.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/cli/default_model.h"
-#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
@@ -16,12 +15,12 @@ namespace pagedchat::cli {
 
 int cmd_generate(const std::vector<std::string>& argv) {
   Args args(argv,
-            {"model", "prompt", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
-             "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads", "block-size", "backend"},
+            with_backend_options({"prompt", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
+                                  "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads",
+                                  "block-size"}),
             {"raw", "ignore-eos"});
   auto prompt = args.get("prompt");
   if (!prompt) fail("generate needs --prompt TEXT");
-  if (args.get_or("backend", "cpu") != "cpu") fail("backend '%s' is not available in this build", args.get_or("backend", "").c_str());
 
   SamplingParams sp;
   sp.max_tokens = args.get_int("max-tokens", 256, 1, 1 << 20);
@@ -38,7 +37,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   int threads = args.get_int("threads", 0, 0, 1024);
   int block_size = args.get_int("block-size", 16, 1, 256);
 
-  auto model = Model::load(resolve_model_path(args.get_or("model", "")));
+  auto model = load_model(args);
   std::vector<int32_t> tokens;
   if (args.flag("raw")) {
     // A raw prompt is plain text: BOS as the metadata says, special-token texts not parsed.
@@ -50,7 +49,9 @@ int cmd_generate(const std::vector<std::string>& argv) {
     tokens = model->encode_chat(messages);
   }
 
-  CpuBackend backend(model->weights, threads);
+  // The pool holds this one request (below), so the CUDA backend's suggested size is not used.
+  BackendChoice choice = make_backend(args, *model, threads, 512, block_size);
+  Backend& backend = *choice.backend;
   EngineConfig ec;
   ec.block_size = block_size;
   // The pool holds this one request and no more.
@@ -71,10 +72,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
   int gen_tokens = static_cast<int>(r.tokens.size());
   std::fprintf(stderr,
                "prompt tokens: %d, prompt %.1f tok/s | generated tokens: %d, decode %.1f tok/s | finish: %s | "
-               "threads: %d\n",
+               "%s\n",
                num_prompt_tokens, num_prompt_tokens / std::max(r.prompt_seconds, 1e-9), gen_tokens,
                gen_tokens > 1 ? (gen_tokens - 1) / std::max(r.decode_seconds, 1e-9) : 0.0, r.finish_reason.c_str(),
-               backend.num_threads());
+               choice.description.c_str());
   return 0;
 }
 

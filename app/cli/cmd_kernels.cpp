@@ -27,7 +27,8 @@ bool have_device() {
 }  // namespace
 
 int cmd_check(const std::vector<std::string>& argv) {
-  if (argv.empty() || argv[0] != "kernels") fail("usage: pagedchat-cli check kernels [--seed S]");
+  if (!argv.empty() && argv[0] == "backend") return cmd_check_backend({argv.begin() + 1, argv.end()});
+  if (argv.empty() || argv[0] != "kernels") fail("usage: pagedchat-cli check kernels [--seed S] | check backend [options]");
 #ifdef PAGEDCHAT_HAVE_CUDA
   Args args({argv.begin() + 1, argv.end()}, {"seed"}, {});
   const unsigned seed = static_cast<unsigned>(args.get_int("seed", 1234, 0, 2000000000));

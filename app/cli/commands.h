@@ -11,7 +11,9 @@ int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_bench_throughput(const std::vector<std::string>& args);  // `bench throughput`
 int cmd_bench_memory(const std::vector<std::string>& args);      // `bench memory`
-int cmd_check(const std::vector<std::string>& args);          // `check kernels` (CUDA builds)
+int cmd_check(const std::vector<std::string>& args);          // `check kernels` | `check backend` (CUDA builds)
+int cmd_check_backend(const std::vector<std::string>& args);  // `check backend`: CUDA vs CPU logits
+int cmd_bench_decode(const std::vector<std::string>& args);   // `bench decode`: batch-1 ms/token (floor on CUDA)
 int cmd_bench_kernels(const std::vector<std::string>& args);  // `bench kernels` (CUDA builds)
 int cmd_serve(const std::vector<std::string>& args);  // runs pagedchat-server (Qt) with these arguments
 
