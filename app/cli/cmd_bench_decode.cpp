@@ -27,7 +27,7 @@ int cmd_bench_decode(const std::vector<std::string>& argv) {
   const int decode_tokens = args.get_int("decode-tokens", 128, 2, 1 << 16);
   const int repeats = args.get_int("repeats", 3, 1, 100);
   const int block_size = args.get_int("block-size", 16, 1, 256);
-  const bool cuda = args.get_or("backend", "cpu") == "cuda";
+  [[maybe_unused]] const bool cuda = args.get_or("backend", "cpu") == "cuda";  // read only with CUDA
   double copy_gbs = 0;
 #ifdef PAGEDCHAT_HAVE_CUDA
   if (cuda) copy_gbs = kernels::device_copy_gbs();  // before the weights take the memory it needs
