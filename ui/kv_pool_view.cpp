@@ -8,23 +8,14 @@
 
 #include <algorithm>
 
+#include "ui/kv_cell_image.h"
+
 using namespace pagedchat;
 
 namespace {
 constexpr int kMargin = 4;
 constexpr int kTickMs = 16;
 constexpr int kTextFrom = 12;  // cell pitch from which the ref count is drawn
-
-int groupOf(const KvCell& c) {
-  switch (c.kind) {
-    case KvCellKind::Free: return 0;
-    case KvCellKind::Cached: return 1;
-    default: break;
-  }
-  if (c.colorIndex < 0) return 2;
-  const int i = c.colorIndex % KvCellColors::kNumChatColors;
-  return 3 + (i < 0 ? i + KvCellColors::kNumChatColors : i);
-}
 
 QString toolTipHtml(const QString& plain) {
   QString html = QStringLiteral("<p style='white-space:pre-wrap'>") + plain.toHtmlEscaped() + QStringLiteral("</p>");
@@ -48,6 +39,7 @@ void KvPoolView::setFrame(std::shared_ptr<const PoolFrame> frame) {
                            m_frame->snapshot.host_blocks.size() != frame->snapshot.host_blocks.size();
   m_frame = std::move(frame);
   m_modelStale = true;
+  m_gridImageStale = true;
   if (poolChanged) m_flashes.clear();  // ids of another pool
   if (m_frame && !m_frame->events.empty()) {
     m_flashes.add(m_frame->events, m_clock.elapsed());
@@ -122,9 +114,10 @@ void KvPoolView::mousePressEvent(QMouseEvent* e) {
 }
 
 void KvPoolView::changeEvent(QEvent* e) {
-  if (e->type() == QEvent::PaletteChange || e->type() == QEvent::StyleChange) {
+  if (e->type() == QEvent::PaletteChange || e->type() == QEvent::StyleChange || e->type() == QEvent::FontChange) {
     m_colors = KvCellColors::fromPalette(palette());
     m_labels.clear();
+    m_gridImageStale = true;
     update();
   }
   QWidget::changeEvent(e);
@@ -132,50 +125,46 @@ void KvPoolView::changeEvent(QEvent* e) {
 
 void KvPoolView::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  p.fillRect(rect(), m_colors.background);
   if (!m_frame) {
+    p.fillRect(rect(), m_colors.background);
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(rect(), Qt::AlignCenter, tr("No model loaded: the KV block pool appears here."));
     return;
   }
   const KvGridLayout g = gridLayout();
-  paintCells(p, g);
+  p.drawImage(0, 0, gridImage(g));
   paintSelection(p, g);
   paintFlashes(p, g);
 }
 
-void KvPoolView::paintCells(QPainter& p, const KvGridLayout& g) {
+const QImage& KvPoolView::gridImage(const KvGridLayout& g) {
+  const qreal dpr = devicePixelRatioF();
+  if (!m_gridImageStale && m_gridImage.size() == size() * dpr && m_gridImage.devicePixelRatio() == dpr) return m_gridImage;
   const KvCellModel& model = cellModel();
-  for (auto& v : m_byColor) v.clear();
-  m_cachedOutlines.clear();
-  m_sharedOutlines.clear();
-  m_swapped.clear();
-  // Outlined cells (cached, shared) are filled whole in the outline colour, then their inside
-  // in the fill colour: plain fillRects, the raster engine's fastest path (a pen-drawn outline
-  // per cell costs several times more).
-  const bool outlines = g.cellSize >= KvGridLayout::kGapFrom;
-  auto add = [&](const KvCell& c, const QRect& r) {
-    const bool outlined = outlines && (c.kind == KvCellKind::Cached || c.kind == KvCellKind::Shared);
-    if (outlined) (c.kind == KvCellKind::Cached ? m_cachedOutlines : m_sharedOutlines).push_back(r);
-    m_byColor[groupOf(c)].push_back(outlined ? r.adjusted(1, 1, -1, -1) : r);
-  };
-  for (size_t i = 0; i < model.cells.size(); ++i) add(model.cells[i], g.cellRect(static_cast<int>(i)));
-  for (size_t i = 0; i < model.hostCells.size(); ++i) {
-    const KvCell& c = model.hostCells[i];
-    const QRect r = g.hostCellRect(static_cast<int>(i));
-    add(c, r);
-    if (c.kind == KvCellKind::Swapped) m_swapped.push_back(r);
+  const int scale = qRound(dpr);
+  const bool scanlines = scale == dpr && kvCellFillsAreOpaque(m_colors);
+  const QImage::Format format = scanlines ? QImage::Format_RGB32 : QImage::Format_ARGB32_Premultiplied;
+  if (m_gridImage.size() != size() * dpr || m_gridImage.format() != format) m_gridImage = QImage(size() * dpr, format);
+  m_gridImage.setDevicePixelRatio(dpr);  // kept when it fits: a fresh 15 MB image costs its page faults
+  if (scanlines) {
+    fillKvCells(m_gridImage, scale, g, model, m_colors);
+  } else {
+    m_gridImage.fill(Qt::transparent);
+    QPainter p(&m_gridImage);
+    paintKvCells(p, rect(), g, model, m_colors);
   }
+  QPainter p(&m_gridImage);
+  p.setFont(font());
+  paintCellMarks(p, g);
+  m_gridImageStale = false;
+  return m_gridImage;
+}
 
-  auto fill = [&](const std::vector<QRect>& rects, const QColor& color) {
-    for (const QRect& r : rects) p.fillRect(r, color);
-  };
-  fill(m_cachedOutlines, m_colors.cachedOutline);
-  fill(m_sharedOutlines, m_colors.text);
-  fill(m_byColor[0], m_colors.free);
-  fill(m_byColor[1], m_colors.cached);
-  fill(m_byColor[2], m_colors.inUseUnknown);
-  for (int i = 0; i < KvCellColors::kNumChatColors; ++i) fill(m_byColor[3 + i], m_colors.chats[i]);
+void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
+  const KvCellModel& model = cellModel();
+  m_swapped.clear();
+  for (size_t i = 0; i < model.hostCells.size(); ++i)
+    if (model.hostCells[i].kind == KvCellKind::Swapped) m_swapped.push_back(g.hostCellRect(static_cast<int>(i)));
   if (!m_swapped.empty()) {
     p.setPen(Qt::NoPen);
     p.setBrush(QBrush(m_colors.swappedHatch, Qt::BDiagPattern));

@@ -1,16 +1,17 @@
 #pragma once
 // The cell grid of the KV block-pool view: every physical block one cell, coloured by state
 // and owning chat, shared cells with their ref count, cached cells faded and outlined, the host
-// (swap) pool in a strip below. Painted in one pass (no per-cell widgets): cells are grouped
-// by colour and filled with one call per colour. Hovering a cell shows what it holds; clicking
+// (swap) pool in a strip below. The cells are drawn scanline by scanline into an image kept
+// until the frame, size or palette changes (ui/kv_cell_image.h); a paint copies it and draws
+// the selection and flashes over it. Hovering a cell shows what it holds; clicking
 // one selects its chat; cells named by the frame's events flash and fade.
 
 #include <QElapsedTimer>
+#include <QImage>
 #include <QPixmap>
 #include <QTimer>
 #include <QWidget>
 
-#include <array>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -57,7 +58,11 @@ class KvPoolView : public QWidget {
 
  private:
   void onFlashTick();
-  void paintCells(QPainter& p, const KvGridLayout& g);
+  // The picture of the frame's cells (fills, counts, swap hatch, host caption) at the widget's
+  // size, drawn again only after a new frame, a resize or a palette, style or font change:
+  // flash ticks and selection changes repaint over it.
+  const QImage& gridImage(const KvGridLayout& g);
+  void paintCellMarks(QPainter& p, const KvGridLayout& g);
   void paintSelection(QPainter& p, const KvGridLayout& g);
   void paintFlashes(QPainter& p, const KvGridLayout& g);
   const QPixmap& countLabel(int32_t refCount, int cellSize);
@@ -70,10 +75,9 @@ class KvPoolView : public QWidget {
   KvFlashes m_flashes;
   QTimer m_flashTimer;
   QElapsedTimer m_clock;
-  // Rects grouped by fill colour, kept between paints so that painting does not allocate:
-  // [0] free, [1] cached, [2] in use by an unknown owner, [3..] chat colours.
-  std::array<std::vector<QRect>, 3 + KvCellColors::kNumChatColors> m_byColor;
-  std::vector<QRect> m_cachedOutlines, m_sharedOutlines, m_swapped;
+  QImage m_gridImage;  // [height() * dpr, width() * dpr]
+  bool m_gridImageStale = true;
+  std::vector<QRect> m_swapped;  // kept between paints so that painting does not allocate
   // Ref-count labels drawn once per (count, cell size): drawText per cell is too slow for
   // thousands of shared cells.
   std::unordered_map<int32_t, QPixmap> m_labels;

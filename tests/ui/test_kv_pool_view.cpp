@@ -178,6 +178,65 @@ class TestKvPoolView : public QObject {
     QCOMPARE(view.grab().toImage().pixel(p), fill.rgb());
   }
 
+  // The cells are drawn into an image kept between paints: a new frame, a resize and a palette
+  // change each draw it again; selecting repaints over it and leaves the fills as they were.
+  void theKeptPictureFollowsFramesSizeAndPalette() {
+    KvPoolView view;
+    view.resize(300, 200);
+    view.setFrame(std::make_shared<const PoolFrame>(handFrame()));
+    auto paint = [&] {
+      QImage img(view.size(), QImage::Format_ARGB32_Premultiplied);
+      view.render(&img);
+      return img;
+    };
+    auto at = [&](const QImage& img, int b) { return img.pixel(samplePoint(view.gridLayout().cellRect(b))); };
+    const KvCellColors& c = view.colors();
+    QImage img = paint();
+    QCOMPARE(at(img, 2), c.chat(1).rgb());
+    QCOMPARE(at(img, 4), c.free.rgb());
+    QCOMPARE(at(img, 5), c.free.rgb());
+
+    // Block 2 freed, block 4 now Alpha's, block 5 cached.
+    PoolFrame next = handFrame();
+    next.snapshot.blocks[2] = block(BlockState::free, 0, 0, {});
+    next.snapshot.blocks[4] = block(BlockState::in_use, 1, 1, {1});
+    next.snapshot.blocks[5] = block(BlockState::cached, 0, 4, {}, true);
+    next.sequences[0].blockTable.push_back(4);
+    view.setFrame(std::make_shared<const PoolFrame>(next));
+    img = paint();
+    QCOMPARE(at(img, 2), c.free.rgb());
+    QCOMPARE(at(img, 4), c.chat(0).rgb());
+    QCOMPARE(at(img, 5), c.cached.rgb());
+    QCOMPARE(img.pixel(view.gridLayout().cellRect(5).topLeft()), c.cachedOutline.rgb());
+
+    // Selecting draws over the kept picture; the fills stay.
+    view.setSelectedSequence(1);
+    img = paint();
+    const QRect r4 = view.gridLayout().cellRect(4);
+    QCOMPARE(img.pixel(r4.topLeft() + QPoint(0, r4.height() / 2)), c.selection.rgb());
+    QCOMPARE(at(img, 4), c.chat(0).rgb());
+    view.setSelectedSequence(-1);
+    img = paint();
+    QCOMPARE(img.pixel(r4.topLeft() + QPoint(0, r4.height() / 2)), c.chat(0).rgb());
+
+    // A smaller widget: smaller cells, at their new places.
+    const int before = view.gridLayout().cellSize;
+    view.resize(120, 90);
+    QVERIFY(view.gridLayout().cellSize < before);
+    img = paint();
+    QCOMPARE(img.size(), QSize(120, 90));
+    QCOMPARE(at(img, 4), c.chat(0).rgb());
+    QCOMPARE(at(img, 6), c.free.rgb());
+
+    // A dark palette: the cells take its colours.
+    view.setPalette(darkPalette());
+    QVERIFY(view.colors().dark);
+    img = paint();
+    QCOMPARE(at(img, 4), view.colors().chat(0).rgb());
+    QCOMPARE(at(img, 6), view.colors().free.rgb());
+    QCOMPARE(img.pixel(0, 0), view.colors().background.rgb());
+  }
+
   void aFrameWithoutEventsStartsNoTimer() {
     KvPoolView view;
     view.setFrame(std::make_shared<const PoolFrame>(handFrame()));
