@@ -1,55 +1,126 @@
-// Renders a chat to HTML (Markdown basics: fenced code and paragraphs).
+// Builds the transcript in the view's document with a text cursor: per message a header, the
+// Markdown body (imported into a scratch document, then inserted as a fragment) and a footer.
 #include "ui/transcript_view.h"
 
+#include <QDesktopServices>
 #include <QScrollBar>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextDocumentFragment>
 #include <QUrl>
+
+#include "ui/message_markdown.h"
 
 TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
   setObjectName(QStringLiteral("transcript"));
   setOpenLinks(false);
   setOpenExternalLinks(false);
+  document()->setUndoRedoEnabled(false);  // rebuilt 30 times a second while streaming
   connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+    // fork: and copy: anchors are ours: a message's own links of those schemes were made text.
     const int k = url.path().toInt();
     if (url.scheme() == QLatin1String("fork")) emit forkRequested(k);
-    if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
+    else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
+    else if (isOpenableLink(url)) QDesktopServices::openUrl(url);
   });
 }
 
 QString TranscriptView::messageHtml(const QString& text) {
-  QString html;
-  const QStringList parts = text.split(QStringLiteral("```"));
-  for (int i = 0; i < parts.size(); ++i) {
-    if (i % 2 == 1) {
-      // The fence's first line names the language; the box shows the code only.
-      QString code = parts[i];
-      const int nl = code.indexOf(QLatin1Char('\n'));
-      if (nl >= 0 && !code.left(nl).contains(QLatin1Char(' '))) code = code.mid(nl + 1);
-      html += QStringLiteral("<pre style=\"font-family: monospace; background: palette(alternate-base); "
-                             "border: 1px solid palette(mid); padding: 6px\">%1</pre>")
-                  .arg(code.toHtmlEscaped());
-    } else if (!parts[i].trimmed().isEmpty()) {
-      html += parts[i].toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+  QTextDocument doc;
+  setMessageMarkdown(doc, text, /*keepLinks=*/false);
+  return doc.toHtml();
+}
+
+void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMessage& m) {
+  QTextDocument body;
+  setMessageMarkdown(body, m.content);
+
+  // The header goes into the body's document as its first block: the first block of an inserted
+  // fragment takes the format of the block it lands in, which would lose a heading or a list
+  // that opens the message. A new block after the header carries the first block's format on.
+  QTextCursor c(&body);
+  c.insertBlock(c.blockFormat(), c.charFormat());
+  c.movePosition(QTextCursor::Start);
+  c.setBlockFormat(QTextBlockFormat());
+  QTextCharFormat bold;
+  bold.setFontWeight(QFont::Bold);
+  c.insertText(m.user ? tr("You") : tr("Assistant"), bold);
+
+  if (!m.footer.isEmpty() || m.actions) {
+    c.movePosition(QTextCursor::End);
+    QTextBlockFormat footerBlock;
+    footerBlock.setTopMargin(4);
+    QTextCharFormat gray;
+    gray.setForeground(Qt::gray);
+    gray.setProperty(QTextFormat::FontSizeAdjustment, -1);  // small
+    c.insertBlock(footerBlock, gray);
+    c.insertText(m.footer, gray);
+    if (m.actions) {
+      QTextCharFormat link = gray;
+      link.setAnchor(true);
+      link.setFontUnderline(true);
+      if (!m.footer.isEmpty()) c.insertText(QStringLiteral(" · "), gray);
+      link.setAnchorHref(QStringLiteral("fork:%1").arg(index + 1));
+      c.insertText(tr("fork here"), link);
+      c.insertText(QStringLiteral(" · "), gray);
+      link.setAnchorHref(QStringLiteral("copy:%1").arg(index));
+      c.insertText(tr("copy"), link);
     }
   }
-  return html;
+  cursor.insertFragment(QTextDocumentFragment(&body));
+
+  // The header block (the fragment's first) took the format of the block it landed in.
+  QTextCursor header(cursor.document()->findBlock(m.start));
+  QTextBlockFormat headerBlock;
+  headerBlock.setTopMargin(index == 0 ? 0 : 14);
+  header.setBlockFormat(headerBlock);
 }
 
 void TranscriptView::showChat(const ChatRecord& chat, bool replying) {
-  QScrollBar* bar = verticalScrollBar();
-  const bool atEnd = bar->value() >= bar->maximum() - 4;
-  QString html;
+  QVector<ShownMessage> shown(chat.messages.size());
   for (int i = 0; i < chat.messages.size(); ++i) {
     const MessageRecord& m = chat.messages[i];
-    const bool user = m.role == QLatin1String("user");
-    const bool streaming = replying && i == chat.messages.size() - 1;
-    html += QStringLiteral("<p><b>%1</b><br>%2</p>").arg(user ? tr("You") : tr("Assistant"), messageHtml(m.content));
-    QString footer;
-    if (!user && !m.metrics.isEmpty()) footer = m.metrics.summary() + QStringLiteral(" · ");
-    if (!streaming)
-      footer += QStringLiteral("<a href=\"fork:%1\">%2</a> · <a href=\"copy:%3\">%4</a>")
-                    .arg(i + 1).arg(tr("fork here")).arg(i).arg(tr("copy"));
-    html += QStringLiteral("<p style=\"color: gray; font-size: small\">%1</p>").arg(footer);
+    ShownMessage& s = shown[i];
+    s.user = m.role == QLatin1String("user");
+    s.content = m.content;
+    if (!s.user && !m.metrics.isEmpty()) s.footer = m.metrics.summary();
+    s.actions = !(replying && i == chat.messages.size() - 1);
   }
-  setHtml(html);
+
+  // Keep the messages that are shown already as they are (the whole chat but the streaming
+  // reply, usually), unless the document was changed behind our back.
+  QTextDocument* doc = document();
+  int first = 0;
+  if (chat.id == m_shownChat && doc->characterCount() == m_shownCharacters)
+    while (first < shown.size() && first < m_shown.size() && shown[first] == m_shown[first]) ++first;
+  if (chat.id == m_shownChat && first == shown.size() && first == m_shown.size() &&
+      doc->characterCount() == m_shownCharacters)
+    return;
+
+  QScrollBar* bar = verticalScrollBar();
+  const bool atEnd = bar->value() >= bar->maximum() - 4;
+  QTextCursor cursor(doc);
+  if (first == 0) {
+    doc->clear();
+  } else if (first < m_shown.size()) {
+    // From the end of the last kept message's footer (the separator before the next header).
+    cursor.setPosition(m_shown[first].start - 1);
+    cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+  } else {
+    cursor.movePosition(QTextCursor::End);
+  }
+  cursor.beginEditBlock();
+  cursor.removeSelectedText();
+  for (int i = 0; i < first; ++i) shown[i].start = m_shown[i].start;
+  for (int i = first; i < shown.size(); ++i) {
+    if (i > 0) cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
+    shown[i].start = cursor.position();
+    appendMessage(cursor, i, shown[i]);
+  }
+  cursor.endEditBlock();
+
+  m_shownChat = chat.id;
+  m_shown = std::move(shown);
+  m_shownCharacters = doc->characterCount();
   if (atEnd) bar->setValue(bar->maximum());
 }
