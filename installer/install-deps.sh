@@ -11,6 +11,7 @@ APT_PACKAGES=(
   qt6-base-dev qt6-base-dev-tools libgl-dev
   libqt6sql6-sqlite
   qt6-httpserver-dev
+  qcoro-qt6-dev
   libsentencepiece-dev libpcre2-dev
 )
 # Extra packages a caller needs (installer/screenshots.sh: xvfb xauth).

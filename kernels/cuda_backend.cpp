@@ -25,6 +25,9 @@
 #include "kernels/swap_blocks.h"
 
 namespace pagedchat::kernels {
+
+int cuda_device_count() { return cuda::device_count(); }
+
 namespace {
 
 // Grows b to at least `bytes` (its contents are not kept). cudaFree of the old buffer waits for

@@ -25,6 +25,10 @@ struct CudaBackendConfig {
   int32_t max_batch_tokens = 512;
 };
 
+// GPUs the CUDA runtime sees (0 without a device or a driver); never throws. Declared here, free
+// of CUDA headers, so that callers such as the app's settings can ask.
+int cuda_device_count();
+
 class CudaBackend final : public Backend {
  public:
   // weights must outlive the backend. Throws Error without a device, for a shape the kernels do

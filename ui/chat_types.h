@@ -11,6 +11,10 @@ using ChatMessages = QVector<QPair<QString, QString>>;  // (role, content): "sys
 
 struct TurnSettings {
   double temperature = 0.7;
+  double topP = 0.95;              // 1: off
+  int topK = 40;                   // 0: off
+  double minP = 0.05;              // 0: off
+  double repetitionPenalty = 1.0;  // 1: off
   int maxTokens = 512;
   int numSamples = 1;  // compare: 2-4 samples from one prefill (Request::n)
   quint64 seed = 0;    // 0: a fresh random seed each turn

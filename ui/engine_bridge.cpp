@@ -13,6 +13,9 @@
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "server/request_router.h"
 #endif
+#ifdef PAGEDCHAT_HAVE_CUDA
+#include "kernels/cuda_backend.h"
+#endif
 
 namespace {
 constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
@@ -34,7 +37,7 @@ std::vector<pagedchat::ChatMessage> toEngine(const ChatMessages& messages) {
 struct EngineBridge::Loaded {
   // Shared with the pool frames' detokenize function, which the UI may call after a reload.
   std::shared_ptr<const pagedchat::Model> model;
-  std::unique_ptr<pagedchat::CpuBackend> backend;
+  std::unique_ptr<pagedchat::Backend> backend;
   std::unique_ptr<pagedchat::Engine> engine;
 };
 
@@ -51,6 +54,14 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
 
 EngineBridge::~EngineBridge() { unload(); }
 
+bool EngineBridge::cudaAvailable() {
+#ifdef PAGEDCHAT_HAVE_CUDA
+  return pagedchat::kernels::cuda_device_count() > 0;
+#else
+  return false;
+#endif
+}
+
 void EngineBridge::unload() {
 #ifdef PAGEDCHAT_HAVE_SERVER
   m_api->detach(QStringLiteral("the model was unloaded: the app is closing"));
@@ -66,18 +77,59 @@ pagedchat::EngineStats EngineBridge::engineStats() const {
   return m_loaded ? m_loaded->engine->stats() : pagedchat::EngineStats{};
 }
 
-void EngineBridge::loadModel(const QString& path, int threads) {
+void EngineBridge::loadModel(const QString& path, const Config& settings) {
+  QElapsedTimer sinceReport;
+  sinceReport.start();
+  QString lastStage;
+  const pagedchat::LoadProgress progress(
+      [&](std::string_view stage, double fraction) {
+        const QString name = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
+        if (name == lastStage && fraction < 1.0 && sinceReport.elapsed() < 50) return;
+        lastStage = name;
+        sinceReport.restart();
+        emit loadProgress(name, fraction);
+      },
+      &m_cancelLoad);
   try {
     // Built aside and swapped in only when everything loaded: a bad file leaves the model
     // that was working in place.
     auto loaded = std::make_unique<Loaded>();
-    std::shared_ptr<pagedchat::Model> model = pagedchat::Model::load(path.toStdString());
-    loaded->backend = std::make_unique<pagedchat::CpuBackend>(model->weights, std::clamp(threads, 0, 1024));
+    std::shared_ptr<pagedchat::Model> model = pagedchat::Model::load(path.toStdString(), progress);
+    int64_t kvElementBytes = sizeof(float);  // f32 K and V on the CPU
+    int32_t cudaBlocksThatFit = 0;
+    QString backendText;
+    if (settings.backend == QLatin1String("cuda")) {
+#ifdef PAGEDCHAT_HAVE_CUDA
+      pagedchat::kernels::CudaBackendConfig cc;  // bf16 weights and KV
+      cc.max_batch_tokens = std::max(settings.maxBatchedTokens, 1);
+      auto cuda = std::make_unique<pagedchat::kernels::CudaBackend>(model->weights, cc);
+      cudaBlocksThatFit = cuda->kv_blocks_that_fit(settings.blockSize, 0.9);
+      backendText = QStringLiteral("CUDA (%1)").arg(QString::fromStdString(cuda->device_name()));
+      kvElementBytes = 2;
+      loaded->backend = std::move(cuda);
+#else
+      throw pagedchat::Error("this build has no CUDA backend (configure with -DPAGEDCHAT_CUDA=ON where the CUDA toolkit is)");
+#endif
+    } else {
+      auto cpu = std::make_unique<pagedchat::CpuBackend>(model->weights, std::clamp(settings.threads, 0, 1024),
+                                                         pagedchat::cpu::MatmulPrecision::kQuantizedActivations, progress);
+      backendText = QStringLiteral("%1 threads · CPU").arg(cpu->num_threads());
+      loaded->backend = std::move(cpu);
+    }
     pagedchat::EngineConfig config;
-    config.block_size = m_config.blockSize;
-    config.max_context = std::min(model->config().context_length, m_config.maxContext);
+    config.block_size = settings.blockSize;
+    config.max_context = std::min(model->config().context_length, settings.maxContext);
     const int blocksPerChat = (config.max_context + config.block_size - 1) / config.block_size;
-    config.num_blocks = m_config.numBlocks > 0 ? m_config.numBlocks : blocksPerChat * kChatsInPool;
+    // The budget in blocks: the bytes of one block across all layers, K and V.
+    const pagedchat::KvCacheShape shape{model->config().num_layers, model->config().num_kv_heads, model->config().head_dim, 0,
+                                        config.block_size};
+    const int64_t budgetBlocks = settings.kvBytes / static_cast<int64_t>(shape.block_bytes(static_cast<int>(kvElementBytes)));
+    config.num_blocks = settings.numBlocks > 0 ? settings.numBlocks
+                        : settings.kvBytes > 0 ? static_cast<int>(std::clamp<int64_t>(budgetBlocks, 1, 1 << 24))
+                                               : blocksPerChat * kChatsInPool;
+    // On a GPU, never more than 90% of the memory left after the weights (as vLLM sizes it).
+    if (cudaBlocksThatFit > 0) config.num_blocks = std::min(config.num_blocks, cudaBlocksThatFit);
+    config.max_batched_tokens = std::max(settings.maxBatchedTokens, 1);
     loaded->engine = std::make_unique<pagedchat::Engine>(*model, *loaded->backend, config);
     loaded->engine->subscribe([this](const pagedchat::EngineEvent& e) { onEvent(e); });
     loaded->model = model;
@@ -100,14 +152,16 @@ void EngineBridge::loadModel(const QString& path, int threads) {
         [model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
     m_frames.reset(detokenize, contextLength);
     const auto& c = model->config();
-    emit modelLoaded(QStringLiteral("%1 · %2 layers · %3 threads · CPU · %4 KV blocks of %5 tokens")
+    emit modelLoaded(QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens")
                          .arg(QString::fromStdString(c.name))
                          .arg(c.num_layers)
-                         .arg(m_loaded->backend->num_threads())
+                         .arg(backendText)
                          .arg(config.num_blocks)
                          .arg(config.block_size),
                      contextLength);
     emitFrame(QString());
+  } catch (const pagedchat::LoadCancelled&) {
+    emit modelLoadCancelled();
   } catch (const std::exception& e) {
     emit modelFailed(QString::fromUtf8(e.what()));
   }
@@ -161,6 +215,10 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     pagedchat::Request request;
     request.prompt = turnPrompt(c, turn->messages, request.continue_seq);
     request.params.temperature = static_cast<float>(settings.temperature);
+    request.params.top_p = static_cast<float>(settings.topP);
+    request.params.top_k = settings.topK;
+    request.params.min_p = static_cast<float>(settings.minP);
+    request.params.repetition_penalty = static_cast<float>(settings.repetitionPenalty);
     request.params.max_tokens = settings.maxTokens;
     request.params.seed = settings.seed != 0 ? settings.seed : (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();
     request.n = std::clamp(settings.numSamples, 1, 8);

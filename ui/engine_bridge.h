@@ -17,6 +17,7 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 #include <random>
 #include <unordered_map>
@@ -36,15 +37,23 @@ class EngineBridge : public QObject {
  public:
   struct Config {
     int maxContext = 2048;  // tokens one chat may hold
-    int numBlocks = 0;      // KV pool; 0: room for kChatsInPool chats of maxContext
+    int numBlocks = 0;      // KV pool in blocks; 0: from kvBytes
+    qint64 kvBytes = 0;     // KV pool memory budget; 0 (and numBlocks 0): room for kChatsInPool chats
     int blockSize = 16;
+    int maxBatchedTokens = 512;  // tokens per engine step (chunked prefill beyond it)
+    int threads = 0;             // CPU threads of the forward pass; 0: all cores
+    QString backend = QStringLiteral("cpu");  // "cuda" when built with it and a GPU is there
   };
   static constexpr int kChatsInPool = 4;
 
   explicit EngineBridge(QObject* parent = nullptr);
   ~EngineBridge() override;
 
-  void setConfig(const Config& config) { m_config = config; }  // before loadModel
+  // Any thread. prepareLoad() before queuing a loadModel; cancelLoad() while it runs makes it
+  // stop at its next progress report (modelLoadCancelled; the model in use stays).
+  void prepareLoad() { m_cancelLoad.store(false); }
+  static bool cudaAvailable();  // built with the CUDA backend, and a GPU is there
+  void cancelLoad() { m_cancelLoad.store(true); }
 
 #ifdef PAGEDCHAT_HAVE_SERVER
   // Any thread: the router the API server submits through (attached while a model is loaded).
@@ -55,7 +64,9 @@ class EngineBridge : public QObject {
   bool isPaused() const { return m_paused; }
 
  public slots:
-  void loadModel(const QString& path, int threads);
+  // Builds the model, backend and engine from config aside; only when all of it loaded does
+  // it replace what runs (the chats' sequences then start afresh).
+  void loadModel(const QString& path, const Config& config);
   void unload();  // the app is closing: API requests in flight fail, the engine goes
   // A turn: messages is the whole chat, ending with the user's message. Only what it adds to
   // the chat's parked sequence is computed when it extends what that sequence holds.
@@ -77,6 +88,8 @@ class EngineBridge : public QObject {
  signals:
   void modelLoaded(const QString& description, int contextLength);
   void modelFailed(const QString& error);
+  void modelLoadCancelled();
+  void loadProgress(const QString& stage, double fraction);  // ~20 Hz while loading
   void replyText(ChatId chat, int sample, const QString& text);  // coalesced, ~30 Hz
   void replyFinished(ChatId chat, int sample, const ReplyMetrics& metrics);
   void replyFailed(ChatId chat, const QString& error);
@@ -131,7 +144,6 @@ class EngineBridge : public QObject {
   void emitFrame(const QString& stepSummary);
   ChatState* chatOfRequest(pagedchat::RequestId request);
 
-  Config m_config;
   std::unique_ptr<Loaded> m_loaded;
   std::unordered_map<ChatId, ChatState> m_chats;
   std::unordered_map<pagedchat::RequestId, ChatId> m_requestChat;
@@ -140,6 +152,7 @@ class EngineBridge : public QObject {
   PoolFrameBuilder m_frames;
   QElapsedTimer m_textClock, m_frameClock;
   bool m_pumpQueued = false;
+  std::atomic<bool> m_cancelLoad{false};
   bool m_paused = false;
   int m_stepSampled = 0;  // token events of the step in progress (step summary)
   std::random_device m_seeds;

@@ -6,9 +6,12 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -22,7 +25,10 @@
 #include "ui/chat_list_widget.h"
 #include "ui/compare_view.h"
 #include "ui/engine_bridge.h"
+#include "engine/model/default_model.h"
 #include "ui/kv_pool_panel.h"
+#include "ui/model_loader.h"
+#include "ui/settings_dialog.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "ui/local_api_server.h"
 #endif
@@ -48,6 +54,8 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   m_bridge->moveToThread(&m_engineThread);
   connect(&m_engineThread, &QThread::finished, m_bridge, &QObject::deleteLater);
   m_engineThread.start();
+  m_settings = AppSettings::load(*m_db);
+  m_loader = new ModelLoader(m_bridge, *m_db, this);
 
   auto* chats = new QDockWidget(tr("Chats"), this);
   chats->setObjectName(QStringLiteral("chatsDock"));
@@ -55,6 +63,7 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   chats->setWidget(buildLeftPanel());
   addDockWidget(Qt::LeftDockWidgetArea, chats);
   setCentralWidget(buildChatPanel());
+  buildFileMenu();
   buildKvDock();
   buildActions();
   m_status = new QLabel(tr("No model"), this);
@@ -228,10 +237,23 @@ void MainWindow::connectBridge() {
     m_modelReady = true;
     m_status->setText(description);
     m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
-    for (const auto& [id, c] : m_chats) onEngine([id = id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
+    // A new engine holds nothing: replies in flight on the old one ended with it, and each
+    // chat's next turn reads its messages afresh.
+    for (auto& [id, c] : m_chats) {
+      if (c.replying) {
+        c.replying = false;
+        m_list->setReplying(id, false);
+        save(c);
+      }
+      c.awaitingPick = false;
+      c.contextUsed = 0;
+      onEngine([id = id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
+    }
     updateControls();
-    m_input->setFocus();
-    emit modelReady();
+  });
+  connect(m_bridge, &EngineBridge::modelLoadCancelled, this, [this] {
+    m_status->setText(m_modelReady ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
+    if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));
   });
   connect(m_bridge, &EngineBridge::modelFailed, this, [this](const QString& e) {
     m_status->setText(tr("Could not load the model: %1").arg(e));
@@ -404,7 +426,7 @@ void MainWindow::send() {
 }
 
 void MainWindow::submitTurn(ChatUi& c) {
-  TurnSettings settings;
+  TurnSettings settings = m_settings.sampling;
   settings.numSamples = m_samples->value();
   const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
   c.numSamples = settings.numSamples;
@@ -509,7 +531,54 @@ void MainWindow::stepEngine() {
 
 void MainWindow::loadModel(const QString& path, int threads) {
   m_status->setText(tr("Loading %1…").arg(path));
-  onEngine([path, threads](EngineBridge& b) { b.loadModel(path, threads); });
+  EngineBridge::Config config = m_settings.engineConfig();
+  if (threads >= 0) config.threads = threads;
+  m_loader->load(path, config);
+}
+
+void MainWindow::applySettings(const AppSettings& settings) {
+  const bool reload = !settings.sameEngine(m_settings) && !m_loader->currentPath().isEmpty();
+  m_settings = settings;
+  m_settings.save(*m_db);
+  if (reload) loadModel(m_loader->currentPath());
+}
+
+void MainWindow::showSettings() {
+  auto* dialog = new SettingsDialog(m_settings, EngineBridge::cudaAvailable(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog] { applySettings(dialog->settings()); });
+  dialog->open();
+}
+
+void MainWindow::buildFileMenu() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = file->addAction(tr("&Open model…"), this, [this] {
+    m_loader->chooseAndLoad(m_settings.engineConfig(), QString::fromStdString(pagedchat::default_model_path()));
+  });
+  open->setShortcut(QKeySequence::Open);
+  m_recentMenu = file->addMenu(tr("Open &recent"));
+  m_recentMenu->setObjectName(QStringLiteral("recentModels"));
+  connect(m_loader, &ModelLoader::recentModelsChanged, this, &MainWindow::fillRecentMenu);
+  // The load's flow has ended (its progress dialog is gone): the window is the user's again.
+  connect(m_loader, &ModelLoader::modelInUse, this, [this](const QString& path) {
+    setWindowTitle(tr("PagedChat — %1").arg(QFileInfo(path).completeBaseName()));
+    m_input->setFocus();
+    emit modelReady();
+  });
+  fillRecentMenu();
+  file->addSeparator();
+  QAction* settings = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
+  settings->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+}
+
+void MainWindow::fillRecentMenu() {
+  m_recentMenu->clear();
+  for (const QString& path : m_loader->recentModels())
+    m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { loadModel(path); })->setToolTip(path);
+  m_recentMenu->setEnabled(!m_recentMenu->isEmpty());
 }
 
 // The local API: a checkable "Serve API" action and the URL in the status bar.

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 
+#include "ui/app_settings.h"
 #include "ui/chat_database.h"
 #include "ui/chat_record.h"
 #include "ui/pool_frame.h"
@@ -25,6 +26,8 @@ class QSpinBox;
 class QStackedWidget;
 class QToolBar;
 class LocalApiServer;
+class ModelLoader;
+class QMenu;
 class ChatListWidget;
 class CompareView;
 class EngineBridge;
@@ -36,7 +39,12 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(const QString& databasePath = ChatDatabase::defaultPath(), QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  void loadModel(const QString& path, int threads = 0);
+  // Loads a model with the saved settings (threads >= 0 overrides theirs for this load), a
+  // progress dialog showing; see ModelLoader.
+  void loadModel(const QString& path, int threads = -1);
+  const AppSettings& settings() const { return m_settings; }
+  // Saves new settings; engine changes reload the model in use.
+  void applySettings(const AppSettings& settings);
   // The local OpenAI-compatible API on this window's engine (when built with the server):
   // port 0 picks a free one. Saved, and restored at start. apiServerChanged says the outcome.
   void setApiServerEnabled(bool on);
@@ -63,6 +71,7 @@ class MainWindow : public QMainWindow {
   void nextChat();
   void previousChat();
   void setEnginePaused(bool paused);
+  void showSettings();
   void stepEngine();
 
  signals:
@@ -87,6 +96,8 @@ class MainWindow : public QMainWindow {
   void buildKvDock();
   void buildActions();
   void buildApiServer(QToolBar* toolBar);
+  void buildFileMenu();
+  void fillRecentMenu();
   void connectBridge();
   void addChatToList(const ChatUi& c);
   void submitTurn(ChatUi& c);
@@ -106,6 +117,9 @@ class MainWindow : public QMainWindow {
   int m_contextLength = 0;
   bool m_modelReady = false;
   QString m_sharedSystemPrompt;
+  AppSettings m_settings;
+  ModelLoader* m_loader = nullptr;
+  QMenu* m_recentMenu = nullptr;
 
   QTimer m_renderTimer;  // tokens arrive faster than a person reads: redraw at ~30 Hz
   QTimer m_saveSystemPromptTimer;

@@ -4,6 +4,8 @@
 #include <QApplication>
 #include <QCommandLineParser>
 
+#include <algorithm>
+
 #include "engine/model/default_model.h"
 #include "ui/main_window.h"
 #include "ui/screenshot_tour.h"
@@ -17,8 +19,8 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription(QStringLiteral("Chat with local language models on a paged-KV engine."));
   parser.addHelpOption();
   QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("GGUF model to open."), QStringLiteral("path"));
-  QCommandLineOption threadsOpt(QStringLiteral("threads"), QStringLiteral("CPU threads (0 = all)."),
-                                QStringLiteral("n"), QStringLiteral("0"));
+  QCommandLineOption threadsOpt(QStringLiteral("threads"),
+                                QStringLiteral("CPU threads (0 = all; default: the Settings dialog's value)."), QStringLiteral("n"));
   QCommandLineOption screenshotsOpt(QStringLiteral("screenshots"),
                                     QStringLiteral("Run the scripted tour (two chats, a fork, a compare round), save "
                                                    "screenshots into this folder and quit (installer/screenshots.sh)."),
@@ -35,6 +37,6 @@ int main(int argc, char** argv) {
   MainWindow window;
   window.show();
   if (parser.isSet(screenshotsOpt)) new ScreenshotTour(window, parser.value(screenshotsOpt));  // owned by the window
-  window.loadModel(model, parser.value(threadsOpt).toInt());
+  window.loadModel(model, parser.isSet(threadsOpt) ? std::max(0, parser.value(threadsOpt).toInt()) : -1);
   return app.exec();
 }

@@ -64,9 +64,9 @@ class TestEngineBridge : public QObject {
   void load(EngineBridge& b) {
     EngineBridge::Config config;
     config.maxContext = 512;  // a small pool: 4 chats of 512 tokens
-    b.setConfig(config);
+    config.threads = 2;
     QSignalSpy loaded(&b, &EngineBridge::modelLoaded);
-    b.loadModel(QString::fromStdString(modelPath_), 2);
+    b.loadModel(QString::fromStdString(modelPath_), config);
     QCOMPARE(loaded.size(), 1);
   }
 
@@ -258,6 +258,65 @@ class TestEngineBridge : public QObject {
     b.submit(1, ask(QStringLiteral("hi")), greedy(4));
     QCOMPARE(r.failures[1], 1);
     QCOMPARE(b.engineStats().num_steps, int64_t{0});
+  }
+
+  void theSettingsShapeTheEngine() {
+    EngineBridge b;
+    EngineBridge::Config config;
+    config.blockSize = 4;
+    config.numBlocks = 300;
+    config.maxBatchedTokens = 32;
+    config.maxContext = 256;
+    config.threads = 1;
+    QSignalSpy loaded(&b, &EngineBridge::modelLoaded);
+    b.loadModel(QString::fromStdString(modelPath_), config);
+    QCOMPARE(loaded.size(), 1);
+    QCOMPARE(loaded.at(0).at(1).toInt(), 256);  // the context length
+    QCOMPARE(b.engineStats().kv.block_size, 4);
+    QCOMPARE(b.engineStats().kv.num_blocks, 300);
+    QVERIFY(loaded.at(0).at(0).toString().contains(QStringLiteral("1 threads")));
+    // A 100-token prompt goes through in chunks of at most 32 tokens: 4 steps before the
+    // first decode step.
+    Recorder r(b);
+    QString question;
+    while (model_->encode_chat({{"user", question.toStdString()}}).size() < 100) question += QStringLiteral("bread ");
+    b.submit(1, ask(question), greedy(1));
+    QTRY_VERIFY_WITH_TIMEOUT(r.turnsDone[1] == 1, 60000);
+    QCOMPARE(b.engineStats().num_steps, int64_t{4});
+  }
+
+  void aCancelledLoadKeepsTheModelInUse() {
+    EngineBridge b;
+    load(b);
+    QSignalSpy loaded(&b, &EngineBridge::modelLoaded);
+    QSignalSpy cancelled(&b, &EngineBridge::modelLoadCancelled);
+    QStringList stages;
+    const auto watch = connect(&b, &EngineBridge::loadProgress, &b, [&](const QString& stage, double fraction) {
+      stages << QStringLiteral("%1 %2").arg(stage).arg(fraction);
+      if (stage == QLatin1String("packing weights")) b.cancelLoad();
+    });
+    b.prepareLoad();
+    EngineBridge::Config config;
+    config.blockSize = 8;
+    b.loadModel(QString::fromStdString(modelPath_), config);
+    QCOMPARE(cancelled.size(), 1);
+    QCOMPARE(loaded.size(), 0);
+    QCOMPARE(stages.first(), QStringLiteral("reading 0"));
+    QVERIFY(stages.contains(QStringLiteral("reading 1")));
+    QVERIFY(stages.contains(QStringLiteral("tokenizer 1")));
+    QCOMPARE(stages.last(), QStringLiteral("packing weights 0"));
+    // The model loaded before still answers, with its own settings.
+    QCOMPARE(b.engineStats().kv.block_size, 16);
+    Recorder r(b);
+    b.submit(1, ask(QStringLiteral("Hi")), greedy(4));
+    QTRY_VERIFY_WITH_TIMEOUT(r.turnsDone[1] == 1, 60000);
+    QCOMPARE(r.failures[1], 0);
+    // The next load is not cancelled by the last one's flag.
+    disconnect(watch);
+    b.prepareLoad();
+    b.loadModel(QString::fromStdString(modelPath_), config);
+    QCOMPARE(loaded.size(), 1);
+    QCOMPARE(b.engineStats().kv.block_size, 8);
   }
 };
 

@@ -1,0 +1,173 @@
+// Opening models and changing settings in the app, on the real engine: a load shows a
+// progress dialog whose Cancel keeps the model in use; a broken file opens an error box that
+// names the problem; loaded files are listed under Open recent, also after a restart; the
+// settings dialog reads back what it was given; applying engine settings reloads the model
+// with the new KV block size and pool budget, and sampling defaults persist.
+
+#include <QtTest>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressDialog>
+#include <QPushButton>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+
+#include "support/test_env.h"
+#include "ui/chat_database.h"
+#include "ui/main_window.h"
+#include "ui/settings_dialog.h"
+
+class TestModelAndSettings : public QObject {
+  Q_OBJECT
+  QString m_model;
+  QString m_data;
+
+  void loaded(MainWindow& w) {
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    w.loadModel(m_model, 2);
+    QVERIFY(ready.wait(60000));
+  }
+  void sendAndWait(MainWindow& w, const QString& text) {
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    input->setPlainText(text);
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(input->toPlainText().isEmpty());
+    QVERIFY(done.wait(120000));
+    const ChatRecord* chat = w.chat(w.currentChat());
+    QVERIFY(chat && !chat->messages.isEmpty() && !chat->messages.last().content.isEmpty());
+  }
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QFile::remove(ChatDatabase::defaultPath());
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    PC_REQUIRE_ENV(data, "PAGEDCHAT_TEST_DATA");
+    m_model = QString::fromStdString(model);
+    m_data = QString::fromStdString(data);
+  }
+
+  void aCancelledLoadKeepsTheModelInUse() {
+    MainWindow w;
+    w.show();
+    loaded(w);
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    w.loadModel(m_model);
+    auto* progress = w.findChild<QProgressDialog*>(QStringLiteral("loadProgress"));
+    QVERIFY(progress);
+    // Its Cancel button: the engine thread stops at its next progress report.
+    progress->findChild<QPushButton*>()->click();
+    auto* status = w.findChild<QLabel*>(QStringLiteral("status"));
+    QTRY_COMPARE_WITH_TIMEOUT(status->text(), tr("Loading cancelled; the model in use stays."), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.findChild<QProgressDialog*>(QStringLiteral("loadProgress")), 5000);
+    QCOMPARE(ready.size(), 0);
+    QVERIFY(!w.findChild<QMessageBox*>(QStringLiteral("loadError")));  // a cancel is no error
+    sendAndWait(w, QStringLiteral("Still there?"));
+  }
+
+  void aBrokenFileOpensAnErrorBoxAndTheModelStays() {
+    MainWindow w;
+    w.show();
+    loaded(w);
+    const QString broken = m_data + QStringLiteral("/gguf_broken/tensor_past_end.bin");
+    w.loadModel(broken);
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT((box = w.findChild<QMessageBox*>(QStringLiteral("loadError"))) != nullptr, 30000);
+    QVERIFY2(box->text().contains(QStringLiteral("tensor_past_end.bin")), qPrintable(box->text()));
+    // The engine's reason names the tensor and where the file ends.
+    QVERIFY2(box->informativeText().contains(QStringLiteral("tensor")), qPrintable(box->informativeText()));
+    box->accept();
+    QVERIFY(QTest::qWaitForWindowActive(&w));  // the window is the user's again
+    sendAndWait(w, QStringLiteral("Hello?"));
+    QVERIFY(!w.findChild<QMenu*>(QStringLiteral("recentModels"))->actions().isEmpty());
+    for (QAction* a : w.findChild<QMenu*>(QStringLiteral("recentModels"))->actions())
+      QVERIFY(a->toolTip() != QFileInfo(broken).absoluteFilePath());  // only files that loaded
+  }
+
+  void loadedModelsAreListedUnderOpenRecent() {
+    {
+      MainWindow w;
+      loaded(w);
+      QCOMPARE(w.windowTitle(), tr("PagedChat — %1").arg(QFileInfo(m_model).completeBaseName()));
+      loaded(w);  // twice: listed once
+    }
+    MainWindow again;
+    const QList<QAction*> recent = again.findChild<QMenu*>(QStringLiteral("recentModels"))->actions();
+    QCOMPARE(recent.size(), 1);
+    QCOMPARE(recent[0]->text(), QFileInfo(m_model).fileName());
+    QCOMPARE(recent[0]->toolTip(), QFileInfo(m_model).absoluteFilePath());
+    QSignalSpy ready(&again, &MainWindow::modelReady);
+    recent[0]->trigger();  // opens it
+    QVERIFY(ready.wait(60000));
+  }
+
+  void theDialogReadsBackWhatItWasGiven() {
+    AppSettings s;
+    s.sampling.temperature = 0.3;
+    s.sampling.topK = 7;
+    s.sampling.seed = 42;
+    s.blockSize = 4;
+    s.kvMemoryMiB = 64;
+    s.maxBatchedTokens = 96;
+    s.threads = 1;
+    s.maxContext = 1024;
+    SettingsDialog dialog(s, false);
+    const AppSettings back = dialog.settings();
+    QCOMPARE(back.sampling.temperature, 0.3);
+    QCOMPARE(back.sampling.topK, 7);
+    QCOMPARE(back.sampling.seed, quint64{42});
+    QVERIFY(back.sameEngine(s));
+    auto* note = dialog.findChild<QLabel*>(QStringLiteral("settingsNote"));
+    QVERIFY(note->text().isEmpty());
+    auto* blockSize = dialog.findChild<QComboBox*>(QStringLiteral("blockSize"));
+    blockSize->setCurrentIndex(blockSize->findData(16));
+    QCOMPARE(dialog.settings().blockSize, 16);
+    QVERIFY(note->text().contains(tr("reloads the model")));
+    // Without CUDA the choice is listed but cannot be picked.
+    auto* backend = dialog.findChild<QComboBox*>(QStringLiteral("backend"));
+    QCOMPARE(backend->itemData(1).toString(), QStringLiteral("cuda"));
+    QVERIFY(!qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
+  }
+
+  void engineSettingsReloadTheModelAndEverythingPersists() {
+    MainWindow w;
+    w.show();
+    loaded(w);
+    PoolFrame last;
+    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) { last = f; });
+    AppSettings s = w.settings();
+    s.blockSize = 4;
+    s.kvMemoryMiB = 16;
+    s.maxBatchedTokens = 64;
+    s.sampling.temperature = 0.0;
+    s.sampling.maxTokens = 12;
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    w.applySettings(s);
+    QVERIFY(ready.wait(60000));
+    // SmolLM2-135M: 30 layers, 3 KV heads of 64; f32 K and V of 4 tokens = 184,320 bytes.
+    QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.block_size, 4, 5000);
+    QCOMPARE(last.stats.kv.num_blocks, (16 << 20) / 184320);
+    sendAndWait(w, QStringLiteral("Name a color."));
+    QVERIFY(w.chat(w.currentChat())->messages.last().metrics.numTokens <= 12);
+    // Sampling-only changes do not reload.
+    s.sampling.temperature = 0.5;
+    w.applySettings(s);
+    QTest::qWait(300);
+    QCOMPARE(ready.size(), 1);
+
+    MainWindow again;
+    QCOMPARE(again.settings().blockSize, 4);
+    QCOMPARE(again.settings().kvMemoryMiB, 16);
+    QCOMPARE(again.settings().maxBatchedTokens, 64);
+    QCOMPARE(again.settings().sampling.temperature, 0.5);
+    QCOMPARE(again.settings().sampling.maxTokens, 12);
+  }
+};
+
+QTEST_MAIN(TestModelAndSettings)
+#include "test_model_and_settings.moc"
