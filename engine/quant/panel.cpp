@@ -25,8 +25,8 @@ struct Q4_1Panel {
     p.d[r] = b.d;
     p.m[r] = b.m;
     for (int k = 0; k < kQK; ++k) {
-      const int j = k / 4, e = k % 2, high = (k / 2) % 2;
-      p.q[j][2 * r + e] |= static_cast<uint8_t>(quant_q4_1(b, k) << (4 * high));
+      const int h = k / 16, j = (k % 16) / 4, high = (k / 2) % 2, e = k % 2;
+      p.q[r / 8][j][4 * (r % 8) + 2 * h + e] |= static_cast<uint8_t>(quant_q4_1(b, k) << (4 * high));
     }
   }
 };
@@ -48,8 +48,8 @@ void check_panel_type(GgmlType type, int64_t cols) {
   if (cols <= 0 || cols % kQK != 0) fail("a panel row of %lld elements is not whole blocks of 32", static_cast<long long>(cols));
 }
 
-// Quants per broadcast lane: a byte pair against Q4_1's 16-bit lanes, a quad against Q8_0's.
-int expanded_group(GgmlType weight_type) { return weight_type == GgmlType::Q4_1 ? 2 : 4; }
+// Q8_0: quads of quants repeated across 32 bytes (Q4_1 has its own layout, panel_blocks.h).
+constexpr int kQ8_0Group = 4;
 
 template <typename F>
 void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
@@ -110,32 +110,48 @@ void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t
 
 size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols) {
   check_panel_type(weight_type, cols);
-  return static_cast<size_t>(cols) * (32 / expanded_group(weight_type));  // 32 bytes per group
+  const int64_t nb = cols / kQK;
+  if (weight_type == GgmlType::Q4_1) return expanded_q4_1_scales_at(nb) + static_cast<size_t>(nb) * 2 * sizeof(float);
+  return static_cast<size_t>(cols) * (32 / kQ8_0Group);  // 32 bytes per quad
 }
 
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst) {
   check_panel_type(weight_type, cols);
-  const int group = expanded_group(weight_type);
-  const size_t block_bytes = ggml_row_size(dot_activation_type(weight_type), kQK);
-  const size_t quants_at = block_bytes - kQK;  // the quants end each activation block
+  const int64_t nb = cols / kQK;
   auto* out = static_cast<uint8_t*>(dst);
-  // Filled as whole 16- or 32-bit words, which the compiler turns into a broadcast and a store.
-  auto spread = [&out](auto word, const uint8_t* from) {
-    using Word = decltype(word);
-    std::memcpy(&word, from, sizeof word);
-    Word lanes[32 / sizeof(Word)];
-    std::fill_n(lanes, 32 / sizeof(Word), word);
+  // Filled as whole 32-bit words, which the compiler turns into a broadcast and a store.
+  auto spread = [&out](uint32_t word) {
+    uint32_t lanes[8];
+    std::fill_n(lanes, 8, word);
     std::memcpy(out, lanes, 32);
     out += 32;
   };
-  for (int64_t i = 0; i < cols / kQK; ++i) {
-    const uint8_t* qs = static_cast<const uint8_t*>(act_row) + i * block_bytes + quants_at;
-    for (int k = 0; k < kQK; k += group) {
-      if (group == 2) {
-        spread(uint16_t{}, qs + k);
-      } else {
-        spread(uint32_t{}, qs + k);
+  if (weight_type == GgmlType::Q4_1) {
+#if defined(PAGEDCHAT_QUANT_AVX2)
+    static const bool avx2 = quant_avx2::cpu_supported();
+    if (avx2) return quant_avx2::expand_q4_1(act_row, nb, dst);
+#endif
+    const auto* y = static_cast<const block_q8_1*>(act_row);
+    float* scales = reinterpret_cast<float*>(out + expanded_q4_1_scales_at(nb));  // d, s per block
+    for (int64_t i = 0; i < nb; ++i) {
+      for (int v = 0; v < 8; ++v) {
+        const int k = 4 * (v / 2) + 2 * (v % 2);  // the pair of half 0; half 1's is 16 further
+        uint16_t first, second;
+        std::memcpy(&first, y[i].qs + k, 2);
+        std::memcpy(&second, y[i].qs + 16 + k, 2);
+        spread(first | static_cast<uint32_t>(second) << 16);
       }
+      const float ds[2] = {fp16_to_fp32(y[i].d), fp16_to_fp32(y[i].s)};
+      std::memcpy(scales + 2 * i, ds, sizeof ds);
+    }
+    return;
+  }
+  const auto* y = static_cast<const block_q8_0*>(act_row);
+  for (int64_t i = 0; i < nb; ++i) {
+    for (int k = 0; k < kQK; k += kQ8_0Group) {
+      uint32_t quad;
+      std::memcpy(&quad, y[i].qs + k, 4);
+      spread(quad);
     }
   }
 }

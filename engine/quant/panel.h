@@ -36,10 +36,12 @@ size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols);
 // Throws Error for an unsupported type or a cols that splits a block.
 void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst);
 
-// An activation row expanded for panel_dot: each pair (Q4_1) or quad (Q8_0) of its quants
-// repeated across 32 bytes, so the kernel loads what it would otherwise broadcast. 16x the
-// quants' bytes: worth it for a few tokens (a decode step), not for a long prefill chunk,
-// whose expanded rows would not stay in cache. Results are the same bits either way.
+// An activation row expanded for panel_dot: each quad of its quants that a multiply takes
+// (Q4_1: a pair from each half of a block, see panel_blocks.h; Q8_0: 4 in a row) repeated
+// across 32 bytes, so the kernel loads what it would otherwise broadcast, and for Q4_1 the
+// block scales as floats. 8x the quants' bytes: worth it for a few tokens (a decode step), not
+// for a long prefill chunk, whose expanded rows would not stay in cache. Results are the same
+// bits either way.
 size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols);
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst);
 

@@ -1,11 +1,13 @@
-// The AVX2 panel kernels (panel.h): 16 rows x 1-2 tokens per pass.
+// The AVX2 panel kernels (panel.h): 16 rows x up to 8 (Q4_1) or 4 (Q8_0) tokens per pass.
 //
-// Q4_1: per block and token, 16 byte-pair multiplies (vpmaddubsw) of the panel's nibbles
-// against an activation pair broadcast to all lanes give the 16 rows' products in 16-bit lanes;
-// 8 of them are summed in 16 bits (at most 8 * 2 * 15 * 128 = 30720, no overflow) before
-// widening, so there is no per-row reduction at all. Q8_0: the same with 4 elements per row
-// and lane, widened to 32 bits after every multiply. The float math per lane is panel.h's, in
-// its order, so every lane equals the scalar reference bit for bit whatever T is.
+// Q4_1: per block, row group (8 rows) and token, 8 byte-pair multiplies (vpmaddubsw) of the
+// panel's nibbles against activation quads (one pair of each half-block per 32-bit lane) give
+// the 8 rows' products in 16-bit lanes, two per row (one per half); they are summed in 16 bits
+// (at most 8 * 2 * 15 * 128 = 30720, no overflow) and one vpmaddwd adds each row's two lanes
+// into 32 bits, so there is no per-row reduction at all. The nibble unpacking is shared by
+// all the tokens of a pass. Q8_0: 4 elements per row and lane, widened to 32 bits after every
+// multiply. The float math per lane is panel.h's, in its order, so every lane equals the
+// scalar reference bit for bit whatever the number of tokens.
 
 #include <algorithm>
 
@@ -18,23 +20,15 @@ namespace {
 
 constexpr int kRows = 16;  // panel.h's kPanelRows
 
-// Where the broadcast activation pairs (Q4_1) or quads (Q8_0) come from: built by a broadcast
-// instruction from the compact row, or read from an expanded copy (panel.h) as a plain load
-// that the multiply takes as its memory operand: one vector instruction less per multiply.
+// Where the broadcast Q8_0 activation quads come from: built by a broadcast instruction from the
+// compact row, or read from an expanded copy (panel.h) as a plain load.
 struct Compact {
-  // The activation pair (k, k+1) of a Q8_1 block in all 16 lanes of 16 bits.
-  static __m256i pair(const block_q8_1* y, const uint8_t*, int64_t i, int k) {
-    return _mm256_set1_epi16(static_cast<short>(load_u16(y[i].qs + k)));
-  }
   // The activation quad (k .. k+3) of a Q8_0 block in all 8 lanes of 32 bits.
   static __m256i quad(const block_q8_0* y, const uint8_t*, int64_t i, int k) {
     return _mm256_set1_epi32(static_cast<int>(load_u32(y[i].qs + k)));
   }
 };
 struct Expanded {
-  static __m256i pair(const block_q8_1*, const uint8_t* e, int64_t i, int k) {
-    return load_256(e + (i * 16 + k / 2) * 32);
-  }
   static __m256i quad(const block_q8_0*, const uint8_t* e, int64_t i, int k) {
     return load_256(e + (i * 8 + k / 4) * 32);
   }
@@ -51,57 +45,144 @@ static inline void prefetch_ahead(const Block* at) {
   for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
 }
 
+// Q4_1 activations for one token, from the compact Q8_1 row or from its expanded copy, whose
+// quads the multiply takes as its memory operand (one vector instruction less per multiply)
+// and whose scales are floats already.
+struct CompactQ8_1 {
+  const block_q8_1* y;
+  // The quad v of block i (panel_blocks.h: pair 4 j + 2 n of each half, v = 2 j + n) in all
+  // 8 lanes of 32 bits.
+  __m256i quad(int64_t i, int v) const {
+    const int k = 4 * (v / 2) + 2 * (v % 2);
+    return _mm256_set1_epi32(static_cast<int>(load_u16(y[i].qs + k) | uint32_t{load_u16(y[i].qs + 16 + k)} << 16));
+  }
+  float d(int64_t i) const { return half_at(&y[i].d); }
+  float s(int64_t i) const { return half_at(&y[i].s); }
+};
+struct ExpandedQ8_1 {
+  const uint8_t* e;
+  size_t scales_at;  // expanded_q4_1_scales_at(nb): d, s per block as floats
+  __m256i quad(int64_t i, int v) const { return load_256(e + i * kExpandedQ4_1Block + v * 32); }
+  float d(int64_t i) const { return load_f32(e + scales_at + 8 * i); }
+  float s(int64_t i) const { return load_f32(e + scales_at + 8 * i + 4); }
+};
+
+// The Q4_1 minimum terms of T tokens (panel.h's `min`), in their own pass over the blocks so
+// that the main loop keeps its integer sums in registers; 4 tokens at a time.
 template <typename Source, int T>
-void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const block_q8_1* const* y, const uint8_t* const* e,
-                 float (*out)[kRows]) {
-  __m256 acc[T][2], mins[T][2];
+void q4_1_mins(int64_t nb, const panel_q4_1* blocks, const Source* src, __m256 (*mins)[2]) {
+  if constexpr (T > 4) {
+    q4_1_mins<Source, 4>(nb, blocks, src, mins);
+    q4_1_mins<Source, T - 4>(nb, blocks, src + 4, mins + 4);
+  } else {
+    __m256 lo[T], hi[T];
 #pragma GCC unroll 4
-  for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = mins[t][0] = mins[t][1] = _mm256_setzero_ps();
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int t = 0; t < T; ++t) lo[t] = hi[t] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+      const __m256 m_lo = _mm256_cvtph_ps(load_128(blocks[i].m)), m_hi = _mm256_cvtph_ps(load_128(blocks[i].m + 8));
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        const __m256 s_a = _mm256_set1_ps(src[t].s(i));
+        lo[t] = _mm256_fmadd_ps(m_lo, s_a, lo[t]);
+        hi[t] = _mm256_fmadd_ps(m_hi, s_a, hi[t]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+      mins[t][0] = lo[t];
+      mins[t][1] = hi[t];
+    }
+  }
+}
+
+// An empty asm that "changes" v: the compiler cannot reassociate the integer sums across it.
+// Without it GCC sums each token's 8 products as a tree after computing them all, which needs
+// 8 T live vectors and spills most of them to the stack.
+static inline void keep_in_register(__m256i& v) { asm("" : "+x"(v)); }
+
+// Q4_1, T tokens per pass over the panel: per block and row group (8 rows), each of the 4
+// packed vectors gives two nibble vectors, and every token multiplies them with its quads,
+// summing in 16 bits (8 products of at most 2 * 15 * 128 per lane: no overflow); one vpmaddwd
+// then adds each row's two halves into its 32-bit lane. The unpacking is shared by T tokens.
+template <typename Source, int T>
+void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Source* src, float (*out)[kRows]) {
+  __m256 acc[T][2];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+  const __m256i low4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q4_1& b = blocks[i];
     prefetch_ahead(blocks + i);
-    __m256i sum_lo[T], sum_hi[T];  // int32 sums of rows 0-7 and 8-15
 #pragma GCC unroll 2
-    for (int half = 0; half < 2; ++half) {
+    for (int g = 0; g < 2; ++g) {
       __m256i s16[T];
 #pragma GCC unroll 4
-      for (int t = 0; t < T; ++t) s16[t] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-      for (int j = 4 * half; j < 4 * half + 4; ++j) {
-        const __m256i packed = load_256(b.q[j]);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i packed = load_256(b.q[g][j]);
         const __m256i first = _mm256_and_si256(packed, low4);
         const __m256i second = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
-          s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(first, Source::pair(y[t], e[t], i, 4 * j)));
-          s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(second, Source::pair(y[t], e[t], i, 4 * j + 2)));
+          const __m256i both = _mm256_add_epi16(_mm256_maddubs_epi16(first, src[t].quad(i, 2 * j)),
+                                                _mm256_maddubs_epi16(second, src[t].quad(i, 2 * j + 1)));
+          s16[t] = j == 0 ? both : _mm256_add_epi16(s16[t], both);
+          keep_in_register(s16[t]);
         }
       }
-#pragma GCC unroll 4
+      const __m256 d_w = _mm256_cvtph_ps(load_128(b.d + 8 * g));
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(s16[t]));
-        const __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(s16[t], 1));
-        sum_lo[t] = half == 0 ? lo : _mm256_add_epi32(sum_lo[t], lo);
-        sum_hi[t] = half == 0 ? hi : _mm256_add_epi32(sum_hi[t], hi);
+        const __m256 sum = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16[t], ones));
+        acc[t][g] = _mm256_fmadd_ps(_mm256_mul_ps(d_w, _mm256_set1_ps(src[t].d(i))), sum, acc[t][g]);
       }
     }
-    const __m256 d_lo = _mm256_cvtph_ps(load_128(b.d)), d_hi = _mm256_cvtph_ps(load_128(b.d + 8));
-    const __m256 m_lo = _mm256_cvtph_ps(load_128(b.m)), m_hi = _mm256_cvtph_ps(load_128(b.m + 8));
-#pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) {
-      const __m256 d_a = _mm256_set1_ps(half_at(&y[t][i].d));
-      const __m256 s_a = _mm256_set1_ps(half_at(&y[t][i].s));
-      acc[t][0] = _mm256_fmadd_ps(_mm256_mul_ps(d_lo, d_a), _mm256_cvtepi32_ps(sum_lo[t]), acc[t][0]);
-      acc[t][1] = _mm256_fmadd_ps(_mm256_mul_ps(d_hi, d_a), _mm256_cvtepi32_ps(sum_hi[t]), acc[t][1]);
-      mins[t][0] = _mm256_fmadd_ps(m_lo, s_a, mins[t][0]);
-      mins[t][1] = _mm256_fmadd_ps(m_hi, s_a, mins[t][1]);
-    }
   }
-#pragma GCC unroll 4
+  __m256 mins[T][2];
+  q4_1_mins<Source, T>(nb, blocks, src, mins);
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
     _mm256_storeu_ps(out[t], _mm256_add_ps(acc[t][0], mins[t][0]));
     _mm256_storeu_ps(out[t] + 8, _mm256_add_ps(acc[t][1], mins[t][1]));
+  }
+}
+
+// Most tokens per pass of the Q4_1 kernel: 8 T 16-bit sums, the nibbles and the mask fill the
+// 16 vector registers (4 was as fast in a micro-benchmark, 2 was slower).
+constexpr int kQ4_1MaxTokens = 8;
+
+template <typename Source>
+void q4_1_pass(int n, int64_t nb, const panel_q4_1* blocks, const Source* src, float (*out)[kRows]) {
+  switch (n) {
+    case 8: return q4_1_tokens<Source, 8>(nb, blocks, src, out);
+    case 4: return q4_1_tokens<Source, 4>(nb, blocks, src, out);
+    case 2: return q4_1_tokens<Source, 2>(nb, blocks, src, out);
+    default: return q4_1_tokens<Source, 1>(nb, blocks, src, out);
+  }
+}
+
+// Runs the Q4_1 kernel over the tokens, 8, 4, 2 or 1 at a time.
+void q4_1_panel(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens, float* out,
+                int64_t out_stride) {
+  const int64_t nb = cols / kQK;
+  const auto* blocks = static_cast<const panel_q4_1*>(packed) + panel * nb;
+  const auto* a = static_cast<const uint8_t*>(act);
+  const auto* x = static_cast<const uint8_t*>(expanded);
+  float result[kQ4_1MaxTokens][kRows];
+  for (int64_t t0 = 0; t0 < num_tokens;) {
+    const int64_t left = num_tokens - t0;
+    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    if (x) {
+      ExpandedQ8_1 src[kQ4_1MaxTokens];
+      for (int t = 0; t < n; ++t) src[t] = {x + (t0 + t) * expanded_row_bytes, expanded_q4_1_scales_at(nb)};
+      q4_1_pass(n, nb, blocks, src, result);
+    } else {
+      CompactQ8_1 src[kQ4_1MaxTokens];
+      for (int t = 0; t < n; ++t) src[t] = {reinterpret_cast<const block_q8_1*>(a + (t0 + t) * act_row_bytes)};
+      q4_1_pass(n, nb, blocks, src, result);
+    }
+    for (int t = 0; t < n; ++t) std::copy_n(result[t], num_rows, out + (t0 + t) * out_stride);
+    t0 += n;
   }
 }
 
@@ -109,45 +190,46 @@ template <typename Source, int T>
 void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* y, const uint8_t* const* e,
                  float (*out)[kRows]) {
   __m256 acc[T][2];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q8_0& b = blocks[i];
     prefetch_ahead(blocks + i);
-    __m256i sum[T][2];  // int32 sums of rows 0-7 and 8-15
 #pragma GCC unroll 2
     for (int g = 0; g < 2; ++g) {
-#pragma GCC unroll 4
-      for (int t = 0; t < T; ++t) sum[t][g] = _mm256_setzero_si256();
+      __m256i sum[T];  // int32 sums of rows 8 g .. 8 g + 7
 #pragma GCC unroll 8
       for (int c = 0; c < 8; ++c) {
         const __m256i w = load_256(b.q[g][c]);
         const __m256i w_abs = _mm256_sign_epi8(w, w);  // -128 stays 128 as unsigned
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const __m256i quad = Source::quad(y[t], e[t], i, 4 * c);
-          const __m256i pairs = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(quad, w));
-          sum[t][g] = _mm256_add_epi32(sum[t][g], _mm256_madd_epi16(pairs, ones));
+          const __m256i pairs = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(quad, w)), ones);
+          sum[t] = c == 0 ? pairs : _mm256_add_epi32(sum[t], pairs);
+          keep_in_register(sum[t]);
         }
       }
-    }
-    const __m256 d_lo = _mm256_cvtph_ps(load_128(b.d)), d_hi = _mm256_cvtph_ps(load_128(b.d + 8));
-#pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) {
-      const __m256 d_a = _mm256_set1_ps(half_at(&y[t][i].d));
-      acc[t][0] = _mm256_fmadd_ps(_mm256_mul_ps(d_lo, d_a), _mm256_cvtepi32_ps(sum[t][0]), acc[t][0]);
-      acc[t][1] = _mm256_fmadd_ps(_mm256_mul_ps(d_hi, d_a), _mm256_cvtepi32_ps(sum[t][1]), acc[t][1]);
+      const __m256 d_w = _mm256_cvtph_ps(load_128(b.d + 8 * g));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m256 d_a = _mm256_set1_ps(half_at(&y[t][i].d));
+        acc[t][g] = _mm256_fmadd_ps(_mm256_mul_ps(d_w, d_a), _mm256_cvtepi32_ps(sum[t]), acc[t][g]);
+      }
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
     _mm256_storeu_ps(out[t], acc[t][0]);
     _mm256_storeu_ps(out[t] + 8, acc[t][1]);
   }
 }
 
-// Runs Kernel over the tokens two at a time (one for an odd last token).
+// Most tokens per pass of the Q8_0 kernel (8 spilled and was no faster).
+constexpr int kQ8_0MaxTokens = 4;
+
+// Runs Kernel over the tokens, 4, 2 or 1 at a time.
 template <typename Panel, typename Act, template <typename, int> class Kernel>
 void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                  size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens,
@@ -156,30 +238,28 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
   const auto* x = static_cast<const uint8_t*>(expanded);
-  float result[2][kRows];
-  for (int64_t t0 = 0; t0 < num_tokens; t0 += 2) {
-    const int n = static_cast<int>(std::min<int64_t>(2, num_tokens - t0));
-    const Act* y[2];
-    const uint8_t* e[2] = {nullptr, nullptr};
+  float result[kQ8_0MaxTokens][kRows];
+  for (int64_t t0 = 0; t0 < num_tokens;) {
+    const int64_t left = num_tokens - t0;
+    const int n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    const Act* y[kQ8_0MaxTokens];
+    const uint8_t* e[kQ8_0MaxTokens] = {};
     for (int t = 0; t < n; ++t) {
       y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
       if (x) e[t] = x + (t0 + t) * expanded_row_bytes;
     }
-    if (x) {
-      n == 2 ? Kernel<Expanded, 2>::run(nb, blocks, y, e, result) : Kernel<Expanded, 1>::run(nb, blocks, y, e, result);
-    } else {
-      n == 2 ? Kernel<Compact, 2>::run(nb, blocks, y, e, result) : Kernel<Compact, 1>::run(nb, blocks, y, e, result);
-    }
+    auto run = [&](auto source) {
+      using Source = decltype(source);
+      if (n == 4) return Kernel<Source, 4>::run(nb, blocks, y, e, result);
+      if (n == 2) return Kernel<Source, 2>::run(nb, blocks, y, e, result);
+      Kernel<Source, 1>::run(nb, blocks, y, e, result);
+    };
+    x ? run(Expanded{}) : run(Compact{});
     for (int t = 0; t < n; ++t) std::copy_n(result[t], num_rows, out + (t0 + t) * out_stride);
+    t0 += n;
   }
 }
 
-template <typename Source, int T>
-struct Q4_1Kernel {
-  static void run(int64_t nb, const panel_q4_1* b, const block_q8_1* const* y, const uint8_t* const* e, float (*o)[kRows]) {
-    q4_1_tokens<Source, T>(nb, b, y, e, o);
-  }
-};
 template <typename Source, int T>
 struct Q8_0Kernel {
   static void run(int64_t nb, const panel_q8_0* b, const block_q8_0* const* y, const uint8_t* const* e, float (*o)[kRows]) {
@@ -189,12 +269,31 @@ struct Q8_0Kernel {
 
 }  // namespace
 
+void expand_q4_1(const void* act_row, int64_t nb, void* dst) {
+  const auto* y = static_cast<const block_q8_1*>(act_row);
+  auto* out = static_cast<uint8_t*>(dst);
+  uint8_t* scales = out + expanded_q4_1_scales_at(nb);
+  for (int64_t i = 0; i < nb; ++i) {
+    // Word v of each half side by side: quad v is 32-bit word v of these.
+    const __m128i lo = load_128(y[i].qs), hi = load_128(y[i].qs + 16);
+    uint32_t quads[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(quads), _mm_unpacklo_epi16(lo, hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(quads + 4), _mm_unpackhi_epi16(lo, hi));
+    for (int v = 0; v < 8; ++v) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * kExpandedQ4_1Block + v * 32),
+                          _mm256_set1_epi32(static_cast<int>(quads[v])));
+    }
+    const float ds[2] = {half_at(&y[i].d), half_at(&y[i].s)};
+    std::memcpy(scales + 8 * i, ds, sizeof ds);
+  }
+}
+
 void panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens, float* out,
                int64_t out_stride) {
   if (type == GgmlType::Q4_1) {
-    return over_tokens<panel_q4_1, block_q8_1, Q4_1Kernel>(cols, packed, panel, num_rows, act, act_row_bytes, expanded,
-                                                          expanded_row_bytes, num_tokens, out, out_stride);
+    return q4_1_panel(cols, packed, panel, num_rows, act, act_row_bytes, expanded, expanded_row_bytes, num_tokens, out,
+                      out_stride);
   }
   over_tokens<panel_q8_0, block_q8_0, Q8_0Kernel>(cols, packed, panel, num_rows, act, act_row_bytes, expanded,
                                                   expanded_row_bytes, num_tokens, out, out_stride);

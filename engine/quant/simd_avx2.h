@@ -29,6 +29,11 @@ static inline uint16_t load_u16(const void* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+static inline float load_f32(const void* p) {
+  float v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
 static inline __m256i load_256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }

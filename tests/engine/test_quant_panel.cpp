@@ -136,6 +136,8 @@ class TestQuantPanel : public QObject {
       QTest::addRow("%s partial panel", name) << t << qint64{21} << qint64{64} << qint64{3};
       QTest::addRow("%s 576 wide", name) << t << qint64{64} << qint64{576} << qint64{5};
       QTest::addRow("%s 1536 wide", name) << t << qint64{32} << qint64{1536} << qint64{4};
+      QTest::addRow("%s a decode step", name) << t << qint64{48} << qint64{576} << qint64{16};
+      QTest::addRow("%s every pass size", name) << t << qint64{37} << qint64{96} << qint64{23};
     }
   }
   void fastKernelEqualsReferenceBitForBit() {
@@ -148,12 +150,12 @@ class TestQuantPanel : public QObject {
     const auto packed = pack(t, random_matrix(t, rows, cols, rng), rows, cols);
     const auto act = random_activations(t, tokens, cols, rng);
     const auto expected = multiply(Kernel::kReference, t, packed, rows, cols, act, tokens, tokens);
-    // Whatever else the call holds (one token per call, two, or all at once), with the
-    // activations compact or expanded.
+    // Whatever else the call holds (one token per call, a few, or all at once: the kernels take
+    // 8, 4, 2 or 1 per pass), with the activations compact or expanded.
     for (Kernel k : {Kernel::kFast, Kernel::kFastExpanded}) {
-      QVERIFY(same_bits(multiply(k, t, packed, rows, cols, act, tokens, tokens), expected));
-      QVERIFY(same_bits(multiply(k, t, packed, rows, cols, act, tokens, 1), expected));
-      QVERIFY(same_bits(multiply(k, t, packed, rows, cols, act, tokens, 2), expected));
+      for (int64_t per_call : {int64_t{tokens}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{8}, int64_t{15}})
+        QVERIFY2(same_bits(multiply(k, t, packed, rows, cols, act, tokens, per_call), expected),
+                 qPrintable(QString("%1 tokens per call").arg(per_call)));
     }
   }
 
