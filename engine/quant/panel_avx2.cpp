@@ -20,6 +20,14 @@ namespace {
 
 constexpr int kRows = 16;  // panel.h's kPanelRows
 
+// Where a kernel writes its 16 results per token: straight into the matmul's output for a
+// whole panel, into a scratch for a partial one.
+struct Out {
+  float* p;
+  int64_t stride;
+  float* row(int t) const { return p + t * stride; }
+};
+
 // Where the broadcast Q8_0 activation quads come from: built by a broadcast instruction from the
 // compact row, or read from an expanded copy (panel.h) as a plain load.
 struct Compact {
@@ -105,7 +113,7 @@ static inline void keep_in_register(__m256i& v) { asm("" : "+x"(v)); }
 // summing in 16 bits (8 products of at most 2 * 15 * 128 per lane: no overflow); one vpmaddwd
 // then adds each row's two halves into its 32-bit lane. The unpacking is shared by T tokens.
 template <typename Source, int T>
-void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Source* src, float (*out)[kRows]) {
+void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Source* src, Out out) {
   __m256 acc[T][2];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
@@ -141,8 +149,8 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Source* src, float 
   q4_1_mins<Source, T>(nb, blocks, src, mins);
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
-    _mm256_storeu_ps(out[t], _mm256_add_ps(acc[t][0], mins[t][0]));
-    _mm256_storeu_ps(out[t] + 8, _mm256_add_ps(acc[t][1], mins[t][1]));
+    _mm256_storeu_ps(out.row(t), _mm256_add_ps(acc[t][0], mins[t][0]));
+    _mm256_storeu_ps(out.row(t) + 8, _mm256_add_ps(acc[t][1], mins[t][1]));
   }
 }
 
@@ -151,7 +159,7 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Source* src, float 
 constexpr int kQ4_1MaxTokens = 8;
 
 template <typename Source>
-void q4_1_pass(int n, int64_t nb, const panel_q4_1* blocks, const Source* src, float (*out)[kRows]) {
+void q4_1_pass(int n, int64_t nb, const panel_q4_1* blocks, const Source* src, Out out) {
   switch (n) {
     case 8: return q4_1_tokens<Source, 8>(nb, blocks, src, out);
     case 4: return q4_1_tokens<Source, 4>(nb, blocks, src, out);
@@ -168,10 +176,11 @@ void q4_1_panel(int64_t cols, const void* packed, int64_t panel, int64_t num_row
   const auto* blocks = static_cast<const panel_q4_1*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
   const auto* x = static_cast<const uint8_t*>(expanded);
-  float result[kQ4_1MaxTokens][kRows];
+  float partial[kQ4_1MaxTokens * kRows];
   for (int64_t t0 = 0; t0 < num_tokens;) {
     const int64_t left = num_tokens - t0;
     const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    const Out result = num_rows == kRows ? Out{out + t0 * out_stride, out_stride} : Out{partial, kRows};
     if (x) {
       ExpandedQ8_1 src[kQ4_1MaxTokens];
       for (int t = 0; t < n; ++t) src[t] = {x + (t0 + t) * expanded_row_bytes, expanded_q4_1_scales_at(nb)};
@@ -181,14 +190,15 @@ void q4_1_panel(int64_t cols, const void* packed, int64_t panel, int64_t num_row
       for (int t = 0; t < n; ++t) src[t] = {reinterpret_cast<const block_q8_1*>(a + (t0 + t) * act_row_bytes)};
       q4_1_pass(n, nb, blocks, src, result);
     }
-    for (int t = 0; t < n; ++t) std::copy_n(result[t], num_rows, out + (t0 + t) * out_stride);
+    if (num_rows < kRows)
+      for (int t = 0; t < n; ++t) std::copy_n(partial + t * kRows, num_rows, out + (t0 + t) * out_stride);
     t0 += n;
   }
 }
 
 template <typename Source, int T>
 void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* y, const uint8_t* const* e,
-                 float (*out)[kRows]) {
+                 Out out) {
   __m256 acc[T][2];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
@@ -221,8 +231,8 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* 
   }
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
-    _mm256_storeu_ps(out[t], acc[t][0]);
-    _mm256_storeu_ps(out[t] + 8, acc[t][1]);
+    _mm256_storeu_ps(out.row(t), acc[t][0]);
+    _mm256_storeu_ps(out.row(t) + 8, acc[t][1]);
   }
 }
 
@@ -238,10 +248,11 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
   const auto* x = static_cast<const uint8_t*>(expanded);
-  float result[kQ8_0MaxTokens][kRows];
+  float partial[kQ8_0MaxTokens * kRows];
   for (int64_t t0 = 0; t0 < num_tokens;) {
     const int64_t left = num_tokens - t0;
     const int n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    const Out result = num_rows == kRows ? Out{out + t0 * out_stride, out_stride} : Out{partial, kRows};
     const Act* y[kQ8_0MaxTokens];
     const uint8_t* e[kQ8_0MaxTokens] = {};
     for (int t = 0; t < n; ++t) {
@@ -255,14 +266,15 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
       Kernel<Source, 1>::run(nb, blocks, y, e, result);
     };
     x ? run(Expanded{}) : run(Compact{});
-    for (int t = 0; t < n; ++t) std::copy_n(result[t], num_rows, out + (t0 + t) * out_stride);
+    if (num_rows < kRows)
+      for (int t = 0; t < n; ++t) std::copy_n(partial + t * kRows, num_rows, out + (t0 + t) * out_stride);
     t0 += n;
   }
 }
 
 template <typename Source, int T>
 struct Q8_0Kernel {
-  static void run(int64_t nb, const panel_q8_0* b, const block_q8_0* const* y, const uint8_t* const* e, float (*o)[kRows]) {
+  static void run(int64_t nb, const panel_q8_0* b, const block_q8_0* const* y, const uint8_t* const* e, Out o) {
     q8_0_tokens<Source, T>(nb, b, y, e, o);
   }
 };
