@@ -3,11 +3,12 @@
 //
 // A row-major quantized matrix makes every output element its own dot product: each 32-element
 // block is unpacked, multiplied with the activation block, and its 8 partial sums scaled and
-// accumulated, for every row. In a panel the same block of 16 rows is stored byte pair by byte
-// pair, so one 8-bit multiply instruction serves 16 rows at once against a broadcast pair of
-// activations, and the partial sums stay in one integer vector until the block's end. On the
-// machines we measured this is 2-3x the speed of vec_dot_rows for the same math (see
-// docs/benchmarks.md), for one token as well as for a batch.
+// accumulated, for every row. In a panel the same block of 16 rows is stored interleaved (a few
+// elements of each of 8 rows per 32-byte vector, panel_blocks.h), so one 8-bit multiply
+// instruction serves 8 rows at once against broadcast activations, and the partial sums stay in
+// one integer vector until the block's end. On the machines we measured this is 2-3x the speed
+// of vec_dot_rows for the same math (see docs/benchmarks.md), for one token as well as for a
+// batch.
 //
 // Math, per (row, token) and per block i, the same whatever the batch or the panel range:
 //   S_i   = sum of q * y over the block's 32 elements (exact integers)
