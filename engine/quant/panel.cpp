@@ -167,7 +167,7 @@ void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed
 
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride,
-               const void* expanded) {
+               [[maybe_unused]] const void* expanded) {
 #if defined(PAGEDCHAT_QUANT_AVX2)
   static const bool avx2 = quant_avx2::cpu_supported();
   if (avx2) {
