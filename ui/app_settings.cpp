@@ -35,6 +35,15 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   s.maxBatchedTokens = stored(db, QStringLiteral("engine/max_batched_tokens"), d.maxBatchedTokens, 1, 1 << 16);
   s.threads = stored(db, QStringLiteral("engine/threads"), d.threads, 0, 1024);
   s.maxContext = stored(db, QStringLiteral("engine/max_context"), d.maxContext, 16, 1 << 20);
+  for (int k = 0; k < kMaxColumns; ++k) {
+    TurnSettings& c = s.compareColumns[static_cast<size_t>(k)];
+    const TurnSettings& dc = d.compareColumns[static_cast<size_t>(k)];
+    const QString key = QStringLiteral("compare/column%1/").arg(k);
+    c.temperature = stored(db, key + QStringLiteral("temperature"), dc.temperature, 0.0, 5.0);
+    c.topP = stored(db, key + QStringLiteral("top_p"), dc.topP, 0.0, 1.0);
+    c.topK = stored(db, key + QStringLiteral("top_k"), dc.topK, 0, 100000);
+    c.seed = stored<quint64>(db, key + QStringLiteral("seed"), dc.seed, 0, quint64{1} << 53);
+  }
   const QString backend = db.setting(QStringLiteral("engine/backend"), d.backend);
   s.backend = backend == QLatin1String("cuda") ? backend : d.backend;
   return s;
@@ -55,6 +64,37 @@ void AppSettings::save(ChatDatabase& db) const {
   put("engine/threads", threads);
   put("engine/max_context", maxContext);
   db.setSetting(QStringLiteral("engine/backend"), backend);
+  for (int k = 0; k < kMaxColumns; ++k) {
+    const TurnSettings& c = compareColumns[static_cast<size_t>(k)];
+    const QString key = QStringLiteral("compare/column%1/").arg(k);
+    db.setSetting(key + QStringLiteral("temperature"), QString::number(c.temperature));
+    db.setSetting(key + QStringLiteral("top_p"), QString::number(c.topP));
+    db.setSetting(key + QStringLiteral("top_k"), QString::number(c.topK));
+    db.setSetting(key + QStringLiteral("seed"), QString::number(c.seed));
+  }
+}
+
+std::vector<TurnSettings> AppSettings::defaultCompareColumns() {
+  // Greedy next to ever hotter sampling: what changes with temperature, at a glance.
+  std::vector<TurnSettings> columns(kMaxColumns);
+  const double temperatures[kMaxColumns] = {0.0, 0.7, 1.0, 1.3};
+  for (int k = 0; k < kMaxColumns; ++k) columns[static_cast<size_t>(k)].temperature = temperatures[k];
+  return columns;
+}
+
+TurnSettings AppSettings::variedTurn(int n) const {
+  TurnSettings turn = sampling;
+  turn.numSamples = n;
+  for (int k = 0; k < std::clamp(n, 1, kMaxColumns); ++k) {
+    const TurnSettings& c = compareColumns[static_cast<size_t>(k)];
+    TurnSettings column = sampling;
+    column.temperature = c.temperature;
+    column.topP = c.topP;
+    column.topK = c.topK;
+    column.seed = c.seed;
+    turn.columns.push_back(column);
+  }
+  return turn;
 }
 
 EngineBridge::Config AppSettings::engineConfig() const {

@@ -5,6 +5,8 @@
 
 #include <QString>
 
+#include <vector>
+
 #include "ui/chat_types.h"
 #include "ui/engine_bridge.h"
 
@@ -12,6 +14,13 @@ class ChatDatabase;
 
 struct AppSettings {
   TurnSettings sampling;  // numSamples is not a setting (the compare box says it per turn)
+  // Compare with "Vary settings": column k's temperature, top-p, top-k and seed (the rest as in
+  // sampling). Always kMaxColumns entries.
+  static constexpr int kMaxColumns = 4;
+  std::vector<TurnSettings> compareColumns = defaultCompareColumns();
+  static std::vector<TurnSettings> defaultCompareColumns();
+  // The settings of a "Vary settings" turn of n columns.
+  TurnSettings variedTurn(int n) const;
 
   int blockSize = 16;         // tokens per KV block: 1, 4, 8, 16 or 32
   int kvMemoryMiB = 0;        // KV pool budget; 0: room for 4 chats of the context length

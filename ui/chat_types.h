@@ -6,6 +6,8 @@
 #include <QString>
 #include <QVector>
 
+#include <vector>
+
 using ChatId = qint64;
 using ChatMessages = QVector<QPair<QString, QString>>;  // (role, content): "system", "user", "assistant"
 
@@ -18,4 +20,7 @@ struct TurnSettings {
   int maxTokens = 512;
   int numSamples = 1;  // compare: 2-4 samples from one prefill (Request::n)
   quint64 seed = 0;    // 0: a fresh random seed each turn
+  // Compare with different settings: one entry per column (their numSamples and columns are
+  // ignored); empty: numSamples samples of these settings.
+  std::vector<TurnSettings> columns;
 };

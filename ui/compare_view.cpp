@@ -15,16 +15,19 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   new QHBoxLayout(this);
 }
 
-void CompareView::start(int numSamples) {
+void CompareView::start(int numSamples, const QStringList& titles) {
   for (Column& c : m_columns) delete c.box;
   m_columns.clear();
+  m_titles = titles;
   for (int i = 0; i < numSamples; ++i) {
     Column c;
     c.box = new QWidget(this);
     c.box->setObjectName(QStringLiteral("compareColumn%1").arg(i));
     auto* v = new QVBoxLayout(c.box);
     v->setContentsMargins(0, 0, 0, 0);
-    v->addWidget(new QLabel(tr("Sample %1").arg(i + 1), c.box));
+    auto* title = new QLabel(i < titles.size() ? tr("Sample %1 — %2").arg(i + 1).arg(titles[i]) : tr("Sample %1").arg(i + 1), c.box);
+    title->setObjectName(QStringLiteral("sampleTitle"));
+    v->addWidget(title);
     c.text = new QTextBrowser(c.box);
     c.text->setObjectName(QStringLiteral("sampleText"));
     v->addWidget(c.text, 1);

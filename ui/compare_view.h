@@ -2,6 +2,7 @@
 // Compare: the N samples of one message side by side, one column each, streaming together;
 // when they are done, one column's "Continue with this" makes it the chat's reply.
 
+#include <QStringList>
 #include <QVector>
 #include <QWidget>
 
@@ -16,7 +17,9 @@ class CompareView : public QWidget {
  public:
   explicit CompareView(QWidget* parent = nullptr);
 
-  void start(int numSamples);  // empty columns
+  // Empty columns; titles (optional, one per column) say how each samples.
+  void start(int numSamples, const QStringList& titles = {});
+  QStringList titles() const { return m_titles; }
   void setText(int sample, const QString& text);
   void setMetrics(int sample, const ReplyMetrics& metrics);
   void setPickable(bool pickable);  // the samples ended: a column can be picked
@@ -34,4 +37,5 @@ class CompareView : public QWidget {
     QPushButton* pick = nullptr;
   };
   QVector<Column> m_columns;
+  QStringList m_titles;
 };

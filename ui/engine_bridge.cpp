@@ -54,6 +54,18 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
 
 EngineBridge::~EngineBridge() { unload(); }
 
+pagedchat::SamplingParams EngineBridge::samplingParams(const TurnSettings& settings) {
+  pagedchat::SamplingParams p;
+  p.temperature = static_cast<float>(settings.temperature);
+  p.top_p = static_cast<float>(settings.topP);
+  p.top_k = settings.topK;
+  p.min_p = static_cast<float>(settings.minP);
+  p.repetition_penalty = static_cast<float>(settings.repetitionPenalty);
+  p.max_tokens = settings.maxTokens;
+  p.seed = settings.seed != 0 ? settings.seed : (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();
+  return p;
+}
+
 bool EngineBridge::cudaAvailable() {
 #ifdef PAGEDCHAT_HAVE_CUDA
   return pagedchat::kernels::cuda_device_count() > 0;
@@ -214,14 +226,12 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     turn->messages = toEngine(messages);
     pagedchat::Request request;
     request.prompt = turnPrompt(c, turn->messages, request.continue_seq);
-    request.params.temperature = static_cast<float>(settings.temperature);
-    request.params.top_p = static_cast<float>(settings.topP);
-    request.params.top_k = settings.topK;
-    request.params.min_p = static_cast<float>(settings.minP);
-    request.params.repetition_penalty = static_cast<float>(settings.repetitionPenalty);
-    request.params.max_tokens = settings.maxTokens;
-    request.params.seed = settings.seed != 0 ? settings.seed : (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();
+    request.params = samplingParams(settings);
     request.n = std::clamp(settings.numSamples, 1, 8);
+    if (!settings.columns.empty()) {
+      request.n = static_cast<int>(std::min<size_t>(settings.columns.size(), 8));
+      for (int i = 0; i < request.n; ++i) request.sample_params.push_back(samplingParams(settings.columns[static_cast<size_t>(i)]));
+    }
     request.park_when_done = true;
     if (request.continue_seq >= 0) {
       turn->promptTokens = c.heldTokens;

@@ -131,6 +131,7 @@ class EngineBridge : public QObject {
   };
   struct Loaded;
 
+  pagedchat::SamplingParams samplingParams(const TurnSettings& settings);  // a seed of 0 draws one
   std::vector<int32_t> turnPrompt(ChatState& c, const std::vector<pagedchat::ChatMessage>& chat,
                                   pagedchat::SequenceId& continueSeq);
   void forgetHeld(ChatState& c);

@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include "ui/chat_list_widget.h"
+#include "ui/compare_settings_dialog.h"
 #include "ui/compare_view.h"
 #include "ui/engine_bridge.h"
 #include "engine/model/default_model.h"
@@ -73,6 +74,8 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   m_context->setObjectName(QStringLiteral("contextUsed"));
   statusBar()->addWidget(m_status, 1);
   statusBar()->addPermanentWidget(m_context);
+  statusBar()->addPermanentWidget(m_loader->progressWidget());
+  connect(m_loader, &ModelLoader::loadingChanged, this, &MainWindow::updateControls);
   if (!m_db->isOpen()) m_status->setText(tr("Chats will not be saved: %1").arg(m_db->lastError()));
 
   m_renderTimer.setSingleShot(true);
@@ -166,6 +169,14 @@ QWidget* MainWindow::buildChatPanel() {
   m_samples->setRange(1, 4);
   m_samples->setToolTip(tr("More than 1: compare that many replies side by side (the prompt is computed once)"));
   row->addWidget(m_samples);
+  m_varySettings = new QCheckBox(tr("Vary settings"), panel);
+  m_varySettings->setObjectName(QStringLiteral("varySettings"));
+  m_varySettings->setToolTip(tr("Each compare column samples with its own settings (Columns…); the prompt is still computed once"));
+  row->addWidget(m_varySettings);
+  auto* columns = new QPushButton(tr("Columns…"), panel);
+  columns->setObjectName(QStringLiteral("editCompareColumns"));
+  connect(columns, &QPushButton::clicked, this, &MainWindow::showCompareColumns);
+  row->addWidget(columns);
   row->addStretch(1);
   auto button = [&](const QString& text, const char* name) {
     auto* b = new QPushButton(text, panel);
@@ -323,6 +334,12 @@ bool MainWindow::isReplying(ChatId id) const {
   return it != m_chats.end() && it->second.replying;
 }
 
+ReplyMetrics MainWindow::sampleMetrics(ChatId id, int sample) const {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || sample < 0 || sample >= it->second.sampleMetrics.size()) return {};
+  return it->second.sampleMetrics[sample];
+}
+
 int MainWindow::contextUsed(ChatId id) const {
   auto it = m_chats.find(id);
   return it == m_chats.end() ? 0 : it->second.contextUsed;
@@ -370,7 +387,8 @@ void MainWindow::showCurrent() {
   ChatUi* c = current();
   if (!c) return;
   if (c->numSamples > 1 && (c->replying || c->awaitingPick)) {
-    if (m_compare->numColumns() != c->numSamples || m_stack->currentWidget() != m_compare) m_compare->start(c->numSamples);
+    if (m_compare->numColumns() != c->numSamples || m_compare->titles() != c->columnTitles || m_stack->currentWidget() != m_compare)
+      m_compare->start(c->numSamples, c->columnTitles);
     for (int i = 0; i < c->numSamples; ++i) {
       if (m_compare->text(i) != c->samples[i]) m_compare->setText(i, c->samples[i]);
       if (!c->sampleMetrics[i].isEmpty()) m_compare->setMetrics(i, c->sampleMetrics[i]);
@@ -387,10 +405,12 @@ void MainWindow::updateControls() {
   ChatUi* c = current();
   const bool busy = c && (c->replying || c->awaitingPick);
   const bool hasReply = c && !c->record.messages.isEmpty() && c->record.messages.last().role == QLatin1String("assistant");
-  m_input->setEnabled(m_modelReady);
-  m_send->setEnabled(m_modelReady && c && !busy);
+  // While a model loads, turns wait: the engine they would go to is about to be replaced.
+  const bool ready = m_modelReady && !m_loader->isLoading();
+  m_input->setEnabled(ready);
+  m_send->setEnabled(ready && c && !busy);
   m_stop->setEnabled(c && c->replying);
-  m_regenerate->setEnabled(m_modelReady && c && !busy && !c->record.messages.isEmpty());
+  m_regenerate->setEnabled(ready && c && !busy && !c->record.messages.isEmpty());
   m_copy->setEnabled(hasReply);
   m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens").arg(c->contextUsed).arg(m_contextLength)
                                               : QString());
@@ -413,7 +433,7 @@ void MainWindow::onSystemPromptEdited() {
 void MainWindow::send() {
   ChatUi* c = current();
   const QString text = m_input->toPlainText().trimmed();
-  if (!c || text.isEmpty() || !m_modelReady || c->replying) return;
+  if (!c || text.isEmpty() || !m_modelReady || m_loader->isLoading() || c->replying) return;
   if (c->awaitingPick) pickSample(0);  // an unpicked compare continues with its first column
   m_input->clear();
   if (c->record.messages.isEmpty() && c->record.title.startsWith(tr("New chat"))) {
@@ -426,8 +446,14 @@ void MainWindow::send() {
 }
 
 void MainWindow::submitTurn(ChatUi& c) {
+  const int n = m_samples->value();
   TurnSettings settings = m_settings.sampling;
-  settings.numSamples = m_samples->value();
+  settings.numSamples = n;
+  c.columnTitles.clear();
+  if (n > 1 && m_varySettings->isChecked()) {
+    settings = m_settings.variedTurn(n);
+    for (const TurnSettings& column : settings.columns) c.columnTitles << describeSampling(column);
+  }
   const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
   c.numSamples = settings.numSamples;
   c.replying = true;
@@ -448,7 +474,7 @@ void MainWindow::stop() {
 
 void MainWindow::regenerate() {
   ChatUi* c = current();
-  if (!c || c->replying || !m_modelReady) return;
+  if (!c || c->replying || !m_modelReady || m_loader->isLoading()) return;
   if (c->awaitingPick) {
     c->awaitingPick = false;
     onEngine([id = c->record.id](EngineBridge& b) { b.pickSample(id, 0); });
@@ -547,6 +573,18 @@ void MainWindow::showSettings() {
   auto* dialog = new SettingsDialog(m_settings, EngineBridge::cudaAvailable(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &QDialog::accepted, this, [this, dialog] { applySettings(dialog->settings()); });
+  dialog->open();
+}
+
+void MainWindow::showCompareColumns() {
+  auto* dialog = new CompareSettingsDialog(m_settings.compareColumns, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog] {
+    AppSettings s = m_settings;
+    s.compareColumns = dialog->columns();
+    applySettings(s);
+    m_varySettings->setChecked(true);
+  });
   dialog->open();
 }
 

@@ -56,6 +56,7 @@ class MainWindow : public QMainWindow {
   QVector<ChatId> chatIds() const;
   bool isReplying(ChatId id) const;
   int contextUsed(ChatId id) const;
+  ReplyMetrics sampleMetrics(ChatId id, int sample) const;  // of the compare turn shown or awaiting a pick
 
  public slots:
   ChatId newChat();
@@ -72,6 +73,7 @@ class MainWindow : public QMainWindow {
   void previousChat();
   void setEnginePaused(bool paused);
   void showSettings();
+  void showCompareColumns();
   void stepEngine();
 
  signals:
@@ -88,6 +90,7 @@ class MainWindow : public QMainWindow {
     QVector<QString> samples;
     QVector<ReplyMetrics> sampleMetrics;
     bool awaitingPick = false;
+    QStringList columnTitles;  // compare with "Vary settings": how each column samples
     int contextUsed = 0;  // tokens the engine holds for the chat
   };
 
@@ -132,6 +135,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* m_chatPromptEdit = nullptr;
   QCheckBox* m_overridePrompt = nullptr;
   QSpinBox* m_samples = nullptr;
+  QCheckBox* m_varySettings = nullptr;
   QPushButton* m_send = nullptr;
   QPushButton* m_stop = nullptr;
   QPushButton* m_regenerate = nullptr;

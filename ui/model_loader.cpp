@@ -1,13 +1,14 @@
 // The model-open flow: dialog, progress, cancel, error box, recent list.
 #include "ui/model_loader.h"
 
-#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QMessageBox>
 #include <QMetaObject>
-#include <QPointer>
-#include <QProgressDialog>
+#include <QProgressBar>
+#include <QPushButton>
 
 #include <qcoro/qcorosignal.h>
 
@@ -28,6 +29,26 @@ int overallPermille(const QString& stage, double fraction) {
 
 ModelLoader::ModelLoader(EngineBridge* bridge, ChatDatabase& db, QWidget* window)
     : QObject(window), m_bridge(bridge), m_db(db), m_window(window) {
+  m_progress = new QWidget(window);
+  m_progress->setObjectName(QStringLiteral("loadProgress"));
+  auto* h = new QHBoxLayout(m_progress);
+  h->setContentsMargins(0, 0, 0, 0);
+  m_progressLabel = new QLabel(m_progress);
+  m_progressBar = new QProgressBar(m_progress);
+  m_progressBar->setRange(0, 1000);
+  m_progressBar->setMaximumWidth(220);
+  auto* cancel = new QPushButton(tr("Cancel"), m_progress);
+  cancel->setObjectName(QStringLiteral("cancelLoad"));
+  // The engine thread checks the flag at its next progress report.
+  connect(cancel, &QPushButton::clicked, this, [bridge] { bridge->cancelLoad(); });
+  h->addWidget(m_progressLabel);
+  h->addWidget(m_progressBar);
+  h->addWidget(cancel);
+  m_progress->hide();
+  connect(bridge, &EngineBridge::loadProgress, this, [this](const QString& stage, double fraction) {
+    m_progressLabel->setText(tr("Loading: %1…").arg(stage));
+    m_progressBar->setValue(overallPermille(stage, fraction));
+  });
   // The bridge's outcome signals, re-emitted on this (the UI) thread, where run() awaits them.
   connect(bridge, &EngineBridge::modelLoaded, this, [this](const QString& description) { emit ended(true, description); });
   connect(bridge, &EngineBridge::modelFailed, this, [this](const QString& error) { emit ended(false, error); });
@@ -62,20 +83,10 @@ void ModelLoader::load(const QString& path, const EngineBridge::Config& config) 
 
 QCoro::Task<> ModelLoader::run(QString path, EngineBridge::Config config) {
   m_loading = true;
-  QPointer<QProgressDialog> progress =
-      new QProgressDialog(tr("Loading %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 1000, m_window);
-  progress->setObjectName(QStringLiteral("loadProgress"));
-  progress->setWindowTitle(tr("Opening a model"));
-  progress->setWindowModality(Qt::WindowModal);
-  progress->setMinimumDuration(400);  // a warm small model loads faster than a dialog is worth
-  progress->setAutoClose(false);
-  progress->setAutoReset(false);
-  progress->setValue(0);
-  connect(progress, &QProgressDialog::canceled, this, [bridge = m_bridge] { bridge->cancelLoad(); });
-  connect(m_bridge, &EngineBridge::loadProgress, progress, [progress](const QString& stage, double fraction) {
-    progress->setLabelText(tr("Loading: %1…").arg(stage));
-    progress->setValue(overallPermille(stage, fraction));
-  });
+  m_progressLabel->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+  m_progressBar->setValue(0);
+  m_progress->show();
+  emit loadingChanged(true);
 
   // Connected before the load is queued, so its outcome cannot be missed.
   auto outcome = qCoro(this, &ModelLoader::ended);
@@ -83,11 +94,9 @@ QCoro::Task<> ModelLoader::run(QString path, EngineBridge::Config config) {
   QMetaObject::invokeMethod(m_bridge, [b = m_bridge, path, config] { b->loadModel(path, config); }, Qt::QueuedConnection);
   const auto [ok, message] = co_await std::move(outcome);
 
-  const bool shown = progress && progress->isVisible();
-  delete progress.data();
-  // The dialog was the active window; give activation back so the window's shortcuts work.
-  if (shown) m_window->activateWindow();
+  m_progress->hide();
   m_loading = false;
+  emit loadingChanged(false);
   if (ok) {
     m_currentPath = QFileInfo(path).absoluteFilePath();
     remember(path);

@@ -1,7 +1,8 @@
 #pragma once
 // Opening a model in the app: a file dialog (the model in use, else the default model,
 // preselected), a recent-models list, and the load itself on the engine thread with a
-// progress dialog that can cancel it. A file that fails to load is shown in an error box that
+// progress bar and a Cancel button (for the status bar: a modal dialog would steal the
+// window's activation and run nested event loops from its setValue). A file that fails to load is shown in an error box that
 // names the problem; the model in use stays. The flow is one QCoro coroutine (run()).
 
 #include <QObject>
@@ -13,6 +14,8 @@
 #include "ui/engine_bridge.h"
 
 class ChatDatabase;
+class QLabel;
+class QProgressBar;
 class QWidget;
 
 class ModelLoader : public QObject {
@@ -28,6 +31,7 @@ class ModelLoader : public QObject {
   // The file dialog, then load() on the file chosen.
   void chooseAndLoad(const EngineBridge::Config& config, const QString& defaultPath);
   bool isLoading() const { return m_loading; }
+  QWidget* progressWidget() const { return m_progress; }  // hidden unless loading
   QString currentPath() const { return m_currentPath; }  // the model in use; empty before one
   QStringList recentModels() const;                      // most recent first
 
@@ -36,6 +40,7 @@ class ModelLoader : public QObject {
   // empty when the user cancelled.
   void ended(bool ok, const QString& message);
   void recentModelsChanged();
+  void loadingChanged(bool loading);
   void modelInUse(const QString& path);  // after ended(true, ...): currentPath() is path
 
  private:
@@ -45,6 +50,9 @@ class ModelLoader : public QObject {
   EngineBridge* m_bridge;
   ChatDatabase& m_db;
   QWidget* m_window;
+  QWidget* m_progress;
+  QLabel* m_progressLabel;
+  QProgressBar* m_progressBar;
   bool m_loading = false;
   QString m_currentPath;
 };

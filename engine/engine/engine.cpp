@@ -30,6 +30,7 @@ struct Engine::Live {
   RequestId request = -1;
   int index = 0;
   int num_to_fork = 0;  // n - 1 samples still to fork off once the prompt's logits arrive
+  std::vector<SamplingParams> fork_params;  // per-sample params of those forks (Request::sample_params)
   int num_generated = 0;
   int32_t num_prompt = 0;  // s.tokens[0, num_prompt) are prompt (prefill); later ones generated
   SamplingParams params;
@@ -144,6 +145,10 @@ void Engine::start_request(RequestId id, Request request) {
   const int vocab = model_.config().vocab_size;
   std::string error = request.params.validate();
   if (error.empty() && (request.n < 1 || request.n > 256)) error = "n must be 1 to 256";
+  if (error.empty() && !request.sample_params.empty() && static_cast<int>(request.sample_params.size()) != request.n)
+    error = "sample_params has " + std::to_string(request.sample_params.size()) + " entries for n = " + std::to_string(request.n);
+  for (size_t i = 0; i < request.sample_params.size() && error.empty(); ++i)
+    if (std::string e = request.sample_params[i].validate(); !e.empty()) error = "sample " + std::to_string(i) + ": " + e;
   if (error.empty() && request.prompt.empty()) error = "the prompt is empty";
   for (int32_t t : request.prompt)
     if (error.empty() && (t < 0 || t >= vocab))
@@ -166,10 +171,12 @@ void Engine::start_request(RequestId id, Request request) {
     publish(e);
     return;
   }
-  auto live = std::make_unique<Live>(request.params);
+  auto live = std::make_unique<Live>(request.sample_params.empty() ? request.params : request.sample_params[0]);
   live->s.arrival = next_arrival_++;
   live->request = id;
   live->num_to_fork = request.n - 1;
+  if (!request.sample_params.empty())
+    live->fork_params.assign(request.sample_params.begin() + 1, request.sample_params.end());
   live->num_prompt = static_cast<int32_t>(held.size() + request.prompt.size());
   live->park_when_done = request.park_when_done;
   if (request.continue_seq >= 0) {
@@ -357,6 +364,7 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
   for (int i = 1; i <= live.num_to_fork; ++i) {
     SamplingParams p = live.params;
     p.seed += static_cast<uint64_t>(i);
+    if (!live.fork_params.empty()) p = live.fork_params[static_cast<size_t>(i - 1)];
     SequenceId id;
     {
       std::lock_guard lock(mutex_);
@@ -366,6 +374,7 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
     assert(samplers.back()->index == i);
   }
   live.num_to_fork = 0;
+  live.fork_params.clear();
   for (Live* l : samplers) sample(*l, logits);
 }
 

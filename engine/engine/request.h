@@ -17,6 +17,10 @@ struct Request {
   std::vector<int32_t> prompt;
   SamplingParams params;
   int n = 1;  // parallel samples: the prompt is computed once and forked n ways (seeds seed + i)
+  // Compare with different settings: empty, or n entries, sample i sampling with
+  // sample_params[i] (its own seed, as given) instead of params. The prompt is still computed
+  // once; params is then unused.
+  std::vector<SamplingParams> sample_params;
   // Keep each finished sequence resident (parked) for a next turn or a fork, instead of
   // freeing it; Engine::release() frees it.
   bool park_when_done = false;

@@ -289,6 +289,62 @@ class TestEngineApi : public QObject {
     QCOMPARE(engine.stats().kv.num_used_blocks, 0);
   }
 
+  // Compare with different settings: each sample samples with its own params, the prompt is
+  // still computed once, and a greedy sample equals the same request run alone.
+  void samples_with_their_own_settings_share_one_prefill() {
+    auto run_alone = [&](const SamplingParams& p) {
+      Engine engine(*model_, *backend_, EngineConfig{});
+      Recorder rec;
+      rec.attach(engine);
+      Request r = request("Name a fruit.", 8);
+      r.params = p;
+      const RequestId id = engine.submit(r);
+      while (engine.step()) {}
+      return rec.text(id);
+    };
+    SamplingParams greedy;
+    greedy.max_tokens = 8;
+    greedy.ignore_eos = true;
+    SamplingParams hot = greedy;
+    hot.temperature = 1.5f;
+    hot.seed = 7;
+    hot.max_tokens = 5;
+    SamplingParams cool = greedy;
+    cool.temperature = 0.3f;
+    cool.top_k = 5;
+    cool.seed = 3;
+    cool.max_tokens = 3;
+
+    Engine engine(*model_, *backend_, EngineConfig{});
+    Recorder rec;
+    rec.attach(engine);
+    Request r = request("Name a fruit.", 8);
+    r.n = 3;
+    r.sample_params = {greedy, hot, cool};
+    const RequestId id = engine.submit(r);
+    while (engine.step()) {}
+    QCOMPARE(engine.stats().num_prefill_tokens, static_cast<int64_t>(r.prompt.size()));
+    std::vector<int> tokens(3, 0);
+    std::vector<std::string> texts(3);
+    for (const EngineEvent& e : rec.of(id, EngineEventKind::token)) {
+      ++tokens[static_cast<size_t>(e.index)];
+      texts[static_cast<size_t>(e.index)] += e.text;
+    }
+    for (const EngineEvent& e : rec.of(id, EngineEventKind::finished)) texts[static_cast<size_t>(e.index)] += e.text;
+    QCOMPARE(tokens, (std::vector<int>{8, 5, 3}));  // each sample's own max_tokens
+    QCOMPARE(texts[0], run_alone(greedy));
+    QCOMPARE(texts[1], run_alone(hot));  // own seed, as given (not seed + i)
+    QCOMPARE(texts[2], run_alone(cool));
+
+    // A list that does not match n is refused like any bad request.
+    Request bad = request("Name a fruit.", 4);
+    bad.n = 2;
+    bad.sample_params = {greedy};
+    const RequestId bad_id = engine.submit(bad);
+    engine.step();
+    QCOMPARE(rec.of(bad_id, EngineEventKind::error).size(), size_t{1});
+  }
+
   void a_failed_forward_fails_its_requests_only() {
     FailingBackend failing(*backend_);
     Engine engine(*model_, failing, EngineConfig{});

@@ -6,6 +6,7 @@
 
 #include <QtTest>
 
+#include <QCheckBox>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -111,6 +112,54 @@ class TestMainWindow : public QObject {
     QCOMPARE(chat->messages.size(), 2);
     QCOMPARE(chat->messages[1].content, third);
     QVERIFY(!compare->isVisible());
+  }
+
+  void aCompareWithDifferentSettingsSamplesEachColumnItsWay() {
+    MainWindow w;
+    w.show();
+    PoolFrame last;  // the latest frame: the engine's counters as of its last step
+    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) { last = f; });
+    loaded(w);
+    AppSettings s = w.settings();
+    s.sampling.maxTokens = 10;
+    s.sampling.temperature = 0.0;
+    s.compareColumns[0].temperature = 0.0;  // greedy
+    s.compareColumns[1].temperature = 1.2;
+    s.compareColumns[1].seed = 5;
+    s.compareColumns[2].temperature = 0.8;
+    s.compareColumns[2].topK = 3;
+    s.compareColumns[2].seed = 9;
+    w.applySettings(s);
+    // The greedy reply of the same message, alone, first.
+    w.newChat();
+    w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(1);
+    sendAndWait(w, QStringLiteral("Name a kind of tree."));
+    const QString greedyAlone = w.chat(w.currentChat())->messages.last().content;
+    // Greedy here is exact whatever else is in the batch, so column 1 must say the same.
+    s.sampling.temperature = 0.9;  // the defaults no longer greedy: the column decides
+    w.applySettings(s);
+
+    QTRY_VERIFY_WITH_TIMEOUT(last.stats.num_steps > 0 && last.stats.num_running == 0, 5000);
+    const int64_t prefillBefore = last.stats.num_prefill_tokens;
+    const int64_t stepsBefore = last.stats.num_steps;
+    w.newChat();
+    w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(3);
+    w.findChild<QCheckBox*>(QStringLiteral("varySettings"))->setChecked(true);
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    input->setPlainText(QStringLiteral("Name a kind of tree."));
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(done.wait(120000));
+    auto* compare = w.findChild<CompareView*>(QStringLiteral("compareView"));
+    QCOMPARE(compare->numColumns(), 3);
+    QCOMPARE(compare->titles(), (QStringList{QStringLiteral("greedy"), QStringLiteral("T 1.2 · top-p 0.95 · top-k 40 · seed 5"),
+                                             QStringLiteral("T 0.8 · top-p 0.95 · top-k 3 · seed 9")}));
+    QCOMPARE(compare->text(0), greedyAlone);
+    // The prompt was computed once for the three columns: what the prefix cache did not serve.
+    const ReplyMetrics m = w.sampleMetrics(w.currentChat(), 0);
+    QVERIFY(m.numPromptTokens > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(last.stats.num_steps > stepsBefore && last.stats.num_running == 0, 5000);
+    QCOMPARE(last.stats.num_prefill_tokens - prefillBefore, m.numPromptTokens - m.numCachedPromptTokens);
   }
 
   void chatsComeBackAfterARestart() {
