@@ -46,6 +46,7 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   }
   const QString backend = db.setting(QStringLiteral("engine/backend"), d.backend);
   s.backend = backend == QLatin1String("cuda") ? backend : d.backend;
+  s.teachingPreset = db.setting(QStringLiteral("engine/teaching_preset")) == QLatin1String("1");
   return s;
 }
 
@@ -64,6 +65,7 @@ void AppSettings::save(ChatDatabase& db) const {
   put("engine/threads", threads);
   put("engine/max_context", maxContext);
   db.setSetting(QStringLiteral("engine/backend"), backend);
+  db.setSetting(QStringLiteral("engine/teaching_preset"), teachingPreset ? QStringLiteral("1") : QStringLiteral("0"));
   for (int k = 0; k < kMaxColumns; ++k) {
     const TurnSettings& c = compareColumns[static_cast<size_t>(k)];
     const QString key = QStringLiteral("compare/column%1/").arg(k);
@@ -105,10 +107,16 @@ EngineBridge::Config AppSettings::engineConfig() const {
   c.threads = threads;
   c.maxContext = maxContext;
   c.backend = backend;
+  if (teachingPreset) {
+    c.blockSize = kTeachingBlockSize;
+    c.numBlocks = kTeachingBlocks;
+    c.maxContext = kTeachingContext;
+    c.maxBatchedTokens = kTeachingStepTokens;
+  }
   return c;
 }
 
 bool AppSettings::sameEngine(const AppSettings& o) const {
   return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && maxBatchedTokens == o.maxBatchedTokens &&
-         threads == o.threads && maxContext == o.maxContext && backend == o.backend;
+         threads == o.threads && maxContext == o.maxContext && backend == o.backend && teachingPreset == o.teachingPreset;
 }

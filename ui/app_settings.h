@@ -28,6 +28,10 @@ struct AppSettings {
   int threads = 0;            // 0: all cores
   int maxContext = 2048;      // tokens one chat may hold (capped by the model's)
   QString backend = QStringLiteral("cpu");  // "cpu" or "cuda"
+  // Teaching: paging made visible. While on, the engine runs with kTeaching* below instead of
+  // the block size, pool, context and step budget above (which stay as they were for later).
+  bool teachingPreset = false;
+  static constexpr int kTeachingBlockSize = 4, kTeachingBlocks = 128, kTeachingContext = 256, kTeachingStepTokens = 32;
 
   static AppSettings load(ChatDatabase& db);
   void save(ChatDatabase& db) const;

@@ -217,6 +217,21 @@ void MainWindow::buildKvDock() {
   step->setObjectName(QStringLiteral("stepEngine"));
   step->setToolTip(tr("Run one engine step (while paused)"));
   connect(step, &QAction::triggered, this, &MainWindow::stepEngine);
+  QAction* teaching = engine->addAction(tr("Teaching preset"));
+  teaching->setObjectName(QStringLiteral("teachingPreset"));
+  teaching->setCheckable(true);
+  teaching->setChecked(m_settings.teachingPreset);
+  teaching->setToolTip(tr("Blocks of %1 tokens in a pool of %2, chats of %3 tokens, %4 tokens per step: allocation, sharing, "
+                          "copy-on-write and preemption become visible (reloads the model)")
+                           .arg(AppSettings::kTeachingBlockSize)
+                           .arg(AppSettings::kTeachingBlocks)
+                           .arg(AppSettings::kTeachingContext)
+                           .arg(AppSettings::kTeachingStepTokens));
+  connect(teaching, &QAction::toggled, this, [this](bool on) {
+    AppSettings s = m_settings;
+    s.teachingPreset = on;
+    applySettings(s);
+  });
   buildApiServer(engine);
 }
 

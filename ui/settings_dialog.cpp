@@ -123,8 +123,13 @@ AppSettings SettingsDialog::settings() const {
 }
 
 void SettingsDialog::updateNote() {
-  m_note->setText(settings().sameEngine(m_initial)
-                      ? QString()
-                      : tr("The engine settings changed: OK reloads the model. Replies in progress stop, and each chat's "
-                           "next turn reads its messages again."));
+  QString note = settings().sameEngine(m_initial)
+                     ? QString()
+                     : tr("The engine settings changed: OK reloads the model. Replies in progress stop, and each chat's "
+                          "next turn reads its messages again.");
+  if (m_initial.teachingPreset)
+    note = (note + QStringLiteral(" ") +
+            tr("The teaching preset is on (Engine toolbar): block size, pool, context and tokens per step take effect when it is off."))
+               .trimmed();
+  m_note->setText(note);
 }

@@ -6,6 +6,7 @@
 
 #include <QtTest>
 
+#include <QAction>
 #include <QComboBox>
 #include <QLabel>
 #include <QMenu>
@@ -160,6 +161,18 @@ class TestModelAndSettings : public QObject {
     w.applySettings(s);
     QTest::qWait(300);
     QCOMPARE(ready.size(), 1);
+    ready.clear();
+
+    // The teaching preset: 128 blocks of 4 tokens, 32 tokens a step; off again, the settings
+    // above come back.
+    auto* teaching = w.findChild<QAction*>(QStringLiteral("teachingPreset"));
+    teaching->setChecked(true);
+    QVERIFY(ready.wait(60000));
+    QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.num_blocks, 128, 5000);
+    QCOMPARE(last.stats.kv.block_size, 4);
+    teaching->setChecked(false);
+    QVERIFY(ready.wait(60000));
+    QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.num_blocks, (16 << 20) / 184320, 5000);
 
     MainWindow again;
     QCOMPARE(again.settings().blockSize, 4);
