@@ -259,23 +259,10 @@ void MainWindow::connectBridge() {
     if (!f.lastStepSummary.isEmpty()) m_status->setText(f.lastStepSummary);
   });
   connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString& description, int contextLength) {
+    // The rest happens when the load's flow ends (ModelLoader::modelInUse, below): one place,
+    // after the loader stops blocking turns, whatever order the queued signals arrive in.
     m_contextLength = contextLength;
-    m_modelReady = true;
     m_status->setText(description);
-    m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
-    // A new engine holds nothing: replies in flight on the old one ended with it, and each
-    // chat's next turn reads its messages afresh.
-    for (auto& [id, c] : m_chats) {
-      if (c.replying) {
-        c.replying = false;
-        m_list->setReplying(id, false);
-        save(c);
-      }
-      c.awaitingPick = false;
-      c.contextUsed = 0;
-      onEngine([id = id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
-    }
-    updateControls();
   });
   connect(m_bridge, &EngineBridge::modelLoadCancelled, this, [this] {
     m_status->setText(m_modelReady ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
@@ -612,9 +599,24 @@ void MainWindow::buildFileMenu() {
   m_recentMenu = file->addMenu(tr("Open &recent"));
   m_recentMenu->setObjectName(QStringLiteral("recentModels"));
   connect(m_loader, &ModelLoader::recentModelsChanged, this, &MainWindow::fillRecentMenu);
-  // The load's flow has ended (its progress dialog is gone): the window is the user's again.
+  // The load's flow has ended with a new engine: the window is the user's again.
   connect(m_loader, &ModelLoader::modelInUse, this, [this](const QString& path) {
     setWindowTitle(tr("PagedChat — %1").arg(QFileInfo(path).completeBaseName()));
+    m_modelReady = true;
+    m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
+    // A new engine holds nothing: replies in flight on the old one ended with it, and each
+    // chat's next turn reads its messages afresh.
+    for (auto& [id, c] : m_chats) {
+      if (c.replying) {
+        c.replying = false;
+        m_list->setReplying(id, false);
+        save(c);
+      }
+      c.awaitingPick = false;
+      c.contextUsed = 0;
+      onEngine([id = id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
+    }
+    updateControls();
     m_input->setFocus();
     emit modelReady();
   });

@@ -13,6 +13,7 @@
 #include <QTcpServer>
 
 #include "support/test_env.h"
+#include "support/window_driver.h"
 #include "ui/chat_database.h"
 #include "ui/main_window.h"
 
@@ -39,11 +40,7 @@ class TestAppApiServer : public QObject {
 #ifdef PAGEDCHAT_HAVE_SERVER
   QNetworkAccessManager m_net;
 
-  void loaded(MainWindow& w) {
-    QSignalSpy ready(&w, &MainWindow::modelReady);
-    w.loadModel(m_model, 2);
-    QVERIFY(ready.wait(60000));
-  }
+  void loaded(MainWindow& w) { pagedchat::test::loadAndWait(w, m_model); }
   QString startApi(MainWindow& w) {
     QSignalSpy changed(&w, &MainWindow::apiServerChanged);
     w.setApiPort(0);
@@ -51,13 +48,8 @@ class TestAppApiServer : public QObject {
     if (!changed.wait(10000)) return QString();
     return changed.last().at(0).toString();
   }
-  void sendAndWait(MainWindow& w, const QString& text) {
-    QSignalSpy done(&w, &MainWindow::turnDone);
-    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
-    input->setPlainText(text);
-    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
-    QVERIFY(done.wait(120000));
-  }
+  void sendAndWait(MainWindow& w, const QString& text) { pagedchat::test::sendAndWait(w, text); }
+
   QNetworkReply* post(const QString& url, const QJsonObject& body) {
     QNetworkRequest request{QUrl(url + QStringLiteral("/chat/completions"))};
     request.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));

@@ -16,6 +16,7 @@
 #include <QTreeWidget>
 
 #include "support/test_env.h"
+#include "support/window_driver.h"
 #include "ui/chat_database.h"
 #include "ui/compare_view.h"
 #include "ui/main_window.h"
@@ -24,19 +25,9 @@ class TestMainWindow : public QObject {
   Q_OBJECT
   QString m_model;
 
-  void loaded(MainWindow& w) {
-    QSignalSpy ready(&w, &MainWindow::modelReady);
-    w.loadModel(m_model, 2);
-    QVERIFY(ready.wait(60000));
-  }
-  void sendAndWait(MainWindow& w, const QString& text) {
-    QSignalSpy done(&w, &MainWindow::turnDone);
-    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
-    input->setPlainText(text);
-    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);  // Ctrl+Enter sends
-    QVERIFY(input->toPlainText().isEmpty());
-    QVERIFY(done.wait(120000));
-  }
+  void loaded(MainWindow& w) { pagedchat::test::loadAndWait(w, m_model); }
+  void sendAndWait(MainWindow& w, const QString& text) { pagedchat::test::sendAndWait(w, text); }
+
 
  private slots:
   void initTestCase() {

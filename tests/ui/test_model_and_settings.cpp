@@ -17,6 +17,7 @@
 #include <QStandardPaths>
 
 #include "support/test_env.h"
+#include "support/window_driver.h"
 #include "ui/chat_database.h"
 #include "ui/main_window.h"
 #include "ui/settings_dialog.h"
@@ -26,21 +27,14 @@ class TestModelAndSettings : public QObject {
   QString m_model;
   QString m_data;
 
-  void loaded(MainWindow& w) {
-    QSignalSpy ready(&w, &MainWindow::modelReady);
-    w.loadModel(m_model, 2);
-    QVERIFY(ready.wait(60000));
-  }
+  void loaded(MainWindow& w) { pagedchat::test::loadAndWait(w, m_model); }
   void sendAndWait(MainWindow& w, const QString& text) {
-    QSignalSpy done(&w, &MainWindow::turnDone);
-    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
-    input->setPlainText(text);
-    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
-    QVERIFY(input->toPlainText().isEmpty());
-    QVERIFY(done.wait(120000));
+    pagedchat::test::sendAndWait(w, text);
+    if (QTest::currentTestFailed()) return;
     const ChatRecord* chat = w.chat(w.currentChat());
     QVERIFY(chat && !chat->messages.isEmpty() && !chat->messages.last().content.isEmpty());
   }
+
 
  private slots:
   void initTestCase() {

@@ -1,0 +1,29 @@
+#pragma once
+// Driving a MainWindow as a user would, for the ui suites: load a model and wait until the
+// window is ready; type a message, send it with Ctrl+Enter and wait for the turn to end.
+// QVERIFY inside: a failure ends the calling test (check QTest::currentTestFailed()).
+
+#include <QtTest>
+
+#include <QPlainTextEdit>
+
+#include "ui/main_window.h"
+
+namespace pagedchat::test {
+
+inline void loadAndWait(MainWindow& w, const QString& model) {
+  QSignalSpy ready(&w, &MainWindow::modelReady);
+  w.loadModel(model, 2);
+  QVERIFY(ready.wait(60000));
+}
+
+inline void sendAndWait(MainWindow& w, const QString& text) {
+  QSignalSpy done(&w, &MainWindow::turnDone);
+  auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+  input->setPlainText(text);
+  QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);  // Ctrl+Enter sends
+  QVERIFY(input->toPlainText().isEmpty());
+  QVERIFY(done.wait(120000));
+}
+
+}  // namespace pagedchat::test
