@@ -98,7 +98,9 @@ class MainWindow : public QMainWindow {
   QWidget* buildChatPanel();
   void buildKvDock();
   void buildActions();
+  // ui/main_window_settings.cpp: the File menu, settings, compare columns, the local API.
   void buildApiServer(QToolBar* toolBar);
+  void restoreApiServer();
   void buildFileMenu();
   void fillRecentMenu();
   void connectBridge();
