@@ -52,7 +52,7 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
 #endif
 }
 
-EngineBridge::~EngineBridge() { unload(); }
+EngineBridge::~EngineBridge() { unload(QStringLiteral("the app is closing")); }
 
 pagedchat::SamplingParams EngineBridge::samplingParams(const TurnSettings& settings) {
   pagedchat::SamplingParams p;
@@ -74,13 +74,15 @@ bool EngineBridge::cudaAvailable() {
 #endif
 }
 
-void EngineBridge::unload() {
+void EngineBridge::unload(const QString& why) {
 #ifdef PAGEDCHAT_HAVE_SERVER
-  m_api->detach(QStringLiteral("the model was unloaded: the app is closing"));
+  m_api->detach(QStringLiteral("the model was unloaded: %1").arg(why));
   m_apiSequences.clear();
+#else
+  Q_UNUSED(why);
 #endif
-  m_loaded.reset();
-  m_chats.clear();
+  m_loaded.reset();  // the engine goes before the state its event sink points at
+  m_chats.clear();  // their sequences lived in that engine
   m_requestChat.clear();
   m_pendingForks.clear();
 }
@@ -146,15 +148,8 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
     loaded->engine->subscribe([this](const pagedchat::EngineEvent& e) { onEvent(e); });
     loaded->model = model;
     const int contextLength = config.max_context;
-#ifdef PAGEDCHAT_HAVE_SERVER
-    m_api->detach(QStringLiteral("the model was unloaded: the app loaded another model"));
-    m_apiSequences.clear();
-#endif
-    m_loaded.reset();  // the old engine first: its sink points at this bridge's state
+    unload(QStringLiteral("the app loaded another model"));
     m_loaded = std::move(loaded);
-    m_chats.clear();  // their sequences lived in the engine just replaced
-    m_requestChat.clear();
-    m_pendingForks.clear();
 #ifdef PAGEDCHAT_HAVE_SERVER
     m_api->setModelId(QFileInfo(path).completeBaseName());
     // The router's wake comes from the server's thread: a queued call to our own wake.

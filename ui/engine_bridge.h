@@ -67,7 +67,9 @@ class EngineBridge : public QObject {
   // Builds the model, backend and engine from config aside; only when all of it loaded does
   // it replace what runs (the chats' sequences then start afresh).
   void loadModel(const QString& path, const Config& config);
-  void unload();  // the app is closing: API requests in flight fail, the engine goes
+  // The engine goes (the app closes, or another model replaces it): API requests in flight
+  // fail with `why`, and every chat's sequences are forgotten.
+  void unload(const QString& why);
   // A turn: messages is the whole chat, ending with the user's message. Only what it adds to
   // the chat's parked sequence is computed when it extends what that sequence holds.
   void submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings);
