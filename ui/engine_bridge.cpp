@@ -19,6 +19,7 @@
 
 namespace {
 constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
+#ifdef PAGEDCHAT_HAVE_SERVER
 constexpr int kApiColorIndex = 997;     // the pool view's colour for API requests
 
 // KV events after which the sequence holds a block.
@@ -26,6 +27,7 @@ bool holdsBlocks(pagedchat::KvEventKind k) {
   using K = pagedchat::KvEventKind;
   return k == K::allocate || k == K::share || k == K::cache_hit || k == K::copy_on_write || k == K::swap_in;
 }
+#endif
 
 std::vector<pagedchat::ChatMessage> toEngine(const ChatMessages& messages) {
   std::vector<pagedchat::ChatMessage> chat;

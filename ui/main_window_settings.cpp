@@ -115,8 +115,10 @@ void MainWindow::buildApiServer(QToolBar* toolBar) {
 }
 
 void MainWindow::setApiServerEnabled(bool on) {
+#ifndef PAGEDCHAT_HAVE_SERVER
+  Q_UNUSED(on);
+#else
   if (!m_api) return;
-#ifdef PAGEDCHAT_HAVE_SERVER
   {
     const QSignalBlocker block(m_apiAction);
     m_apiAction->setChecked(on);
