@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <sstream>
+#include <string>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
@@ -18,6 +19,7 @@
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
+#include "engine/quant/panel.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_bench.h"
 
@@ -80,8 +82,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::vector<int32_t> prompt = bench_prompt(*model, prompt_tokens);
 
   if (!json)
-    std::printf("model %s (%.1f MiB of weights per token), SIMD %s\n%8s %10s %14s %10s %14s\n",
+    std::printf("model %s (%.1f MiB of weights per token), SIMD %s, panels %s\n%8s %10s %14s %10s %14s\n",
                 model->config().name.c_str(), model->weights.weight_bytes() / 1048576.0, quant_simd_name(),
+                std::string(panel_kernel_name(default_panel_kernel())).c_str(),
                 "threads", "prompt", "prompt tok/s", "decode", "decode tok/s");
   for (int threads : thread_list) {
     CpuBackend backend(model->weights, threads);

@@ -1,4 +1,4 @@
-// Panels: packing, the scalar reference kernel, and the choice of the AVX2 kernel.
+// Panels: packing, the scalar reference kernel, expansion, and the choice of a SIMD kernel.
 #include "engine/quant/panel.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "engine/quant/panel_blocks.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_avx2.h"
+#include "engine/quant/quant_avx512.h"
 
 namespace pagedchat {
 namespace {
@@ -24,10 +25,7 @@ struct Q4_1Panel {
   static void put(Panel& p, int r, const Row& b) {
     p.d[r] = b.d;
     p.m[r] = b.m;
-    for (int k = 0; k < kQK; ++k) {
-      const int h = k / 16, j = (k % 16) / 4, high = (k / 2) % 2, e = k % 2;
-      p.q[r / 8][j][4 * (r % 8) + 2 * h + e] |= static_cast<uint8_t>(quant_q4_1(b, k) << (4 * high));
-    }
+    for (int c = 0; c < 4; ++c) std::memcpy(&p.q[c][4 * r], b.qs + 4 * c, 4);
   }
 };
 struct Q8_0Panel {
@@ -37,7 +35,7 @@ struct Q8_0Panel {
   static constexpr bool kHasMin = false;
   static void put(Panel& p, int r, const Row& b) {
     p.d[r] = b.d;
-    for (int k = 0; k < kQK; ++k) p.q[r / 8][k / 4][4 * (r % 8) + k % 4] = b.qs[k];
+    for (int c = 0; c < 8; ++c) std::memcpy(&p.q[c][4 * r], b.qs + 4 * c, 4);
   }
 };
 
@@ -48,8 +46,12 @@ void check_panel_type(GgmlType type, int64_t cols) {
   if (cols <= 0 || cols % kQK != 0) fail("a panel row of %lld elements is not whole blocks of 32", static_cast<long long>(cols));
 }
 
-// Q8_0: quads of quants repeated across 32 bytes (Q4_1 has its own layout, panel_blocks.h).
-constexpr int kQ8_0Group = 4;
+void check_kernel(PanelKernel kernel) {
+  for (PanelKernel k : available_panel_kernels())
+    if (k == kernel) return;
+  fail("the %s panel kernel is not available in this build or on this CPU",
+       std::string(panel_kernel_name(kernel)).c_str());
+}
 
 template <typename F>
 void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
@@ -67,6 +69,32 @@ void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* ds
       }
     }
   }
+}
+
+// The AVX2 expansion (panel_blocks.h) in scalar code, for builds without the AVX2 kernel.
+[[maybe_unused]] void expand_avx2_layout(GgmlType weight_type, const void* act_row, int64_t nb, uint8_t* out) {
+  constexpr int kQuad = 4;
+  // Filled as whole 32-bit words, which the compiler turns into a broadcast and a store.
+  auto spread = [&out](const int8_t* quad) {
+    uint32_t lanes[8];
+    std::memcpy(&lanes[0], quad, 4);
+    std::fill_n(lanes + 1, 7, lanes[0]);
+    std::memcpy(out, lanes, 32);
+    out += 32;
+  };
+  if (weight_type == GgmlType::Q4_1) {
+    const auto* y = static_cast<const block_q8_1*>(act_row);
+    float* scales = reinterpret_cast<float*>(out + expanded_q4_1_scales_at(nb));  // d, s per block
+    for (int64_t i = 0; i < nb; ++i) {
+      for (int k = 0; k < kQK; k += kQuad) spread(y[i].qs + k);
+      const float ds[2] = {fp16_to_fp32(y[i].d), fp16_to_fp32(y[i].s)};
+      std::memcpy(scales + 2 * i, ds, sizeof ds);
+    }
+    return;
+  }
+  const auto* y = static_cast<const block_q8_0*>(act_row);
+  for (int64_t i = 0; i < nb; ++i)
+    for (int k = 0; k < kQK; k += kQuad) spread(y[i].qs + k);
 }
 
 template <typename F>
@@ -92,6 +120,33 @@ void reference_dot(int64_t cols, const void* packed, int64_t panel, int64_t num_
 
 }  // namespace
 
+std::vector<PanelKernel> available_panel_kernels() {
+  std::vector<PanelKernel> kernels{PanelKernel::kScalar};
+#if defined(PAGEDCHAT_QUANT_AVX2)
+  static const bool avx2 = quant_avx2::cpu_supported();
+  if (avx2) kernels.push_back(PanelKernel::kAvx2);
+#endif
+#if defined(PAGEDCHAT_QUANT_AVX512)
+  static const bool avx512 = quant_avx512::cpu_supported();
+  if (avx512) kernels.push_back(PanelKernel::kAvx512Vnni);
+#endif
+  return kernels;
+}
+
+PanelKernel default_panel_kernel() {
+  static const PanelKernel fastest = available_panel_kernels().back();
+  return fastest;
+}
+
+std::string_view panel_kernel_name(PanelKernel kernel) {
+  switch (kernel) {
+    case PanelKernel::kScalar: return "scalar";
+    case PanelKernel::kAvx2: return "avx2";
+    case PanelKernel::kAvx512Vnni: return "avx512-vnni";
+  }
+  return "unknown";
+}
+
 bool panel_supported(GgmlType weight_type) {
   return weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q8_0;
 }
@@ -108,51 +163,42 @@ void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t
   pack<Q8_0Panel>(w, row_stride, rows, cols, dst);
 }
 
-size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols) {
+size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
+  check_kernel(kernel);
   const int64_t nb = cols / kQK;
-  if (weight_type == GgmlType::Q4_1) return expanded_q4_1_scales_at(nb) + static_cast<size_t>(nb) * 2 * sizeof(float);
-  return static_cast<size_t>(cols) * (32 / kQ8_0Group);  // 32 bytes per quad
+  switch (kernel) {
+    case PanelKernel::kScalar: return 0;
+    case PanelKernel::kAvx2:
+      return weight_type == GgmlType::Q4_1 ? expanded_q4_1_scales_at(nb) + static_cast<size_t>(nb) * 2 * sizeof(float)
+                                           : static_cast<size_t>(nb) * kExpandedQ4_1Block;
+    case PanelKernel::kAvx512Vnni:
+      return static_cast<size_t>(nb) * (weight_type == GgmlType::Q4_1 ? sizeof(vnni_q8_1_scales) : sizeof(vnni_q8_0_scales));
+  }
+  return 0;
 }
 
-void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst) {
+bool panel_expansion_pays(int64_t num_tokens, PanelKernel kernel) {
+  // AVX2: up to 16 tokens, whose 8x copies (16 rows of 1536 quants: ~390 KB) stay in a core's
+  // L2; a longer prefill chunk reads the compact rows.
+  if (kernel == PanelKernel::kAvx2) return num_tokens <= 16;
+  return kernel == PanelKernel::kAvx512Vnni;
+}
+
+void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
+  check_kernel(kernel);
   const int64_t nb = cols / kQK;
   auto* out = static_cast<uint8_t*>(dst);
-  // Filled as whole 32-bit words, which the compiler turns into a broadcast and a store.
-  auto spread = [&out](uint32_t word) {
-    uint32_t lanes[8];
-    std::fill_n(lanes, 8, word);
-    std::memcpy(out, lanes, 32);
-    out += 32;
-  };
-  if (weight_type == GgmlType::Q4_1) {
+  switch (kernel) {
+    case PanelKernel::kScalar: return;
+    case PanelKernel::kAvx2:
 #if defined(PAGEDCHAT_QUANT_AVX2)
-    static const bool avx2 = quant_avx2::cpu_supported();
-    if (avx2) return quant_avx2::expand_q4_1(act_row, nb, dst);
+      return quant_avx2::expand_for_panels(weight_type, act_row, nb, out);
+#else
+      return expand_avx2_layout(weight_type, act_row, nb, out);
 #endif
-    const auto* y = static_cast<const block_q8_1*>(act_row);
-    float* scales = reinterpret_cast<float*>(out + expanded_q4_1_scales_at(nb));  // d, s per block
-    for (int64_t i = 0; i < nb; ++i) {
-      for (int v = 0; v < 8; ++v) {
-        const int k = 4 * (v / 2) + 2 * (v % 2);  // the pair of half 0; half 1's is 16 further
-        uint16_t first, second;
-        std::memcpy(&first, y[i].qs + k, 2);
-        std::memcpy(&second, y[i].qs + 16 + k, 2);
-        spread(first | static_cast<uint32_t>(second) << 16);
-      }
-      const float ds[2] = {fp16_to_fp32(y[i].d), fp16_to_fp32(y[i].s)};
-      std::memcpy(scales + 2 * i, ds, sizeof ds);
-    }
-    return;
-  }
-  const auto* y = static_cast<const block_q8_0*>(act_row);
-  for (int64_t i = 0; i < nb; ++i) {
-    for (int k = 0; k < kQK; k += kQ8_0Group) {
-      uint32_t quad;
-      std::memcpy(&quad, y[i].qs + k, 4);
-      spread(quad);
-    }
+    case PanelKernel::kAvx512Vnni: return expand_vnni_scales(weight_type, act_row, nb, out);
   }
 }
 
@@ -167,16 +213,53 @@ void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed
 
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride,
-               [[maybe_unused]] const void* expanded) {
+               [[maybe_unused]] const void* expanded, PanelKernel kernel) {
+  check_panel_type(weight_type, cols);
+  check_kernel(kernel);
 #if defined(PAGEDCHAT_QUANT_AVX2)
-  static const bool avx2 = quant_avx2::cpu_supported();
-  if (avx2) {
-    check_panel_type(weight_type, cols);
+  if (kernel == PanelKernel::kAvx2) {
     return quant_avx2::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
-                                 panel_expanded_row_bytes(weight_type, cols), num_tokens, out, out_stride);
+                                 panel_expanded_row_bytes(weight_type, cols, kernel), num_tokens, out, out_stride);
+  }
+#endif
+#if defined(PAGEDCHAT_QUANT_AVX512)
+  if (kernel == PanelKernel::kAvx512Vnni) {
+    // This kernel always reads the scales from expanded rows: a caller without them gets them
+    // made here, for this call.
+    thread_local std::vector<uint8_t> own;
+    if (!expanded) {
+      const size_t eb = panel_expanded_row_bytes(weight_type, cols, kernel);
+      own.resize(eb * static_cast<size_t>(num_tokens));
+      for (int64_t t = 0; t < num_tokens; ++t) {
+        expand_vnni_scales(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, cols / kQK,
+                           own.data() + eb * t);
+      }
+      expanded = own.data();
+    }
+    return quant_avx512::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                   num_tokens, out, out_stride);
   }
 #endif
   reference::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+}
+
+void expand_vnni_scales(GgmlType weight_type, const void* act_row, int64_t num_blocks, void* dst) {
+  auto* out = static_cast<uint8_t*>(dst);
+  if (weight_type == GgmlType::Q4_1) {
+    const auto* y = static_cast<const block_q8_1*>(act_row);
+    for (int64_t i = 0; i < num_blocks; ++i) {
+      const vnni_q8_1_scales v{fp16_to_fp32(y[i].d), fp16_to_fp32(y[i].s)};
+      std::memcpy(out + i * sizeof v, &v, sizeof v);
+    }
+    return;
+  }
+  const auto* y = static_cast<const block_q8_0*>(act_row);
+  for (int64_t i = 0; i < num_blocks; ++i) {
+    int32_t sum = 0;
+    for (int k = 0; k < kQK; ++k) sum += y[i].qs[k];
+    const vnni_q8_0_scales v{fp16_to_fp32(y[i].d), -128 * sum};
+    std::memcpy(out + i * sizeof v, &v, sizeof v);
+  }
 }
 
 }  // namespace pagedchat

@@ -3,10 +3,10 @@
 //
 // A row-major quantized matrix makes every output element its own dot product: each 32-element
 // block is unpacked, multiplied with the activation block, and its 8 partial sums scaled and
-// accumulated, for every row. In a panel the same block of 16 rows is stored interleaved (a few
-// elements of each of 8 rows per 32-byte vector, panel_blocks.h), so one 8-bit multiply
-// instruction serves 8 rows at once against broadcast activations, and the partial sums stay in
-// one integer vector until the block's end. On the machines we measured this is 2-3x the speed
+// accumulated, for every row. In a panel the same block of 16 rows is stored interleaved (4
+// bytes of each row side by side, panel_blocks.h), so one 8-bit multiply instruction serves 8
+// rows (AVX2) or 16 (AVX-512) at once against broadcast activations, and the partial sums stay
+// in one integer vector until the block's end. On the machines we measured this is 2-3x the speed
 // of vec_dot_rows for the same math (see docs/benchmarks.md), for one token as well as for a
 // batch.
 //
@@ -23,6 +23,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "engine/common/ggml_type.h"
 
@@ -37,22 +39,42 @@ size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols);
 // Throws Error for an unsupported type or a cols that splits a block.
 void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst);
 
-// An activation row expanded for panel_dot: each quad of its quants that a multiply takes
-// (Q4_1: a pair from each half of a block, see panel_blocks.h; Q8_0: 4 in a row) repeated
-// across 32 bytes, so the kernel loads what it would otherwise broadcast, and for Q4_1 the
-// block scales as floats. 8x the quants' bytes: worth it for a few tokens (a decode step), not
-// for a long prefill chunk, whose expanded rows would not stay in cache. Results are the same
-// bits either way.
-size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols);
-void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst);
+// The SIMD kernels behind panel_dot. Each gives the reference's bits; they differ in speed and
+// in the expanded rows they read (below).
+enum class PanelKernel {
+  kScalar,      // the reference itself
+  kAvx2,        // AVX2 byte-pair multiplies (vpmaddubsw), 8 rows a vector
+  kAvx512Vnni,  // AVX-512 4-way byte dots (vpdpbusd), 16 rows a vector
+};
+// The kernels this build can run on this CPU, kScalar first and the fastest last.
+std::vector<PanelKernel> available_panel_kernels();
+// The fastest of them: what every function here uses unless told otherwise.
+PanelKernel default_panel_kernel();
+std::string_view panel_kernel_name(PanelKernel kernel);
+
+// An activation row expanded for one kernel's panel_dot (prepared with quantize_activation_row
+// first). kAvx2: each quad of quants that a multiply takes (4 in a row) repeated across 32
+// bytes, so the kernel loads what it would otherwise broadcast, and for Q4_1 the block scales
+// as floats: 8x the quants' bytes, worth it for a few tokens (a decode step) but not for a long
+// prefill chunk, whose expanded rows would not stay in cache. kAvx512Vnni: per block the
+// activation scale as a float and, for Q4_1, the sum term s as a float, for Q8_0 -128 times the
+// quants' sum (the kernel multiplies weights + 128 as unsigned bytes); 8 bytes a block, worth it
+// always. kScalar reads none (0 bytes). Results are the same bits with or without.
+// Throws Error for a kernel that is not available.
+size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel kernel = default_panel_kernel());
+void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst,
+                       PanelKernel kernel = default_panel_kernel());
+// Whether a call with num_tokens activation rows should pass them expanded.
+bool panel_expansion_pays(int64_t num_tokens, PanelKernel kernel = default_panel_kernel());
 
 // For panel p of a packed matrix and each of num_tokens activation rows (prepared with
 // quantize_activation_row for weight_type, act_row_bytes apart): out[t * out_stride + r] =
 // row (16 p + r) . activation t, for r < num_rows (<= 16; the rest of the panel is padding).
-// `expanded`, when given, holds the same rows expanded (panel_expanded_row_bytes apart).
+// `expanded`, when given, holds the same rows expanded for `kernel`
+// (panel_expanded_row_bytes apart).
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride,
-               const void* expanded = nullptr);
+               const void* expanded = nullptr, PanelKernel kernel = default_panel_kernel());
 
 namespace reference {
 // The same, one element at a time in scalar code: the definition the fast path must equal.

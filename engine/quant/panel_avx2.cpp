@@ -1,8 +1,8 @@
 // The AVX2 panel kernels (panel.h): 16 rows x up to 8 (Q4_1) or 4 (Q8_0) tokens per pass.
 //
 // Q4_1: per block, row group (8 rows) and token, 8 byte-pair multiplies (vpmaddubsw) of the
-// panel's nibbles against activation quads (one pair of each half-block per 32-bit lane) give
-// the 8 rows' products in 16-bit lanes, two per row (one per half); they are summed in 16 bits
+// panel's nibbles against activation quads (4 quants in a row per 32-bit lane) give the 8 rows'
+// products in 16-bit lanes, two per row; they are summed in 16 bits
 // (at most 8 * 2 * 15 * 128 = 30720, no overflow) and one vpmaddwd adds each row's two lanes
 // into 32 bits, so there is no per-row reduction at all. The nibble unpacking is shared by
 // all the tokens of a pass. Q8_0: 4 elements per row and lane, widened to 32 bits after every
@@ -58,11 +58,9 @@ static inline void prefetch_ahead(const Block* at) {
 // and whose scales are floats already.
 struct CompactQ8_1 {
   const block_q8_1* y;
-  // The quad v of block i (panel_blocks.h: pair 4 j + 2 n of each half, v = 2 j + n) in all
-  // 8 lanes of 32 bits.
+  // Quants 4 v .. 4 v + 3 of block i in all 8 lanes of 32 bits.
   __m256i quad(int64_t i, int v) const {
-    const int k = 4 * (v / 2) + 2 * (v % 2);
-    return _mm256_set1_epi32(static_cast<int>(load_u16(y[i].qs + k) | uint32_t{load_u16(y[i].qs + 16 + k)} << 16));
+    return _mm256_set1_epi32(static_cast<int>(load_u32(y[i].qs + 4 * v)));
   }
   float d(int64_t i) const { return half_at(&y[i].d); }
   float s(int64_t i) const { return half_at(&y[i].s); }
@@ -109,7 +107,8 @@ void q4_1_mins(int64_t nb, const panel_q4_1* blocks, const Source* src, __m256 (
 static inline void keep_in_register(__m256i& v) { asm("" : "+x"(v)); }
 
 // Q4_1, T tokens per pass over the panel: per block and row group (8 rows), each of the 4
-// packed vectors gives two nibble vectors, and every token multiplies them with its quads,
+// packed vectors gives two nibble vectors (elements 4 j .. 4 j + 3 and 16 + 4 j .. 16 + 4 j + 3
+// of each row), and every token multiplies them with its quads,
 // summing in 16 bits (8 products of at most 2 * 15 * 128 per lane: no overflow); one vpmaddwd
 // then adds each row's two halves into its 32-bit lane. The unpacking is shared by T tokens.
 template <typename Source, int T>
@@ -126,13 +125,13 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Source* src, Out ou
       __m256i s16[T];
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        const __m256i packed = load_256(b.q[g][j]);
+        const __m256i packed = load_256(b.q[j] + 32 * g);
         const __m256i first = _mm256_and_si256(packed, low4);
         const __m256i second = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
-          const __m256i both = _mm256_add_epi16(_mm256_maddubs_epi16(first, src[t].quad(i, 2 * j)),
-                                                _mm256_maddubs_epi16(second, src[t].quad(i, 2 * j + 1)));
+          const __m256i both = _mm256_add_epi16(_mm256_maddubs_epi16(first, src[t].quad(i, j)),
+                                                _mm256_maddubs_epi16(second, src[t].quad(i, 4 + j)));
           s16[t] = j == 0 ? both : _mm256_add_epi16(s16[t], both);
           keep_in_register(s16[t]);
         }
@@ -211,7 +210,7 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* 
       __m256i sum[T];  // int32 sums of rows 8 g .. 8 g + 7
 #pragma GCC unroll 8
       for (int c = 0; c < 8; ++c) {
-        const __m256i w = load_256(b.q[g][c]);
+        const __m256i w = load_256(b.q[c] + 32 * g);
         const __m256i w_abs = _mm256_sign_epi8(w, w);  // -128 stays 128 as unsigned
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
@@ -281,22 +280,27 @@ struct Q8_0Kernel {
 
 }  // namespace
 
-void expand_q4_1(const void* act_row, int64_t nb, void* dst) {
-  const auto* y = static_cast<const block_q8_1*>(act_row);
+void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t nb, void* dst) {
+  // Both activation formats start a block with its quants after 2 (Q8_0) or 4 (Q8_1) bytes.
+  const bool q8_1 = weight_type == GgmlType::Q4_1;
+  const size_t block_bytes = q8_1 ? sizeof(block_q8_1) : sizeof(block_q8_0);
+  const size_t quants_at = q8_1 ? offsetof(block_q8_1, qs) : offsetof(block_q8_0, qs);
+  const auto* in = static_cast<const uint8_t*>(act_row);
   auto* out = static_cast<uint8_t*>(dst);
-  uint8_t* scales = out + expanded_q4_1_scales_at(nb);
   for (int64_t i = 0; i < nb; ++i) {
-    // Word v of each half side by side: quad v is 32-bit word v of these.
-    const __m128i lo = load_128(y[i].qs), hi = load_128(y[i].qs + 16);
-    uint32_t quads[8];
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(quads), _mm_unpacklo_epi16(lo, hi));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(quads + 4), _mm_unpackhi_epi16(lo, hi));
+    const uint8_t* qs = in + i * block_bytes + quants_at;
     for (int v = 0; v < 8; ++v) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * kExpandedQ4_1Block + v * 32),
-                          _mm256_set1_epi32(static_cast<int>(quads[v])));
+                          _mm256_set1_epi32(static_cast<int>(load_u32(qs + 4 * v))));
     }
-    const float ds[2] = {half_at(&y[i].d), half_at(&y[i].s)};
-    std::memcpy(scales + 8 * i, ds, sizeof ds);
+  }
+  if (q8_1) {
+    const auto* y = static_cast<const block_q8_1*>(act_row);
+    uint8_t* scales = out + expanded_q4_1_scales_at(nb);
+    for (int64_t i = 0; i < nb; ++i) {
+      const float ds[2] = {half_at(&y[i].d), half_at(&y[i].s)};
+      std::memcpy(scales + 8 * i, ds, sizeof ds);
+    }
   }
 }
 

@@ -33,8 +33,8 @@ void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens, float* out,
                int64_t out_stride);
-// panel.h's expand_for_panels for Q4_1 (num_blocks blocks).
-void expand_q4_1(const void* act_row, int64_t num_blocks, void* dst);
+// panel.h's expand_for_panels for the AVX2 kernel (num_blocks blocks).
+void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t num_blocks, void* dst);
 
 }  // namespace pagedchat::quant_avx2
 #endif

@@ -107,7 +107,7 @@ std::vector<uint8_t> random_activations(GgmlType type, int64_t n, int64_t num_to
 }  // namespace
 
 double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_tokens, MatmulKernel kernel,
-                      int threads, double min_seconds) {
+                      int threads, PanelKernel panel_kernel, double min_seconds) {
   const bool panels = kernel != MatmulKernel::kRowMajor;
   threads = std::max(1, threads);
   num_rows = (num_rows + kPanelRows - 1) / kPanelRows * kPanelRows;
@@ -122,9 +122,10 @@ double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_to
   const size_t act_bytes = activation_row_size(type, n);
   std::vector<uint8_t> expanded;
   if (kernel == MatmulKernel::kPanelsExpanded) {
-    const size_t eb = panel_expanded_row_bytes(type, n);
+    const size_t eb = panel_expanded_row_bytes(type, n, panel_kernel);
     expanded.resize(eb * static_cast<size_t>(num_tokens));
-    for (int64_t t = 0; t < num_tokens; ++t) expand_for_panels(type, act.data() + act_bytes * t, n, expanded.data() + eb * t);
+    for (int64_t t = 0; t < num_tokens; ++t)
+      expand_for_panels(type, act.data() + act_bytes * t, n, expanded.data() + eb * t, panel_kernel);
   }
   std::vector<float> out(static_cast<size_t>(num_rows * num_tokens));
   // As cpu_matmul does: per task of 16 rows, every token.
@@ -132,7 +133,7 @@ double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_to
     for (int64_t r = begin; r < end; r += kPanelRows) {
       if (panels) {
         panel_dot(type, n, packed.data(), r / kPanelRows, kPanelRows, act.data(), act_bytes, num_tokens,
-                  out.data() + r, num_rows, expanded.empty() ? nullptr : expanded.data());
+                  out.data() + r, num_rows, expanded.empty() ? nullptr : expanded.data(), panel_kernel);
       } else {
         for (int64_t t = 0; t < num_tokens; ++t) {
           vec_dot_rows(type, n, matrix.data() + r * row_bytes, row_bytes, kPanelRows, act.data() + act_bytes * t,
@@ -180,21 +181,31 @@ std::string run_quant_bench(int threads) {
                        static_cast<long long>(cols), hot, cold);
     }
   }
+  // Each SIMD panel kernel, compact and expanded; ratios to row-major (vec_dot_rows).
+  std::vector<PanelKernel> kernels = available_panel_kernels();
+  kernels.erase(kernels.begin());  // the scalar reference: not a contender
   report += format("\nmatmul kernels: GMAC/s, %d thread(s), a ~256 KB matrix (cache-hot), 16 rows per task;\n"
-                   "panels with compact and with expanded activations; ratios to row-major\n", threads);
-  report += format("%-6s %6s %6s %10s %10s %10s %8s %8s\n", "type", "n", "tokens", "row-major", "panels", "expanded",
-                   "ratio", "ratio");
+                   "panels with compact (c) and expanded (x) activations; ratios to row-major\n", threads);
+  report += format("%-6s %6s %6s %10s", "type", "n", "tokens", "row-major");
+  for (PanelKernel k : kernels) {
+    const std::string name(panel_kernel_name(k));
+    report += format(" %13s %13s %8s", (name + " c").c_str(), (name + " x").c_str(), "ratio x");
+  }
+  report += "\n";
   for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0}) {
     for (int64_t n : {int64_t{576}, int64_t{1536}}) {
       const int64_t rows = (256 << 10) / static_cast<int64_t>(ggml_row_size(type, n));
-      for (int64_t tokens : {int64_t{1}, int64_t{16}}) {
-        const double row_major = measure_matmul(type, n, rows, tokens, MatmulKernel::kRowMajor, threads);
-        const double panels = measure_matmul(type, n, rows, tokens, MatmulKernel::kPanels, threads);
-        const double expanded = measure_matmul(type, n, rows, tokens, MatmulKernel::kPanelsExpanded, threads);
-        report += format("%-6s %6lld %6lld %10.1f %10.1f %10.1f %7.2fx %7.2fx\n",
-                         std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str(), static_cast<long long>(n),
-                         static_cast<long long>(tokens), row_major, panels, expanded, panels / row_major,
-                         expanded / row_major);
+      for (int64_t tokens : {int64_t{1}, int64_t{8}, int64_t{16}}) {
+        const double row_major =
+            measure_matmul(type, n, rows, tokens, MatmulKernel::kRowMajor, threads, PanelKernel::kScalar);
+        report += format("%-6s %6lld %6lld %10.1f", std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str(),
+                         static_cast<long long>(n), static_cast<long long>(tokens), row_major);
+        for (PanelKernel k : kernels) {
+          const double compact = measure_matmul(type, n, rows, tokens, MatmulKernel::kPanels, threads, k);
+          const double expanded = measure_matmul(type, n, rows, tokens, MatmulKernel::kPanelsExpanded, threads, k);
+          report += format(" %13.1f %13.1f %7.2fx", compact, expanded, expanded / row_major);
+        }
+        report += "\n";
       }
     }
   }

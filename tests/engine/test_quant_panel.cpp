@@ -4,6 +4,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -56,17 +57,26 @@ std::vector<uint8_t> pack(GgmlType type, const std::vector<uint8_t>& m, int64_t 
   return packed;
 }
 
-enum class Kernel { kReference, kFast, kFastExpanded };
+// How multiply() runs the panels: the scalar reference, or a SIMD kernel with the activations
+// compact or expanded for it.
+struct Kernel {
+  bool reference = false;
+  PanelKernel simd = PanelKernel::kScalar;
+  bool expanded = false;
+};
+constexpr Kernel kReference{true};
 
 // out[t * rows + r] for the whole matrix, panel by panel, tokens_per_call tokens at a time.
 std::vector<float> multiply(Kernel kernel, GgmlType type, const std::vector<uint8_t>& packed, int64_t rows,
                             int64_t cols, const std::vector<uint8_t>& act, int64_t num_tokens,
                             int64_t tokens_per_call) {
   const size_t row_bytes = activation_row_size(type, cols);
-  const size_t expanded_bytes = panel_expanded_row_bytes(type, cols);
+  const size_t expanded_bytes = kernel.reference ? 0 : panel_expanded_row_bytes(type, cols, kernel.simd);
   std::vector<uint8_t> expanded(expanded_bytes * static_cast<size_t>(num_tokens));
-  for (int64_t t = 0; t < num_tokens; ++t)
-    expand_for_panels(type, act.data() + row_bytes * t, cols, expanded.data() + expanded_bytes * t);
+  if (kernel.expanded) {
+    for (int64_t t = 0; t < num_tokens; ++t)
+      expand_for_panels(type, act.data() + row_bytes * t, cols, expanded.data() + expanded_bytes * t, kernel.simd);
+  }
   std::vector<float> out(static_cast<size_t>(rows * num_tokens), NAN);
   for (int64_t p = 0; p * kPanelRows < rows; ++p) {
     const int64_t n = std::min(kPanelRows, rows - p * kPanelRows);
@@ -74,16 +84,29 @@ std::vector<float> multiply(Kernel kernel, GgmlType type, const std::vector<uint
       const int64_t nt = std::min(tokens_per_call, num_tokens - t0);
       const uint8_t* a = act.data() + row_bytes * t0;
       float* o = out.data() + t0 * rows + p * kPanelRows;
-      switch (kernel) {
-        case Kernel::kReference: reference::panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows); break;
-        case Kernel::kFast: panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows); break;
-        case Kernel::kFastExpanded:
-          panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows, expanded.data() + expanded_bytes * t0);
-          break;
+      if (kernel.reference) {
+        reference::panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows);
+      } else {
+        const uint8_t* e = kernel.expanded ? expanded.data() + expanded_bytes * t0 : nullptr;
+        panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows, e, kernel.simd);
       }
     }
   }
   return out;
+}
+
+// Every SIMD kernel this machine runs, each with compact and with expanded activations.
+std::vector<Kernel> simd_kernels() {
+  std::vector<Kernel> kernels;
+  for (PanelKernel k : available_panel_kernels()) {
+    kernels.push_back({false, k, false});
+    kernels.push_back({false, k, true});
+  }
+  return kernels;
+}
+
+QString kernel_name(const Kernel& k) {
+  return QString("%1 %2").arg(panel_kernel_name(k.simd).data(), k.expanded ? "expanded" : "compact");
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -149,13 +172,13 @@ class TestQuantPanel : public QObject {
     std::mt19937 rng(static_cast<uint32_t>(rows * 7 + cols + tokens + type));
     const auto packed = pack(t, random_matrix(t, rows, cols, rng), rows, cols);
     const auto act = random_activations(t, tokens, cols, rng);
-    const auto expected = multiply(Kernel::kReference, t, packed, rows, cols, act, tokens, tokens);
-    // Whatever else the call holds (one token per call, a few, or all at once: the kernels take
-    // 8, 4, 2 or 1 per pass), with the activations compact or expanded.
-    for (Kernel k : {Kernel::kFast, Kernel::kFastExpanded}) {
+    const auto expected = multiply(kReference, t, packed, rows, cols, act, tokens, tokens);
+    // Every kernel, whatever else the call holds (one token per call, a few, or all at once:
+    // the kernels take 8, 4, 2 or 1 per pass), with the activations compact or expanded.
+    for (const Kernel& k : simd_kernels()) {
       for (int64_t per_call : {int64_t{tokens}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{8}, int64_t{15}})
         QVERIFY2(same_bits(multiply(k, t, packed, rows, cols, act, tokens, per_call), expected),
-                 qPrintable(QString("%1 tokens per call").arg(per_call)));
+                 qPrintable(QString("%1, %2 tokens per call").arg(kernel_name(k)).arg(per_call)));
     }
   }
 
@@ -172,7 +195,7 @@ class TestQuantPanel : public QObject {
     const auto packed = pack(t, m, rows, cols);
     const auto act = random_activations(t, tokens, cols, rng);
     const size_t act_bytes = activation_row_size(t, cols), row_bytes = ggml_row_size(t, cols);
-    const auto got = multiply(Kernel::kFast, t, packed, rows, cols, act, tokens, tokens);
+    const auto got = multiply({false, default_panel_kernel(), true}, t, packed, rows, cols, act, tokens, tokens);
     for (int64_t k = 0; k < tokens; ++k) {
       for (int64_t r = 0; r < rows; ++r) {
         const float want = reference::vec_dot(t, cols, m.data() + row_bytes * r, act.data() + act_bytes * k);
@@ -180,6 +203,27 @@ class TestQuantPanel : public QObject {
         QVERIFY2(std::abs(got[k * rows + r] - want) <= 1e-5f * (1.0f + std::abs(want)),
                  qPrintable(QString("row %1 token %2: %3 vs %4").arg(r).arg(k).arg(got[k * rows + r]).arg(want)));
       }
+    }
+  }
+
+  // The kernel list follows the CPU, so a build that silently lost a kernel fails here rather
+  // than running the slower one unnoticed (and its bit-for-bit test with it).
+  void kernelsFollowTheCpu() {
+    const std::vector<PanelKernel> kernels = available_panel_kernels();
+    QCOMPARE(kernels.front(), PanelKernel::kScalar);
+    QCOMPARE(default_panel_kernel(), kernels.back());
+    auto has = [&](PanelKernel k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    QCOMPARE(has(PanelKernel::kAvx2), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                                          __builtin_cpu_supports("f16c"));
+    QCOMPARE(has(PanelKernel::kAvx512Vnni),
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                 __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("f16c"));
+#endif
+    for (PanelKernel k : {PanelKernel::kAvx2, PanelKernel::kAvx512Vnni}) {
+      if (has(k)) continue;
+      QVERIFY_THROWS_EXCEPTION(Error, panel_expanded_row_bytes(GgmlType::Q4_1, 32, k));
     }
   }
 

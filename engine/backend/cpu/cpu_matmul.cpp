@@ -13,9 +13,6 @@ namespace {
 // large enough that one task's weights (~6-20 KB) are reused across every token of a prefill.
 constexpr int64_t kRowsPerTask = kPanelRows;
 constexpr int64_t kStreamingMaxTokens = 4;
-// Up to this many tokens, panel matmuls read expanded activations (16x the quants: 16 tokens of
-// a 1536-wide row take ~390 KB, about what one core's L2 holds); beyond, the compact rows.
-constexpr int64_t kExpandedMaxTokens = 16;
 }  // namespace
 
 void PreparedActivations::prepare(const float* x, int64_t num_rows, int64_t cols) {
@@ -93,7 +90,7 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
   int64_t num_tasks = 0;
   for (const MatmulJob& j : jobs) {
     const uint8_t* expanded =
-        j.packed && num_rows <= kExpandedMaxTokens ? x.expanded_for(j.w->type, pool) : nullptr;
+        j.packed && panel_expansion_pays(num_rows) ? x.expanded_for(j.w->type, pool) : nullptr;
     plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), expanded, num_tasks});
     num_tasks += (j.w->rows + kRowsPerTask - 1) / kRowsPerTask;
   }

@@ -1,0 +1,212 @@
+// The AVX-512 VNNI panel kernels (panel.h): one vector holds a panel's 16 rows, up to 8 tokens
+// per pass.
+//
+// Per block and token, a 4-way byte dot (vpdpbusd: unsigned x signed bytes, 4 products added
+// into each 32-bit lane) of a panel vector against a broadcast activation quad adds 4 elements
+// of all 16 rows into their own lanes, so a block is 8 such instructions into one integer
+// vector per token, exact, with nothing to widen or reduce. Q4_1: the 4 panel vectors give the
+// low and high nibbles (unsigned, 0..15). Q8_0: the weights are signed, so the kernel flips
+// their sign bit (w + 128, unsigned) and starts the sum at -128 x the activation quants' sum,
+// precomputed per block in the expanded row. The float math per lane is panel.h's, in its
+// order, so every lane equals the scalar reference bit for bit.
+
+#include "engine/quant/quant_avx512.h"
+
+#include <cstring>
+
+#include "engine/quant/panel_blocks.h"
+
+#if defined(PAGEDCHAT_QUANT_AVX512)
+// AVX-512 code generation from here on only: the inline functions of the headers above must
+// stay as the rest of the build compiles them, since the linker keeps one copy of each.
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+// GCC 12's AVX-512 header makes its "undefined" vectors from themselves, which
+// -Wmaybe-uninitialized reports at every inlined conversion (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace pagedchat::quant_avx512 {
+namespace {
+
+constexpr int kRows = 16;       // panel.h's kPanelRows: one 512-bit vector of 32-bit lanes
+constexpr int kMaxTokens = 8;   // per pass: 8 integer sums and 8 float sums in 32 registers
+
+static inline uint32_t load_u32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+// Quants q[0..3] in all 16 lanes (the compiler folds it into the dot's memory operand).
+static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
+// 16 fp16 values as floats.
+static inline __m512 halves(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Asks for the block kPrefetchBlocks ahead (of this panel, or past its end: the next panel,
+// which the matmul's next task usually reads; a prefetch never faults). A decode step reads
+// every weight once, from memory, and two threads taking panels in turn break the stream the
+// hardware prefetcher would follow.
+constexpr int kPrefetchBlocks = 4;
+template <typename Block>
+static inline void prefetch_ahead(const Block* at) {
+  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
+  for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
+
+template <typename Act, typename Scales>
+struct Tokens {
+  const Act* y[kMaxTokens];           // compact rows: the quants
+  const Scales* scales[kMaxTokens];   // expanded rows
+};
+
+// Q4_1, T tokens per pass; the minimum terms in their own pass afterwards, as in panel.h.
+template <int T>
+void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Tokens<block_q8_1, vnni_q8_1_scales>& tok, float* out,
+                 int64_t out_stride, __mmask16 rows) {
+  // With few tokens each sum is a chain of dependent dots; two chains per token hide latency.
+  constexpr int kChains = T < 4 ? 2 : 1;
+  __m512 acc[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  for (int64_t i = 0; i < nb; ++i) {
+    const panel_q4_1& b = blocks[i];
+    prefetch_ahead(blocks + i);
+    __m512i sum[T][kChains];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+      for (int k = 0; k < kChains; ++k) sum[t][k] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const __m512i packed = _mm512_loadu_si512(b.q[c]);
+      const __m512i low = _mm512_and_si512(packed, low4);
+      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low4);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const int8_t* q = tok.y[t][i].qs;
+        sum[t][0] = _mm512_dpbusd_epi32(sum[t][0], low, quad(q + 4 * c));
+        sum[t][kChains - 1] = _mm512_dpbusd_epi32(sum[t][kChains - 1], high, quad(q + 16 + 4 * c));
+      }
+    }
+    const __m512 d_w = halves(b.d);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m512i s = kChains == 2 ? _mm512_add_epi32(sum[t][0], sum[t][kChains - 1]) : sum[t][0];
+      const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tok.scales[t][i].d));
+      acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(s), acc[t]);
+    }
+  }
+  __m512 min[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) min[t] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const __m512 m_w = halves(blocks[i].m);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) min[t] = _mm512_fmadd_ps(m_w, _mm512_set1_ps(tok.scales[t][i].s), min[t]);
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, _mm512_add_ps(acc[t], min[t]));
+}
+
+// Q8_0, T tokens per pass.
+template <int T>
+void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const Tokens<block_q8_0, vnni_q8_0_scales>& tok, float* out,
+                 int64_t out_stride, __mmask16 rows) {
+  constexpr int kChains = T < 4 ? 2 : 1;
+  __m512 acc[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t i = 0; i < nb; ++i) {
+    const panel_q8_0& b = blocks[i];
+    prefetch_ahead(blocks + i);
+    __m512i sum[T][kChains];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      sum[t][0] = _mm512_set1_epi32(tok.scales[t][i].offset);
+      if constexpr (kChains == 2) sum[t][1] = _mm512_setzero_si512();
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(b.q[c]), sign);  // w + 128 as unsigned
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        __m512i& s = sum[t][c % kChains];
+        s = _mm512_dpbusd_epi32(s, w, quad(tok.y[t][i].qs + 4 * c));
+      }
+    }
+    const __m512 d_w = halves(b.d);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m512i s = kChains == 2 ? _mm512_add_epi32(sum[t][0], sum[t][kChains - 1]) : sum[t][0];
+      const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tok.scales[t][i].d));
+      acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(s), acc[t]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
+}
+
+template <typename Panel, typename Act, typename Scales, typename Run>
+void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                 size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride,
+                 const Run& run) {
+  const int64_t nb = cols / kQK;
+  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
+  const auto* a = static_cast<const uint8_t*>(act);
+  const size_t scales_bytes = static_cast<size_t>(nb) * sizeof(Scales);
+  const auto* x = static_cast<const uint8_t*>(expanded);
+  const auto rows = static_cast<__mmask16>((1u << num_rows) - 1);
+  for (int64_t t0 = 0; t0 < num_tokens;) {
+    const int64_t left = num_tokens - t0;
+    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    Tokens<Act, Scales> tok;
+    for (int t = 0; t < n; ++t) {
+      tok.y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
+      tok.scales[t] = reinterpret_cast<const Scales*>(x + (t0 + t) * scales_bytes);
+    }
+    run(n, nb, blocks, tok, out + t0 * out_stride, out_stride, rows);
+    t0 += n;
+  }
+}
+
+}  // namespace
+
+bool cpu_supported() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("f16c");
+}
+
+void panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+               size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride) {
+  static_assert(kRows == 16, "a panel is one vector of 16 lanes");
+  if (type == GgmlType::Q4_1) {
+    using Tok = Tokens<block_q8_1, vnni_q8_1_scales>;
+    return over_tokens<panel_q4_1, block_q8_1, vnni_q8_1_scales>(
+        cols, packed, panel, num_rows, act, act_row_bytes, expanded, num_tokens, out, out_stride,
+        [](int n, int64_t nb, const panel_q4_1* b, const Tok& tok, float* o, int64_t stride, __mmask16 rows) {
+          switch (n) {
+            case 8: return q4_1_tokens<8>(nb, b, tok, o, stride, rows);
+            case 4: return q4_1_tokens<4>(nb, b, tok, o, stride, rows);
+            case 2: return q4_1_tokens<2>(nb, b, tok, o, stride, rows);
+            default: return q4_1_tokens<1>(nb, b, tok, o, stride, rows);
+          }
+        });
+  }
+  using Tok = Tokens<block_q8_0, vnni_q8_0_scales>;
+  over_tokens<panel_q8_0, block_q8_0, vnni_q8_0_scales>(
+      cols, packed, panel, num_rows, act, act_row_bytes, expanded, num_tokens, out, out_stride,
+      [](int n, int64_t nb, const panel_q8_0* b, const Tok& tok, float* o, int64_t stride, __mmask16 rows) {
+        switch (n) {
+          case 8: return q8_0_tokens<8>(nb, b, tok, o, stride, rows);
+          case 4: return q8_0_tokens<4>(nb, b, tok, o, stride, rows);
+          case 2: return q8_0_tokens<2>(nb, b, tok, o, stride, rows);
+          default: return q8_0_tokens<1>(nb, b, tok, o, stride, rows);
+        }
+      });
+}
+
+}  // namespace pagedchat::quant_avx512
+#endif
