@@ -9,9 +9,10 @@
 
 namespace pagedchat::cpu {
 namespace {
-// Weight rows per task (one panel): small enough to balance 2-16 threads on 576-row matrices,
-// large enough that one task's weights (~6-20 KB) are reused across every token of a prefill.
-constexpr int64_t kRowsPerTask = kPanelRows;
+// Weight rows of one panel_dot call (one panel), whose weights (~6-20 KB) are reused across every
+// token of a prefill while in cache.
+constexpr int64_t kRowsPerCall = kPanelRows;
+constexpr int64_t kTasksPerThread = 8;
 constexpr int64_t kStreamingMaxTokens = 4;
 }  // namespace
 
@@ -86,13 +87,21 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     const uint8_t* expanded;  // null: compact activations
     int64_t first_task;
   };
+  // A task is a run of consecutive panels (16 rows each) of one matrix: few enough tasks that
+  // handing them out costs little (each is an atomic on a line both cores write), and each a
+  // contiguous stretch of weights that the hardware prefetcher follows; enough per thread
+  // (kTasksPerThread) that a thread the OS delays leaves little of the matmul to wait for.
+  int64_t num_panels = 0;
+  for (const MatmulJob& j : jobs) num_panels += (j.w->rows + kRowsPerCall - 1) / kRowsPerCall;
+  const int64_t panels_per_task = std::max<int64_t>(1, num_panels / (int64_t{pool.num_threads()} * kTasksPerThread));
   std::vector<Plan> plans;
   int64_t num_tasks = 0;
   for (const MatmulJob& j : jobs) {
     const uint8_t* expanded =
         j.packed && panel_expansion_pays(num_rows) ? x.expanded_for(j.w->type, pool) : nullptr;
     plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), expanded, num_tasks});
-    num_tasks += (j.w->rows + kRowsPerTask - 1) / kRowsPerTask;
+    const int64_t panels = (j.w->rows + kRowsPerCall - 1) / kRowsPerCall;
+    num_tasks += (panels + panels_per_task - 1) / panels_per_task;
   }
   // A step of a few tokens reads each weight once, from memory; a long prefill chunk reads a
   // task's rows again for every token, from cache.
@@ -102,16 +111,19 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     while (plans[p].first_task > task) --p;
     const Plan& plan = plans[p];
     const WeightMatrix& w = *plan.job->w;
-    int64_t row0 = (task - plan.first_task) * kRowsPerTask;
-    int64_t rows = std::min(kRowsPerTask, w.rows - row0);
-    if (const PackedMatrix* packed = plan.job->packed) {
-      panel_dot(w.type, w.cols, packed->bytes.data(), row0 / kPanelRows, rows, plan.act, plan.act_row_bytes, num_rows,
-                plan.job->y + row0, plan.job->y_stride, plan.expanded);
-      return;
-    }
-    for (int64_t t = 0; t < num_rows; ++t) {
-      vec_dot_rows(w.type, w.cols, w.row(row0), w.row_bytes, rows, plan.act + plan.act_row_bytes * t,
-                   plan.job->y + t * plan.job->y_stride + row0, access);
+    const int64_t first_row = (task - plan.first_task) * panels_per_task * kRowsPerCall;
+    const int64_t end_row = std::min(w.rows, first_row + panels_per_task * kRowsPerCall);
+    for (int64_t row0 = first_row; row0 < end_row; row0 += kRowsPerCall) {
+      const int64_t rows = std::min(kRowsPerCall, w.rows - row0);
+      if (const PackedMatrix* packed = plan.job->packed) {
+        panel_dot(w.type, w.cols, packed->bytes.data(), row0 / kPanelRows, rows, plan.act, plan.act_row_bytes,
+                  num_rows, plan.job->y + row0, plan.job->y_stride, plan.expanded);
+        continue;
+      }
+      for (int64_t t = 0; t < num_rows; ++t) {
+        vec_dot_rows(w.type, w.cols, w.row(row0), w.row_bytes, rows, plan.act + plan.act_row_bytes * t,
+                     plan.job->y + t * plan.job->y_stride + row0, access);
+      }
     }
   });
 }
