@@ -47,7 +47,8 @@ void check_panel_type(GgmlType type, int64_t cols) {
 }
 
 void check_kernel(PanelKernel kernel) {
-  for (PanelKernel k : available_panel_kernels())
+  static const std::vector<PanelKernel> available = available_panel_kernels();  // checked per call
+  for (PanelKernel k : available)
     if (k == kernel) return;
   fail("the %s panel kernel is not available in this build or on this CPU",
        std::string(panel_kernel_name(kernel)).c_str());
