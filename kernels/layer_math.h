@@ -7,12 +7,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "engine/common/exp_approx.h"
 #include "engine/common/float16.h"  // PC_HOST_DEVICE
 
 namespace pagedchat::kernels {
 
 // SwiGLU: silu(gate) * up, as cpu::swiglu.
-PC_HOST_DEVICE inline float silu_mul(float gate, float up) { return gate / (1.0f + expf(-gate)) * up; }
+PC_HOST_DEVICE inline float silu_mul(float gate, float up) { return silu_mul_approx(gate, up); }
 
 // RMSNorm's scale from the row's sum of squares, as cpu::rms_norm: out = x * scale * weight.
 PC_HOST_DEVICE inline float rms_scale(float sum_sq, int32_t n, float eps) {

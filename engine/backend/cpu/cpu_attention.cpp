@@ -75,11 +75,10 @@ void paged_attention(const ForwardBatch& batch, const KvPool& kv, int layer, con
     }
     for (int g = 0; g < group; ++g) {
       float* sg = scores.data() + static_cast<size_t>(g) * ctx;
+      for (int j = 0; j < ctx; ++j) sg[j] -= max_score[g];
+      exp_inplace(sg, ctx);
       float sum = 0.0f;
-      for (int j = 0; j < ctx; ++j) {
-        sg[j] = std::exp(sg[j] - max_score[g]);
-        sum += sg[j];
-      }
+      for (int j = 0; j < ctx; ++j) sum += sg[j];
       const float inv = 1.0f / sum;
       for (int j = 0; j < ctx; ++j) sg[j] *= inv;
     }

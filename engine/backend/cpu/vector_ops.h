@@ -8,6 +8,9 @@
 #include <immintrin.h>
 #define PC_VEC_AVX2 1
 #endif
+#if defined(__AVX512F__)
+#define PC_VEC_AVX512 1
+#endif
 
 namespace pagedchat::cpu {
 
@@ -44,8 +47,11 @@ inline void axpy_f32(float a, const float* x, float* y, int64_t n) {
 }
 // out = x / rms(x) * weight
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps);
-// x[i] = silu(gate[i]) * up[i], written over gate
+// x[i] = silu(gate[i]) * up[i], written over gate (exp by exp_approx: the same bits as the
+// scalar silu_mul_approx, and as the CUDA kernel)
 void swiglu(float* gate, const float* up, int64_t n);
+// x[i] = exp_approx(x[i]), vectorized
+void exp_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);
 
 }  // namespace pagedchat::cpu
