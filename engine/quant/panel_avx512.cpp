@@ -60,6 +60,18 @@ struct Tokens {
   const Scales* scales[kMaxTokens];   // expanded rows
 };
 
+// panel.h's per-block step for T tokens: acc += (d_w * d_a) * float(the block's integer sum),
+// the sum being split over Chains registers.
+template <int T, int Chains, typename Tok>
+static inline void add_block(__m512 (&acc)[T], __m512i (&sum)[T][Chains], __m512 d_w, const Tok& tok, int64_t i) {
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    const __m512i s = Chains == 2 ? _mm512_add_epi32(sum[t][0], sum[t][Chains - 1]) : sum[t][0];
+    const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tok.scales[t][i].d));
+    acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(s), acc[t]);
+  }
+}
+
 // Q4_1, T tokens per pass; the minimum terms in their own pass afterwards, as in panel.h.
 template <int T>
 void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Tokens<block_q8_1, vnni_q8_1_scales>& tok, float* out,
@@ -89,13 +101,7 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Tokens<block_q8_1, 
         sum[t][kChains - 1] = _mm512_dpbusd_epi32(sum[t][kChains - 1], high, quad(q + 16 + 4 * c));
       }
     }
-    const __m512 d_w = halves(b.d);
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      const __m512i s = kChains == 2 ? _mm512_add_epi32(sum[t][0], sum[t][kChains - 1]) : sum[t][0];
-      const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tok.scales[t][i].d));
-      acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(s), acc[t]);
-    }
+    add_block<T, kChains>(acc, sum, halves(b.d), tok, i);
   }
   __m512 min[T];
 #pragma GCC unroll 8
@@ -136,13 +142,7 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const Tokens<block_q8_0, 
         s = _mm512_dpbusd_epi32(s, w, quad(tok.y[t][i].qs + 4 * c));
       }
     }
-    const __m512 d_w = halves(b.d);
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      const __m512i s = kChains == 2 ? _mm512_add_epi32(sum[t][0], sum[t][kChains - 1]) : sum[t][0];
-      const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tok.scales[t][i].d));
-      acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(s), acc[t]);
-    }
+    add_block<T, kChains>(acc, sum, halves(b.d), tok, i);
   }
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
