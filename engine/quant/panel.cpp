@@ -72,30 +72,18 @@ void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* ds
   }
 }
 
-// The AVX2 expansion (panel_blocks.h) in scalar code, for builds without the AVX2 kernel.
-[[maybe_unused]] void expand_avx2_layout(GgmlType weight_type, const void* act_row, int64_t nb, uint8_t* out) {
-  constexpr int kQuad = 4;
-  // Filled as whole 32-bit words, which the compiler turns into a broadcast and a store.
-  auto spread = [&out](const int8_t* quad) {
-    uint32_t lanes[8];
-    std::memcpy(&lanes[0], quad, 4);
-    std::fill_n(lanes + 1, 7, lanes[0]);
-    std::memcpy(out, lanes, 32);
-    out += 32;
-  };
-  if (weight_type == GgmlType::Q4_1) {
-    const auto* y = static_cast<const block_q8_1*>(act_row);
-    float* scales = reinterpret_cast<float*>(out + expanded_q4_1_scales_at(nb));  // d, s per block
-    for (int64_t i = 0; i < nb; ++i) {
-      for (int k = 0; k < kQK; k += kQuad) spread(y[i].qs + k);
-      const float ds[2] = {fp16_to_fp32(y[i].d), fp16_to_fp32(y[i].s)};
-      std::memcpy(scales + 2 * i, ds, sizeof ds);
-    }
-    return;
+// Bytes of an expanded row of num_blocks blocks for `kernel` (panel.h); type and kernel checked.
+size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel kernel) {
+  const auto nb = static_cast<size_t>(num_blocks);
+  switch (kernel) {
+    case PanelKernel::kScalar: return 0;
+    case PanelKernel::kAvx2:
+      return weight_type == GgmlType::Q4_1 ? expanded_q4_1_scales_at(num_blocks) + nb * 2 * sizeof(float)
+                                           : nb * kExpandedQ4_1Block;
+    case PanelKernel::kAvx512Vnni:
+      return nb * (weight_type == GgmlType::Q4_1 ? sizeof(vnni_q8_1_scales) : sizeof(vnni_q8_0_scales));
   }
-  const auto* y = static_cast<const block_q8_0*>(act_row);
-  for (int64_t i = 0; i < nb; ++i)
-    for (int k = 0; k < kQK; k += kQuad) spread(y[i].qs + k);
+  return 0;
 }
 
 template <typename F>
@@ -167,16 +155,7 @@ void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t
 size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
   check_kernel(kernel);
-  const int64_t nb = cols / kQK;
-  switch (kernel) {
-    case PanelKernel::kScalar: return 0;
-    case PanelKernel::kAvx2:
-      return weight_type == GgmlType::Q4_1 ? expanded_q4_1_scales_at(nb) + static_cast<size_t>(nb) * 2 * sizeof(float)
-                                           : static_cast<size_t>(nb) * kExpandedQ4_1Block;
-    case PanelKernel::kAvx512Vnni:
-      return static_cast<size_t>(nb) * (weight_type == GgmlType::Q4_1 ? sizeof(vnni_q8_1_scales) : sizeof(vnni_q8_0_scales));
-  }
-  return 0;
+  return expanded_row_bytes(weight_type, cols / kQK, kernel);
 }
 
 bool panel_expansion_pays(int64_t num_tokens, PanelKernel kernel) {
@@ -193,11 +172,11 @@ void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, 
   auto* out = static_cast<uint8_t*>(dst);
   switch (kernel) {
     case PanelKernel::kScalar: return;
-    case PanelKernel::kAvx2:
+    case PanelKernel::kAvx2:  // available only where the AVX2 kernel is compiled in
 #if defined(PAGEDCHAT_QUANT_AVX2)
       return quant_avx2::expand_for_panels(weight_type, act_row, nb, out);
 #else
-      return expand_avx2_layout(weight_type, act_row, nb, out);
+      return;
 #endif
     case PanelKernel::kAvx512Vnni: return expand_vnni_scales(weight_type, act_row, nb, out);
   }
@@ -220,16 +199,16 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 #if defined(PAGEDCHAT_QUANT_AVX2)
   if (kernel == PanelKernel::kAvx2) {
     return quant_avx2::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
-                                 panel_expanded_row_bytes(weight_type, cols, kernel), num_tokens, out, out_stride);
+                                 expanded_row_bytes(weight_type, cols / kQK, kernel), num_tokens, out, out_stride);
   }
 #endif
 #if defined(PAGEDCHAT_QUANT_AVX512)
   if (kernel == PanelKernel::kAvx512Vnni) {
     // This kernel always reads the scales from expanded rows: a caller without them gets them
     // made here, for this call.
-    thread_local std::vector<uint8_t> own;
     if (!expanded) {
-      const size_t eb = panel_expanded_row_bytes(weight_type, cols, kernel);
+      thread_local std::vector<uint8_t> own;
+      const size_t eb = expanded_row_bytes(weight_type, cols / kQK, kernel);
       own.resize(eb * static_cast<size_t>(num_tokens));
       for (int64_t t = 0; t < num_tokens; ++t) {
         expand_vnni_scales(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, cols / kQK,

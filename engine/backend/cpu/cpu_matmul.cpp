@@ -91,8 +91,9 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
   // handing them out costs little (each is an atomic on a line both cores write), and each a
   // contiguous stretch of weights that the hardware prefetcher follows; enough per thread
   // (kTasksPerThread) that a thread the OS delays leaves little of the matmul to wait for.
+  auto panels_of = [](const MatmulJob& j) { return (j.w->rows + kRowsPerCall - 1) / kRowsPerCall; };
   int64_t num_panels = 0;
-  for (const MatmulJob& j : jobs) num_panels += (j.w->rows + kRowsPerCall - 1) / kRowsPerCall;
+  for (const MatmulJob& j : jobs) num_panels += panels_of(j);
   const int64_t panels_per_task = std::max<int64_t>(1, num_panels / (int64_t{pool.num_threads()} * kTasksPerThread));
   std::vector<Plan> plans;
   int64_t num_tasks = 0;
@@ -100,8 +101,7 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     const uint8_t* expanded =
         j.packed && panel_expansion_pays(num_rows) ? x.expanded_for(j.w->type, pool) : nullptr;
     plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), expanded, num_tasks});
-    const int64_t panels = (j.w->rows + kRowsPerCall - 1) / kRowsPerCall;
-    num_tasks += (panels + panels_per_task - 1) / panels_per_task;
+    num_tasks += (panels_of(j) + panels_per_task - 1) / panels_per_task;
   }
   // A step of a few tokens reads each weight once, from memory; a long prefill chunk reads a
   // task's rows again for every token, from cache.
