@@ -15,6 +15,7 @@ class GgufFile;
 struct ChatMessage {
   std::string role;  // "system", "user" or "assistant"
   std::string content;
+  bool operator==(const ChatMessage&) const = default;
 };
 
 class ChatTemplate {

@@ -68,7 +68,11 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
     EngineEvent ev;
     ev.kind = EngineEventKind::kv;
     ev.seq = e.seq;
-    if (auto it = live_.find(e.seq); it != live_.end()) ev.request = it->second->request;
+    if (auto it = live_.find(e.seq); it != live_.end()) {
+      ev.request = it->second->request;
+      RequestCount& count = requests_[ev.request];
+      if (e.kind == KvEventKind::cache_hit && !count.sampled) ++count.num_cache_hit_blocks;
+    }
     ev.kv = e;
     publish(ev);
   });
@@ -121,8 +125,18 @@ EngineStats Engine::stats() const {
   s.num_running = scheduler_.num_running();
   s.num_swapped = scheduler_.num_swapped();
   s.num_parked = static_cast<int32_t>(parked_.size());
-  s.kv = kv_.stats(backend_.kv_shape().block_bytes(sizeof(float)));
+  s.kv = kv_.stats(backend_.kv_shape().block_bytes(backend_.kv_element_bytes()));
   return s;
+}
+
+std::optional<SequenceView> Engine::sequence(SequenceId seq) const {
+  if (!kv_.has_sequence(seq)) return std::nullopt;
+  std::span<const int32_t> table = kv_.block_table(seq);
+  return SequenceView{kv_.state(seq), kv_.num_tokens(seq), {table.begin(), table.end()}};
+}
+
+std::vector<int32_t> Engine::stored_tokens(SequenceId seq) const {
+  return kv_.has_sequence(seq) ? kv_.stored_tokens(seq) : std::vector<int32_t>{};
 }
 
 void Engine::apply_commands() {
@@ -168,6 +182,7 @@ void Engine::start_request(RequestId id, Request request) {
     e.kind = EngineEventKind::error;
     e.request = id;
     e.reason = "request " + std::to_string(id) + ": " + error;
+    e.request_done = true;
     publish(e);
     return;
   }
@@ -195,7 +210,7 @@ void Engine::start_request(RequestId id, Request request) {
     live->s.tokens = std::move(request.prompt);
   }
   if (!live->s.in_kv) scheduler_.add_waiting(&live->s);
-  requests_[id] = {1, 1};
+  requests_[id] = {1, 1, 0, false};
   live_.emplace(live->s.id, std::move(live));
 }
 
@@ -382,6 +397,8 @@ void Engine::sample(Live& live, std::span<const float> logits) {
   const Tokenizer& tok = *model_.tokenizer;
   int32_t next = live.sampler.sample(logits, live.s.tokens);
   ++counters_.num_generated;
+  RequestCount& count = requests_[live.request];
+  count.sampled = true;
   if (!live.params.ignore_eos && tok.is_eog(next)) return finish(live, "stop");
   live.s.tokens.push_back(next);
   ++live.num_generated;
@@ -392,6 +409,7 @@ void Engine::sample(Live& live, std::span<const float> logits) {
   e.index = live.index;
   e.token = next;
   e.text = live.text.push(tok.token_to_piece(next));
+  e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
   if (live.params.num_logprobs >= 0) {
     TokenLogprobs lp = token_logprobs(logits, next, live.params.num_logprobs);
     e.logprob = lp.logprob;
@@ -421,7 +439,10 @@ void Engine::finish(Live& live, const char* reason) {
   } else if (live.s.in_kv) {
     kv_.free(live.s.id);
   }
-  if (--requests_[live.request].num_live == 0) requests_.erase(live.request);
+  RequestCount& count = requests_[live.request];
+  e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
+  e.request_done = --count.num_live == 0;
+  if (e.request_done) requests_.erase(live.request);
   SequenceId id = live.s.id;
   publish(e);
   live_.erase(id);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -27,6 +28,12 @@ struct EngineConfig {
   int32_t max_batched_tokens = 512;  // tokens per step
   int32_t max_num_seqs = 64;         // running sequences
   int32_t max_context = 0;           // 0: the model's context length
+};
+
+struct SequenceView {
+  SequenceState state = SequenceState::running;
+  int32_t num_stored = 0;            // tokens whose K/V the pool holds
+  std::vector<int32_t> block_table;  // [num blocks] logical -> physical block (host ids while swapped)
 };
 
 struct EngineStats {
@@ -75,6 +82,14 @@ class Engine {
   bool has_work() const;
   KvSnapshot snapshot() const { return kv_.snapshot(); }
   EngineStats stats() const;
+  // What a client may read of one resident sequence (a parked chat's, a running sample's):
+  // nothing when the KV manager holds no such sequence (finished, released, reclaimed).
+  std::optional<SequenceView> sequence(SequenceId seq) const;
+  std::vector<int32_t> stored_tokens(SequenceId seq) const;  // empty when not resident
+  int32_t block_size() const { return config_.block_size; }
+  int32_t max_context() const { return config_.max_context; }
+  // The KV manager itself, for the engine's own tests (invariants after every operation);
+  // clients read through the queries above, so the KV manager's API can change under them.
   const KvManager& kv() const { return kv_; }
 
  private:
@@ -108,6 +123,8 @@ class Engine {
   struct RequestCount {
     int num_live = 0;     // sequences still generating; the entry goes when it reaches 0
     int num_samples = 0;  // indices given out: the next sample (n > 1 or a fork) gets this one
+    int64_t num_cache_hit_blocks = 0;  // prefix-cache hits before its first sampled token
+    bool sampled = false;              // a token was sampled (later hits are not prompt reuse)
   };
   std::unordered_map<RequestId, RequestCount> requests_;
   std::unordered_set<SequenceId> parked_;

@@ -32,6 +32,15 @@ struct EngineEvent {
   std::string text;
   std::string reason;    // finished: why; error: the message
   bool parked = false;
+  // The request's last event: its last sequence finished, or the error that refused it. Exactly
+  // one per submitted request, so a client waits for it rather than for n finished events (a
+  // failed request may end without one for each of its n samples: the error came before they
+  // were forked).
+  bool request_done = false;
+  // token and finished events: prompt tokens of the request the prefix cache served (its
+  // cache-hit blocks before its first sampled token, times the block size; later hits are a
+  // preempted sequence finding its own blocks again, not prompt reuse).
+  int64_t num_cached_prompt_tokens = 0;
   KvEvent kv;
   // token events of a request that asked for them (SamplingParams::num_logprobs >= 0):
   // log-probability of `token` and the most likely tokens, most likely first.

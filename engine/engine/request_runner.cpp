@@ -1,85 +1,57 @@
 // The synchronous client of the engine: submit, step until the request's end, collect.
 #include "engine/engine/request_runner.h"
 
-#include <chrono>
-
 #include "engine/common/error.h"
 
 namespace pagedchat {
 
-RequestRunner::RequestRunner(Engine& engine) : engine_(engine) {
-  engine_.subscribe([this](const EngineEvent& e) { on_event(e); });
-}
-
-void RequestRunner::on_event(const EngineEvent& e) {
-  if (!current_ || e.request != current_->id || e.kind == EngineEventKind::kv) return;
-  auto emit_text = [&](const std::string& text) {
-    if (text.empty()) return;
-    current_->text += text;
-    if (on_text_ && *on_text_) (*on_text_)(text);
-  };
-  switch (e.kind) {
-    case EngineEventKind::token:
-      if (!first_token_seen_) {
-        first_token_seen_ = true;
-        first_token_at_ = clock_();
-      }
-      current_->seq = e.seq;
-      current_->tokens.push_back(e.token);
-      emit_text(e.text);
-      break;
-    case EngineEventKind::finished:
-      current_->seq = e.seq;
-      current_->finish_reason = e.reason;
-      current_->parked = e.parked;
-      emit_text(e.text);
-      ended_ = true;
-      break;
-    case EngineEventKind::error:
-      // A refused request ends here (no finished event follows); a failed step's finished
-      // event ("error") comes within the same step.
-      current_->error = e.reason;
-      current_->finish_reason = "error";
-      ended_ = true;
-      break;
-    case EngineEventKind::kv: break;
-  }
-  if (ended_ && ended_at_ == 0.0) ended_at_ = clock_();
-}
+RequestRunner::RequestRunner(Engine& engine) : engine_(engine), tracker_(engine) {}
 
 RequestRun RequestRunner::run(Request request, const std::function<void(std::string_view)>& on_text,
                               const std::function<bool()>& should_abort) {
   if (request.n != 1) fail("RequestRunner runs one sample (n = 1), not %d", request.n);
-  if (current_) fail("RequestRunner::run is not reentrant");
+  if (running_) fail("RequestRunner::run is not reentrant");
+  running_ = true;
   RequestRun run;
-  const auto t0 = std::chrono::steady_clock::now();
-  clock_ = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  current_ = &run;
-  on_text_ = &on_text;
-  ended_ = first_token_seen_ = false;
-  first_token_at_ = ended_at_ = 0.0;
   const int64_t prefilled_before = engine_.stats().num_prefill_tokens;
   run.id = engine_.submit(std::move(request));
-  bool abort_sent = false;
-  while (!ended_) {
+  tracker_.track(run.id, 1);
+  bool abort_sent = false, ended = false, went_idle = false;
+  while (!ended) {
     if (!abort_sent && should_abort && should_abort()) {
       engine_.abort(run.id);
       abort_sent = true;
     }
-    if (!engine_.step() && !ended_) {
-      // Nothing left to do and no end event: the engine lost the request (our bug).
-      run.error = "the engine went idle before request " + std::to_string(run.id) + " ended";
-      run.finish_reason = "error";
-      ended_at_ = clock_();
+    const bool more = engine_.step();
+    for (const RequestUpdate& u : tracker_.take_updates()) {
+      if (on_text)
+        for (const EngineEvent& e : u.events)
+          if (!e.text.empty()) on_text(e.text);
+      ended = ended || u.done;
+    }
+    if (!more && !ended) {
+      went_idle = true;  // nothing left to do and no end event: the engine lost the request (our bug)
       break;
     }
   }
-  current_ = nullptr;
-  on_text_ = nullptr;
+  running_ = false;
+  RequestOutput out = tracker_.take_output(run.id);
+  const SampleOutput& s = out.samples[0];
+  run.seq = s.seq;
+  run.tokens = s.tokens;
+  run.text = s.text;
+  run.finish_reason = out.ok() ? s.finish_reason : "error";
+  run.error = out.error;
+  run.parked = s.parked;
+  if (went_idle) {
+    run.error = "the engine went idle before request " + std::to_string(run.id) + " ended";
+    run.finish_reason = "error";
+    out.done_at = s.last_token_at;
+  }
   run.num_prompt_tokens = engine_.stats().num_prefill_tokens - prefilled_before;
-  if (!first_token_seen_) first_token_at_ = ended_at_;
-  run.prompt_seconds = first_token_at_;
-  run.decode_seconds = ended_at_ - first_token_at_;
+  const double first = s.first_token_at >= 0 ? s.first_token_at : out.done_at;
+  run.prompt_seconds = first;
+  run.decode_seconds = out.done_at - first;
   return run;
 }
 

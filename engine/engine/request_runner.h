@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/engine/engine.h"
+#include "engine/engine/request_tracker.h"
 
 namespace pagedchat {
 
@@ -31,8 +32,8 @@ struct RequestRun {
 
 class RequestRunner {
  public:
-  // Subscribes to the engine's events (an engine cannot unsubscribe, so the runner must
-  // outlive every later step() of the engine).
+  // Subscribes to the engine's events through its RequestTracker (an engine cannot
+  // unsubscribe, so the runner must outlive every later step() of the engine).
   explicit RequestRunner(Engine& engine);
   RequestRunner(const RequestRunner&) = delete;
   RequestRunner& operator=(const RequestRunner&) = delete;
@@ -46,16 +47,9 @@ class RequestRunner {
   Engine& engine() { return engine_; }
 
  private:
-  void on_event(const EngineEvent& e);
-
   Engine& engine_;
-  // The run in progress (null between runs) and what on_event needs of it.
-  RequestRun* current_ = nullptr;
-  const std::function<void(std::string_view)>* on_text_ = nullptr;
-  bool ended_ = false;
-  bool first_token_seen_ = false;
-  double first_token_at_ = 0.0, ended_at_ = 0.0;  // seconds since the submit
-  std::function<double()> clock_;
+  RequestTracker tracker_;
+  bool running_ = false;
 };
 
 }  // namespace pagedchat

@@ -24,6 +24,7 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   void allocate_kv(const KvCacheShape& shape) override;
   const KvCacheShape& kv_shape() const override { return kv_.shape(); }
+  int kv_element_bytes() const override { return sizeof(float); }  // f32 K and V
   void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   void allocate_host_kv(int num_blocks) override;

@@ -1,0 +1,94 @@
+#pragma once
+// One chat's hold on the engine between its turns: the parked sequence, the messages it holds
+// (the last one the reply as it was generated) and its tokens (the last sampled one included,
+// which the engine stores only when the next turn appends it); a compare turn's samples, kept
+// parked until one is picked; and the fork of a finished chat, which shares every block.
+// So a next turn appends only what it adds (chat_continuation), and whether a fork can share
+// blocks is decided here, where the sequence's state is known, and nowhere else.
+//
+// Engine thread only (it reads the engine's sequences); Qt-free. The owner submits the
+// request a turn plans, tracks it (RequestTracker) and hands the done output back.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/chat/chat_template.h"
+#include "engine/engine/engine.h"
+#include "engine/engine/request_tracker.h"
+
+namespace pagedchat {
+
+struct Model;
+
+class ChatSession {
+ public:
+  struct Turn {
+    Request request;                     // park_when_done; continue_seq when it appends
+    std::vector<int32_t> prompt_tokens;  // what the sequence holds when the reply begins
+    int64_t num_submitted = 0;           // prompt tokens submitted (appended, or the whole chat)
+    std::vector<ChatMessage> messages;   // the chat the turn answers
+  };
+
+  // The next turn of `chat` (the whole chat, ending where the reply begins): the prompt appends
+  // to the parked sequence when `chat` extends what it holds, else it is the whole chat (the
+  // prefix cache serving what it can) and the held sequence is released. Sampling and n are
+  // the caller's to set on the request. A compare left unpicked must be picked first.
+  Turn plan_turn(Engine& engine, const Model& model, std::vector<ChatMessage> chat);
+  // The planned turn was submitted as request `id`; the held sequence is the request's now.
+  void turn_started(RequestId id, Turn turn);
+  RequestId request() const { return in_flight_ ? in_flight_->request : -1; }
+
+  // The turn's request is done. One sample, parked: the chat holds it for the next turn.
+  // Several: they stay parked until pick(). A failed turn releases what it parked. Returns the
+  // tokens the chat holds for the model now (its context used; 0 when it holds nothing).
+  int turn_ended(Engine& engine, const RequestOutput& output);
+  bool awaiting_pick() const { return unpicked_.has_value(); }
+  // The chat continues with sample `index` of the unpicked compare (clamped); the others are
+  // released.
+  void pick(Engine& engine, int index);
+
+  // Forks this chat into `child` (which lets go of what it held) when this chat holds a parked
+  // sequence, has no turn in flight or unpicked, and `child_chat` is what it holds (empty: the
+  // chat as held): the child then shares every block (copy-on-write; nothing computed) and the
+  // new sequence's id is returned. Else -1: the child holds nothing, and its first turn reads
+  // its chat whole through the prefix cache.
+  SequenceId fork_into(Engine& engine, ChatSession& child, const std::vector<ChatMessage>& child_chat) const;
+  // The engine refused the fork (the parent went away meanwhile): the child holds nothing.
+  void fork_refused() { forget(); }
+
+  // Everything the chat holds is freed (the chat is gone); a turn in flight is aborted.
+  void release(Engine& engine);
+  // The engine went away with everything in it: hold nothing, free nothing.
+  void forget();
+
+  // Tokens the chat holds for the model (0: nothing parked).
+  int context_used() const { return static_cast<int>(held_tokens_.size()); }
+  SequenceId held_sequence() const { return held_seq_; }
+  // The sequences of this chat the engine holds: the parked one and an unpicked compare's.
+  std::vector<SequenceId> sequences() const;
+
+ private:
+  struct InFlight {
+    RequestId request = -1;
+    std::vector<ChatMessage> messages;   // the chat the turn answers
+    std::vector<int32_t> prompt_tokens;  // Turn::prompt_tokens
+  };
+  struct Unpicked {
+    std::vector<ChatMessage> messages;
+    std::vector<int32_t> prompt_tokens;
+    std::vector<SampleOutput> samples;
+  };
+
+  void hold(SequenceId seq, std::vector<ChatMessage> messages, std::vector<int32_t> prompt_tokens, const SampleOutput& reply);
+  void release_held(Engine& engine);
+  void release_unpicked(Engine& engine, int keep);
+
+  SequenceId held_seq_ = -1;
+  std::vector<ChatMessage> held_messages_;
+  std::vector<int32_t> held_tokens_;
+  std::optional<InFlight> in_flight_;
+  std::optional<Unpicked> unpicked_;
+};
+
+}  // namespace pagedchat
