@@ -37,9 +37,9 @@ void CompletionSession::start(pagedchat::RequestId id) {
     for (size_t i = 0; i < m_choices.size(); ++i) sendEvent(chunkJson(m_head, static_cast<int>(i), QString(), true, QString()));
 }
 
-void CompletionSession::onUpdate(const RequestUpdate& update) {
+void CompletionSession::onUpdate(const pagedchat::RequestUpdate& update) {
   if (m_ended) return;
-  m_numCachedTokens = std::min(update.numCachedPromptTokens, std::max<int64_t>(m_numPromptTokens - 1, 0));
+  m_numCachedTokens = std::min(update.num_cached_prompt_tokens, std::max<int64_t>(m_numPromptTokens - 1, 0));
   for (const pagedchat::EngineEvent& e : update.events) {
     const QString text = QString::fromStdString(e.text);
     switch (e.kind) {

@@ -17,8 +17,10 @@
 
 class QTcpSocket;
 class RequestRouter;
-struct RequestUpdate;
 struct ServerCounters;
+namespace pagedchat {
+struct RequestUpdate;
+}
 
 class CompletionSession : public QObject {
   Q_OBJECT
@@ -28,7 +30,7 @@ class CompletionSession : public QObject {
 
   // The engine accepted the request: a stream sends its headers and the role chunks now.
   void start(pagedchat::RequestId id);
-  void onUpdate(const RequestUpdate& update);
+  void onUpdate(const pagedchat::RequestUpdate& update);
 
  private:
   void onDisconnected();

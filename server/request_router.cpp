@@ -19,7 +19,9 @@ void RequestRouter::attach(std::shared_ptr<const pagedchat::Model> model, pagedc
     attachment = ++m_attachment;
   }
   engine.subscribe([this, attachment](const pagedchat::EngineEvent& e) {
-    if (attachment == m_attachment) onEvent(e);  // m_attachment only changes on this thread
+    if (attachment != m_attachment) return;  // m_attachment only changes on this thread
+    std::lock_guard lock(m_mutex);
+    m_tracker.on_event(e);
   });
 }
 
@@ -48,6 +50,11 @@ void RequestRouter::failAll(const QString& message) {
 bool RequestRouter::owns(pagedchat::RequestId id) const {
   std::lock_guard lock(m_mutex);
   return m_routes.count(id) > 0;
+}
+
+pagedchat::RequestId RequestRouter::requestOf(pagedchat::SequenceId seq) const {
+  std::lock_guard lock(m_mutex);
+  return m_tracker.request_of(seq);
 }
 
 bool RequestRouter::isLoaded() const {
@@ -81,10 +88,8 @@ pagedchat::RequestId RequestRouter::submit(pagedchat::Request request, QObject* 
     if (!m_engine || static_cast<int>(m_routes.size()) >= m_maxActive) return -1;
     const int n = request.n;
     id = m_engine->submit(std::move(request));
-    Route& r = m_routes[id];
-    r.context = context;
-    r.listener = std::move(listener);
-    r.numSamples = n;
+    m_routes[id] = {context, std::move(listener)};
+    m_tracker.track(id, n);
     wake = m_wake;
   }
   wake();
@@ -112,6 +117,7 @@ void RequestRouter::abandon(QObject* context) {
         continue;
       }
       if (m_engine) m_engine->abort(it->first);
+      m_tracker.forget(it->first);
       it = m_routes.erase(it);
     }
     wake = m_wake;
@@ -130,53 +136,23 @@ int RequestRouter::numActive() const {
   return static_cast<int>(m_routes.size());
 }
 
-void RequestRouter::onEvent(const pagedchat::EngineEvent& e) {
-  using Kind = pagedchat::EngineEventKind;
-  std::lock_guard lock(m_mutex);
-  auto it = m_routes.find(e.request);
-  if (e.request < 0 || it == m_routes.end()) return;
-  Route& r = it->second;
-  switch (e.kind) {
-    case Kind::kv:
-      // A prompt block found in the prefix cache. Counted until the first token only: later
-      // hits are a preempted sequence finding its own blocks again, not prompt reuse.
-      if (e.kv.kind == pagedchat::KvEventKind::cache_hit && !r.sawToken) ++r.numCacheHitBlocks;
-      return;
-    case Kind::token: r.sawToken = true; break;
-    case Kind::finished: ++r.numFinished; break;
-    case Kind::error: r.failed = true; break;
-  }
-  r.pending.events.push_back(e);
-}
-
 void RequestRouter::deliverLocked() {
   if (m_engine) m_stats = m_engine->stats();
-  const int64_t blockSize = m_stats.kv.block_size;
-  for (auto it = m_routes.begin(); it != m_routes.end();) {
-    Route& r = it->second;
-    // A failed request may end without a finished event for every sample (the error came
-    // before its samples were forked), so an error ends the route too.
-    const bool done = r.failed || r.numFinished >= r.numSamples;
-    if (!r.pending.events.empty() || done) {
-      RequestUpdate update = std::exchange(r.pending, {});
-      update.done = done;
-      update.numCachedPromptTokens = r.numCacheHitBlocks * blockSize;
-      QMetaObject::invokeMethod(r.context, [listener = r.listener, update = std::move(update)] { listener(update); },
-                                Qt::QueuedConnection);
-    }
-    if (done) it = m_routes.erase(it);
-    else ++it;
+  for (RequestUpdate& update : m_tracker.take_updates()) {
+    auto it = m_routes.find(update.id);
+    if (it == m_routes.end()) continue;
+    const bool done = update.done;
+    QMetaObject::invokeMethod(it->second.context, [listener = it->second.listener, update = std::move(update)] { listener(update); },
+                              Qt::QueuedConnection);
+    if (!done) continue;
+    m_tracker.forget(it->first);
+    m_routes.erase(it);
   }
 }
 
 void RequestRouter::failAllLocked(const std::string& message) {
-  for (auto& [id, r] : m_routes) {
-    pagedchat::EngineEvent e;
-    e.kind = pagedchat::EngineEventKind::error;
-    e.request = id;
-    e.reason = "request " + std::to_string(id) + ": " + message;
-    r.pending.events.push_back(e);
-    r.failed = true;
+  for (const auto& [id, r] : m_routes) {
+    m_tracker.fail(id, message);
     if (m_engine) m_engine->abort(id);
   }
 }

@@ -19,17 +19,15 @@
 #include <vector>
 
 #include "engine/engine/engine.h"
+#include "engine/engine/request_tracker.h"
 
 namespace pagedchat {
 struct Model;
 }
 
-// What a request's owner receives after each step that concerned it.
-struct RequestUpdate {
-  std::vector<pagedchat::EngineEvent> events;  // token, finished and error events, in order
-  int64_t numCachedPromptTokens = 0;           // prompt tokens the prefix cache served so far
-  bool done = false;                           // the last update of the request
-};
+// What a request's owner receives after each step that concerned it: the request tracker's
+// update (its token, finished and error events, the prefix cache's figure, done).
+using RequestUpdate = pagedchat::RequestUpdate;
 
 class RequestRouter {
  public:
@@ -47,6 +45,8 @@ class RequestRouter {
   void afterStep();                       // delivers what the step produced
   void failAll(const QString& message);   // every request in flight fails (a step threw)
   bool owns(pagedchat::RequestId id) const;  // a request of the API, not of the app's chats
+  // The API request a sequence belongs to while it runs (-1: none): the pool view's label.
+  pagedchat::RequestId requestOf(pagedchat::SequenceId seq) const;
 
   // --- Any thread ----------------------------------------------------------------------
   bool isLoaded() const;
@@ -72,15 +72,8 @@ class RequestRouter {
   struct Route {
     QObject* context = nullptr;
     Listener listener;
-    int numSamples = 1;
-    int numFinished = 0;
-    bool failed = false;
-    bool sawToken = false;
-    int64_t numCacheHitBlocks = 0;
-    RequestUpdate pending;
   };
 
-  void onEvent(const pagedchat::EngineEvent& e);  // engine thread, inside step()
   void deliverLocked();
   void failAllLocked(const std::string& message);
 
@@ -92,5 +85,6 @@ class RequestRouter {
   QString m_modelId;
   std::function<void()> m_wake;
   std::map<pagedchat::RequestId, Route> m_routes;
+  pagedchat::RequestTracker m_tracker;  // what each route's request produced (fed under m_mutex)
   pagedchat::EngineStats m_stats;
 };

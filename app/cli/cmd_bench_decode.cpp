@@ -9,15 +9,12 @@
 #include <random>
 
 #include "app/cli/backend_choice.h"
+#include "runtime/gpu_tools.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 
-#ifdef PAGEDCHAT_HAVE_CUDA
-#include "kernels/cuda_backend.h"
-#include "kernels/kernel_tools.h"
-#endif
 
 namespace pagedchat::cli {
 
@@ -27,17 +24,12 @@ int cmd_bench_decode(const std::vector<std::string>& argv) {
   const int decode_tokens = args.get_int("decode-tokens", 128, 2, 1 << 16);
   const int repeats = args.get_int("repeats", 3, 1, 100);
   const int block_size = args.get_int("block-size", 16, 1, 256);
-  [[maybe_unused]] const bool cuda = args.get_or("backend", "cpu") == "cuda";  // read only with CUDA
+  const BackendOptions options = backend_options(args, args.get_int("threads", 0, 0, 1024), prompt_tokens);
   double copy_gbs = 0;
-#ifdef PAGEDCHAT_HAVE_CUDA
-  if (cuda) copy_gbs = kernels::device_copy_gbs();  // before the weights take the memory it needs
-#endif
+  if (options.name == "cuda") copy_gbs = device_copy_gbs();  // before the weights take the memory it needs
   auto model = load_model(args);
-  BackendChoice choice = make_backend(args, *model, args.get_int("threads", 0, 0, 1024), prompt_tokens, block_size);
-  uint64_t matrix_bytes = model->weights.weight_bytes();
-#ifdef PAGEDCHAT_HAVE_CUDA
-  if (cuda) matrix_bytes = static_cast<kernels::CudaBackend&>(*choice.backend).matrix_bytes_per_token();
-#endif
+  BuiltBackend choice = pagedchat::make_backend(options, *model, block_size);
+  const uint64_t matrix_bytes = choice.matrix_bytes_per_token > 0 ? choice.matrix_bytes_per_token : model->weights.weight_bytes();
 
   std::mt19937 rng(1);
   std::uniform_int_distribution<int32_t> token(0, model->config().vocab_size - 1);

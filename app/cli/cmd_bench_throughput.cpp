@@ -62,23 +62,19 @@ Result run_jobs(const Model& model, Backend& backend, const EngineConfig& ec, co
   r.concurrency = concurrency;
   r.num_requests = static_cast<int>(jobs.size());
   engine.subscribe([&](const EngineEvent& e) {
+    auto it = live.find(e.request);
+    if (it == live.end()) return;
     if (e.kind == EngineEventKind::error) {
       std::fprintf(stderr, "request %lld failed: %s\n", static_cast<long long>(e.request), e.reason.c_str());
       ++r.num_errors;
-      live.erase(e.request);  // a failed request frees its slot (a finished event may follow)
-      return;
-    }
-    auto it = live.find(e.request);
-    if (it == live.end()) return;
-    if (e.kind == EngineEventKind::token) {
+    } else if (e.kind == EngineEventKind::token) {
       Clock::time_point now = Clock::now();
       (it->second.any ? itl : ttft).push_back(seconds(it->second.any ? it->second.last : it->second.submitted, now));
       it->second.any = true;
       it->second.last = now;
       ++r.output_tokens;
-    } else if (e.kind == EngineEventKind::finished) {
-      live.erase(it);
     }
+    if (e.request_done) live.erase(it);  // its slot is free for the next job
   });
 
   size_t next = 0;
@@ -182,9 +178,9 @@ int cmd_bench_throughput(const std::vector<std::string>& argv) {
   ec.num_blocks = args.get_int("num-blocks", 0, 0, 1 << 24);
   ec.max_batched_tokens = args.get_int("max-batched-tokens", 512, 1, 1 << 20);
   const int32_t vocab = model->config().vocab_size;
-  BackendChoice choice = make_backend(args, *model, threads, ec.max_batched_tokens, ec.block_size);
+  BuiltBackend choice = make_backend(args, *model, threads, ec.max_batched_tokens, ec.block_size);
   Backend& backend = *choice.backend;
-  if (ec.num_blocks == 0) ec.num_blocks = choice.suggested_num_blocks;  // 0 on the CPU: one max-context sequence
+  if (ec.num_blocks == 0) ec.num_blocks = choice.max_num_blocks;  // 0 on the CPU: one max-context sequence
 
   if (!json)
     std::printf("model %s, %s, block size %d, %s, %s\n", model->config().name.c_str(), choice.description.c_str(),

@@ -22,9 +22,7 @@
 #include "engine/common/error.h"
 #include "engine/model/random_model.h"
 
-#ifdef PAGEDCHAT_HAVE_CUDA
-#include "kernels/cuda_backend.h"
-#endif
+#include "runtime/gpu_tools.h"
 
 namespace pagedchat::cli {
 namespace {
@@ -69,7 +67,10 @@ struct PromptStats {
 
 int cmd_check_backend(const std::vector<std::string>& argv) {
   Args args(argv, with_backend_options({"prompts", "steps", "seed", "block-size", "tolerance", "threads"}), {});
-#ifdef PAGEDCHAT_HAVE_CUDA
+  if (!gpu_tools_built()) {
+    std::fprintf(stderr, "pagedchat-cli: check backend: built without CUDA\n");
+    return 1;
+  }
   if (args.get("backend")) fail("check backend always compares --backend cuda with cpu; drop --backend");
   std::unique_ptr<Model> model =
       args.get("model") || args.get("random-weights") ? load_model(args) : make_random_model("tiny", args.get_u64("weights-seed", 1));
@@ -101,7 +102,7 @@ int cmd_check_backend(const std::vector<std::string>& argv) {
   for (int s = 0; s < num_prompts; ++s) tables[s].assign(ids.begin() + s * per_seq, ids.begin() + (s + 1) * per_seq);
 
   CpuBackend cpu(model->weights, args.get_int("threads", 0, 0, 1024), cpu::MatmulPrecision::kFloatActivations);
-  BackendChoice gpu_choice = [&] {
+  BuiltBackend gpu_choice = [&] {
     std::vector<std::string> a = {"--backend", "cuda", "--dtype", dtype};
     return make_backend(Args(a, with_backend_options({}), {}), *model, 1, total_prompt, block_size);
   }();
@@ -153,10 +154,6 @@ int cmd_check_backend(const std::vector<std::string>& argv) {
   }
   std::printf("check backend: %s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
-#else
-  std::fprintf(stderr, "pagedchat-cli: check backend: built without CUDA\n");
-  return 1;
-#endif
 }
 
 }  // namespace pagedchat::cli

@@ -49,8 +49,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
     tokens = model->encode_chat(messages);
   }
 
-  // The pool holds this one request (below), so the CUDA backend's suggested size is not used.
-  BackendChoice choice = make_backend(args, *model, threads, 512, block_size);
+  // The pool holds this one request (below), so the CUDA backend's max_num_blocks is not used.
+  BuiltBackend choice = make_backend(args, *model, threads, 512, block_size);
   Backend& backend = *choice.backend;
   EngineConfig ec;
   ec.block_size = block_size;

@@ -8,47 +8,38 @@
 #include "app/cli/commands.h"
 #include "engine/common/error.h"
 
-#ifdef PAGEDCHAT_HAVE_CUDA
-#include "kernels/dequantize.h"
-#include "kernels/kernel_tools.h"
-#endif
+#include "runtime/backend_registry.h"
+#include "runtime/gpu_tools.h"
 
 namespace pagedchat::cli {
 namespace {
 
-#ifdef PAGEDCHAT_HAVE_CUDA
-bool have_device() {
-  if (cuda::device_count() > 0) return true;
+// Without CUDA the tools say so; with it, a machine without a GPU says that instead.
+bool can_run(const char* what) {
+  if (!gpu_tools_built()) {
+    std::fprintf(stderr, "pagedchat-cli: %s: built without CUDA\n", what);
+    return false;
+  }
+  if (cuda_available()) return true;
   std::fprintf(stderr, "pagedchat-cli: no CUDA device found\n");
   return false;
 }
-#endif
 
 }  // namespace
 
 int cmd_check(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "backend") return cmd_check_backend({argv.begin() + 1, argv.end()});
   if (argv.empty() || argv[0] != "kernels") fail("usage: pagedchat-cli check kernels [--seed S] | check backend [options]");
-#ifdef PAGEDCHAT_HAVE_CUDA
   Args args({argv.begin() + 1, argv.end()}, {"seed"}, {});
   const unsigned seed = static_cast<unsigned>(args.get_int("seed", 1234, 0, 2000000000));
-  if (!have_device()) return 1;
-  return kernels::run_kernel_check(seed);
-#else
-  std::fprintf(stderr, "pagedchat-cli: check kernels: built without CUDA\n");
-  return 1;
-#endif
+  if (!can_run("check kernels")) return 1;
+  return run_kernel_check(seed);
 }
 
 int cmd_bench_kernels(const std::vector<std::string>& argv) {
   Args args(argv, {}, {});  // no options; an unknown one is an error
-#ifdef PAGEDCHAT_HAVE_CUDA
-  if (!have_device()) return 1;
-  return kernels::run_kernel_bench();
-#else
-  std::fprintf(stderr, "pagedchat-cli: bench kernels: built without CUDA\n");
-  return 1;
-#endif
+  if (!can_run("bench kernels")) return 1;
+  return run_kernel_bench();
 }
 
 }  // namespace pagedchat::cli

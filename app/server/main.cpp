@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "engine/model/default_model.h"
+#include "runtime/backend_registry.h"
 #include "server/api_server.h"
 #include "server/engine_host.h"
 
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
       {"host", "Address to bind (default 127.0.0.1; 0.0.0.0 exposes the server to the network).", "address", "127.0.0.1"},
       {"port", "TCP port (0: any free port).", "port", "8080"},
       {"api-key", "Require 'Authorization: Bearer KEY' (default: env PAGEDCHAT_API_KEY, else no key).", "key"},
+      {"backend", "Where the forward pass runs: cpu, or cuda (an NVIDIA GPU; a build with CUDA).", "name", "cpu"},
+      {"dtype", "cuda: the 16-bit type of weights, activations and KV: bf16 or f16 (default bf16).", "type"},
+      {"gpu-memory-fraction", "cuda: share of the GPU memory free after the weights for the KV pool (default 0.9).", "x"},
       {"threads", "CPU threads of the forward pass (0: all cores).", "n", "0"},
       {"kv-blocks", "KV blocks in the pool (0: enough for 2 full contexts).", "n", "0"},
       {"block-size", "Tokens per KV block.", "n", "16"},
@@ -54,14 +58,49 @@ int main(int argc, char** argv) {
 
   EngineHost::Config hc;
   hc.modelPath = p.isSet("model") ? p.value("model") : QString::fromStdString(pagedchat::default_model_path());
-  hc.threads = intOption(p, "threads", 0, 1024);
-  hc.engine.block_size = intOption(p, "block-size", 1, 256);
+  pagedchat::BackendOptions& backend = hc.engine.backend;
+  backend.name = p.value("backend").toStdString();
+  backend.threads = intOption(p, "threads", 0, 1024);
+  if (backend.name != "cpu" && backend.name != "cuda") {
+    std::fprintf(stderr, "pagedchat-server: --backend must be cpu or cuda (got '%s')\n", qPrintable(p.value("backend")));
+    return 2;
+  }
+  if (backend.name == "cpu" && (p.isSet("dtype") || p.isSet("gpu-memory-fraction"))) {
+    std::fprintf(stderr, "pagedchat-server: --dtype and --gpu-memory-fraction are for --backend cuda\n");
+    return 2;
+  }
+  if (backend.name == "cuda") {
+    // Refused before binding, with the reason: a build without CUDA, or no GPU here.
+    if (!pagedchat::backend_built("cuda")) {
+      std::fprintf(stderr, "pagedchat-server: error: --backend cuda: this build has no CUDA backend (configure with "
+                           "-DPAGEDCHAT_CUDA=ON on a machine with the CUDA toolkit)\n");
+      return 1;
+    }
+    if (!pagedchat::cuda_available()) {
+      std::fprintf(stderr, "pagedchat-server: error: --backend cuda needs an NVIDIA GPU, and the CUDA runtime finds none on "
+                           "this machine\n");
+      return 1;
+    }
+    backend.dtype = p.isSet("dtype") ? p.value("dtype").toStdString() : "bf16";
+    if (backend.dtype != "bf16" && backend.dtype != "f16") {
+      std::fprintf(stderr, "pagedchat-server: --dtype must be bf16 or f16\n");
+      return 2;
+    }
+    bool ok = true;
+    backend.gpu_memory_fraction = p.isSet("gpu-memory-fraction") ? p.value("gpu-memory-fraction").toDouble(&ok) : 0.9;
+    if (!ok || backend.gpu_memory_fraction < 0.01 || backend.gpu_memory_fraction > 1.0) {
+      std::fprintf(stderr, "pagedchat-server: --gpu-memory-fraction must be a number from 0.01 to 1\n");
+      return 2;
+    }
+  }
+  pagedchat::EngineConfig& ec = hc.engine.engine;
+  ec.block_size = intOption(p, "block-size", 1, 256);
   // SmolLM2 declares 8192 tokens; 4096 and two contexts' worth of blocks keep the default pool
   // modest (~380 MB for SmolLM2-135M) while dozens of short requests run at once.
-  hc.engine.max_context = intOption(p, "max-context", 0, 1 << 20);
-  if (hc.engine.max_context == 0) hc.engine.max_context = 4096;
-  const int kvBlocks = intOption(p, "kv-blocks", 0, 1 << 24);
-  hc.engine.num_blocks = kvBlocks > 0 ? kvBlocks : 2 * ((hc.engine.max_context + hc.engine.block_size - 1) / hc.engine.block_size);
+  ec.max_context = intOption(p, "max-context", 0, 1 << 20);
+  if (ec.max_context == 0) ec.max_context = 4096;
+  ec.num_blocks = intOption(p, "kv-blocks", 0, 1 << 24);
+  hc.engine.num_contexts = 2;  // with --kv-blocks 0 (on a GPU: capped by what it holds)
   hc.maxActive = intOption(p, "max-active", 1, 1 << 20);
   hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
   hc.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();

@@ -150,6 +150,32 @@ class TestCli : public QObject {
       QVERIFY2(r.err.contains(QLatin1String(c.needle)), qPrintable(c.args.join(' ') + " -> " + r.err));
     }
   }
+
+  // The headless server builds its backend through the same registry as the CLI: on a
+  // machine without a GPU (or a build without CUDA) --backend cuda is refused before it binds,
+  // with the reason and a non-zero exit; where a GPU is there, it serves.
+  void serverWithCudaRefusesCleanlyWithoutAGpu() {
+    QProcess p;
+    p.start(QString::fromStdString(pagedchat::test::env_path("PAGEDCHAT_CLI")),
+            {"serve", "--model", model_, "--backend", "cuda", "--port", "0"});
+    QVERIFY(p.waitForStarted(10000));
+    if (!p.waitForFinished(60000)) {
+      const QString out = QString::fromUtf8(p.readAllStandardOutput());
+      p.kill();
+      p.waitForFinished();
+      QVERIFY2(out.contains("listening"), qPrintable(out));  // a GPU is there: it serves
+      return;
+    }
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(err.contains("--backend cuda") && (err.contains("no CUDA backend") || err.contains("NVIDIA GPU")), qPrintable(err));
+    QVERIFY2(!QString::fromUtf8(p.readAllStandardOutput()).contains("listening"), "bound before refusing");
+    // A cpu server does not take cuda's options.
+    Result r = run_cli({"serve", "--model", model_, "--dtype", "f16", "--port", "0"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("--backend cuda"), qPrintable(r.err));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCli)
