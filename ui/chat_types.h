@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include "engine/sample/sampling_params.h"
+
 using ChatId = qint64;
 using ChatMessages = QVector<QPair<QString, QString>>;  // (role, content): "system", "user", "assistant"
 
@@ -24,3 +26,16 @@ struct TurnSettings {
   // ignored); empty: numSamples samples of these settings.
   std::vector<TurnSettings> columns;
 };
+
+// How the engine samples a turn of these settings; `drawnSeed` is used when settings.seed is 0.
+inline pagedchat::SamplingParams toSamplingParams(const TurnSettings& settings, uint64_t drawnSeed) {
+  pagedchat::SamplingParams p;
+  p.temperature = static_cast<float>(settings.temperature);
+  p.top_p = static_cast<float>(settings.topP);
+  p.top_k = settings.topK;
+  p.min_p = static_cast<float>(settings.minP);
+  p.repetition_penalty = static_cast<float>(settings.repetitionPenalty);
+  p.max_tokens = settings.maxTokens;
+  p.seed = settings.seed != 0 ? settings.seed : drawnSeed;
+  return p;
+}

@@ -20,6 +20,8 @@
 
 #include <algorithm>
 
+#include "ui/app_services.h"
+#include "ui/chat_database.h"
 #include "ui/chat_list_widget.h"
 #include "ui/compare_settings_dialog.h"
 #include "ui/compare_view.h"
@@ -31,24 +33,17 @@
 #endif
 #include "ui/transcript_view.h"
 
-namespace {
-const QString kSharedSystemPromptKey = QStringLiteral("shared_system_prompt");
-}  // namespace
-
 // Runs f(bridge) on the engine thread; the UI thread never waits for it.
 template <class F>
 void MainWindow::onEngine(F f) {
   QMetaObject::invokeMethod(m_bridge, [b = m_bridge, f = std::move(f)] { f(*b); }, Qt::QueuedConnection);
 }
 
-MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
-    : QMainWindow(parent), m_db(std::make_unique<ChatDatabase>(databasePath)) {
+MainWindow::MainWindow(AppServices& services, QWidget* parent)
+    : QMainWindow(parent), m_db(&services.database()), m_bridge(services.bridge()), m_api(services.apiServer()) {
   setWindowTitle(tr("PagedChat"));
   resize(1280, 780);
-  m_bridge = new EngineBridge();
-  m_bridge->moveToThread(&m_engineThread);
-  connect(&m_engineThread, &QThread::finished, m_bridge, &QObject::deleteLater);
-  m_engineThread.start();
+  m_chats = new ChatController(*m_db, m_bridge, this);
   m_settings = AppSettings::load(*m_db);
   m_loader = new ModelLoader(m_bridge, *m_db, this);
 
@@ -77,34 +72,22 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   connect(&m_renderTimer, &QTimer::timeout, this, &MainWindow::showCurrent);
   m_saveSystemPromptTimer.setSingleShot(true);
   m_saveSystemPromptTimer.setInterval(400);
-  connect(&m_saveSystemPromptTimer, &QTimer::timeout, this, [this] {
-    m_db->setSetting(kSharedSystemPromptKey, m_sharedSystemPrompt);
-    if (ChatUi* c = current()) save(*c);
-  });
+  connect(&m_saveSystemPromptTimer, &QTimer::timeout, this, [this] { m_chats->saveSystemPrompts(m_current); });
   connectBridge();
+  connectChats();
 
-  // Restore: parents have smaller ids than their forks, so each parent is listed first.
-  m_sharedSystemPrompt = m_db->setting(kSharedSystemPromptKey);
-  m_sharedPromptEdit->setPlainText(m_sharedSystemPrompt);
-  for (ChatRecord& r : m_db->loadChats()) {
-    const ChatId id = r.id;
-    m_chats[id].record = std::move(r);
-    addChatToList(m_chats[id]);
+  {
+    const QSignalBlocker block(m_sharedPromptEdit);  // shown, not edited
+    m_sharedPromptEdit->setPlainText(m_chats->sharedSystemPrompt());
   }
-  if (m_chats.empty()) newChat();
-  else selectChat(m_chats.begin()->first);
+  const QVector<ChatId> restored = m_chats->restore();
+  if (restored.isEmpty()) newChat();
+  else selectChat(restored.first());
   updateControls();
   restoreApiServer();
 }
 
-MainWindow::~MainWindow() {
-#ifdef PAGEDCHAT_HAVE_SERVER
-  delete m_api;  // the server's requests go before the engine does
-  m_api = nullptr;
-#endif
-  m_engineThread.quit();
-  m_engineThread.wait();
-}
+MainWindow::~MainWindow() = default;
 
 QWidget* MainWindow::buildLeftPanel() {
   auto* panel = new QWidget(this);
@@ -148,7 +131,7 @@ QWidget* MainWindow::buildChatPanel() {
   v->addWidget(m_stack, 1);
   connect(m_transcript, &TranscriptView::forkRequested, this, [this](int k) { forkChat(m_current, k); });
   connect(m_transcript, &TranscriptView::copyRequested, this, [this](int i) {
-    if (ChatUi* c = current(); c && i >= 0 && i < c->record.messages.size())
+    if (const ChatController::Chat* c = current(); c && i >= 0 && i < c->record.messages.size())
       QApplication::clipboard()->setText(c->record.messages[i].content);
   });
   connect(m_compare, &CompareView::picked, this, &MainWindow::pickSample);
@@ -255,18 +238,7 @@ void MainWindow::connectBridge() {
     setWindowTitle(tr("PagedChat — %1").arg(QFileInfo(path).completeBaseName()));
     m_modelReady = true;
     m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
-    // A new engine holds nothing: replies in flight on the old one ended with it, and each
-    // chat's next turn reads its messages afresh.
-    for (auto& [id, c] : m_chats) {
-      if (c.replying) {
-        c.replying = false;
-        m_list->setReplying(id, false);
-        save(c);
-      }
-      c.awaitingPick = false;
-      c.contextUsed = 0;
-      onEngine([id = id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
-    }
+    m_chats->engineReplaced();
     updateControls();
     m_input->setFocus();
     emit modelReady();
@@ -276,7 +248,7 @@ void MainWindow::connectBridge() {
     if (!f.lastStepSummary.isEmpty()) m_status->setText(f.lastStepSummary);
   });
   connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString& description, int contextLength) {
-    // The rest happens when the load's flow ends (ModelLoader::modelInUse, below): one place,
+    // The rest happens when the load's flow ends (ModelLoader::modelInUse, above): one place,
     // after the loader stops blocking turns, whatever order the queued signals arrive in.
     m_contextLength = contextLength;
     m_status->setText(description);
@@ -289,39 +261,22 @@ void MainWindow::connectBridge() {
     m_status->setText(tr("Could not load the model: %1").arg(e));
     if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded"));
   });
-  connect(m_bridge, &EngineBridge::replyText, this, [this](ChatId id, int sample, const QString& text) {
-    auto it = m_chats.find(id);
-    if (it == m_chats.end() || !it->second.replying) return;
-    ChatUi& c = it->second;
-    if (c.numSamples == 1) c.record.messages.last().content += text;
-    else if (sample < c.samples.size()) c.samples[sample] += text;
-    if (id == m_current && !m_renderTimer.isActive()) m_renderTimer.start();
+}
+
+// What the chat controller says, shown where it concerns the chat on screen.
+void MainWindow::connectChats() {
+  connect(m_chats, &ChatController::chatAdded, this, &MainWindow::addChatToList);
+  connect(m_chats, &ChatController::titleChanged, m_list, &ChatListWidget::setTitle);
+  connect(m_chats, &ChatController::replyingChanged, m_list, &ChatListWidget::setReplying);
+  connect(m_chats, &ChatController::chatChanged, this, [this](ChatId id) {
+    if (id != m_current) return;
+    if (!m_renderTimer.isActive()) m_renderTimer.start();
+    updateControls();
   });
-  connect(m_bridge, &EngineBridge::replyFinished, this, [this](ChatId id, int sample, const ReplyMetrics& m) {
-    auto it = m_chats.find(id);
-    if (it == m_chats.end() || !it->second.replying) return;
-    ChatUi& c = it->second;
-    if (c.numSamples == 1) c.record.messages.last().metrics = m;
-    else if (sample < c.sampleMetrics.size()) c.sampleMetrics[sample] = m;
-    if (id == m_current) m_status->setText(m.summary());
+  connect(m_chats, &ChatController::status, this, [this](ChatId id, const QString& text) {
+    if (id == m_current) m_status->setText(text);
   });
-  connect(m_bridge, &EngineBridge::replyFailed, this, [this](ChatId id, const QString& e) {
-    m_status->setText(tr("Error: %1").arg(e));
-    auto it = m_chats.find(id);
-    // A reply that never started leaves no empty message behind.
-    if (it != m_chats.end() && it->second.replying && it->second.numSamples == 1 &&
-        it->second.record.messages.last().content.isEmpty())
-      it->second.record.messages.removeLast();
-  });
-  connect(m_bridge, &EngineBridge::turnDone, this, [this](ChatId id, int contextUsed) {
-    auto it = m_chats.find(id);
-    if (it == m_chats.end() || !it->second.replying) return;
-    ChatUi& c = it->second;
-    c.replying = false;
-    c.contextUsed = contextUsed;
-    m_list->setReplying(id, false);
-    if (c.numSamples > 1) c.awaitingPick = true;
-    else save(c);
+  connect(m_chats, &ChatController::turnEnded, this, [this](ChatId id) {
     if (id == m_current) {
       m_renderTimer.stop();
       showCurrent();
@@ -329,70 +284,52 @@ void MainWindow::connectBridge() {
     }
     emit turnDone(id);
   });
-  connect(m_bridge, &EngineBridge::forkDone, this, [this](ChatId child, bool shares) {
-    auto it = m_chats.find(child);
-    if (it == m_chats.end()) return;
-    if (child == m_current)
-      m_status->setText(shares ? tr("Forked: the new chat shares the parent's KV blocks (copy-on-write, nothing recomputed)")
-                               : tr("Forked: the new chat's first turn reads its messages again (the prefix cache serves "
-                                    "the full blocks the parent still holds)"));
-    if (!shares) it->second.contextUsed = 0;
-    updateControls();
-  });
 }
 
 const ChatRecord* MainWindow::chat(ChatId id) const {
-  auto it = m_chats.find(id);
-  return it == m_chats.end() ? nullptr : &it->second.record;
+  const ChatController::Chat* c = m_chats->chat(id);
+  return c ? &c->record : nullptr;
 }
 
 QVector<ChatId> MainWindow::chatIds() const { return m_list->orderShown(); }
 
 bool MainWindow::isReplying(ChatId id) const {
-  auto it = m_chats.find(id);
-  return it != m_chats.end() && it->second.replying;
+  const ChatController::Chat* c = m_chats->chat(id);
+  return c && c->replying;
 }
 
 ReplyMetrics MainWindow::sampleMetrics(ChatId id, int sample) const {
-  auto it = m_chats.find(id);
-  if (it == m_chats.end() || sample < 0 || sample >= it->second.sampleMetrics.size()) return {};
-  return it->second.sampleMetrics[sample];
+  const ChatController::Chat* c = m_chats->chat(id);
+  if (!c || sample < 0 || sample >= c->sampleMetrics.size()) return {};
+  return c->sampleMetrics[sample];
 }
 
 int MainWindow::contextUsed(ChatId id) const {
-  auto it = m_chats.find(id);
-  return it == m_chats.end() ? 0 : it->second.contextUsed;
+  const ChatController::Chat* c = m_chats->chat(id);
+  return c ? c->contextUsed : 0;
 }
 
-MainWindow::ChatUi* MainWindow::current() {
-  auto it = m_chats.find(m_current);
-  return it == m_chats.end() ? nullptr : &it->second;
-}
+const ChatController::Chat* MainWindow::current() const { return m_chats->chat(m_current); }
 
-void MainWindow::addChatToList(const ChatUi& c) {
-  const ChatRecord* parent = chat(c.record.parentId);
-  m_list->addChat(c.record, parent ? parent->title : tr("a deleted chat"));
-  if (m_modelReady) onEngine([id = c.record.id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
+void MainWindow::addChatToList(ChatId id) {
+  const ChatRecord& r = m_chats->chat(id)->record;
+  const ChatRecord* parent = chat(r.parentId);
+  m_list->addChat(r, parent ? parent->title : tr("a deleted chat"));
 }
 
 ChatId MainWindow::newChat() {
-  const ChatId id = m_chats.empty() ? 1 : m_chats.rbegin()->first + 1;
-  ChatUi c;
-  c.record.id = id;
-  c.record.title = tr("New chat %1").arg(id);
-  m_chats[id] = c;
-  addChatToList(m_chats[id]);
-  save(m_chats[id]);
+  const ChatId id = m_chats->create();
   selectChat(id);
   m_input->setFocus();
   return id;
 }
 
 void MainWindow::selectChat(ChatId id) {
-  if (!m_chats.count(id)) return;
+  const ChatController::Chat* c = m_chats->chat(id);
+  if (!c) return;
   m_current = id;
   m_list->select(id);
-  const ChatRecord& r = m_chats[id].record;
+  const ChatRecord& r = c->record;
   // Shown without counting as an edit.
   const QSignalBlocker b1(m_overridePrompt), b2(m_chatPromptEdit);
   m_overridePrompt->setChecked(r.overridesSystemPrompt);
@@ -403,7 +340,7 @@ void MainWindow::selectChat(ChatId id) {
 }
 
 void MainWindow::showCurrent() {
-  ChatUi* c = current();
+  const ChatController::Chat* c = current();
   if (!c) return;
   if (c->numSamples > 1 && (c->replying || c->awaitingPick)) {
     if (m_compare->numColumns() != c->numSamples || m_compare->titles() != c->columnTitles || m_stack->currentWidget() != m_compare)
@@ -421,7 +358,7 @@ void MainWindow::showCurrent() {
 }
 
 void MainWindow::updateControls() {
-  ChatUi* c = current();
+  const ChatController::Chat* c = current();
   const bool busy = c && (c->replying || c->awaitingPick);
   const bool hasReply = c && !c->record.messages.isEmpty() && c->record.messages.last().role == QLatin1String("assistant");
   // While a model loads, turns wait: the engine they would go to is about to be replaced.
@@ -435,121 +372,67 @@ void MainWindow::updateControls() {
                                               : QString());
 }
 
-void MainWindow::save(const ChatUi& c) {
-  if (!m_db->saveChat(c.record)) m_status->setText(tr("Could not save the chat: %1").arg(m_db->lastError()));
-}
-
 void MainWindow::onSystemPromptEdited() {
-  m_sharedSystemPrompt = m_sharedPromptEdit->toPlainText();
-  if (ChatUi* c = current()) {
-    c->record.overridesSystemPrompt = m_overridePrompt->isChecked();
-    c->record.systemPrompt = m_chatPromptEdit->toPlainText();
-    m_chatPromptEdit->setEnabled(c->record.overridesSystemPrompt);
-  }
+  m_chats->setSharedSystemPrompt(m_sharedPromptEdit->toPlainText());
+  m_chats->setChatSystemPrompt(m_current, m_overridePrompt->isChecked(), m_chatPromptEdit->toPlainText());
+  m_chatPromptEdit->setEnabled(m_overridePrompt->isChecked());
   m_saveSystemPromptTimer.start();
 }
 
-void MainWindow::send() {
-  ChatUi* c = current();
-  const QString text = m_input->toPlainText().trimmed();
-  if (!c || text.isEmpty() || !m_modelReady || m_loader->isLoading() || c->replying) return;
-  if (c->awaitingPick) pickSample(0);  // an unpicked compare continues with its first column
-  m_input->clear();
-  if (c->record.messages.isEmpty() && c->record.title.startsWith(tr("New chat"))) {
-    c->record.title = text.left(40).replace(QLatin1Char('\n'), QLatin1Char(' '));
-    m_list->setTitle(c->record.id, c->record.title);
-    onEngine([id = c->record.id, t = c->record.title](EngineBridge& b) { b.setChatTitle(id, t); });
-  }
-  c->record.messages.append({QStringLiteral("user"), text, {}});
-  submitTurn(*c);
-}
+// While a model loads, turns wait: the engine they would go to is about to be replaced.
+bool MainWindow::canStartTurn() const { return current() && m_modelReady && !m_loader->isLoading() && !current()->replying; }
 
-void MainWindow::submitTurn(ChatUi& c) {
+TurnSettings MainWindow::nextTurnSettings(QStringList& columnTitles) const {
   const int n = m_samples->value();
   TurnSettings settings = m_settings.sampling;
   settings.numSamples = n;
-  c.columnTitles.clear();
+  columnTitles.clear();
   if (n > 1 && m_varySettings->isChecked()) {
     settings = m_settings.variedTurn(n);
-    for (const TurnSettings& column : settings.columns) c.columnTitles << describeSampling(column);
+    for (const TurnSettings& column : settings.columns) columnTitles << describeSampling(column);
   }
-  const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
-  c.numSamples = settings.numSamples;
-  c.replying = true;
-  c.awaitingPick = false;
-  c.samples = QVector<QString>(settings.numSamples);
-  c.sampleMetrics = QVector<ReplyMetrics>(settings.numSamples);
-  if (settings.numSamples == 1) c.record.messages.append({QStringLiteral("assistant"), QString(), {}});
-  save(c);
-  m_list->setReplying(c.record.id, true);
-  onEngine([id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
+  return settings;
+}
+
+void MainWindow::send() {
+  const QString text = m_input->toPlainText().trimmed();
+  if (!canStartTurn() || text.isEmpty()) return;
+  m_input->clear();
+  QStringList titles;
+  const TurnSettings settings = nextTurnSettings(titles);
+  m_chats->send(m_current, text, settings, titles);
   showCurrent();
   updateControls();
 }
 
-void MainWindow::stop() {
-  if (ChatUi* c = current(); c && c->replying) onEngine([id = c->record.id](EngineBridge& b) { b.stop(id); });
-}
+void MainWindow::stop() { m_chats->stop(m_current); }
 
 void MainWindow::regenerate() {
-  ChatUi* c = current();
-  if (!c || c->replying || !m_modelReady || m_loader->isLoading()) return;
-  if (c->awaitingPick) {
-    c->awaitingPick = false;
-    onEngine([id = c->record.id](EngineBridge& b) { b.pickSample(id, 0); });
-  }
-  if (!c->record.messages.isEmpty() && c->record.messages.last().role == QLatin1String("assistant"))
-    c->record.messages.removeLast();
-  if (c->record.messages.isEmpty()) return;
-  submitTurn(*c);
+  if (!canStartTurn()) return;
+  QStringList titles;
+  const TurnSettings settings = nextTurnSettings(titles);
+  m_chats->regenerate(m_current, settings, titles);
+  showCurrent();
+  updateControls();
 }
 
 void MainWindow::copyLastReply() {
-  ChatUi* c = current();
+  const ChatController::Chat* c = current();
   if (c && !c->record.messages.isEmpty()) QApplication::clipboard()->setText(c->record.messages.last().content);
 }
 
 ChatId MainWindow::forkChat(ChatId parentId, int messageCount) {
-  auto it = m_chats.find(parentId);
-  if (it == m_chats.end()) return -1;
-  ChatUi& parent = it->second;
-  messageCount = std::clamp<int>(messageCount, 0, static_cast<int>(parent.record.messages.size()));
-  const ChatId id = m_chats.rbegin()->first + 1;
-  ChatUi child;
-  child.record.id = id;
-  child.record.title = tr("%1 (fork)").arg(parent.record.title);
-  child.record.parentId = parentId;
-  child.record.forkedAtMessage = messageCount;
-  child.record.overridesSystemPrompt = parent.record.overridesSystemPrompt;
-  child.record.systemPrompt = parent.record.systemPrompt;
-  child.record.messages = parent.record.messages.mid(0, messageCount);
-  // At the latest message of a finished reply the parent's parked sequence is forked
-  // (copy-on-write, nothing recomputed). At an earlier message the child holds nothing yet:
-  // its first turn submits the shorter chat and the prefix cache serves the full blocks it
-  // shares with the parent (the partial last block and what follows are computed).
-  const bool atLatest = !parent.replying && !parent.awaitingPick && messageCount == parent.record.messages.size() &&
-                        messageCount > 0 && parent.record.messages.last().role == QLatin1String("assistant");
-  child.contextUsed = atLatest ? parent.contextUsed : 0;
-  m_chats[id] = std::move(child);
-  addChatToList(m_chats[id]);
-  save(m_chats[id]);
-  if (atLatest) onEngine([parentId, id](EngineBridge& b) { b.fork(parentId, id); });
-  selectChat(id);
+  const ChatId id = m_chats->fork(parentId, messageCount);
+  if (id >= 0) selectChat(id);
   return id;
 }
 
 void MainWindow::forkCurrentAtLatest() {
-  if (ChatUi* c = current()) forkChat(c->record.id, static_cast<int>(c->record.messages.size()));
+  if (const ChatController::Chat* c = current()) forkChat(c->record.id, static_cast<int>(c->record.messages.size()));
 }
 
 void MainWindow::pickSample(int sample) {
-  ChatUi* c = current();
-  if (!c || !c->awaitingPick || sample < 0 || sample >= c->samples.size()) return;
-  c->awaitingPick = false;
-  c->record.messages.append({QStringLiteral("assistant"), c->samples[sample], c->sampleMetrics[sample]});
-  c->numSamples = 1;
-  onEngine([id = c->record.id, sample](EngineBridge& b) { b.pickSample(id, sample); });
-  save(*c);
+  if (!m_chats->pick(m_current, sample)) return;
   showCurrent();
   updateControls();
 }

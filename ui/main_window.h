@@ -1,19 +1,16 @@
 #pragma once
 // The app's main window: the chat list (a fork tree) and the shared system prompt on the left,
 // the current chat (or its compare columns) in the middle, the "KV blocks" dock on the right.
-// Every chat replies at the same time as the others through the one EngineBridge, which runs
-// on the engine thread; switching chats only switches what is shown. Chats are saved to
-// SQLite after each change and restored at start.
+// It shows; it owns no chat state and no service. The chats and their turns are the
+// ChatController's (every chat replies at the same time as the others through the one
+// EngineBridge on the engine thread; switching chats only switches what is shown); the
+// database, the engine thread and the local API server are AppServices', handed in.
 
 #include <QMainWindow>
-#include <QThread>
 #include <QTimer>
 
-#include <map>
-#include <memory>
-
 #include "ui/app_settings.h"
-#include "ui/chat_database.h"
+#include "ui/chat_controller.h"
 #include "ui/chat_record.h"
 #include "ui/pool_frame.h"
 
@@ -28,6 +25,8 @@ class QToolBar;
 class LocalApiServer;
 class ModelLoader;
 class QMenu;
+class AppServices;
+class ChatDatabase;
 class ChatListWidget;
 class CompareView;
 class EngineBridge;
@@ -36,7 +35,8 @@ class TranscriptView;
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  explicit MainWindow(const QString& databasePath = ChatDatabase::defaultPath(), QWidget* parent = nullptr);
+  // services must outlive the window.
+  explicit MainWindow(AppServices& services, QWidget* parent = nullptr);
   ~MainWindow() override;
 
   // Loads a model with the saved settings (threads >= 0 overrides theirs for this load), a
@@ -83,17 +83,6 @@ class MainWindow : public QMainWindow {
   void apiServerChanged(const QString& url, const QString& error);  // url empty: stopped or failed
 
  private:
-  struct ChatUi {
-    ChatRecord record;
-    bool replying = false;
-    int numSamples = 1;  // of the turn in flight or awaiting a pick
-    QVector<QString> samples;
-    QVector<ReplyMetrics> sampleMetrics;
-    bool awaitingPick = false;
-    QStringList columnTitles;  // compare with "Vary settings": how each column samples
-    int contextUsed = 0;  // tokens the engine holds for the chat
-  };
-
   QWidget* buildLeftPanel();
   QWidget* buildChatPanel();
   void buildKvDock();
@@ -104,24 +93,25 @@ class MainWindow : public QMainWindow {
   void buildFileMenu();
   void fillRecentMenu();
   void connectBridge();
-  void addChatToList(const ChatUi& c);
-  void submitTurn(ChatUi& c);
+  void connectChats();
+  void addChatToList(ChatId id);
+  // The settings of the next turn, from the samples box and "Vary settings"; columnTitles:
+  // how each compare column samples.
+  TurnSettings nextTurnSettings(QStringList& columnTitles) const;
+  bool canStartTurn() const;
   void showCurrent();
   void updateControls();
-  void save(const ChatUi& c);
   void onSystemPromptEdited();
-  ChatUi* current();
+  const ChatController::Chat* current() const;
   template <class F>
   void onEngine(F f);
 
-  std::unique_ptr<ChatDatabase> m_db;
-  QThread m_engineThread;
+  ChatDatabase* m_db = nullptr;
   EngineBridge* m_bridge = nullptr;
-  std::map<ChatId, ChatUi> m_chats;
+  ChatController* m_chats = nullptr;
   ChatId m_current = -1;
   int m_contextLength = 0;
   bool m_modelReady = false;
-  QString m_sharedSystemPrompt;
   AppSettings m_settings;
   ModelLoader* m_loader = nullptr;
   QMenu* m_recentMenu = nullptr;
@@ -144,7 +134,7 @@ class MainWindow : public QMainWindow {
   QPushButton* m_copy = nullptr;
   QLabel* m_status = nullptr;
   QLabel* m_context = nullptr;
-  LocalApiServer* m_api = nullptr;  // null when built without the server
+  LocalApiServer* m_api = nullptr;  // AppServices'; null when built without the server
   QAction* m_apiAction = nullptr;
   QLabel* m_apiLabel = nullptr;
 };

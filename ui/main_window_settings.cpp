@@ -12,6 +12,7 @@
 #include <QToolBar>
 
 #include "engine/model/default_model.h"
+#include "ui/chat_database.h"
 #include "ui/compare_settings_dialog.h"
 #include "ui/engine_bridge.h"
 #include "ui/model_loader.h"
@@ -91,7 +92,6 @@ void MainWindow::buildApiServer(QToolBar* toolBar) {
   statusBar()->addPermanentWidget(m_apiLabel);
 #ifdef PAGEDCHAT_HAVE_SERVER
   m_apiLabel->setText(tr("API: off"));
-  m_api = new LocalApiServer(m_bridge->apiRouter(), this);
   m_apiAction = toolBar->addAction(tr("Serve API"));
   m_apiAction->setObjectName(QStringLiteral("serveApi"));
   m_apiAction->setCheckable(true);

@@ -84,15 +84,14 @@ PoolFrame PoolFrameBuilder::build(const pagedchat::Engine& engine, const Sequenc
   // Every sequence that holds a device block, ours or not (a future API request would be).
   std::set<pagedchat::SequenceId> seqs;
   for (const auto& b : f.snapshot.blocks) seqs.insert(b.owners.begin(), b.owners.end());
-  const pagedchat::KvManager& kv = engine.kv();
   for (pagedchat::SequenceId id : seqs) {
-    if (!kv.has_sequence(id)) continue;
+    std::optional<pagedchat::SequenceView> view = engine.sequence(id);
+    if (!view) continue;
     PoolFrameSequence s;
     s.id = id;
     std::tie(s.chatTitle, s.colorIndex) = label(id);
-    auto table = kv.block_table(id);
-    s.blockTable.assign(table.begin(), table.end());
-    s.tokens = kv.stored_tokens(id);
+    s.blockTable = std::move(view->block_table);
+    s.tokens = engine.stored_tokens(id);
     f.sequences.push_back(std::move(s));
   }
   f.contiguousReservedTokens = static_cast<int64_t>(f.sequences.size()) * m_maxContext;

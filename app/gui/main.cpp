@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/model/default_model.h"
+#include "ui/app_services.h"
 #include "ui/main_window.h"
 #include "ui/screenshot_tour.h"
 
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
   if (model.isEmpty()) {
     model = QString::fromStdString(pagedchat::default_model_path());
   }
-  MainWindow window;
+  AppServices services;  // the database, the engine thread and the local API: outlive the window
+  MainWindow window(services);
   window.show();
   if (parser.isSet(screenshotsOpt)) new ScreenshotTour(window, parser.value(screenshotsOpt));  // owned by the window
   window.loadModel(model, parser.isSet(threadsOpt) ? std::max(0, parser.value(threadsOpt).toInt()) : -1);

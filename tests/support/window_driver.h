@@ -7,6 +7,7 @@
 
 #include <QPlainTextEdit>
 
+#include "ui/app_services.h"
 #include "ui/main_window.h"
 
 namespace pagedchat::test {

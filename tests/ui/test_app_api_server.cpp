@@ -90,7 +90,8 @@ class TestAppApiServer : public QObject {
 
 #ifdef PAGEDCHAT_HAVE_SERVER
   void apiRequestsShareTheChatsEngineAndPool() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     loaded(w);
     w.findChild<QPlainTextEdit*>(QStringLiteral("sharedSystemPrompt"))->setPlainText(kSystemPrompt);
@@ -138,7 +139,8 @@ class TestAppApiServer : public QObject {
   }
 
   void turningItOffAbortsItsRequestsAndTheChatsGoOn() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     loaded(w);
     const QString base = startApi(w);
@@ -172,7 +174,8 @@ class TestAppApiServer : public QObject {
     QTcpServer taken;
     QVERIFY(taken.listen(QHostAddress::LocalHost, 0));
     {
-      MainWindow w;
+      AppServices services;
+      MainWindow w(services);
       QSignalSpy changed(&w, &MainWindow::apiServerChanged);
       w.setApiPort(taken.serverPort());
       w.setApiServerEnabled(true);
@@ -186,7 +189,8 @@ class TestAppApiServer : public QObject {
       QVERIFY(changed.wait(10000));
       QVERIFY(!changed.last().at(0).toString().isEmpty());
     }
-    MainWindow again;
+    AppServices servicesAgain;
+    MainWindow again(servicesAgain);
     QTRY_VERIFY_WITH_TIMEOUT(!again.apiServerUrl().isEmpty(), 10000);
     QVERIFY(again.findChild<QAction*>(QStringLiteral("serveApi"))->isChecked());
     // Before a model is loaded the API says so (503), and does not fail otherwise.

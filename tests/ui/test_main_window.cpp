@@ -38,7 +38,8 @@ class TestMainWindow : public QObject {
   }
 
   void sendsAMessageAndStreamsTheReply() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     loaded(w);
     QSignalSpy done(&w, &MainWindow::turnDone);
@@ -61,7 +62,8 @@ class TestMainWindow : public QObject {
   }
 
   void aForkAtTheLatestMessageIsListedUnderItsParentAndSharesBlocks() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     loaded(w);
@@ -86,7 +88,8 @@ class TestMainWindow : public QObject {
   }
 
   void aCompareRoundShowsColumnsAndThePickedOneContinues() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     loaded(w);
     w.newChat();
@@ -106,7 +109,8 @@ class TestMainWindow : public QObject {
   }
 
   void aCompareWithDifferentSettingsSamplesEachColumnItsWay() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     PoolFrame last;  // the latest frame: the engine's counters as of its last step
     connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) { last = f; });
@@ -157,13 +161,15 @@ class TestMainWindow : public QObject {
     QVector<ChatId> ids;
     QString lastReply;
     {
-      MainWindow w;
+      AppServices services;
+      MainWindow w(services);
       loaded(w);
       ids = w.chatIds();
       lastReply = w.chat(ids.first())->messages.last().content;
       QVERIFY(ids.size() >= 4);
     }
-    MainWindow again;
+    AppServices servicesAgain;
+    MainWindow again(servicesAgain);
     QCOMPARE(again.chatIds(), ids);
     QCOMPARE(again.chat(ids.first())->messages.last().content, lastReply);
     // The fork remembers its parent and where it came from.
@@ -174,7 +180,8 @@ class TestMainWindow : public QObject {
 
   void aBadFileIsReportedAndNothingBreaks() {
     PC_REQUIRE_ENV(data, "PAGEDCHAT_TEST_DATA");
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.loadModel(QString::fromStdString(data + "/gguf_broken/tensor_past_end.bin"), 1);
     auto* status = w.findChild<QLabel*>(QStringLiteral("status"));
     QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("not within the file")), 10000);

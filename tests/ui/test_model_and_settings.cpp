@@ -47,7 +47,8 @@ class TestModelAndSettings : public QObject {
   }
 
   void aCancelledLoadKeepsTheModelInUse() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     loaded(w);
     QSignalSpy ready(&w, &MainWindow::modelReady);
@@ -67,7 +68,8 @@ class TestModelAndSettings : public QObject {
   }
 
   void aBrokenFileOpensAnErrorBoxAndTheModelStays() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     loaded(w);
     const QString broken = m_data + QStringLiteral("/gguf_broken/tensor_past_end.bin");
@@ -87,12 +89,14 @@ class TestModelAndSettings : public QObject {
 
   void loadedModelsAreListedUnderOpenRecent() {
     {
-      MainWindow w;
+      AppServices services;
+      MainWindow w(services);
       loaded(w);
       QCOMPARE(w.windowTitle(), tr("PagedChat — %1").arg(QFileInfo(m_model).completeBaseName()));
       loaded(w);  // twice: listed once
     }
-    MainWindow again;
+    AppServices servicesAgain;
+    MainWindow again(servicesAgain);
     const QList<QAction*> recent = again.findChild<QMenu*>(QStringLiteral("recentModels"))->actions();
     QCOMPARE(recent.size(), 1);
     QCOMPARE(recent[0]->text(), QFileInfo(m_model).fileName());
@@ -131,7 +135,8 @@ class TestModelAndSettings : public QObject {
   }
 
   void engineSettingsReloadTheModelAndEverythingPersists() {
-    MainWindow w;
+    AppServices services;
+    MainWindow w(services);
     w.show();
     loaded(w);
     PoolFrame last;
@@ -168,7 +173,8 @@ class TestModelAndSettings : public QObject {
     QVERIFY(ready.wait(60000));
     QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.num_blocks, (16 << 20) / 184320, 5000);
 
-    MainWindow again;
+    AppServices servicesAgain;
+    MainWindow again(servicesAgain);
     QCOMPARE(again.settings().blockSize, 4);
     QCOMPARE(again.settings().kvMemoryMiB, 16);
     QCOMPARE(again.settings().maxBatchedTokens, 64);
