@@ -12,6 +12,7 @@ EngineHost::EngineHost(Config config)
     : m_config(std::move(config)),
       m_router(m_config.maxActive),
       m_loop({.post = [this] { QMetaObject::invokeMethod(this, [this] { m_loop.run_once(); }, Qt::QueuedConnection); },
+              .before_step = {},
               .on_step_failed =
                   [this](const std::string& why) {
                     // The requests in flight fail with it rather than hang; the server goes on.

@@ -42,10 +42,11 @@ struct Engine::Live {
 };
 
 struct Engine::Command {
-  enum class Kind { submit, abort, fork, release } kind;
+  enum class Kind { submit, abort, fork, rewind, release } kind;
   RequestId request = -1;
   Request body;
   SequenceId seq = -1, child = -1;
+  int32_t num_tokens = -1;  // fork: at_token; rewind: where to cut
 };
 
 Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
@@ -94,11 +95,16 @@ void Engine::abort(RequestId id) {
   commands_.push_back({Command::Kind::abort, id, {}});
 }
 
-SequenceId Engine::fork(SequenceId parent) {
+SequenceId Engine::fork(SequenceId parent, int32_t at_token) {
   std::lock_guard lock(mutex_);
   SequenceId child = next_seq_++;
-  commands_.push_back({Command::Kind::fork, -1, {}, parent, child});
+  commands_.push_back({Command::Kind::fork, -1, {}, parent, child, at_token});
   return child;
+}
+
+void Engine::rewind(SequenceId parked, int32_t num_tokens) {
+  std::lock_guard lock(mutex_);
+  commands_.push_back({Command::Kind::rewind, -1, {}, parked, -1, num_tokens});
 }
 
 void Engine::release(SequenceId parked) {
@@ -149,7 +155,8 @@ void Engine::apply_commands() {
     switch (c.kind) {
       case Command::Kind::submit: start_request(c.request, std::move(c.body)); break;
       case Command::Kind::abort: abort_request(c.request, "abort"); break;
-      case Command::Kind::fork: fork_sequence(c.seq, c.child); break;
+      case Command::Kind::fork: fork_sequence(c.seq, c.child, c.num_tokens); break;
+      case Command::Kind::rewind: rewind_parked(c.seq, c.num_tokens); break;
       case Command::Kind::release: release_parked(c.seq); break;
     }
   }
@@ -227,10 +234,11 @@ void Engine::abort_request(RequestId id, const char* reason) {
 
 // Runs between steps (from apply_commands), so no append of this step has happened yet: the
 // KV manager holds exactly the parent's computed tokens, as fork() requires.
-void Engine::fork_sequence(SequenceId parent, SequenceId child) {
-  if (parked_.count(parent)) return fork_parked(parent, child);
+void Engine::fork_sequence(SequenceId parent, SequenceId child, int32_t at_token) {
+  if (parked_.count(parent)) return fork_parked(parent, child, at_token);
   auto it = live_.find(parent);
   if (it == live_.end()) return fork_error(parent, child, "it is neither running nor parked (unknown, finished, released or reclaimed)");
+  if (at_token >= 0) return fork_error(parent, child, "it is running: a running sequence forks at its latest token only");
   const SchedSequence& s = it->second->s;
   if (s.swapped) return fork_error(parent, child, "it is swapped out to host memory; fork it once it runs again");
   if (!s.in_kv || !s.prefilled)
@@ -240,17 +248,36 @@ void Engine::fork_sequence(SequenceId parent, SequenceId child) {
 
 // The error goes to the child's id only (request -1): the parent's request has not failed.
 void Engine::fork_error(SequenceId parent, SequenceId child, const std::string& why) {
+  sequence_error(child, "cannot fork sequence " + std::to_string(parent) + ": " + why);
+}
+
+void Engine::sequence_error(SequenceId seq, const std::string& message) {
   EngineEvent e;
   e.kind = EngineEventKind::error;
-  e.seq = child;
-  e.reason = "cannot fork sequence " + std::to_string(parent) + ": " + why;
+  e.seq = seq;
+  e.reason = message;
   publish(e);
 }
 
-void Engine::fork_parked(SequenceId parent, SequenceId child) {
+void Engine::fork_parked(SequenceId parent, SequenceId child, int32_t at_token) {
+  const int32_t stored = kv_.num_tokens(parent);
+  if (at_token == 0 || at_token < -1 || at_token > stored)
+    return fork_error(parent, child, "it holds " + std::to_string(stored) + " tokens; a fork at token " + std::to_string(at_token) +
+                                         " must be within 1.." + std::to_string(stored));
   kv_.fork(parent, child);
+  if (at_token > 0) kv_.rewind(child, at_token);
   kv_.park(child);
   parked_.insert(child);
+}
+
+void Engine::rewind_parked(SequenceId seq, int32_t num_tokens) {
+  if (!parked_.count(seq))
+    return sequence_error(seq, "cannot rewind sequence " + std::to_string(seq) + ": it is not parked (running, finished, released or reclaimed)");
+  const int32_t stored = kv_.num_tokens(seq);
+  if (num_tokens < 0 || num_tokens > stored)
+    return sequence_error(seq, "cannot rewind sequence " + std::to_string(seq) + " to " + std::to_string(num_tokens) +
+                                   " tokens: it holds " + std::to_string(stored));
+  kv_.rewind(seq, num_tokens);
 }
 
 // A decoding parent holds its last sampled token uncomputed: both it and the child compute it

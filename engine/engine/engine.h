@@ -71,7 +71,16 @@ class Engine {
   // Any other parent (unknown, finished, released, reclaimed, still waiting or prefilling its
   // prompt, or swapped out) gives an error event for the child (request -1, seq = the child)
   // and changes nothing else.
-  SequenceId fork(SequenceId parent);
+  // at_token >= 0 (a parked parent only): the child holds the parent's first at_token tokens
+  // (1 <= at_token <= what the parent stores): it shares every block up to the cut, the
+  // partial block at the cut included (copy-on-write at its first write), so nothing is
+  // computed until the child's new tokens. -1: all of them.
+  SequenceId fork(SequenceId parent, int32_t at_token = -1);
+  // Cuts a parked sequence back to its first num_tokens tokens (0 <= num_tokens <= what it
+  // stores): the blocks past the cut are freed (full ones stay in the prefix cache), so a
+  // continuation from there computes only its new tokens. A bad call gives an error event
+  // (request -1, seq = the sequence) and changes nothing.
+  void rewind(SequenceId parked, int32_t num_tokens);
   void release(SequenceId parked);  // frees a parked sequence
 
   // --- Engine thread --------------------------------------------------------------------
@@ -99,11 +108,13 @@ class Engine {
   void apply_commands();
   void start_request(RequestId id, Request request);
   void abort_request(RequestId id, const char* reason);
-  void fork_sequence(SequenceId parent, SequenceId child);
-  void fork_parked(SequenceId parent, SequenceId child);
+  void fork_sequence(SequenceId parent, SequenceId child, int32_t at_token);
+  void fork_parked(SequenceId parent, SequenceId child, int32_t at_token);
+  void rewind_parked(SequenceId seq, int32_t num_tokens);
   void fork_running(Live& parent, SequenceId child);
   Live& add_child(Live& parent, SequenceId child, const SamplingParams& params);
   void fork_error(SequenceId parent, SequenceId child, const std::string& why);
+  void sequence_error(SequenceId seq, const std::string& message);
   void count_computed(const ScheduledChunk& c);
   void release_parked(SequenceId seq);
   void run_forward(const ScheduledStep& step);

@@ -87,11 +87,17 @@ void BlockPool::write(int32_t b, int32_t token) {
   tokens_[static_cast<size_t>(b) * block_size_ + blk.content.num_filled++] = token;
 }
 
-void BlockPool::copy_tokens(int32_t src, int32_t dst) {
-  assert(blocks_[dst].content.num_filled == 0 && !is_full(src));
-  std::span<const int32_t> t = tokens(src);
+void BlockPool::copy_tokens(int32_t src, int32_t dst, int32_t n) {
+  assert(blocks_[dst].content.num_filled == 0 && n < block_size_ && n <= blocks_[src].content.num_filled);
+  std::span<const int32_t> t = tokens(src).first(static_cast<size_t>(n));
   std::copy(t.begin(), t.end(), tokens_.begin() + static_cast<ptrdiff_t>(dst) * block_size_);
-  blocks_[dst].content.num_filled = blocks_[src].content.num_filled;
+  blocks_[dst].content.num_filled = n;
+}
+
+void BlockPool::shrink(int32_t b, int32_t n) {
+  assert(blocks_[b].ref_count == 1 && n < block_size_ && n <= blocks_[b].content.num_filled);
+  drop_content(b);  // the slots' tokens stay in tokens_; only the first n count now
+  blocks_[b].content.num_filled = n;
 }
 
 Match BlockPool::find_match(uint64_t hash, uint64_t parent_hash, uint64_t parent_content_id,

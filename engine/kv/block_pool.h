@@ -74,8 +74,13 @@ class BlockPool {
 
   // Appends one token to an in-use block that is not full.
   void write(int32_t b, int32_t token);
-  // Copy-on-write: dst (empty, in use) takes src's filled slots.
-  void copy_tokens(int32_t src, int32_t dst);
+  // Copy-on-write: dst (empty, in use) takes src's first n slots (n < block size; a sequence
+  // rewound into a full shared block holds only a prefix of it).
+  void copy_tokens(int32_t src, int32_t dst, int32_t n);
+  // A rewound sequence's own block (ref count 1) keeps only its first n < block size slots:
+  // sealed, it leaves the prefix cache (its hash covered every slot), as when its content is
+  // dropped, and is partial again.
+  void shrink(int32_t b, int32_t n);
   // b just became full: hashes it after its parent, gives it a content id (that of an indexed
   // block with the same parent and tokens, else a new one) and indexes it if its hash is free,
   // else keeps it as a spare.

@@ -31,6 +31,7 @@ enum class KvEventKind : uint8_t {
   reclaim,  // a parked seq released under memory pressure (its full blocks stay cached)
   preempt,  // a running seq freed under pressure, to be recomputed
   finish,   // seq freed by its owner (finished, aborted, or discarded)
+  rewind,   // seq cut back to `peer` tokens (its blocks past the cut are freed, one event each)
 };
 
 struct KvEvent {
@@ -43,7 +44,7 @@ struct KvEvent {
 };
 
 const char* kv_event_name(KvEventKind k);
-inline constexpr int kNumKvEventKinds = static_cast<int>(KvEventKind::finish) + 1;
+inline constexpr int kNumKvEventKinds = static_cast<int>(KvEventKind::rewind) + 1;
 
 class KvEventLog {
  public:

@@ -95,6 +95,7 @@ std::vector<int32_t> KvManager::stored_tokens(SequenceId seq) const {
     std::span<const int32_t> t = on_device(s) ? pool_.tokens(b) : host_.tokens(b);
     out.insert(out.end(), t.begin(), t.end());
   }
+  out.resize(static_cast<size_t>(s.num_tokens));  // a rewound sequence may hold a prefix of its last block
   return out;
 }
 
@@ -123,6 +124,7 @@ void KvManager::append(SequenceId seq, std::span<const int32_t> tokens, std::vec
     int32_t offset = s.num_tokens % bs;
     if (offset == 0) s.block_table.push_back(take_block(seq));
     else if (pool_.block(s.block_table.back()).ref_count > 1) copy_on_write(seq, s);
+    else if (pool_.block(s.block_table.back()).content.num_filled > offset) pool_.shrink(s.block_table.back(), offset);
     int32_t b = s.block_table.back();
     pool_.write(b, token);
     slot_mapping.push_back(static_cast<int64_t>(b) * bs + offset);
@@ -134,7 +136,7 @@ void KvManager::append(SequenceId seq, std::span<const int32_t> tokens, std::vec
 void KvManager::copy_on_write(SequenceId seq, Sequence& s) {
   int32_t src = s.block_table.back();
   int32_t dst = take_block(seq);
-  pool_.copy_tokens(src, dst);
+  pool_.copy_tokens(src, dst, s.num_tokens % block_size());
   transfers_.push_back({TransferKind::copy, src, dst});
   s.block_table.back() = dst;
   ++counters_.cow_copies;
@@ -162,6 +164,23 @@ void KvManager::fork(SequenceId parent, SequenceId child) {
   seqs_.emplace(child, s);
   record(KvEventKind::fork, child, -1, parent);
   for (int32_t b : s.block_table) record(KvEventKind::share, child, b);
+}
+
+void KvManager::rewind(SequenceId seq, int32_t num_tokens) {
+  Sequence& s = get(seq);
+  assert(on_device(s) && num_tokens >= 0 && num_tokens <= s.num_tokens);
+  const size_t keep = static_cast<size_t>(num_blocks_for(num_tokens));
+  record(KvEventKind::rewind, seq, -1, num_tokens);
+  // Last block first, as in release(): a kept prefix outlives its cached tail.
+  while (s.block_table.size() > keep) {
+    drop_ref(seq, s.block_table.back(), true);
+    s.block_table.pop_back();
+  }
+  s.num_tokens = num_tokens;
+  const int32_t offset = num_tokens % block_size();
+  if (offset == 0 || s.block_table.empty()) return;
+  const int32_t last = s.block_table.back();
+  if (pool_.block(last).ref_count == 1 && pool_.block(last).content.num_filled > offset) pool_.shrink(last, offset);
 }
 
 void KvManager::park(SequenceId seq) {

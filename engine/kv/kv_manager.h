@@ -128,10 +128,17 @@ class KvManager {
   // hashed and indexed by the prefix cache. Precondition: can_append(seq, tokens.size()).
   void append(SequenceId seq, std::span<const int32_t> tokens, std::vector<int64_t>& slot_mapping);
 
-  // --- Fork and park --------------------------------------------------------------------
+  // --- Fork, rewind and park ------------------------------------------------------------
   // `child` (new) shares every block of `parent` (running or parked), the partial last block
   // included; it runs. No block is taken: the first write into a shared block copies it.
   void fork(SequenceId parent, SequenceId child);
+  // Cuts a sequence on the device back to its first num_tokens tokens (0 <= num_tokens <=
+  // num_tokens(seq)): the blocks past the cut lose this sequence's reference (a `free` event
+  // each, full ones stay cached), and the block holding token num_tokens - 1 keeps its slots.
+  // That block may then hold more than the sequence does: shared, the next append copies the
+  // kept prefix first (copy-on-write); this sequence's alone, it is shrunk at once. With
+  // fork(), a fork at any token; it is also how rejected draft tokens and pruned beams go.
+  void rewind(SequenceId seq, int32_t num_tokens);
   void park(SequenceId seq);    // running -> parked (most recently used)
   void resume(SequenceId seq);  // parked -> running
 

@@ -39,6 +39,7 @@ const char* kv_event_name(KvEventKind k) {
     case KvEventKind::reclaim: return "reclaim";
     case KvEventKind::preempt: return "preempt";
     case KvEventKind::finish: return "finish";
+    case KvEventKind::rewind: return "rewind";
   }
   return "?";
 }

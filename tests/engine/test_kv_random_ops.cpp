@@ -6,7 +6,9 @@
 // pool (one token id per slot) that changes only through the transfers and slot mappings the
 // manager hands out. Prompts share prefixes drawn from a few templates, so the prefix cache hits.
 // As the manager's contract asks, a sequence appended to in a step is not forked, parked,
-// released or swapped out later in that step.
+// released, rewound or swapped out later in that step. Rewinds cut a sequence back to a random
+// token, and forks happen at the latest token or at a random one (a fork, then a rewind of the
+// child), so blocks are shared at any cut, inside a block or on its boundary.
 
 #include <QtTest>
 
@@ -193,6 +195,34 @@ class RandomRun {
     return true;
   }
 
+  // Cut back to a random token count (0 included); a prompt still being prefilled forgets the
+  // rest of it, as a rejected draft or a pruned beam would.
+  bool op_rewind() {
+    SequenceId id = pick([](const Live& s) { return s.state != SequenceState::swapped && !s.appended_this_step; });
+    if (id < 0) return false;
+    Live& s = seqs_[id];
+    const int32_t k = static_cast<int32_t>(below(s.tokens.size() + 1));
+    kv_.rewind(id, k);
+    s.tokens.resize(static_cast<size_t>(k));
+    s.pending.clear();
+    return true;
+  }
+
+  // A fork at a random token of a resident parent: the child shares every block up to the cut.
+  bool op_fork_at() {
+    SequenceId parent = pick([](const Live& s) { return s.state != SequenceState::swapped && !s.appended_this_step; });
+    if (parent < 0 || seqs_.size() >= kMaxSeqs) return false;
+    const int32_t k = static_cast<int32_t>(below(seqs_[parent].tokens.size() + 1));
+    SequenceId id = next_id_++;
+    kv_.fork(parent, id);
+    kv_.rewind(id, k);
+    seqs_[id] = seqs_[parent];
+    seqs_[id].tokens.resize(static_cast<size_t>(k));
+    seqs_[id].pending.clear();
+    set_running(id);
+    return true;
+  }
+
   bool op_swap_in() {
     SequenceId id = pick_state(SequenceState::swapped);
     if (id < 0) return false;
@@ -210,6 +240,8 @@ class RandomRun {
         {"start", 14, &RandomRun::op_start},
         {"append", 30, &RandomRun::op_append},
         {"fork", 6, &RandomRun::op_fork},
+        {"fork_at", 5, &RandomRun::op_fork_at},
+        {"rewind", 5, &RandomRun::op_rewind},
         {"swap_in", 6, &RandomRun::op_swap_in},
         {"free", 6, &RandomRun::op_free},
         {"park", 6, &RandomRun::op_park},
