@@ -7,9 +7,9 @@
 #include <algorithm>
 
 #include "engine/model/default_model.h"
-#include "ui/app_services.h"
-#include "ui/main_window.h"
-#include "ui/screenshot_tour.h"
+#include "ui/shell/app_services.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/screenshot_tour.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);

@@ -7,8 +7,8 @@
 
 #include <QPlainTextEdit>
 
-#include "ui/app_services.h"
-#include "ui/main_window.h"
+#include "ui/shell/app_services.h"
+#include "ui/shell/main_window.h"
 
 namespace pagedchat::test {
 

@@ -14,8 +14,8 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat_database.h"
-#include "ui/main_window.h"
+#include "ui/chat/chat_database.h"
+#include "ui/shell/main_window.h"
 
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include <QJsonArray>

@@ -12,7 +12,7 @@
 #include "engine/engine/engine.h"
 #include "engine/model/model.h"
 #include "support/test_env.h"
-#include "ui/engine_bridge.h"
+#include "ui/bridge/engine_bridge.h"
 
 using namespace pagedchat;
 

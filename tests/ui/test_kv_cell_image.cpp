@@ -7,7 +7,7 @@
 #include <QImage>
 #include <QPainter>
 
-#include "ui/kv_cell_image.h"
+#include "ui/pool_view/kv_cell_image.h"
 #include "ui/kv_test_frames.h"
 
 using namespace pagedchat;

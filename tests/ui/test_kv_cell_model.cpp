@@ -5,10 +5,10 @@
 #include <QtTest>
 
 #include "engine/kv/kv_manager.h"
-#include "ui/kv_cell_model.h"
-#include "ui/kv_flashes.h"
-#include "ui/kv_grid_layout.h"
-#include "ui/kv_pool_numbers.h"
+#include "ui/pool_view/kv_cell_model.h"
+#include "ui/pool_view/kv_flashes.h"
+#include "ui/pool_view/kv_grid_layout.h"
+#include "ui/pool_panel/kv_pool_numbers.h"
 #include "ui/kv_test_frames.h"
 
 using namespace pagedchat;

@@ -10,14 +10,14 @@
 #include <QTemporaryDir>
 
 #include "engine/kv/kv_manager.h"
-#include "ui/kv_block_table_view.h"
-#include "ui/kv_chat_legend.h"
-#include "ui/kv_contiguous_strip.h"
-#include "ui/kv_pool_panel.h"
-#include "ui/kv_pool_view.h"
-#include "ui/kv_stats_panel.h"
+#include "ui/pool_panel/kv_block_table_view.h"
+#include "ui/pool_panel/kv_chat_legend.h"
+#include "ui/pool_panel/kv_contiguous_strip.h"
+#include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_view/kv_pool_view.h"
+#include "ui/pool_panel/kv_stats_panel.h"
 #include "ui/kv_test_frames.h"
-#include "ui/kv_time_chart.h"
+#include "ui/pool_panel/kv_time_chart.h"
 
 using namespace pagedchat;
 using namespace kvtest;

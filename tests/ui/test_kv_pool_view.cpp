@@ -11,7 +11,7 @@
 #include <QToolTip>
 
 #include "engine/kv/kv_manager.h"
-#include "ui/kv_pool_view.h"
+#include "ui/pool_view/kv_pool_view.h"
 #include "ui/kv_test_frames.h"
 
 using namespace pagedchat;

@@ -17,9 +17,9 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat_database.h"
-#include "ui/compare_view.h"
-#include "ui/main_window.h"
+#include "ui/chat/chat_database.h"
+#include "ui/chat/compare_view.h"
+#include "ui/shell/main_window.h"
 
 class TestMainWindow : public QObject {
   Q_OBJECT

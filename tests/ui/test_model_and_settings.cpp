@@ -18,9 +18,9 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat_database.h"
-#include "ui/main_window.h"
-#include "ui/settings_dialog.h"
+#include "ui/chat/chat_database.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/settings_dialog.h"
 
 class TestModelAndSettings : public QObject {
   Q_OBJECT

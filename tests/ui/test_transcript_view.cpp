@@ -12,7 +12,7 @@
 
 #include <random>
 
-#include "ui/transcript_view.h"
+#include "ui/chat/transcript_view.h"
 
 namespace {
 

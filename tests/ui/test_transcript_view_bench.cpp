@@ -5,7 +5,7 @@
 
 #include <QtTest>
 
-#include "ui/transcript_view.h"
+#include "ui/chat/transcript_view.h"
 
 namespace {
 // ~500 characters each: the user's prose, the assistant's prose with emphasis, a list and code.

@@ -1,0 +1,300 @@
+// The engine side of the app: queued calls in, one step loop, coalesced signals out.
+#include "ui/bridge/engine_bridge.h"
+
+#include <QFileInfo>
+#include <QMetaObject>
+
+#include <algorithm>
+
+#include "engine/model/model.h"
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include "server/request_router.h"
+#endif
+
+namespace {
+constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
+constexpr int kApiColorIndex = 997;     // the pool view's colour for API requests
+
+std::vector<pagedchat::ChatMessage> toEngine(const ChatMessages& messages) {
+  std::vector<pagedchat::ChatMessage> chat;
+  for (const auto& m : messages) chat.push_back({m.first.toStdString(), m.second.toStdString()});
+  return chat;
+}
+}  // namespace
+
+EngineBridge::EngineBridge(QObject* parent)
+    : QObject(parent),
+      m_loop({.post = [this] { QMetaObject::invokeMethod(this, [this] { m_loop.run_once(); }, Qt::QueuedConnection); },
+              .before_step =
+                  [this] {
+                    m_frames.beginStep(m_engine.engine->stats());
+                    m_stepSampled = 0;
+                  },
+              .on_step_failed = [this](const std::string& why) { failAll(why); },
+              .after_step =
+                  [this](bool more) {
+                    afterStep(!more);
+                    if (!more || m_frameClock.elapsed() >= kDisplayIntervalMs) emitFrame(QString());
+                  }}) {
+  qRegisterMetaType<PoolFrame>();
+  qRegisterMetaType<ReplyMetrics>();
+  qRegisterMetaType<ChatId>("ChatId");
+  m_textClock.start();
+  m_frameClock.start();
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api = std::make_shared<RequestRouter>();
+#endif
+}
+
+EngineBridge::~EngineBridge() { unload(QStringLiteral("the app is closing")); }
+
+bool EngineBridge::cudaAvailable() { return pagedchat::cuda_available(); }
+
+pagedchat::SamplingParams EngineBridge::samplingParams(const TurnSettings& settings) {
+  return toSamplingParams(settings, (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds());
+}
+
+void EngineBridge::unload(const QString& why) {
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->detach(QStringLiteral("the model was unloaded: %1").arg(why));
+#else
+  Q_UNUSED(why);
+#endif
+  m_loop.attach(nullptr);
+  m_engine.reset();  // the engine goes before the tracker its events feed
+  m_tracker.reset();
+  m_chats.clear();  // their sequences lived in that engine
+  m_requestChat.clear();
+  m_pendingForks.clear();
+}
+
+pagedchat::EngineStats EngineBridge::engineStats() const {
+  return m_engine ? m_engine.engine->stats() : pagedchat::EngineStats{};
+}
+
+void EngineBridge::loadModel(const QString& path, const Config& settings) {
+  QElapsedTimer sinceReport;
+  sinceReport.start();
+  QString lastStage;
+  const pagedchat::LoadProgress progress(
+      [&](std::string_view stage, double fraction) {
+        const QString name = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
+        if (name == lastStage && fraction < 1.0 && sinceReport.elapsed() < 50) return;
+        lastStage = name;
+        sinceReport.restart();
+        emit loadProgress(name, fraction);
+      },
+      &m_cancelLoad);
+  try {
+    // Built aside and swapped in only when everything loaded: a bad file leaves the model
+    // that was working in place.
+    pagedchat::EngineOptions options;
+    options.backend.name = settings.backend.toStdString();
+    options.backend.threads = std::clamp(settings.threads, 0, 1024);
+    options.backend.max_batch_tokens = std::max(settings.maxBatchedTokens, 1);
+    options.engine.block_size = settings.blockSize;
+    options.engine.max_context = settings.maxContext;
+    options.engine.num_blocks = settings.numBlocks;
+    options.engine.max_batched_tokens = std::max(settings.maxBatchedTokens, 1);
+    options.kv_budget_bytes = settings.kvBytes;
+    options.num_contexts = kChatsInPool;
+    pagedchat::AssembledEngine next =
+        pagedchat::assemble_engine(pagedchat::Model::load(path.toStdString(), progress), options, progress);
+    unload(QStringLiteral("the app loaded another model"));
+    m_engine = std::move(next);
+    pagedchat::Engine& engine = *m_engine.engine;
+    m_tracker = std::make_unique<pagedchat::RequestTracker>(engine);
+    engine.subscribe([this](const pagedchat::EngineEvent& e) { onEvent(e); });
+    m_loop.attach(&engine);
+#ifdef PAGEDCHAT_HAVE_SERVER
+    m_api->setModelId(QFileInfo(path).completeBaseName());
+    // The router's wake comes from the server's thread: the loop's wake queues a call to us.
+    m_api->attach(m_engine.model, engine, [this] { m_loop.wake(); });
+#endif
+    auto detokenize = std::make_shared<const std::function<QString(const std::vector<int32_t>&)>>(
+        [model = m_engine.model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
+    m_frames.reset(detokenize, m_engine.max_context);
+    const auto& c = m_engine.model->config();
+    emit modelLoaded(QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens")
+                         .arg(QString::fromStdString(c.name))
+                         .arg(c.num_layers)
+                         .arg(QString::fromStdString(m_engine.backend_description))
+                         .arg(m_engine.num_blocks)
+                         .arg(engine.block_size()),
+                     m_engine.max_context);
+    emitFrame(QString());
+  } catch (const pagedchat::LoadCancelled&) {
+    emit modelLoadCancelled();
+  } catch (const std::exception& e) {
+    emit modelFailed(QString::fromUtf8(e.what()));
+  }
+}
+
+void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings) {
+  if (!m_engine) return emit replyFailed(chat, tr("No model is loaded."));
+  Chat& c = m_chats[chat];
+  if (c.session.request() >= 0) return emit replyFailed(chat, tr("This chat is still replying."));
+  if (c.session.awaiting_pick()) return emit replyFailed(chat, tr("Pick one of the compared replies first."));
+  try {
+    pagedchat::ChatSession::Turn turn = c.session.plan_turn(*m_engine.engine, *m_engine.model, toEngine(messages));
+    pagedchat::Request& request = turn.request;
+    request.params = samplingParams(settings);
+    request.n = std::clamp(settings.numSamples, 1, 8);
+    if (!settings.columns.empty()) {
+      request.n = static_cast<int>(std::min<size_t>(settings.columns.size(), 8));
+      for (int i = 0; i < request.n; ++i) request.sample_params.push_back(samplingParams(settings.columns[static_cast<size_t>(i)]));
+    }
+    const int n = request.n;
+    c.numPromptTokens = turn.num_submitted;
+    c.sentBytes.assign(static_cast<size_t>(n), 0);
+    c.reported.assign(static_cast<size_t>(n), false);
+    const pagedchat::RequestId id = m_engine.engine->submit(request);
+    m_tracker->track(id, n);
+    c.session.turn_started(id, std::move(turn));
+    m_requestChat[id] = chat;
+    m_loop.wake();
+  } catch (const std::exception& e) {
+    emit replyFailed(chat, QString::fromUtf8(e.what()));
+  }
+}
+
+void EngineBridge::stop(ChatId chat) {
+  auto it = m_chats.find(chat);
+  if (it == m_chats.end() || it->second.session.request() < 0 || !m_engine) return;
+  m_engine.engine->abort(it->second.session.request());
+  m_loop.wake();
+}
+
+void EngineBridge::fork(ChatId parent, ChatId child, const ChatMessages& messages) {
+  Chat& c = m_chats[child];
+  const pagedchat::SequenceId seq =
+      m_engine ? m_chats[parent].session.fork_into(*m_engine.engine, c.session, toEngine(messages)) : -1;
+  if (seq < 0) return emit forkDone(child, false, 0);
+  m_pendingForks[seq] = child;
+  m_loop.wake();  // the fork is a command the next step applies
+}
+
+void EngineBridge::pickSample(ChatId chat, int index) {
+  auto it = m_chats.find(chat);
+  if (it == m_chats.end() || !m_engine) return;
+  it->second.session.pick(*m_engine.engine, index);
+  m_loop.wake();
+}
+
+void EngineBridge::release(ChatId chat) {
+  auto it = m_chats.find(chat);
+  if (it == m_chats.end()) return;
+  const pagedchat::RequestId request = it->second.session.request();
+  if (m_engine) it->second.session.release(*m_engine.engine);
+  m_requestChat.erase(request);
+  if (m_tracker) m_tracker->forget(request);
+  m_chats.erase(it);
+  m_loop.wake();
+}
+
+void EngineBridge::setChatTitle(ChatId chat, const QString& title) { m_chats[chat].title = title; }
+
+void EngineBridge::setPaused(bool paused) { m_loop.set_paused(paused); }
+
+void EngineBridge::stepOnce() {
+  if (!m_engine) return;
+  m_loop.step_once();
+  afterStep(true);
+  emitFrame(m_frames.describeStep(m_engine.engine->stats(), m_stepSampled));
+}
+
+// The engine step threw: every chat's turn and API request in flight fails with the reason.
+void EngineBridge::failAll(const std::string& why) {
+  for (pagedchat::RequestId id : m_tracker->tracked()) {
+    m_tracker->fail(id, why);
+    m_engine.engine->abort(id);
+  }
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->failAll(QStringLiteral("the forward pass failed: %1").arg(QString::fromStdString(why)));
+#endif
+}
+
+// Inside step(), on the engine thread: the pool frames' KV events and fork confirmations.
+void EngineBridge::onEvent(const pagedchat::EngineEvent& e) {
+  using Kind = pagedchat::EngineEventKind;
+  if (e.kind == Kind::token) ++m_stepSampled;
+  const bool forkDone = e.kind == Kind::kv && e.kv.kind == pagedchat::KvEventKind::fork;
+  const bool forkRefused = e.kind == Kind::error && e.request < 0;
+  if (e.kind == Kind::kv) m_frames.onKvEvent(e.kv);
+  if (!forkDone && !forkRefused) return;
+  auto f = m_pendingForks.find(forkDone ? e.kv.seq : e.seq);
+  if (f == m_pendingForks.end()) return;
+  // A refused fork (the parent went away meanwhile): the child starts afresh.
+  if (forkRefused) m_chats[f->second].session.fork_refused();
+  m_forksDone.emplace_back(f->second, forkDone);
+  m_pendingForks.erase(f);
+}
+
+void EngineBridge::afterStep(bool flushAll) {
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->afterStep();
+#endif
+  deliver(flushAll);
+}
+
+void EngineBridge::deliver(bool flushAll) {
+  for (auto [child, shares] : std::exchange(m_forksDone, {})) emit forkDone(child, shares, m_chats[child].session.context_used());
+  const bool flushText = flushAll || m_textClock.elapsed() >= kDisplayIntervalMs;
+  if (flushText) m_textClock.restart();
+  m_tracker->take_updates();  // the outputs below hold what the updates said
+  std::vector<std::pair<ChatId, pagedchat::RequestId>> inFlight(m_requestChat.size());
+  std::transform(m_requestChat.begin(), m_requestChat.end(), inFlight.begin(), [](auto& rc) { return std::pair{rc.second, rc.first}; });
+  for (auto [id, request] : inFlight) deliverChat(id, m_chats[id], flushText);
+}
+
+void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
+  const pagedchat::RequestOutput* out = m_tracker->output(c.session.request());
+  if (!out) return;
+  for (size_t i = 0; i < out->samples.size() && i < c.sentBytes.size(); ++i) {
+    const pagedchat::SampleOutput& s = out->samples[i];
+    if ((flushText || s.finished) && s.text.size() > c.sentBytes[i]) {
+      emit replyText(id, static_cast<int>(i), QString::fromStdString(s.text.substr(c.sentBytes[i])));
+      c.sentBytes[i] = s.text.size();
+    }
+    if (!s.finished || c.reported[i]) continue;
+    c.reported[i] = true;
+    ReplyMetrics m;
+    m.numTokens = static_cast<int>(s.tokens.size());
+    m.secondsToFirstToken = s.first_token_at;
+    m.tokensPerSecond = s.tokens.size() > 1 ? (s.tokens.size() - 1) / std::max(s.last_token_at - s.first_token_at, 1e-9) : 0.0;
+    m.numPromptTokens = c.numPromptTokens;
+    m.numCachedPromptTokens = out->num_cached_prompt_tokens;
+    m.finishReason = QString::fromStdString(s.finish_reason);
+    emit replyFinished(id, static_cast<int>(i), m);
+  }
+  if (!out->done) return;
+  const pagedchat::RequestOutput done = m_tracker->take_output(out->id);
+  m_requestChat.erase(done.id);
+  const int contextUsed = c.session.turn_ended(*m_engine.engine, done);
+  if (!done.ok()) emit replyFailed(id, QString::fromStdString(done.error));
+  emit turnDone(id, contextUsed);
+}
+
+void EngineBridge::emitFrame(const QString& stepSummary) {
+  if (!m_engine) return;
+  m_frameClock.restart();
+  // Each sequence labelled with its chat: the parked one, the samples in flight or unpicked.
+  std::unordered_map<pagedchat::SequenceId, ChatId> owner;
+  for (const auto& [id, c] : m_chats) {
+    for (pagedchat::SequenceId seq : c.session.sequences()) owner[seq] = id;
+    if (const pagedchat::RequestOutput* out = m_tracker->output(c.session.request()))
+      for (pagedchat::SequenceId seq : out->sequences) owner[seq] = id;
+  }
+  auto label = [&](pagedchat::SequenceId seq) -> std::pair<QString, int> {
+    auto it = owner.find(seq);
+    if (it != owner.end()) {
+      const QString& title = m_chats[it->second].title;
+      return {title.isEmpty() ? tr("chat %1").arg(it->second) : title, static_cast<int>(it->second % 1000)};
+    }
+#ifdef PAGEDCHAT_HAVE_SERVER
+    if (const pagedchat::RequestId api = m_api->requestOf(seq); api >= 0) return {tr("API request %1").arg(api), kApiColorIndex};
+#endif
+    return {tr("sequence %1").arg(seq), -1};
+  };
+  emit poolFrame(m_frames.build(*m_engine.engine, label, stepSummary));
+}

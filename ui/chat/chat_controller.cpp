@@ -1,0 +1,230 @@
+// Every chat's state on the UI thread, and the flow of its turns through the bridge.
+#include "ui/chat/chat_controller.h"
+
+#include <QMetaObject>
+
+#include <algorithm>
+
+#include "ui/chat/chat_database.h"
+#include "ui/bridge/engine_bridge.h"
+
+namespace {
+const QString kSharedSystemPromptKey = QStringLiteral("shared_system_prompt");
+}  // namespace
+
+ChatController::ChatController(ChatDatabase& db, EngineBridge* bridge, QObject* parent)
+    : QObject(parent), m_db(db), m_bridge(bridge) {
+  m_sharedSystemPrompt = m_db.setting(kSharedSystemPromptKey);
+  connectBridge();
+}
+
+// Runs f(bridge) on the engine thread; the UI thread never waits for it.
+template <class F>
+void ChatController::onEngine(F f) {
+  QMetaObject::invokeMethod(m_bridge, [b = m_bridge, f = std::move(f)] { f(*b); }, Qt::QueuedConnection);
+}
+
+QVector<ChatId> ChatController::restore() {
+  // Parents have smaller ids than their forks, so each parent is listed first.
+  QVector<ChatId> ids;
+  for (ChatRecord& r : m_db.loadChats()) {
+    ids.append(r.id);
+    Chat c;
+    c.record = std::move(r);
+    add(std::move(c));
+  }
+  return ids;
+}
+
+const ChatController::Chat* ChatController::chat(ChatId id) const {
+  auto it = m_chats.find(id);
+  return it == m_chats.end() ? nullptr : &it->second;
+}
+
+ChatId ChatController::nextId() const { return m_chats.empty() ? 1 : m_chats.rbegin()->first + 1; }
+
+void ChatController::add(Chat c) {
+  const ChatId id = c.record.id;
+  m_chats[id] = std::move(c);
+  sendTitle(m_chats[id]);
+  emit chatAdded(id);
+}
+
+void ChatController::sendTitle(const Chat& c) {
+  onEngine([id = c.record.id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
+}
+
+void ChatController::save(const Chat& c) {
+  if (!m_db.saveChat(c.record)) emit status(c.record.id, tr("Could not save the chat: %1").arg(m_db.lastError()));
+}
+
+void ChatController::setSharedSystemPrompt(const QString& prompt) { m_sharedSystemPrompt = prompt; }
+
+void ChatController::setChatSystemPrompt(ChatId id, bool overrides, const QString& prompt) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end()) return;
+  it->second.record.overridesSystemPrompt = overrides;
+  it->second.record.systemPrompt = prompt;
+}
+
+void ChatController::saveSystemPrompts(ChatId current) {
+  m_db.setSetting(kSharedSystemPromptKey, m_sharedSystemPrompt);
+  if (const Chat* c = chat(current)) save(*c);
+}
+
+ChatId ChatController::create() {
+  Chat c;
+  c.record.id = nextId();
+  c.record.title = tr("New chat %1").arg(c.record.id);
+  save(c);
+  const ChatId id = c.record.id;
+  add(std::move(c));
+  return id;
+}
+
+ChatId ChatController::fork(ChatId parentId, int messageCount) {
+  auto it = m_chats.find(parentId);
+  if (it == m_chats.end()) return -1;
+  const Chat& parent = it->second;
+  messageCount = std::clamp<int>(messageCount, 0, static_cast<int>(parent.record.messages.size()));
+  Chat child;
+  child.record.id = nextId();
+  child.record.title = tr("%1 (fork)").arg(parent.record.title);
+  child.record.parentId = parentId;
+  child.record.forkedAtMessage = messageCount;
+  child.record.overridesSystemPrompt = parent.record.overridesSystemPrompt;
+  child.record.systemPrompt = parent.record.systemPrompt;
+  child.record.messages = parent.record.messages.mid(0, messageCount);
+  // The engine side shares the parent's parked sequence when it holds exactly the child's
+  // messages (a fork at the latest message of a finished reply: copy-on-write, nothing
+  // recomputed); otherwise the child's first turn submits its shorter chat and the prefix
+  // cache serves the full blocks it shares with the parent. forkDone says which.
+  const ChatId id = child.record.id;
+  const ChatMessages messages = child.record.engineMessages(m_sharedSystemPrompt);
+  save(child);
+  add(std::move(child));
+  onEngine([parentId, id, messages](EngineBridge& b) { b.fork(parentId, id, messages); });
+  return id;
+}
+
+bool ChatController::send(ChatId id, const QString& text, const TurnSettings& settings, const QStringList& columnTitles) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || text.isEmpty() || it->second.replying) return false;
+  Chat& c = it->second;
+  if (c.awaitingPick) pick(id, 0);  // an unpicked compare continues with its first column
+  if (c.record.messages.isEmpty() && c.record.title.startsWith(tr("New chat"))) {
+    c.record.title = text.left(40).replace(QLatin1Char('\n'), QLatin1Char(' '));
+    sendTitle(c);
+    emit titleChanged(id, c.record.title);
+  }
+  c.record.messages.append({QStringLiteral("user"), text, {}});
+  startTurn(c, settings, columnTitles);
+  return true;
+}
+
+bool ChatController::regenerate(ChatId id, const TurnSettings& settings, const QStringList& columnTitles) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || it->second.replying) return false;
+  Chat& c = it->second;
+  if (c.awaitingPick) {
+    c.awaitingPick = false;
+    onEngine([id](EngineBridge& b) { b.pickSample(id, 0); });
+  }
+  if (!c.record.messages.isEmpty() && c.record.messages.last().role == QLatin1String("assistant")) c.record.messages.removeLast();
+  if (c.record.messages.isEmpty()) return false;
+  startTurn(c, settings, columnTitles);
+  return true;
+}
+
+void ChatController::startTurn(Chat& c, const TurnSettings& settings, const QStringList& columnTitles) {
+  const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
+  c.numSamples = settings.numSamples;
+  c.columnTitles = columnTitles;
+  c.replying = true;
+  c.awaitingPick = false;
+  c.samples = QVector<QString>(c.numSamples);
+  c.sampleMetrics = QVector<ReplyMetrics>(c.numSamples);
+  if (c.numSamples == 1) c.record.messages.append({QStringLiteral("assistant"), QString(), {}});
+  save(c);
+  emit replyingChanged(c.record.id, true);
+  onEngine([id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
+  emit chatChanged(c.record.id);
+}
+
+void ChatController::stop(ChatId id) {
+  if (const Chat* c = chat(id); c && c->replying) onEngine([id](EngineBridge& b) { b.stop(id); });
+}
+
+bool ChatController::pick(ChatId id, int sample) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end()) return false;
+  Chat& c = it->second;
+  if (!c.awaitingPick || sample < 0 || sample >= c.samples.size()) return false;
+  c.awaitingPick = false;
+  c.record.messages.append({QStringLiteral("assistant"), c.samples[sample], c.sampleMetrics[sample]});
+  c.numSamples = 1;
+  onEngine([id, sample](EngineBridge& b) { b.pickSample(id, sample); });
+  save(c);
+  emit chatChanged(id);
+  return true;
+}
+
+void ChatController::engineReplaced() {
+  for (auto& [id, c] : m_chats) {
+    if (c.replying) {
+      c.replying = false;
+      emit replyingChanged(id, false);
+      save(c);
+    }
+    c.awaitingPick = false;
+    c.contextUsed = 0;
+    sendTitle(c);
+  }
+}
+
+void ChatController::connectBridge() {
+  connect(m_bridge, &EngineBridge::replyText, this, [this](ChatId id, int sample, const QString& text) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end() || !it->second.replying) return;
+    Chat& c = it->second;
+    if (c.numSamples == 1) c.record.messages.last().content += text;
+    else if (sample < c.samples.size()) c.samples[sample] += text;
+    emit chatChanged(id);
+  });
+  connect(m_bridge, &EngineBridge::replyFinished, this, [this](ChatId id, int sample, const ReplyMetrics& m) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end() || !it->second.replying) return;
+    Chat& c = it->second;
+    if (c.numSamples == 1) c.record.messages.last().metrics = m;
+    else if (sample < c.sampleMetrics.size()) c.sampleMetrics[sample] = m;
+    emit status(id, m.summary());
+  });
+  connect(m_bridge, &EngineBridge::replyFailed, this, [this](ChatId id, const QString& e) {
+    emit status(id, tr("Error: %1").arg(e));
+    auto it = m_chats.find(id);
+    // A reply that never started leaves no empty message behind.
+    if (it != m_chats.end() && it->second.replying && it->second.numSamples == 1 &&
+        it->second.record.messages.last().content.isEmpty())
+      it->second.record.messages.removeLast();
+  });
+  connect(m_bridge, &EngineBridge::turnDone, this, [this](ChatId id, int contextUsed) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end() || !it->second.replying) return;
+    Chat& c = it->second;
+    c.replying = false;
+    c.contextUsed = contextUsed;
+    emit replyingChanged(id, false);
+    if (c.numSamples > 1) c.awaitingPick = true;
+    else save(c);
+    emit turnEnded(id);
+  });
+  connect(m_bridge, &EngineBridge::forkDone, this, [this](ChatId child, bool shares, int contextUsed) {
+    auto it = m_chats.find(child);
+    if (it == m_chats.end()) return;
+    it->second.contextUsed = shares ? contextUsed : 0;
+    emit status(child, shares ? tr("Forked: the new chat shares the parent's KV blocks (copy-on-write, nothing recomputed)")
+                              : tr("Forked: the new chat's first turn reads its messages again (the prefix cache serves "
+                                   "the full blocks the parent still holds)"));
+    emit chatChanged(child);
+  });
+}

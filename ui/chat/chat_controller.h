@@ -1,0 +1,90 @@
+#pragma once
+// The UI thread's one owner of every chat's state: its record (messages, metrics, prompts,
+// where it was forked from), the turn in flight (replying, a compare's samples, awaiting a
+// pick), and the tokens the engine holds for it. Turns go to the EngineBridge as queued calls;
+// its signals come back here and nowhere else, so each rule about a turn is written once on
+// this side (the engine side keeps only what the engine holds: engine/chat/chat_session.h).
+// The window shows what this says (chatChanged, turnEnded) and asks it to act.
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+#include <map>
+
+#include "ui/chat/chat_record.h"
+#include "ui/chat/chat_types.h"
+
+class ChatDatabase;
+class EngineBridge;
+
+class ChatController : public QObject {
+  Q_OBJECT
+ public:
+  struct Chat {
+    ChatRecord record;
+    bool replying = false;
+    int numSamples = 1;  // of the turn in flight or awaiting a pick
+    QVector<QString> samples;
+    QVector<ReplyMetrics> sampleMetrics;
+    bool awaitingPick = false;
+    QStringList columnTitles;  // compare with "Vary settings": how each column samples
+    int contextUsed = 0;       // tokens the engine holds for the chat
+  };
+
+  // bridge lives on the engine thread; db outlives the controller.
+  ChatController(ChatDatabase& db, EngineBridge* bridge, QObject* parent = nullptr);
+
+  // The chats saved in the database, parents before their forks; returns their ids in order.
+  QVector<ChatId> restore();
+  const Chat* chat(ChatId id) const;
+  const std::map<ChatId, Chat>& chats() const { return m_chats; }
+
+  // The shared system prompt (saved as a setting); chats that do not override it use it.
+  QString sharedSystemPrompt() const { return m_sharedSystemPrompt; }
+  void setSharedSystemPrompt(const QString& prompt);  // saved by saveSystemPrompts()
+  void setChatSystemPrompt(ChatId id, bool overrides, const QString& prompt);
+  void saveSystemPrompts(ChatId current);
+
+  ChatId create();  // a new empty chat, saved
+  // A new chat holding the first messageCount messages of `parent` (clamped), saved. Whether
+  // it shares the parent's KV blocks is the engine side's to say (forkDone).
+  ChatId fork(ChatId parent, int messageCount);
+  // Sends a user message (a first one names the chat) and starts the turn. columnTitles: how
+  // each compare column samples (empty: all as settings).
+  bool send(ChatId id, const QString& text, const TurnSettings& settings, const QStringList& columnTitles);
+  // The last reply again: an unpicked compare is first settled on its first column.
+  bool regenerate(ChatId id, const TurnSettings& settings, const QStringList& columnTitles);
+  void stop(ChatId id);
+  // Compare: the chat continues with this sample.
+  bool pick(ChatId id, int sample);
+
+  // A new engine is in use: replies in flight on the old one ended with it, and each chat's
+  // next turn reads its messages afresh; the engine side learns the chats' titles again.
+  void engineReplaced();
+
+ signals:
+  void chatAdded(ChatId id);
+  void chatChanged(ChatId id);  // messages or samples changed (text streamed in, a pick)
+  void turnEnded(ChatId id);
+  void replyingChanged(ChatId id, bool replying);
+  void titleChanged(ChatId id, const QString& title);
+  // One line for the status bar (the window shows it when `id` is the chat shown).
+  void status(ChatId id, const QString& text);
+
+ private:
+  void connectBridge();
+  void startTurn(Chat& c, const TurnSettings& settings, const QStringList& columnTitles);
+  void save(const Chat& c);
+  void add(Chat c);
+  void sendTitle(const Chat& c);
+  ChatId nextId() const;
+  template <class F>
+  void onEngine(F f);
+
+  ChatDatabase& m_db;
+  EngineBridge* m_bridge;
+  std::map<ChatId, Chat> m_chats;
+  QString m_sharedSystemPrompt;
+};

@@ -1,0 +1,164 @@
+// SQLite persistence of the chats: schema, load, and each save as one transaction.
+#include "ui/chat/chat_database.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QUuid>
+#include <QVariant>
+
+namespace {
+constexpr int kSchemaVersion = 1;
+// Qt binds a null QString as SQL NULL; the text columns are NOT NULL and an empty text is "".
+QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
+}  // namespace
+
+QString ChatDatabase::defaultPath() {
+  return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("chats.sqlite"));
+}
+
+ChatDatabase::ChatDatabase(const QString& path)
+    : m_connection(QStringLiteral("chats-") + QUuid::createUuid().toString(QUuid::WithoutBraces)) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connection);
+  m_db.setDatabaseName(path);
+  if (!m_db.open()) {
+    fail(QStringLiteral("open %1").arg(path), m_db.lastError().text());
+    return;
+  }
+  m_open = exec(QStringLiteral("PRAGMA foreign_keys = ON")) &&
+           exec(QStringLiteral("CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")) &&
+           exec(QStringLiteral("CREATE TABLE IF NOT EXISTS chats (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
+                               "parent_id INTEGER NOT NULL, forked_at INTEGER NOT NULL, "
+                               "overrides_system INTEGER NOT NULL, system_prompt TEXT NOT NULL)")) &&
+           exec(QStringLiteral("CREATE TABLE IF NOT EXISTS messages (chat_id INTEGER NOT NULL REFERENCES chats(id) "
+                               "ON DELETE CASCADE, position INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, "
+                               "num_tokens INTEGER NOT NULL, first_token_ms REAL NOT NULL, tokens_per_second REAL NOT NULL, "
+                               "finish_reason TEXT NOT NULL, PRIMARY KEY (chat_id, position))"));
+  if (m_open && setting(QStringLiteral("schema_version")).isEmpty())
+    setSetting(QStringLiteral("schema_version"), QString::number(kSchemaVersion));
+}
+
+ChatDatabase::~ChatDatabase() {
+  m_db.close();
+  m_db = QSqlDatabase();
+  QSqlDatabase::removeDatabase(m_connection);
+}
+
+bool ChatDatabase::fail(const QString& what, const QString& error) {
+  m_lastError = QStringLiteral("%1: %2").arg(what, error);
+  qWarning("chat database: %s", qPrintable(m_lastError));
+  return false;
+}
+
+bool ChatDatabase::exec(const QString& sql) {
+  QSqlQuery q(m_db);
+  return q.exec(sql) || fail(sql, q.lastError().text());
+}
+
+QVector<ChatRecord> ChatDatabase::loadChats() {
+  QVector<ChatRecord> chats;
+  if (!m_open) return chats;
+  QSqlQuery q(m_db);
+  if (!q.exec(QStringLiteral("SELECT id, title, parent_id, forked_at, overrides_system, system_prompt FROM chats ORDER BY id"))) {
+    fail(QStringLiteral("load chats"), q.lastError().text());
+    return chats;
+  }
+  while (q.next()) {
+    ChatRecord c;
+    c.id = q.value(0).toLongLong();
+    c.title = q.value(1).toString();
+    c.parentId = q.value(2).toLongLong();
+    c.forkedAtMessage = q.value(3).toInt();
+    c.overridesSystemPrompt = q.value(4).toBool();
+    c.systemPrompt = q.value(5).toString();
+    chats.append(c);
+  }
+  QSqlQuery m(m_db);
+  m.prepare(QStringLiteral("SELECT role, content, num_tokens, first_token_ms, tokens_per_second, finish_reason "
+                           "FROM messages WHERE chat_id = ? ORDER BY position"));
+  for (ChatRecord& c : chats) {
+    m.addBindValue(c.id);
+    if (!m.exec()) {
+      fail(QStringLiteral("load messages"), m.lastError().text());
+      continue;
+    }
+    while (m.next()) {
+      MessageRecord r;
+      r.role = m.value(0).toString();
+      r.content = m.value(1).toString();
+      r.metrics.numTokens = m.value(2).toInt();
+      r.metrics.secondsToFirstToken = m.value(3).toDouble() / 1000.0;
+      r.metrics.tokensPerSecond = m.value(4).toDouble();
+      r.metrics.finishReason = m.value(5).toString();
+      c.messages.append(r);
+    }
+  }
+  return chats;
+}
+
+bool ChatDatabase::saveChat(const ChatRecord& chat) {
+  if (!m_open) return false;
+  if (!m_db.transaction()) return fail(QStringLiteral("begin"), m_db.lastError().text());
+  auto rollback = [this](const QString& what, const QSqlQuery& q) {
+    m_db.rollback();
+    return fail(what, q.lastError().text());
+  };
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("INSERT OR REPLACE INTO chats (id, title, parent_id, forked_at, overrides_system, system_prompt) "
+                           "VALUES (?, ?, ?, ?, ?, ?)"));
+  q.addBindValue(chat.id);
+  q.addBindValue(text(chat.title));
+  q.addBindValue(chat.parentId);
+  q.addBindValue(chat.forkedAtMessage);
+  q.addBindValue(chat.overridesSystemPrompt ? 1 : 0);
+  q.addBindValue(text(chat.systemPrompt));
+  if (!q.exec()) return rollback(QStringLiteral("save chat %1").arg(chat.id), q);
+  QSqlQuery del(m_db);
+  del.prepare(QStringLiteral("DELETE FROM messages WHERE chat_id = ?"));
+  del.addBindValue(chat.id);
+  if (!del.exec()) return rollback(QStringLiteral("save chat %1").arg(chat.id), del);
+  QSqlQuery ins(m_db);
+  ins.prepare(QStringLiteral("INSERT INTO messages (chat_id, position, role, content, num_tokens, first_token_ms, "
+                             "tokens_per_second, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+  for (int i = 0; i < chat.messages.size(); ++i) {
+    const MessageRecord& m = chat.messages[i];
+    ins.addBindValue(chat.id);
+    ins.addBindValue(i);
+    ins.addBindValue(text(m.role));
+    ins.addBindValue(text(m.content));
+    ins.addBindValue(m.metrics.numTokens);
+    ins.addBindValue(m.metrics.secondsToFirstToken * 1000.0);
+    ins.addBindValue(m.metrics.tokensPerSecond);
+    ins.addBindValue(text(m.metrics.finishReason));
+    if (!ins.exec()) return rollback(QStringLiteral("save message %1 of chat %2").arg(i).arg(chat.id), ins);
+  }
+  return m_db.commit() || fail(QStringLiteral("commit"), m_db.lastError().text());
+}
+
+bool ChatDatabase::removeChat(ChatId id) {
+  if (!m_open) return false;
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("DELETE FROM chats WHERE id = ?"));
+  q.addBindValue(id);
+  return q.exec() || fail(QStringLiteral("remove chat %1").arg(id), q.lastError().text());
+}
+
+QString ChatDatabase::setting(const QString& key, const QString& fallback) {
+  if (!m_open) return fallback;
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("SELECT value FROM settings WHERE key = ?"));
+  q.addBindValue(key);
+  return q.exec() && q.next() ? q.value(0).toString() : fallback;
+}
+
+bool ChatDatabase::setSetting(const QString& key, const QString& value) {
+  if (!m_open) return false;
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)"));
+  q.addBindValue(key);
+  q.addBindValue(text(value));
+  return q.exec() || fail(QStringLiteral("save setting %1").arg(key), q.lastError().text());
+}

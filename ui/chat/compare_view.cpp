@@ -1,0 +1,65 @@
+// Side-by-side sample columns.
+#include "ui/chat/compare_view.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "ui/chat/transcript_view.h"
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("compareView"));
+  new QHBoxLayout(this);
+}
+
+void CompareView::start(int numSamples, const QStringList& titles) {
+  for (Column& c : m_columns) delete c.box;
+  m_columns.clear();
+  m_titles = titles;
+  for (int i = 0; i < numSamples; ++i) {
+    Column c;
+    c.box = new QWidget(this);
+    c.box->setObjectName(QStringLiteral("compareColumn%1").arg(i));
+    auto* v = new QVBoxLayout(c.box);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto* title = new QLabel(i < titles.size() ? tr("Sample %1 — %2").arg(i + 1).arg(titles[i]) : tr("Sample %1").arg(i + 1), c.box);
+    title->setObjectName(QStringLiteral("sampleTitle"));
+    v->addWidget(title);
+    c.text = new QTextBrowser(c.box);
+    c.text->setObjectName(QStringLiteral("sampleText"));
+    v->addWidget(c.text, 1);
+    c.metrics = new QLabel(c.box);
+    c.metrics->setWordWrap(true);
+    v->addWidget(c.metrics);
+    c.pick = new QPushButton(tr("Continue with this"), c.box);
+    c.pick->setObjectName(QStringLiteral("pickSample%1").arg(i));
+    c.pick->setEnabled(false);
+    connect(c.pick, &QPushButton::clicked, this, [this, i] { emit picked(i); });
+    v->addWidget(c.pick);
+    layout()->addWidget(c.box);
+    m_columns.append(c);
+  }
+}
+
+void CompareView::setText(int sample, const QString& text) {
+  if (sample < 0 || sample >= m_columns.size()) return;
+  QTextBrowser* t = m_columns[sample].text;
+  t->setHtml(TranscriptView::messageHtml(text));
+  t->verticalScrollBar()->setValue(t->verticalScrollBar()->maximum());
+  t->setProperty("plainReply", text);
+}
+
+QString CompareView::text(int sample) const {
+  return sample >= 0 && sample < m_columns.size() ? m_columns[sample].text->property("plainReply").toString() : QString();
+}
+
+void CompareView::setMetrics(int sample, const ReplyMetrics& metrics) {
+  if (sample >= 0 && sample < m_columns.size()) m_columns[sample].metrics->setText(metrics.summary());
+}
+
+void CompareView::setPickable(bool pickable) {
+  for (Column& c : m_columns) c.pick->setEnabled(pickable);
+}

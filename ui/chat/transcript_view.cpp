@@ -1,0 +1,126 @@
+// Builds the transcript in the view's document with a text cursor: per message a header, the
+// Markdown body (imported into a scratch document, then inserted as a fragment) and a footer.
+#include "ui/chat/transcript_view.h"
+
+#include <QDesktopServices>
+#include <QScrollBar>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextDocumentFragment>
+#include <QUrl>
+
+#include "ui/chat/message_markdown.h"
+
+TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
+  setObjectName(QStringLiteral("transcript"));
+  setOpenLinks(false);
+  setOpenExternalLinks(false);
+  document()->setUndoRedoEnabled(false);  // rebuilt 30 times a second while streaming
+  connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+    // fork: and copy: anchors are ours: a message's own links of those schemes were made text.
+    const int k = url.path().toInt();
+    if (url.scheme() == QLatin1String("fork")) emit forkRequested(k);
+    else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
+    else if (isOpenableLink(url)) QDesktopServices::openUrl(url);
+  });
+}
+
+QString TranscriptView::messageHtml(const QString& text) {
+  QTextDocument doc;
+  setMessageMarkdown(doc, text, /*keepLinks=*/false);
+  return doc.toHtml();
+}
+
+void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMessage& m) {
+  QTextDocument body;
+  setMessageMarkdown(body, m.content);
+
+  // The header goes into the body's document as its first block: the first block of an inserted
+  // fragment takes the format of the block it lands in, which would lose a heading or a list
+  // that opens the message. A new block after the header carries the first block's format on.
+  QTextCursor c(&body);
+  c.insertBlock(c.blockFormat(), c.charFormat());
+  c.movePosition(QTextCursor::Start);
+  c.setBlockFormat(QTextBlockFormat());
+  QTextCharFormat bold;
+  bold.setFontWeight(QFont::Bold);
+  c.insertText(m.user ? tr("You") : tr("Assistant"), bold);
+
+  if (!m.footer.isEmpty() || m.actions) {
+    c.movePosition(QTextCursor::End);
+    QTextBlockFormat footerBlock;
+    footerBlock.setTopMargin(4);
+    QTextCharFormat gray;
+    gray.setForeground(Qt::gray);
+    gray.setProperty(QTextFormat::FontSizeAdjustment, -1);  // small
+    c.insertBlock(footerBlock, gray);
+    c.insertText(m.footer, gray);
+    if (m.actions) {
+      QTextCharFormat link = gray;
+      link.setAnchor(true);
+      link.setFontUnderline(true);
+      if (!m.footer.isEmpty()) c.insertText(QStringLiteral(" · "), gray);
+      link.setAnchorHref(QStringLiteral("fork:%1").arg(index + 1));
+      c.insertText(tr("fork here"), link);
+      c.insertText(QStringLiteral(" · "), gray);
+      link.setAnchorHref(QStringLiteral("copy:%1").arg(index));
+      c.insertText(tr("copy"), link);
+    }
+  }
+  cursor.insertFragment(QTextDocumentFragment(&body));
+
+  // The header block (the fragment's first) took the format of the block it landed in.
+  QTextCursor header(cursor.document()->findBlock(m.start));
+  QTextBlockFormat headerBlock;
+  headerBlock.setTopMargin(index == 0 ? 0 : 14);
+  header.setBlockFormat(headerBlock);
+}
+
+void TranscriptView::showChat(const ChatRecord& chat, bool replying) {
+  QVector<ShownMessage> shown(chat.messages.size());
+  for (int i = 0; i < chat.messages.size(); ++i) {
+    const MessageRecord& m = chat.messages[i];
+    ShownMessage& s = shown[i];
+    s.user = m.role == QLatin1String("user");
+    s.content = m.content;
+    if (!s.user && !m.metrics.isEmpty()) s.footer = m.metrics.summary();
+    s.actions = !(replying && i == chat.messages.size() - 1);
+  }
+
+  // Keep the messages that are shown already as they are (the whole chat but the streaming
+  // reply, usually), unless the document was changed behind our back.
+  QTextDocument* doc = document();
+  int first = 0;
+  if (chat.id == m_shownChat && doc->characterCount() == m_shownCharacters)
+    while (first < shown.size() && first < m_shown.size() && shown[first] == m_shown[first]) ++first;
+  if (chat.id == m_shownChat && first == shown.size() && first == m_shown.size() &&
+      doc->characterCount() == m_shownCharacters)
+    return;
+
+  QScrollBar* bar = verticalScrollBar();
+  const bool atEnd = bar->value() >= bar->maximum() - 4;
+  QTextCursor cursor(doc);
+  if (first == 0) {
+    doc->clear();
+  } else if (first < m_shown.size()) {
+    // From the end of the last kept message's footer (the separator before the next header).
+    cursor.setPosition(m_shown[first].start - 1);
+    cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+  } else {
+    cursor.movePosition(QTextCursor::End);
+  }
+  cursor.beginEditBlock();
+  cursor.removeSelectedText();
+  for (int i = 0; i < first; ++i) shown[i].start = m_shown[i].start;
+  for (int i = first; i < shown.size(); ++i) {
+    if (i > 0) cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
+    shown[i].start = cursor.position();
+    appendMessage(cursor, i, shown[i]);
+  }
+  cursor.endEditBlock();
+
+  m_shownChat = chat.id;
+  m_shown = std::move(shown);
+  m_shownCharacters = doc->characterCount();
+  if (atEnd) bar->setValue(bar->maximum());
+}

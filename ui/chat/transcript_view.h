@@ -1,0 +1,46 @@
+#pragma once
+// One chat's messages as the user reads them: who said what, the text as Markdown (see
+// message_markdown.h), and under each message its footer: a reply's tokens, tokens/s and time
+// to first token, and links to fork the chat there or copy the message. While a reply streams,
+// showChat runs ~30 times a second; it rebuilds only the messages that changed since the last
+// call (the streaming one), not the whole chat.
+
+#include <QTextBrowser>
+#include <QVector>
+
+#include "ui/chat/chat_record.h"
+
+class QTextCursor;
+
+class TranscriptView : public QTextBrowser {
+  Q_OBJECT
+ public:
+  explicit TranscriptView(QWidget* parent = nullptr);
+  void showChat(const ChatRecord& chat, bool replying);
+
+  // The HTML of one message body, for views that show a reply on its own (compare columns).
+  // Links are plain text there: such a view would navigate to them itself.
+  static QString messageHtml(const QString& text);
+
+ signals:
+  void forkRequested(int messageCount);  // fork keeping messages 1..messageCount
+  void copyRequested(int messageIndex);
+
+ private:
+  // What the document shows of one message, and where it starts (its header block).
+  struct ShownMessage {
+    bool user = false;
+    QString content;
+    QString footer;  // plain text of the footer, "" when none; the links follow from the index
+    bool actions = false;  // fork / copy links (not while the reply streams)
+    int start = 0;
+    bool operator==(const ShownMessage& o) const {
+      return user == o.user && actions == o.actions && content == o.content && footer == o.footer;
+    }
+  };
+  void appendMessage(QTextCursor& cursor, int index, const ShownMessage& m);
+
+  ChatId m_shownChat = -1;
+  QVector<ShownMessage> m_shown;
+  int m_shownCharacters = 0;  // the document's size after the last showChat: edited since?
+};

@@ -1,0 +1,157 @@
+// The dockable KV block-pool panel: its layout, frame fan-out and the selection.
+#include "ui/pool_panel/kv_pool_panel.h"
+
+#include <QDockWidget>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMainWindow>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "ui/pool_panel/kv_block_table_view.h"
+#include "ui/pool_panel/kv_chat_legend.h"
+#include "ui/pool_panel/kv_contiguous_strip.h"
+#include "ui/pool_panel/kv_pool_numbers.h"
+#include "ui/pool_view/kv_pool_view.h"
+#include "ui/pool_panel/kv_stats_panel.h"
+#include "ui/pool_panel/kv_time_chart.h"
+
+using namespace pagedchat;
+
+KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("kvPoolPanel"));
+  qRegisterMetaType<PoolFrame>();  // setFrame is called queued, from the bridge
+  m_clock.start();
+  m_view = new KvPoolView;
+  m_legend = new KvChatLegend;
+  m_stateKey = new QLabel;
+  m_stateKey->setObjectName(QStringLiteral("kvStateKey"));
+  m_stateKey->setWordWrap(true);
+  m_stats = new KvStatsPanel;
+  m_chart = new KvTimeChart;
+  m_strip = new KvContiguousStrip;
+  m_table = new KvBlockTableView;
+
+  auto* top = new QWidget;
+  auto* topLayout = new QHBoxLayout(top);
+  topLayout->setContentsMargins(0, 0, 0, 0);
+  topLayout->addWidget(m_view, 1);
+  auto* side = new QVBoxLayout;
+  side->addWidget(new QLabel(tr("Chats")));
+  side->addWidget(m_legend, 1);
+  side->addWidget(m_stateKey);
+  topLayout->addLayout(side);
+
+  auto* middle = new QWidget;
+  auto* midLayout = new QHBoxLayout(middle);
+  midLayout->setContentsMargins(0, 0, 0, 0);
+  midLayout->addWidget(m_stats, 1);
+  auto* charts = new QVBoxLayout;
+  charts->addWidget(m_chart, 1);
+  charts->addWidget(m_strip);
+  midLayout->addLayout(charts, 1);
+
+  auto* scroll = new QScrollArea;
+  scroll->setObjectName(QStringLiteral("kvBlockTableScroll"));
+  scroll->setWidgetResizable(true);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setWidget(m_table);
+
+  auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->setObjectName(QStringLiteral("kvSplitter"));
+  splitter->addWidget(top);
+  splitter->addWidget(middle);
+  splitter->addWidget(scroll);
+  splitter->setStretchFactor(0, 4);
+  splitter->setStretchFactor(1, 2);
+  splitter->setStretchFactor(2, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(splitter);
+
+  connect(m_view, &KvPoolView::sequenceClicked, this, [this](SequenceId seq) {
+    selectSequence(seq);
+    emit sequenceSelected(seq);
+  });
+  connect(m_legend, &KvChatLegend::sequenceSelected, this, [this](SequenceId seq) {
+    selectSequence(seq);
+    emit sequenceSelected(seq);
+  });
+  updateStateKey();
+}
+
+QDockWidget* KvPoolPanel::createDock(QMainWindow* window, Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(tr("KV block pool"), window);
+  dock->setObjectName(QStringLiteral("kvPoolDock"));
+  dock->setWidget(new KvPoolPanel(dock));
+  window->addDockWidget(area, dock);
+  return dock;
+}
+
+bool KvPoolPanel::saveSnapshotPng(const PoolFrame& frame, const QString& path, QSize size) {
+  KvPoolPanel panel;
+  panel.setAttribute(Qt::WA_DontShowOnScreen);
+  panel.resize(size);
+  panel.show();
+  PoolFrame still = frame;
+  still.events.clear();  // a still picture: the cells in their own colours, no flashes
+  panel.setFrame(still);
+  panel.flush();
+  return panel.grab().save(path, "PNG");
+}
+
+void KvPoolPanel::setFrame(const PoolFrame& frame) {
+  m_frame = std::make_shared<const PoolFrame>(frame);
+  m_view->setFrame(m_frame);  // at once: every frame's events flash
+  if (m_refreshPending) return;
+  m_refreshPending = true;
+  QTimer::singleShot(0, this, [this] {
+    if (m_refreshPending) refresh();
+  });
+}
+
+void KvPoolPanel::flush() {
+  if (m_refreshPending) refresh();
+}
+
+void KvPoolPanel::refresh() {
+  m_refreshPending = false;
+  if (!m_frame) return;
+  const KvPoolNumbers n = computeKvPoolNumbers(*m_frame);
+  m_stats->setNumbers(n);
+  m_strip->setNumbers(n);
+  m_chart->addSample(m_clock.elapsed(), n.numUsed, n.numCached, n.numFree);
+  m_legend->setFrame(*m_frame, m_view->colors());
+  m_legend->setSelectedSequence(m_selected);
+  m_table->setFrame(m_frame);
+}
+
+void KvPoolPanel::selectSequence(SequenceId seq) {
+  m_selected = seq;
+  m_view->setSelectedSequence(seq);
+  m_legend->setSelectedSequence(seq);
+  m_table->setSequence(seq);
+}
+
+void KvPoolPanel::changeEvent(QEvent* e) {
+  if (e->type() == QEvent::PaletteChange) updateStateKey();
+  QWidget::changeEvent(e);
+}
+
+void KvPoolPanel::updateStateKey() {
+  const KvCellColors& c = m_view->colors();
+  auto chip = [](const QColor& color, const QString& name) {
+    return QStringLiteral("<span style='color:%1'>&#9632;</span>&nbsp;%2").arg(color.name(), name.toHtmlEscaped());
+  };
+  QStringList states{chip(c.free, tr("free")), chip(c.chat(0), tr("in use (chat colour)")),
+                     chip(c.chat(0), tr("shared: ref count drawn, outlined")), chip(c.cached, tr("cached (evictable)")),
+                     chip(c.chat(1), tr("swapped out: hatched, host strip"))};
+  QStringList flashes;
+  for (int k = 0; k < kNumKvFlashKinds; ++k)
+    flashes << chip(c.flashes[k], QString::fromLatin1(kvFlashKindName(static_cast<KvFlashKind>(k))));
+  m_stateKey->setText(states.join(QStringLiteral("<br>")) + QStringLiteral("<br><i>") + tr("Flashes:") +
+                      QStringLiteral("</i><br>") + flashes.join(QStringLiteral("<br>")));
+}

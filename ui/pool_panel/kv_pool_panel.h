@@ -1,0 +1,74 @@
+#pragma once
+// The KV block-pool view, the panel the main window docks: the cell grid with the chat legend
+// and a colour key, the live numbers, a one-minute chart of used / cached / free blocks, the
+// contiguous-allocation strip and the selected chat's block table. Fed one PoolFrame at a
+// time (setFrame, a queued slot); the grid takes each frame at once (its events flash), the
+// rest refresh once per event-loop pass from the latest frame.
+
+#include <QElapsedTimer>
+#include <QWidget>
+
+#include <memory>
+
+#include "ui/pool_view/pool_frame.h"
+
+class QDockWidget;
+class QLabel;
+class QMainWindow;
+class KvBlockTableView;
+class KvChatLegend;
+class KvContiguousStrip;
+class KvPoolView;
+class KvStatsPanel;
+class KvTimeChart;
+
+class KvPoolPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit KvPoolPanel(QWidget* parent = nullptr);
+
+  // A new panel in a dock widget (object names "kvPoolDock" / "kvPoolPanel"), added to window
+  // in area; the panel is the dock's widget().
+  static QDockWidget* createDock(QMainWindow* window, Qt::DockWidgetArea area = Qt::RightDockWidgetArea);
+  // Renders a panel showing frame (without its events' flashes) at size into a PNG file (for
+  // screenshots and tests; needs a QApplication). Returns whether the file was written.
+  static bool saveSnapshotPng(const PoolFrame& frame, const QString& path, QSize size);
+
+  void selectSequence(pagedchat::SequenceId seq);  // -1: none
+  pagedchat::SequenceId selectedSequence() const { return m_selected; }
+  // Applies the latest frame to the numbers, chart, legend and block table now instead of at
+  // the next event-loop pass.
+  void flush();
+
+  KvPoolView* poolView() const { return m_view; }
+  KvStatsPanel* statsPanel() const { return m_stats; }
+  KvTimeChart* timeChart() const { return m_chart; }
+  KvContiguousStrip* contiguousStrip() const { return m_strip; }
+  KvBlockTableView* blockTableView() const { return m_table; }
+  KvChatLegend* chatLegend() const { return m_legend; }
+
+ public slots:
+  void setFrame(const PoolFrame& frame);
+
+ signals:
+  void sequenceSelected(pagedchat::SequenceId seq);
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void refresh();
+  void updateStateKey();
+
+  std::shared_ptr<const PoolFrame> m_frame;
+  bool m_refreshPending = false;
+  pagedchat::SequenceId m_selected = -1;
+  QElapsedTimer m_clock;
+  KvPoolView* m_view;
+  KvChatLegend* m_legend;
+  QLabel* m_stateKey;
+  KvStatsPanel* m_stats;
+  KvTimeChart* m_chart;
+  KvContiguousStrip* m_strip;
+  KvBlockTableView* m_table;
+};

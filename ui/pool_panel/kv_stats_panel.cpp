@@ -1,0 +1,69 @@
+// The block-pool view's numbers, one label per row.
+#include "ui/pool_panel/kv_stats_panel.h"
+
+#include <QFormLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("kvStatsPanel"));
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  auto* form = new QFormLayout;
+  form->setContentsMargins(0, 0, 0, 0);
+  form->setVerticalSpacing(1);
+  outer->addLayout(form);
+  auto row = [&](const QString& key, const QString& title) {
+    auto* label = new QLabel(this);
+    label->setObjectName(QStringLiteral("kvStat_") + key);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form->addRow(title, label);
+    return label;
+  };
+  m_used = row(QStringLiteral("used"), tr("Used blocks"));
+  m_cached = row(QStringLiteral("cached"), tr("Cached (evictable)"));
+  m_free = row(QStringLiteral("free"), tr("Free blocks"));
+  m_tokens = row(QStringLiteral("tokens"), tr("Tokens stored"));
+  m_frag = row(QStringLiteral("fragmentation"), tr("Internal fragmentation"));
+  m_sharing = row(QStringLiteral("sharing"), tr("Saved by sharing"));
+  m_hit = row(QStringLiteral("hitRate"), tr("Prefix hit rate"));
+  m_preempt = row(QStringLiteral("preemptions"), tr("Preemptions"));
+  m_tps = row(QStringLiteral("tokPerSec"), tr("Throughput"));
+  m_step = row(QStringLiteral("step"), tr("Step"));
+  m_summary = new QLabel(this);
+  m_summary->setObjectName(QStringLiteral("kvStat_summary"));
+  m_summary->setWordWrap(true);
+  m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  outer->addWidget(m_summary);
+  outer->addStretch(1);
+  setNumbers({});
+}
+
+void KvStatsPanel::setNumbers(const KvPoolNumbers& n) {
+  m_numbers = n;
+  auto ofPool = [&](int32_t k) {
+    return n.numBlocks ? tr("%1 / %2 (%3)").arg(k).arg(n.numBlocks).arg(kvPercent(static_cast<double>(k) / n.numBlocks))
+                       : QString::number(k);
+  };
+  m_used->setText(ofPool(n.numUsed));
+  m_cached->setText(ofPool(n.numCached));
+  m_free->setText(ofPool(n.numFree));
+  m_tokens->setText(tr("%1 in %2-token blocks").arg(n.tokensStored).arg(n.blockSize));
+  m_frag->setText(tr("%1 (%2 empty slots in partial blocks)").arg(kvPercent(n.fragmentation)).arg(n.emptySlots));
+  QString sharing = tr("%1 blocks (%2 shared)").arg(n.blocksSavedBySharing).arg(n.numSharedBlocks);
+  if (n.bytesSavedBySharing) sharing += QStringLiteral(", ") + kvBytes(n.bytesSavedBySharing);
+  m_sharing->setText(sharing);
+  m_hit->setText(tr("%1 (%2 of %3 prompt tokens)").arg(kvPercent(n.prefixHitRate)).arg(n.prefixHitTokens).arg(n.prefixLookupTokens));
+  m_preempt->setText(tr("%1 recompute, %2 swap").arg(n.numPreemptions).arg(n.numSwapOuts));
+  m_tps->setText(tr("%1 tok/s").arg(n.tokensPerSecond, 0, 'f', 1));
+  QString step = QString::number(n.stepIndex);
+  if (n.numHostBlocks) step += tr("  (host pool: %1 / %2 swapped)").arg(n.numSwappedBlocks).arg(n.numHostBlocks);
+  m_step->setText(step);
+  m_summary->setText(n.lastStepSummary);
+  m_summary->setVisible(!n.lastStepSummary.isEmpty());
+}
+
+QString KvStatsPanel::rowText(const QString& key) const {
+  auto* label = findChild<QLabel*>(QStringLiteral("kvStat_") + key);
+  return label ? label->text() : QString();
+}

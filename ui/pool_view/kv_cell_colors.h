@@ -1,0 +1,41 @@
+#pragma once
+// The colours of the block-pool view, derived from the application palette so that cells read
+// in light and dark themes: free and cached cells from the palette's base and text colours, a
+// fixed set of chat hues lightened or deepened for the theme, and one flash colour per event
+// kind.
+
+#include <QColor>
+#include <QPalette>
+
+#include <array>
+
+#include "ui/pool_view/kv_cell_model.h"
+
+// The event kinds the view flashes, one colour each.
+enum class KvFlashKind : uint8_t { CopyOnWrite, Evict, Preempt, SwapOut, SwapIn, CacheHit };
+inline constexpr int kNumKvFlashKinds = 6;
+const char* kvFlashKindName(KvFlashKind kind);
+
+struct KvCellColors {
+  static constexpr int kNumChatColors = 10;
+
+  bool dark = false;
+  QColor background;  // behind the cells
+  QColor free;
+  QColor inUseUnknown;  // in use by a sequence the frame does not list
+  QColor cached;        // fill of a cached block
+  QColor cachedOutline;
+  QColor swappedHatch;  // pattern over a swapped block's chat colour
+  QColor text;          // the ref count on shared cells
+  QColor selection;     // outline of the selected sequence's cells
+  std::array<QColor, kNumChatColors> chats;
+  std::array<QColor, kNumKvFlashKinds> flashes;
+
+  static KvCellColors fromPalette(const QPalette& palette);
+
+  // The chat colour for a PoolFrameSequence::colorIndex (any int; wraps around).
+  QColor chat(int colorIndex) const;
+  // The fill of a cell.
+  QColor fill(const KvCell& cell) const;
+  QColor flash(KvFlashKind kind) const { return flashes[static_cast<int>(kind)]; }
+};

@@ -1,0 +1,242 @@
+// The block-pool cell grid: painting, hover text, selection by click, event flashes.
+#include "ui/pool_view/kv_pool_view.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+
+#include "ui/pool_view/kv_cell_image.h"
+
+using namespace pagedchat;
+
+namespace {
+constexpr int kMargin = 4;
+constexpr int kTickMs = 16;
+constexpr int kTextFrom = 12;  // cell pitch from which the ref count is drawn
+
+QString toolTipHtml(const QString& plain) {
+  QString html = QStringLiteral("<p style='white-space:pre-wrap'>") + plain.toHtmlEscaped() + QStringLiteral("</p>");
+  html.replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+  return html;
+}
+}  // namespace
+
+KvPoolView::KvPoolView(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("kvPoolView"));
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setMouseTracking(false);
+  m_colors = KvCellColors::fromPalette(palette());
+  m_flashTimer.setInterval(kTickMs);
+  connect(&m_flashTimer, &QTimer::timeout, this, &KvPoolView::onFlashTick);
+  m_clock.start();
+}
+
+void KvPoolView::setFrame(std::shared_ptr<const PoolFrame> frame) {
+  const bool poolChanged = !m_frame || !frame || m_frame->snapshot.blocks.size() != frame->snapshot.blocks.size() ||
+                           m_frame->snapshot.host_blocks.size() != frame->snapshot.host_blocks.size();
+  m_frame = std::move(frame);
+  m_modelStale = true;
+  m_gridImageStale = true;
+  if (poolChanged) m_flashes.clear();  // ids of another pool
+  if (m_frame && !m_frame->events.empty()) {
+    m_flashes.add(m_frame->events, m_clock.elapsed());
+    if (!m_flashes.empty() && !m_flashTimer.isActive()) m_flashTimer.start();
+  }
+  update();
+}
+
+const KvCellModel& KvPoolView::cellModel() {
+  if (m_modelStale) {
+    m_model = m_frame ? buildKvCellModel(*m_frame) : KvCellModel{};
+    m_modelStale = false;
+  }
+  return m_model;
+}
+
+KvGridLayout KvPoolView::gridLayout() const {
+  const int n = m_frame ? static_cast<int>(m_frame->snapshot.blocks.size()) : 0;
+  const int h = m_frame ? static_cast<int>(m_frame->snapshot.host_blocks.size()) : 0;
+  return KvGridLayout::compute(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), n, h);
+}
+
+void KvPoolView::setSelectedSequence(SequenceId seq) {
+  if (seq == m_selected) return;
+  m_selected = seq;
+  update();
+}
+
+QString KvPoolView::tooltipAt(const QPoint& pos) {
+  if (!m_frame) return {};
+  bool host = false;
+  const int i = gridLayout().cellAt(pos, &host);
+  return i < 0 ? QString() : kvBlockDescription(*m_frame, cellModel(), i, host);
+}
+
+void KvPoolView::onFlashTick() {
+  m_flashes.expire(m_clock.elapsed());
+  if (m_flashes.empty()) m_flashTimer.stop();
+  update();  // one more paint after the last flash ends clears it
+}
+
+bool KvPoolView::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(e);
+    const QString text = tooltipAt(help->pos());
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+      e->ignore();
+    } else {
+      QToolTip::showText(help->globalPos(), toolTipHtml(text), this);
+    }
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+void KvPoolView::mousePressEvent(QMouseEvent* e) {
+  if (!m_frame || e->button() != Qt::LeftButton) return QWidget::mousePressEvent(e);
+  bool host = false;
+  const int i = gridLayout().cellAt(e->position().toPoint(), &host);
+  if (i < 0) return;
+  const auto& infos = host ? m_frame->snapshot.host_blocks : m_frame->snapshot.blocks;
+  const KvCellModel& model = cellModel();
+  SequenceId seq = -1;
+  for (SequenceId owner : infos[i].owners)
+    if (model.sequenceIndex.count(owner)) {
+      seq = owner;
+      break;
+    }
+  setSelectedSequence(seq);
+  emit sequenceClicked(seq);
+}
+
+void KvPoolView::changeEvent(QEvent* e) {
+  if (e->type() == QEvent::PaletteChange || e->type() == QEvent::StyleChange || e->type() == QEvent::FontChange) {
+    m_colors = KvCellColors::fromPalette(palette());
+    m_labels.clear();
+    m_gridImageStale = true;
+    update();
+  }
+  QWidget::changeEvent(e);
+}
+
+void KvPoolView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  if (!m_frame) {
+    p.fillRect(rect(), m_colors.background);
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter, tr("No model loaded: the KV block pool appears here."));
+    return;
+  }
+  const KvGridLayout g = gridLayout();
+  p.drawImage(0, 0, gridImage(g));
+  paintSelection(p, g);
+  paintFlashes(p, g);
+}
+
+const QImage& KvPoolView::gridImage(const KvGridLayout& g) {
+  const qreal dpr = devicePixelRatioF();
+  if (!m_gridImageStale && m_gridImage.size() == size() * dpr && m_gridImage.devicePixelRatio() == dpr) return m_gridImage;
+  const KvCellModel& model = cellModel();
+  const int scale = qRound(dpr);
+  const bool scanlines = scale == dpr && kvCellFillsAreOpaque(m_colors);
+  const QImage::Format format = scanlines ? QImage::Format_RGB32 : QImage::Format_ARGB32_Premultiplied;
+  if (m_gridImage.size() != size() * dpr || m_gridImage.format() != format) m_gridImage = QImage(size() * dpr, format);
+  m_gridImage.setDevicePixelRatio(dpr);  // kept when it fits: a fresh 15 MB image costs its page faults
+  if (scanlines) {
+    fillKvCells(m_gridImage, scale, g, model, m_colors);
+  } else {
+    m_gridImage.fill(Qt::transparent);
+    QPainter p(&m_gridImage);
+    paintKvCells(p, rect(), g, model, m_colors);
+  }
+  QPainter p(&m_gridImage);
+  p.setFont(font());
+  paintCellMarks(p, g);
+  m_gridImageStale = false;
+  return m_gridImage;
+}
+
+void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
+  const KvCellModel& model = cellModel();
+  m_swapped.clear();
+  for (size_t i = 0; i < model.hostCells.size(); ++i)
+    if (model.hostCells[i].kind == KvCellKind::Swapped) m_swapped.push_back(g.hostCellRect(static_cast<int>(i)));
+  if (!m_swapped.empty()) {
+    p.setPen(Qt::NoPen);
+    p.setBrush(QBrush(m_colors.swappedHatch, Qt::BDiagPattern));
+    p.drawRects(m_swapped.data(), static_cast<int>(m_swapped.size()));
+    p.setBrush(Qt::NoBrush);
+  }
+  if (g.numHostCells > 0) {
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRect(g.area.left(), g.hostCaptionTop, g.area.width(), KvGridLayout::kHostCaptionHeight),
+               Qt::AlignLeft | Qt::AlignVCenter, tr("Host (swap) pool: %1 blocks").arg(g.numHostCells));
+  }
+  if (g.cellSize >= kTextFrom) {
+    for (size_t i = 0; i < model.cells.size(); ++i)
+      if (model.cells[i].kind == KvCellKind::Shared)
+        p.drawPixmap(g.cellRect(static_cast<int>(i)).topLeft(), countLabel(model.cells[i].refCount, g.cellSize));
+  }
+}
+
+const QPixmap& KvPoolView::countLabel(int32_t refCount, int cellSize) {
+  if (cellSize != m_labelCellSize) {
+    m_labels.clear();
+    m_labelCellSize = cellSize;
+  }
+  QPixmap& pm = m_labels[refCount];
+  if (pm.isNull()) {
+    const int inner = cellSize >= KvGridLayout::kGapFrom ? cellSize - 1 : cellSize;
+    pm = QPixmap(inner, inner);
+    pm.fill(Qt::transparent);
+    QPainter lp(&pm);
+    QFont f = font();
+    f.setPixelSize(std::max(7, cellSize * 11 / 20));
+    f.setBold(true);
+    lp.setFont(f);
+    lp.setPen(m_colors.text);
+    lp.drawText(pm.rect(), Qt::AlignCenter, QString::number(refCount));
+  }
+  return pm;
+}
+
+void KvPoolView::paintSelection(QPainter& p, const KvGridLayout& g) {
+  if (m_selected < 0) return;
+  const KvCellModel& model = cellModel();
+  auto it = model.sequenceIndex.find(m_selected);
+  if (it == model.sequenceIndex.end()) return;
+  const PoolFrameSequence& seq = m_frame->sequences[it->second];
+  if (seq.blockTable.empty()) return;
+  // A swapped sequence's table holds host ids: tell by whether the first block lists it.
+  const auto& devOwners = static_cast<size_t>(seq.blockTable[0]) < m_frame->snapshot.blocks.size()
+                              ? m_frame->snapshot.blocks[seq.blockTable[0]].owners
+                              : std::vector<SequenceId>{};
+  const bool onHost = std::find(devOwners.begin(), devOwners.end(), m_selected) == devOwners.end();
+  const int n = onHost ? g.numHostCells : g.numCells;
+  p.setPen(QPen(m_colors.selection, g.cellSize >= 8 ? 2 : 1));
+  p.setBrush(Qt::NoBrush);
+  for (int32_t b : seq.blockTable)
+    if (b >= 0 && b < n) p.drawRect((onHost ? g.hostCellRect(b) : g.cellRect(b)).adjusted(0, 0, -1, -1));
+}
+
+void KvPoolView::paintFlashes(QPainter& p, const KvGridLayout& g) {
+  if (m_flashes.empty()) return;
+  const qint64 now = m_clock.elapsed();
+  p.setPen(Qt::NoPen);
+  auto paint = [&](const auto& map, bool host) {
+    const int n = host ? g.numHostCells : g.numCells;
+    for (const auto& [block, flash] : map) {
+      if (block >= n) continue;
+      QColor c = m_colors.flash(flash.kind);
+      c.setAlphaF(0.9 * KvFlashes::strength(flash, now));
+      const QRect r = host ? g.hostCellRect(block) : g.cellRect(block);
+      p.fillRect(r.adjusted(-1, -1, 1, 1), c);
+    }
+  };
+  paint(m_flashes.device(), false);
+  paint(m_flashes.host(), true);
+}

@@ -1,0 +1,35 @@
+#pragma once
+// What the app is made of apart from its window, and who owns it: the chat database, the
+// engine thread with the EngineBridge on it, and (when built with the server) the local API
+// server over the bridge's router. The app's main makes one and hands it to the window, as
+// qBittorrent's src/app owns the session and hands it to the GUI; tests make their own.
+// Destroyed after the window: the API server first (its requests go before the engine),
+// then the engine thread (the bridge and its engine are deleted on it), then the database.
+
+#include <QString>
+#include <QThread>
+
+#include <memory>
+
+#include "ui/chat/chat_database.h"
+
+class EngineBridge;
+class LocalApiServer;
+
+class AppServices {
+ public:
+  explicit AppServices(const QString& databasePath = ChatDatabase::defaultPath());
+  ~AppServices();
+  AppServices(const AppServices&) = delete;
+  AppServices& operator=(const AppServices&) = delete;
+
+  ChatDatabase& database() { return *m_db; }
+  EngineBridge* bridge() const { return m_bridge; }  // lives on the engine thread
+  LocalApiServer* apiServer() const { return m_api; }  // null when built without the server
+
+ private:
+  std::unique_ptr<ChatDatabase> m_db;
+  QThread m_engineThread;
+  EngineBridge* m_bridge = nullptr;
+  LocalApiServer* m_api = nullptr;  // owned; a plain pointer, as builds without the server lack the type
+};

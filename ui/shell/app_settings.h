@@ -1,0 +1,40 @@
+#pragma once
+// What the settings dialog edits: sampling defaults for new replies, and the engine's shape
+// (applied by reloading the model). Stored as key/value settings in the chat database; the
+// keys are written to disk, so they are never renamed.
+
+#include <QString>
+
+#include <vector>
+
+#include "ui/chat/chat_types.h"
+#include "ui/bridge/engine_bridge.h"
+
+class ChatDatabase;
+
+struct AppSettings {
+  TurnSettings sampling;  // numSamples is not a setting (the compare box says it per turn)
+  // Compare with "Vary settings": column k's temperature, top-p, top-k and seed (the rest as in
+  // sampling). Always kMaxColumns entries.
+  static constexpr int kMaxColumns = 4;
+  std::vector<TurnSettings> compareColumns = defaultCompareColumns();
+  static std::vector<TurnSettings> defaultCompareColumns();
+  // The settings of a "Vary settings" turn of n columns.
+  TurnSettings variedTurn(int n) const;
+
+  int blockSize = 16;         // tokens per KV block: 1, 4, 8, 16 or 32
+  int kvMemoryMiB = 0;        // KV pool budget; 0: room for 4 chats of the context length
+  int maxBatchedTokens = 512;  // per engine step
+  int threads = 0;            // 0: all cores
+  int maxContext = 2048;      // tokens one chat may hold (capped by the model's)
+  QString backend = QStringLiteral("cpu");  // "cpu" or "cuda"
+  // Teaching: paging made visible. While on, the engine runs with kTeaching* below instead of
+  // the block size, pool, context and step budget above (which stay as they were for later).
+  bool teachingPreset = false;
+  static constexpr int kTeachingBlockSize = 4, kTeachingBlocks = 128, kTeachingContext = 256, kTeachingStepTokens = 32;
+
+  static AppSettings load(ChatDatabase& db);
+  void save(ChatDatabase& db) const;
+  EngineBridge::Config engineConfig() const;
+  bool sameEngine(const AppSettings& other) const;  // false: the model must be reloaded
+};

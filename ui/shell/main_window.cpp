@@ -1,0 +1,458 @@
+// The main window: layout, actions, and the flow of each chat's turns through the bridge.
+#include "ui/shell/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "ui/shell/app_services.h"
+#include "ui/chat/chat_database.h"
+#include "ui/chat/chat_list_widget.h"
+#include "ui/shell/compare_settings_dialog.h"
+#include "ui/chat/compare_view.h"
+#include "ui/bridge/engine_bridge.h"
+#include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/shell/model_loader.h"
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include "ui/bridge/local_api_server.h"
+#endif
+#include "ui/chat/transcript_view.h"
+
+// Runs f(bridge) on the engine thread; the UI thread never waits for it.
+template <class F>
+void MainWindow::onEngine(F f) {
+  QMetaObject::invokeMethod(m_bridge, [b = m_bridge, f = std::move(f)] { f(*b); }, Qt::QueuedConnection);
+}
+
+MainWindow::MainWindow(AppServices& services, QWidget* parent)
+    : QMainWindow(parent), m_db(&services.database()), m_bridge(services.bridge()), m_api(services.apiServer()) {
+  setWindowTitle(tr("PagedChat"));
+  resize(1280, 780);
+  m_chats = new ChatController(*m_db, m_bridge, this);
+  m_settings = AppSettings::load(*m_db);
+  m_loader = new ModelLoader(m_bridge, *m_db, this);
+
+  auto* chats = new QDockWidget(tr("Chats"), this);
+  chats->setObjectName(QStringLiteral("chatsDock"));
+  chats->setFeatures(QDockWidget::DockWidgetMovable);
+  chats->setWidget(buildLeftPanel());
+  addDockWidget(Qt::LeftDockWidgetArea, chats);
+  setCentralWidget(buildChatPanel());
+  buildFileMenu();
+  buildKvDock();
+  buildActions();
+  m_status = new QLabel(tr("No model"), this);
+  m_status->setObjectName(QStringLiteral("status"));
+  m_status->setWordWrap(true);
+  m_context = new QLabel(this);
+  m_context->setObjectName(QStringLiteral("contextUsed"));
+  statusBar()->addWidget(m_status, 1);
+  statusBar()->addPermanentWidget(m_context);
+  statusBar()->addPermanentWidget(m_loader->progressWidget());
+  connect(m_loader, &ModelLoader::loadingChanged, this, &MainWindow::updateControls);
+  if (!m_db->isOpen()) m_status->setText(tr("Chats will not be saved: %1").arg(m_db->lastError()));
+
+  m_renderTimer.setSingleShot(true);
+  m_renderTimer.setInterval(33);
+  connect(&m_renderTimer, &QTimer::timeout, this, &MainWindow::showCurrent);
+  m_saveSystemPromptTimer.setSingleShot(true);
+  m_saveSystemPromptTimer.setInterval(400);
+  connect(&m_saveSystemPromptTimer, &QTimer::timeout, this, [this] { m_chats->saveSystemPrompts(m_current); });
+  connectBridge();
+  connectChats();
+
+  {
+    const QSignalBlocker block(m_sharedPromptEdit);  // shown, not edited
+    m_sharedPromptEdit->setPlainText(m_chats->sharedSystemPrompt());
+  }
+  const QVector<ChatId> restored = m_chats->restore();
+  if (restored.isEmpty()) newChat();
+  else selectChat(restored.first());
+  updateControls();
+  restoreApiServer();
+}
+
+MainWindow::~MainWindow() = default;
+
+QWidget* MainWindow::buildLeftPanel() {
+  auto* panel = new QWidget(this);
+  auto* v = new QVBoxLayout(panel);
+  auto* newButton = new QPushButton(tr("New chat"), panel);
+  newButton->setObjectName(QStringLiteral("newChat"));
+  connect(newButton, &QPushButton::clicked, this, &MainWindow::newChat);
+  v->addWidget(newButton);
+  m_list = new ChatListWidget(panel);
+  connect(m_list, &ChatListWidget::chatSelected, this, &MainWindow::selectChat);
+  v->addWidget(m_list, 2);
+
+  auto* prompts = new QGroupBox(tr("System prompt"), panel);
+  auto* pv = new QVBoxLayout(prompts);
+  pv->addWidget(new QLabel(tr("Shared by all chats (empty: the model's default):"), prompts));
+  m_sharedPromptEdit = new QPlainTextEdit(prompts);
+  m_sharedPromptEdit->setObjectName(QStringLiteral("sharedSystemPrompt"));
+  pv->addWidget(m_sharedPromptEdit);
+  m_overridePrompt = new QCheckBox(tr("This chat uses its own:"), prompts);
+  m_overridePrompt->setObjectName(QStringLiteral("overrideSystemPrompt"));
+  pv->addWidget(m_overridePrompt);
+  m_chatPromptEdit = new QPlainTextEdit(prompts);
+  m_chatPromptEdit->setObjectName(QStringLiteral("chatSystemPrompt"));
+  m_chatPromptEdit->setEnabled(false);
+  pv->addWidget(m_chatPromptEdit);
+  v->addWidget(prompts, 1);
+  connect(m_sharedPromptEdit, &QPlainTextEdit::textChanged, this, &MainWindow::onSystemPromptEdited);
+  connect(m_chatPromptEdit, &QPlainTextEdit::textChanged, this, &MainWindow::onSystemPromptEdited);
+  connect(m_overridePrompt, &QCheckBox::toggled, this, &MainWindow::onSystemPromptEdited);
+  return panel;
+}
+
+QWidget* MainWindow::buildChatPanel() {
+  auto* panel = new QWidget(this);
+  auto* v = new QVBoxLayout(panel);
+  m_stack = new QStackedWidget(panel);
+  m_transcript = new TranscriptView(m_stack);
+  m_compare = new CompareView(m_stack);
+  m_stack->addWidget(m_transcript);
+  m_stack->addWidget(m_compare);
+  v->addWidget(m_stack, 1);
+  connect(m_transcript, &TranscriptView::forkRequested, this, [this](int k) { forkChat(m_current, k); });
+  connect(m_transcript, &TranscriptView::copyRequested, this, [this](int i) {
+    if (const ChatController::Chat* c = current(); c && i >= 0 && i < c->record.messages.size())
+      QApplication::clipboard()->setText(c->record.messages[i].content);
+  });
+  connect(m_compare, &CompareView::picked, this, &MainWindow::pickSample);
+
+  m_input = new QPlainTextEdit(panel);
+  m_input->setObjectName(QStringLiteral("input"));
+  m_input->setPlaceholderText(tr("Loading the model…"));
+  m_input->setMaximumHeight(90);
+  v->addWidget(m_input);
+  auto* row = new QHBoxLayout();
+  row->addWidget(new QLabel(tr("Samples:"), panel));
+  m_samples = new QSpinBox(panel);
+  m_samples->setObjectName(QStringLiteral("samples"));
+  m_samples->setRange(1, 4);
+  m_samples->setToolTip(tr("More than 1: compare that many replies side by side (the prompt is computed once)"));
+  row->addWidget(m_samples);
+  m_varySettings = new QCheckBox(tr("Vary settings"), panel);
+  m_varySettings->setObjectName(QStringLiteral("varySettings"));
+  m_varySettings->setToolTip(tr("Each compare column samples with its own settings (Columns…); the prompt is still computed once"));
+  row->addWidget(m_varySettings);
+  auto* columns = new QPushButton(tr("Columns…"), panel);
+  columns->setObjectName(QStringLiteral("editCompareColumns"));
+  connect(columns, &QPushButton::clicked, this, &MainWindow::showCompareColumns);
+  row->addWidget(columns);
+  row->addStretch(1);
+  auto button = [&](const QString& text, const char* name) {
+    auto* b = new QPushButton(text, panel);
+    b->setObjectName(QString::fromLatin1(name));
+    row->addWidget(b);
+    return b;
+  };
+  m_copy = button(tr("Copy"), "copy");
+  m_regenerate = button(tr("Regenerate"), "regenerate");
+  m_stop = button(tr("Stop"), "stop");
+  m_send = button(tr("Send"), "send");
+  connect(m_copy, &QPushButton::clicked, this, &MainWindow::copyLastReply);
+  connect(m_regenerate, &QPushButton::clicked, this, &MainWindow::regenerate);
+  connect(m_stop, &QPushButton::clicked, this, &MainWindow::stop);
+  connect(m_send, &QPushButton::clicked, this, &MainWindow::send);
+  v->addLayout(row);
+  return panel;
+}
+
+void MainWindow::buildKvDock() {
+  // The KV block-pool view (ui/pool_panel/kv_pool_panel.h) draws every frame the bridge emits.
+  auto* dock = new QDockWidget(tr("KV blocks"), this);
+  dock->setObjectName(QStringLiteral("kvBlocksDock"));
+  auto* pool = new KvPoolPanel(dock);
+  pool->setObjectName(QStringLiteral("kvPoolPanel"));
+  pool->setMinimumWidth(280);
+  dock->setWidget(pool);
+  addDockWidget(Qt::RightDockWidgetArea, dock);
+  connect(this, &MainWindow::poolFrame, pool, &KvPoolPanel::setFrame);
+
+  auto* engine = addToolBar(tr("Engine"));
+  engine->setObjectName(QStringLiteral("engineToolBar"));
+  QAction* pause = engine->addAction(tr("Pause engine"));
+  pause->setObjectName(QStringLiteral("pauseEngine"));
+  pause->setCheckable(true);
+  connect(pause, &QAction::toggled, this, &MainWindow::setEnginePaused);
+  QAction* step = engine->addAction(tr("Step"));
+  step->setObjectName(QStringLiteral("stepEngine"));
+  step->setToolTip(tr("Run one engine step (while paused)"));
+  connect(step, &QAction::triggered, this, &MainWindow::stepEngine);
+  QAction* teaching = engine->addAction(tr("Teaching preset"));
+  teaching->setObjectName(QStringLiteral("teachingPreset"));
+  teaching->setCheckable(true);
+  teaching->setChecked(m_settings.teachingPreset);
+  teaching->setToolTip(tr("Blocks of %1 tokens in a pool of %2, chats of %3 tokens, %4 tokens per step: allocation, sharing, "
+                          "copy-on-write and preemption become visible (reloads the model)")
+                           .arg(AppSettings::kTeachingBlockSize)
+                           .arg(AppSettings::kTeachingBlocks)
+                           .arg(AppSettings::kTeachingContext)
+                           .arg(AppSettings::kTeachingStepTokens));
+  connect(teaching, &QAction::toggled, this, [this](bool on) {
+    AppSettings s = m_settings;
+    s.teachingPreset = on;
+    applySettings(s);
+  });
+  buildApiServer(engine);
+}
+
+void MainWindow::buildActions() {
+  auto add = [this](const QString& text, const QList<QKeySequence>& keys, auto slot) {
+    auto* a = new QAction(text, this);
+    a->setShortcuts(keys);
+    a->setShortcutContext(Qt::WindowShortcut);
+    connect(a, &QAction::triggered, this, slot);
+    addAction(a);
+    return a;
+  };
+  add(tr("New chat"), {QKeySequence(Qt::CTRL | Qt::Key_N)}, &MainWindow::newChat);
+  add(tr("Send"), {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)}, &MainWindow::send);
+  add(tr("Stop"), {QKeySequence(Qt::Key_Escape)}, &MainWindow::stop);
+  add(tr("Fork"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F)}, &MainWindow::forkCurrentAtLatest);
+  add(tr("Next chat"), {QKeySequence(Qt::CTRL | Qt::Key_Tab)}, &MainWindow::nextChat);
+  add(tr("Previous chat"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::Key_Backtab)},
+      &MainWindow::previousChat);
+}
+
+void MainWindow::connectBridge() {
+  // The load's flow has ended with a new engine: the window is the user's again.
+  connect(m_loader, &ModelLoader::modelInUse, this, [this](const QString& path) {
+    setWindowTitle(tr("PagedChat — %1").arg(QFileInfo(path).completeBaseName()));
+    m_modelReady = true;
+    m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
+    m_chats->engineReplaced();
+    updateControls();
+    m_input->setFocus();
+    emit modelReady();
+  });
+  connect(m_bridge, &EngineBridge::poolFrame, this, &MainWindow::poolFrame);
+  connect(m_bridge, &EngineBridge::poolFrame, this, [this](const PoolFrame& f) {
+    if (!f.lastStepSummary.isEmpty()) m_status->setText(f.lastStepSummary);
+  });
+  connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString& description, int contextLength) {
+    // The rest happens when the load's flow ends (ModelLoader::modelInUse, above): one place,
+    // after the loader stops blocking turns, whatever order the queued signals arrive in.
+    m_contextLength = contextLength;
+    m_status->setText(description);
+  });
+  connect(m_bridge, &EngineBridge::modelLoadCancelled, this, [this] {
+    m_status->setText(m_modelReady ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
+    if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));
+  });
+  connect(m_bridge, &EngineBridge::modelFailed, this, [this](const QString& e) {
+    m_status->setText(tr("Could not load the model: %1").arg(e));
+    if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded"));
+  });
+}
+
+// What the chat controller says, shown where it concerns the chat on screen.
+void MainWindow::connectChats() {
+  connect(m_chats, &ChatController::chatAdded, this, &MainWindow::addChatToList);
+  connect(m_chats, &ChatController::titleChanged, m_list, &ChatListWidget::setTitle);
+  connect(m_chats, &ChatController::replyingChanged, m_list, &ChatListWidget::setReplying);
+  connect(m_chats, &ChatController::chatChanged, this, [this](ChatId id) {
+    if (id != m_current) return;
+    if (!m_renderTimer.isActive()) m_renderTimer.start();
+    updateControls();
+  });
+  connect(m_chats, &ChatController::status, this, [this](ChatId id, const QString& text) {
+    if (id == m_current) m_status->setText(text);
+  });
+  connect(m_chats, &ChatController::turnEnded, this, [this](ChatId id) {
+    if (id == m_current) {
+      m_renderTimer.stop();
+      showCurrent();
+      updateControls();
+    }
+    emit turnDone(id);
+  });
+}
+
+const ChatRecord* MainWindow::chat(ChatId id) const {
+  const ChatController::Chat* c = m_chats->chat(id);
+  return c ? &c->record : nullptr;
+}
+
+QVector<ChatId> MainWindow::chatIds() const { return m_list->orderShown(); }
+
+bool MainWindow::isReplying(ChatId id) const {
+  const ChatController::Chat* c = m_chats->chat(id);
+  return c && c->replying;
+}
+
+ReplyMetrics MainWindow::sampleMetrics(ChatId id, int sample) const {
+  const ChatController::Chat* c = m_chats->chat(id);
+  if (!c || sample < 0 || sample >= c->sampleMetrics.size()) return {};
+  return c->sampleMetrics[sample];
+}
+
+int MainWindow::contextUsed(ChatId id) const {
+  const ChatController::Chat* c = m_chats->chat(id);
+  return c ? c->contextUsed : 0;
+}
+
+const ChatController::Chat* MainWindow::current() const { return m_chats->chat(m_current); }
+
+void MainWindow::addChatToList(ChatId id) {
+  const ChatRecord& r = m_chats->chat(id)->record;
+  const ChatRecord* parent = chat(r.parentId);
+  m_list->addChat(r, parent ? parent->title : tr("a deleted chat"));
+}
+
+ChatId MainWindow::newChat() {
+  const ChatId id = m_chats->create();
+  selectChat(id);
+  m_input->setFocus();
+  return id;
+}
+
+void MainWindow::selectChat(ChatId id) {
+  const ChatController::Chat* c = m_chats->chat(id);
+  if (!c) return;
+  m_current = id;
+  m_list->select(id);
+  const ChatRecord& r = c->record;
+  // Shown without counting as an edit.
+  const QSignalBlocker b1(m_overridePrompt), b2(m_chatPromptEdit);
+  m_overridePrompt->setChecked(r.overridesSystemPrompt);
+  m_chatPromptEdit->setPlainText(r.systemPrompt);
+  m_chatPromptEdit->setEnabled(r.overridesSystemPrompt);
+  showCurrent();
+  updateControls();
+}
+
+void MainWindow::showCurrent() {
+  const ChatController::Chat* c = current();
+  if (!c) return;
+  if (c->numSamples > 1 && (c->replying || c->awaitingPick)) {
+    if (m_compare->numColumns() != c->numSamples || m_compare->titles() != c->columnTitles || m_stack->currentWidget() != m_compare)
+      m_compare->start(c->numSamples, c->columnTitles);
+    for (int i = 0; i < c->numSamples; ++i) {
+      if (m_compare->text(i) != c->samples[i]) m_compare->setText(i, c->samples[i]);
+      if (!c->sampleMetrics[i].isEmpty()) m_compare->setMetrics(i, c->sampleMetrics[i]);
+    }
+    m_compare->setPickable(c->awaitingPick);
+    m_stack->setCurrentWidget(m_compare);
+  } else {
+    m_transcript->showChat(c->record, c->replying);
+    m_stack->setCurrentWidget(m_transcript);
+  }
+}
+
+void MainWindow::updateControls() {
+  const ChatController::Chat* c = current();
+  const bool busy = c && (c->replying || c->awaitingPick);
+  const bool hasReply = c && !c->record.messages.isEmpty() && c->record.messages.last().role == QLatin1String("assistant");
+  // While a model loads, turns wait: the engine they would go to is about to be replaced.
+  const bool ready = m_modelReady && !m_loader->isLoading();
+  m_input->setEnabled(ready);
+  m_send->setEnabled(ready && c && !busy);
+  m_stop->setEnabled(c && c->replying);
+  m_regenerate->setEnabled(ready && c && !busy && !c->record.messages.isEmpty());
+  m_copy->setEnabled(hasReply);
+  m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens").arg(c->contextUsed).arg(m_contextLength)
+                                              : QString());
+}
+
+void MainWindow::onSystemPromptEdited() {
+  m_chats->setSharedSystemPrompt(m_sharedPromptEdit->toPlainText());
+  m_chats->setChatSystemPrompt(m_current, m_overridePrompt->isChecked(), m_chatPromptEdit->toPlainText());
+  m_chatPromptEdit->setEnabled(m_overridePrompt->isChecked());
+  m_saveSystemPromptTimer.start();
+}
+
+// While a model loads, turns wait: the engine they would go to is about to be replaced.
+bool MainWindow::canStartTurn() const { return current() && m_modelReady && !m_loader->isLoading() && !current()->replying; }
+
+TurnSettings MainWindow::nextTurnSettings(QStringList& columnTitles) const {
+  const int n = m_samples->value();
+  TurnSettings settings = m_settings.sampling;
+  settings.numSamples = n;
+  columnTitles.clear();
+  if (n > 1 && m_varySettings->isChecked()) {
+    settings = m_settings.variedTurn(n);
+    for (const TurnSettings& column : settings.columns) columnTitles << describeSampling(column);
+  }
+  return settings;
+}
+
+void MainWindow::send() {
+  const QString text = m_input->toPlainText().trimmed();
+  if (!canStartTurn() || text.isEmpty()) return;
+  m_input->clear();
+  QStringList titles;
+  const TurnSettings settings = nextTurnSettings(titles);
+  m_chats->send(m_current, text, settings, titles);
+  showCurrent();
+  updateControls();
+}
+
+void MainWindow::stop() { m_chats->stop(m_current); }
+
+void MainWindow::regenerate() {
+  if (!canStartTurn()) return;
+  QStringList titles;
+  const TurnSettings settings = nextTurnSettings(titles);
+  m_chats->regenerate(m_current, settings, titles);
+  showCurrent();
+  updateControls();
+}
+
+void MainWindow::copyLastReply() {
+  const ChatController::Chat* c = current();
+  if (c && !c->record.messages.isEmpty()) QApplication::clipboard()->setText(c->record.messages.last().content);
+}
+
+ChatId MainWindow::forkChat(ChatId parentId, int messageCount) {
+  const ChatId id = m_chats->fork(parentId, messageCount);
+  if (id >= 0) selectChat(id);
+  return id;
+}
+
+void MainWindow::forkCurrentAtLatest() {
+  if (const ChatController::Chat* c = current()) forkChat(c->record.id, static_cast<int>(c->record.messages.size()));
+}
+
+void MainWindow::pickSample(int sample) {
+  if (!m_chats->pick(m_current, sample)) return;
+  showCurrent();
+  updateControls();
+}
+
+void MainWindow::nextChat() {
+  const QVector<ChatId> ids = m_list->orderShown();
+  if (ids.isEmpty()) return;
+  selectChat(ids[(ids.indexOf(m_current) + 1) % ids.size()]);
+}
+
+void MainWindow::previousChat() {
+  const QVector<ChatId> ids = m_list->orderShown();
+  if (ids.isEmpty()) return;
+  selectChat(ids[(ids.indexOf(m_current) + ids.size() - 1) % ids.size()]);
+}
+
+void MainWindow::setEnginePaused(bool paused) {
+  onEngine([paused](EngineBridge& b) { b.setPaused(paused); });
+}
+
+void MainWindow::stepEngine() {
+  onEngine([](EngineBridge& b) { b.stepOnce(); });
+}

@@ -1,0 +1,140 @@
+#pragma once
+// The app's main window: the chat list (a fork tree) and the shared system prompt on the left,
+// the current chat (or its compare columns) in the middle, the "KV blocks" dock on the right.
+// It shows; it owns no chat state and no service. The chats and their turns are the
+// ChatController's (every chat replies at the same time as the others through the one
+// EngineBridge on the engine thread; switching chats only switches what is shown); the
+// database, the engine thread and the local API server are AppServices', handed in.
+
+#include <QMainWindow>
+#include <QTimer>
+
+#include "ui/shell/app_settings.h"
+#include "ui/chat/chat_controller.h"
+#include "ui/chat/chat_record.h"
+#include "ui/pool_view/pool_frame.h"
+
+class QAction;
+class QCheckBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+class QStackedWidget;
+class QToolBar;
+class LocalApiServer;
+class ModelLoader;
+class QMenu;
+class AppServices;
+class ChatDatabase;
+class ChatListWidget;
+class CompareView;
+class EngineBridge;
+class TranscriptView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  // services must outlive the window.
+  explicit MainWindow(AppServices& services, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Loads a model with the saved settings (threads >= 0 overrides theirs for this load), a
+  // progress dialog showing; see ModelLoader.
+  void loadModel(const QString& path, int threads = -1);
+  const AppSettings& settings() const { return m_settings; }
+  // Saves new settings; engine changes reload the model in use.
+  void applySettings(const AppSettings& settings);
+  // The local OpenAI-compatible API on this window's engine (when built with the server):
+  // port 0 picks a free one. Saved, and restored at start. apiServerChanged says the outcome.
+  void setApiServerEnabled(bool on);
+  void setApiPort(int port);
+  QString apiServerUrl() const;  // empty when it is not running
+
+  ChatId currentChat() const { return m_current; }
+  const ChatRecord* chat(ChatId id) const;
+  QVector<ChatId> chatIds() const;
+  bool isReplying(ChatId id) const;
+  int contextUsed(ChatId id) const;
+  ReplyMetrics sampleMetrics(ChatId id, int sample) const;  // of the compare turn shown or awaiting a pick
+
+ public slots:
+  ChatId newChat();
+  void selectChat(ChatId id);
+  void send();
+  void stop();
+  void regenerate();
+  void copyLastReply();
+  // A new chat holding the first messageCount messages of `chat`.
+  ChatId forkChat(ChatId chat, int messageCount);
+  void forkCurrentAtLatest();
+  void pickSample(int sample);
+  void nextChat();
+  void previousChat();
+  void setEnginePaused(bool paused);
+  void showSettings();
+  void showCompareColumns();
+  void stepEngine();
+
+ signals:
+  void modelReady();
+  void turnDone(ChatId chat);
+  void poolFrame(const PoolFrame& frame);  // the KV block-pool view connects here
+  void apiServerChanged(const QString& url, const QString& error);  // url empty: stopped or failed
+
+ private:
+  QWidget* buildLeftPanel();
+  QWidget* buildChatPanel();
+  void buildKvDock();
+  void buildActions();
+  // ui/shell/main_window_settings.cpp: the File menu, settings, compare columns, the local API.
+  void buildApiServer(QToolBar* toolBar);
+  void restoreApiServer();
+  void buildFileMenu();
+  void fillRecentMenu();
+  void connectBridge();
+  void connectChats();
+  void addChatToList(ChatId id);
+  // The settings of the next turn, from the samples box and "Vary settings"; columnTitles:
+  // how each compare column samples.
+  TurnSettings nextTurnSettings(QStringList& columnTitles) const;
+  bool canStartTurn() const;
+  void showCurrent();
+  void updateControls();
+  void onSystemPromptEdited();
+  const ChatController::Chat* current() const;
+  template <class F>
+  void onEngine(F f);
+
+  ChatDatabase* m_db = nullptr;
+  EngineBridge* m_bridge = nullptr;
+  ChatController* m_chats = nullptr;
+  ChatId m_current = -1;
+  int m_contextLength = 0;
+  bool m_modelReady = false;
+  AppSettings m_settings;
+  ModelLoader* m_loader = nullptr;
+  QMenu* m_recentMenu = nullptr;
+
+  QTimer m_renderTimer;  // tokens arrive faster than a person reads: redraw at ~30 Hz
+  QTimer m_saveSystemPromptTimer;
+  ChatListWidget* m_list = nullptr;
+  QStackedWidget* m_stack = nullptr;
+  TranscriptView* m_transcript = nullptr;
+  CompareView* m_compare = nullptr;
+  QPlainTextEdit* m_input = nullptr;
+  QPlainTextEdit* m_sharedPromptEdit = nullptr;
+  QPlainTextEdit* m_chatPromptEdit = nullptr;
+  QCheckBox* m_overridePrompt = nullptr;
+  QSpinBox* m_samples = nullptr;
+  QCheckBox* m_varySettings = nullptr;
+  QPushButton* m_send = nullptr;
+  QPushButton* m_stop = nullptr;
+  QPushButton* m_regenerate = nullptr;
+  QPushButton* m_copy = nullptr;
+  QLabel* m_status = nullptr;
+  QLabel* m_context = nullptr;
+  LocalApiServer* m_api = nullptr;  // AppServices'; null when built without the server
+  QAction* m_apiAction = nullptr;
+  QLabel* m_apiLabel = nullptr;
+};

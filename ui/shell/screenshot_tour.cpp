@@ -1,0 +1,85 @@
+#include "ui/shell/screenshot_tour.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QPixmap>
+#include <QPlainTextEdit>
+#include <QSpinBox>
+#include <QTimer>
+
+#include <cstdio>
+
+#include "ui/chat/compare_view.h"
+#include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/shell/main_window.h"
+
+namespace {
+constexpr int kTurnTimeoutMs = 180000;  // a reply of the default model on a slow 2-core machine
+}  // namespace
+
+ScreenshotTour::ScreenshotTour(MainWindow& window, QString outDir) : QObject(&window), m_window(window), m_outDir(std::move(outDir)) {
+  connect(&m_window, &MainWindow::turnDone, this, [this] { ++m_turnsDone; });
+  connect(&m_window, &MainWindow::modelReady, this, [this] { QTimer::singleShot(0, this, &ScreenshotTour::run); },
+          Qt::SingleShotConnection);
+}
+
+bool ScreenshotTour::send(const QString& text) {
+  auto* input = m_window.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+  if (!input) return false;
+  input->setPlainText(text);
+  m_window.send();
+  return input->toPlainText().isEmpty();
+}
+
+bool ScreenshotTour::waitForTurns(int count) {
+  // A nested event loop keeps the script reading top to bottom; the engine runs on its thread.
+  QElapsedTimer clock;
+  clock.start();
+  while (m_turnsDone < count && clock.elapsed() < kTurnTimeoutMs) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+  QApplication::processEvents();  // the last frame and metrics
+  return m_turnsDone >= count;
+}
+
+bool ScreenshotTour::save(QWidget* widget, const QString& name) {
+  const QString path = QDir(m_outDir).filePath(name);
+  const bool ok = widget && widget->grab().save(path);
+  std::printf("%s %s\n", ok ? "saved" : "could not save", qPrintable(path));
+  return ok;
+}
+
+void ScreenshotTour::finish(int code, const QString& message) {
+  if (!message.isEmpty()) std::fprintf(stderr, "screenshot tour: %s\n", qPrintable(message));
+  QApplication::exit(code);
+}
+
+void ScreenshotTour::run() {
+  if (!QDir().mkpath(m_outDir)) return finish(1, QStringLiteral("cannot create %1").arg(m_outDir));
+  m_window.resize(1600, 1000);
+
+  // Two chats generating at the same time.
+  const ChatId first = m_window.newChat();
+  if (!send(QStringLiteral("Explain in two sentences what a KV cache is."))) return finish(1, QStringLiteral("send failed"));
+  m_window.newChat();
+  if (!send(QStringLiteral("Write a haiku about memory."))) return finish(1, QStringLiteral("send failed"));
+  if (!waitForTurns(2)) return finish(1, QStringLiteral("the first two replies did not finish in time"));
+
+  // A fork of the first chat at its latest message, continued with its own question.
+  m_window.selectChat(first);
+  m_window.forkCurrentAtLatest();
+  if (!send(QStringLiteral("Now say it in one word."))) return finish(1, QStringLiteral("send in the fork failed"));
+  if (!waitForTurns(3)) return finish(1, QStringLiteral("the fork's reply did not finish in time"));
+  if (!save(&m_window, QStringLiteral("main.png"))) return finish(1, {});
+  if (!save(m_window.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel")), QStringLiteral("kv_pool.png")))
+    return finish(1, {});
+
+  // A compare round: one prompt, three samples side by side.
+  m_window.newChat();
+  if (auto* samples = m_window.findChild<QSpinBox*>(QStringLiteral("samples"))) samples->setValue(3);
+  if (!send(QStringLiteral("Name a colour and say why you like it."))) return finish(1, QStringLiteral("compare send failed"));
+  if (!waitForTurns(4)) return finish(1, QStringLiteral("the compare round did not finish in time"));
+  if (!save(&m_window, QStringLiteral("compare.png"))) return finish(1, {});
+  if (!save(m_window.findChild<CompareView*>(QStringLiteral("compareView")), QStringLiteral("compare_view.png")))
+    return finish(1, {});
+  finish(0, {});
+}

@@ -1,0 +1,135 @@
+// Builds the settings form and reads it back.
+#include "ui/shell/settings_dialog.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace {
+
+QDoubleSpinBox* doubleBox(QWidget* parent, const char* name, double lo, double hi, double step, double value, int decimals = 2) {
+  auto* b = new QDoubleSpinBox(parent);
+  b->setObjectName(QString::fromLatin1(name));
+  b->setRange(lo, hi);
+  b->setSingleStep(step);
+  b->setDecimals(decimals);
+  b->setValue(value);
+  return b;
+}
+
+QSpinBox* intBox(QWidget* parent, const char* name, int lo, int hi, int value, const QString& zeroText = {}) {
+  auto* b = new QSpinBox(parent);
+  b->setObjectName(QString::fromLatin1(name));
+  b->setRange(lo, hi);
+  b->setValue(value);
+  if (!zeroText.isEmpty()) b->setSpecialValueText(zeroText);  // shown for the minimum (0)
+  return b;
+}
+
+}  // namespace
+
+SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget* parent) : QDialog(parent), m_initial(s) {
+  setWindowTitle(tr("Settings"));
+  setObjectName(QStringLiteral("settingsDialog"));
+  auto* v = new QVBoxLayout(this);
+
+  auto* sampling = new QGroupBox(tr("Sampling (new replies)"), this);
+  auto* sf = new QFormLayout(sampling);
+  m_temperature = doubleBox(sampling, "temperature", 0, 5, 0.05, s.sampling.temperature);
+  m_topP = doubleBox(sampling, "topP", 0, 1, 0.05, s.sampling.topP);
+  m_topK = intBox(sampling, "topK", 0, 1000, s.sampling.topK, tr("off"));
+  m_minP = doubleBox(sampling, "minP", 0, 1, 0.01, s.sampling.minP);
+  m_repetition = doubleBox(sampling, "repetitionPenalty", 0.5, 3, 0.05, s.sampling.repetitionPenalty);
+  m_maxTokens = intBox(sampling, "maxTokens", 1, 32768, s.sampling.maxTokens);
+  m_seed = intBox(sampling, "seed", 0, 2147483647, static_cast<int>(std::min<quint64>(s.sampling.seed, 2147483647)), tr("random"));
+  sf->addRow(tr("Temperature (0: greedy)"), m_temperature);
+  sf->addRow(tr("Top-p (1: off)"), m_topP);
+  sf->addRow(tr("Top-k"), m_topK);
+  sf->addRow(tr("Min-p (0: off)"), m_minP);
+  sf->addRow(tr("Repetition penalty (1: off)"), m_repetition);
+  sf->addRow(tr("Max tokens per reply"), m_maxTokens);
+  sf->addRow(tr("Seed"), m_seed);
+  v->addWidget(sampling);
+
+  auto* engine = new QGroupBox(tr("Engine (applied by reloading the model)"), this);
+  auto* ef = new QFormLayout(engine);
+  m_blockSize = new QComboBox(engine);
+  m_blockSize->setObjectName(QStringLiteral("blockSize"));
+  for (int size : {1, 4, 8, 16, 32}) m_blockSize->addItem(tr("%1 tokens").arg(size), size);
+  m_blockSize->setCurrentIndex(std::max(0, m_blockSize->findData(s.blockSize)));
+  m_kvMemory = intBox(engine, "kvMemory", 0, 1 << 20, s.kvMemoryMiB, tr("automatic (4 full chats)"));
+  m_kvMemory->setSuffix(tr(" MiB"));
+  m_maxBatched = intBox(engine, "maxBatchedTokens", 16, 65536, s.maxBatchedTokens);
+  m_threads = intBox(engine, "threads", 0, 1024, s.threads, tr("all cores (%1)").arg(QThread::idealThreadCount()));
+  m_maxContext = intBox(engine, "maxContext", 128, 1 << 20, s.maxContext);
+  m_backend = new QComboBox(engine);
+  m_backend->setObjectName(QStringLiteral("backend"));
+  m_backend->addItem(tr("CPU"), QStringLiteral("cpu"));
+  m_backend->addItem(tr("CUDA"), QStringLiteral("cuda"));
+  if (!cudaAvailable) {
+    // Shown but not selectable, so users learn the choice exists and why they lack it.
+    if (auto* model = qobject_cast<QStandardItemModel*>(m_backend->model())) model->item(1)->setEnabled(false);
+    m_backend->setItemData(1, tr("Not available: this build has no CUDA backend, or no GPU was found"), Qt::ToolTipRole);
+  }
+  m_backend->setCurrentIndex(s.backend == QLatin1String("cuda") && cudaAvailable ? 1 : 0);
+  ef->addRow(tr("KV block size"), m_blockSize);
+  ef->addRow(tr("KV pool memory"), m_kvMemory);
+  ef->addRow(tr("Max tokens per step"), m_maxBatched);
+  ef->addRow(tr("Threads"), m_threads);
+  ef->addRow(tr("Context per chat (tokens)"), m_maxContext);
+  ef->addRow(tr("Backend"), m_backend);
+  v->addWidget(engine);
+
+  m_note = new QLabel(this);
+  m_note->setObjectName(QStringLiteral("settingsNote"));
+  m_note->setWordWrap(true);
+  v->addWidget(m_note);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+  connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  v->addWidget(buttons);
+
+  for (QSpinBox* b : {m_kvMemory, m_maxBatched, m_threads, m_maxContext})
+    connect(b, &QSpinBox::valueChanged, this, &SettingsDialog::updateNote);
+  for (QComboBox* b : {m_blockSize, m_backend}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
+  updateNote();
+}
+
+AppSettings SettingsDialog::settings() const {
+  AppSettings s = m_initial;
+  s.sampling.temperature = m_temperature->value();
+  s.sampling.topP = m_topP->value();
+  s.sampling.topK = m_topK->value();
+  s.sampling.minP = m_minP->value();
+  s.sampling.repetitionPenalty = m_repetition->value();
+  s.sampling.maxTokens = m_maxTokens->value();
+  s.sampling.seed = static_cast<quint64>(m_seed->value());
+  s.blockSize = m_blockSize->currentData().toInt();
+  s.kvMemoryMiB = m_kvMemory->value();
+  s.maxBatchedTokens = m_maxBatched->value();
+  s.threads = m_threads->value();
+  s.maxContext = m_maxContext->value();
+  s.backend = m_backend->currentData().toString();
+  return s;
+}
+
+void SettingsDialog::updateNote() {
+  QString note = settings().sameEngine(m_initial)
+                     ? QString()
+                     : tr("The engine settings changed: OK reloads the model. Replies in progress stop, and each chat's "
+                          "next turn reads its messages again.");
+  if (m_initial.teachingPreset)
+    note = (note + QStringLiteral(" ") +
+            tr("The teaching preset is on (Engine toolbar): block size, pool, context and tokens per step take effect when it is off."))
+               .trimmed();
+  m_note->setText(note);
+}

@@ -1,0 +1,31 @@
+#pragma once
+// The settings dialog: sampling defaults for new replies, and the engine's shape (KV block
+// size, KV pool memory, tokens per step, threads, context per chat, backend). Engine changes
+// take effect by reloading the model, which the dialog says before the user accepts.
+
+#include <QDialog>
+
+#include "ui/shell/app_settings.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+
+class SettingsDialog : public QDialog {
+  Q_OBJECT
+ public:
+  // cudaAvailable: the CUDA backend is built and a GPU is there (else the choice is disabled).
+  SettingsDialog(const AppSettings& current, bool cudaAvailable, QWidget* parent = nullptr);
+  AppSettings settings() const;
+
+ private:
+  void updateNote();
+
+  AppSettings m_initial;
+  QDoubleSpinBox *m_temperature, *m_topP, *m_minP, *m_repetition;
+  QSpinBox *m_topK, *m_maxTokens, *m_seed;
+  QComboBox *m_blockSize, *m_backend;
+  QSpinBox *m_kvMemory, *m_maxBatched, *m_threads, *m_maxContext;
+  QLabel* m_note;
+};
