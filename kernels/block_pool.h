@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/backend/forward_batch.h"  // BlockCopy
-#include "engine/common/float16.h"         // PC_HOST_DEVICE
+#include "engine/backend/kv_cache_shape.h"  // BlockCopy
+#include "engine/common/float16.h"          // PC_HOST_DEVICE
 
 namespace pagedchat::kernels {
 

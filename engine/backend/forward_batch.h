@@ -29,21 +29,4 @@ struct ForwardBatch {
                     int32_t block_size, bool wants_logits);
 };
 
-struct KvCacheShape {
-  int num_layers = 0;
-  int num_kv_heads = 0;
-  int head_dim = 0;
-  int num_blocks = 0;
-  int block_size = 16;
-  // Bytes of one block across all layers, K and V, in the backend's KV element type.
-  uint64_t block_bytes(int element_bytes) const {
-    return 2ull * num_layers * block_size * num_kv_heads * head_dim * element_bytes;
-  }
-};
-
-struct BlockCopy {
-  int32_t src = 0;
-  int32_t dst = 0;
-};
-
 }  // namespace pagedchat
