@@ -7,7 +7,7 @@
 namespace pagedchat::kernels {
 namespace {
 
-__global__ void copy_blocks_kernel(BlockPool pool, const BlockCopy* __restrict__ pairs) {
+__global__ void copy_blocks_kernel(KvPoolBytes pool, const BlockCopy* __restrict__ pairs) {
   const BlockCopy p = pairs[blockIdx.x];
   const int chunk = blockIdx.y;
   const uint4* src = reinterpret_cast<const uint4*>(pool.block(chunk, p.src));
@@ -20,7 +20,7 @@ __global__ void copy_blocks_kernel(BlockPool pool, const BlockCopy* __restrict__
 
 // ---- launcher -------------------------------------------------------------------------------
 
-void copy_blocks(const BlockPool& pool, const BlockCopy* pairs, int32_t num_pairs, cudaStream_t stream) {
+void copy_blocks(const KvPoolBytes& pool, const BlockCopy* pairs, int32_t num_pairs, cudaStream_t stream) {
   if (num_pairs <= 0) return;
   if (pool.block_bytes % 16 != 0 || pool.chunk_stride % 16 != 0 || reinterpret_cast<uintptr_t>(pool.base) % 16 != 0)
     fail("copy_blocks: blocks of %lld bytes are not 16-byte aligned", static_cast<long long>(pool.block_bytes));

@@ -8,12 +8,12 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/block_pool.h"
+#include "kernels/kv_pool_bytes.h"
 
 namespace pagedchat::kernels {
 
 // pairs: device memory, [num_pairs] BlockCopy. pool.block_bytes must be a multiple of 16 and
 // pool.base 16-byte aligned. Throws Error on a bad pool or a launch failure.
-void copy_blocks(const BlockPool& pool, const BlockCopy* pairs, int32_t num_pairs, cudaStream_t stream);
+void copy_blocks(const KvPoolBytes& pool, const BlockCopy* pairs, int32_t num_pairs, cudaStream_t stream);
 
 }  // namespace pagedchat::kernels

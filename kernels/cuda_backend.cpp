@@ -12,13 +12,13 @@
 
 #include "kernels/batch_plan.h"
 #include "kernels/block_copy.h"
-#include "kernels/block_pool.h"
 #include "kernels/cuda_check.h"
 #include "kernels/decode_attention.h"
 #include "kernels/dequantize.h"
 #include "kernels/device_buffer.h"
 #include "kernels/device_weights.h"
 #include "kernels/gemm.h"
+#include "kernels/kv_pool_bytes.h"
 #include "kernels/kv_write.h"
 #include "kernels/layer_kernels.h"
 #include "kernels/prefill_attention.h"
@@ -64,7 +64,7 @@ struct CudaBackend::Impl {
   std::unique_ptr<DeviceWeights> weights;
 
   KvCacheShape kv_shape;
-  DeviceBuffer kv;             // packed_block_pool layout: chunk 2l = layer l's K, 2l + 1 its V
+  DeviceBuffer kv;             // packed_kv_pool_bytes layout: chunk 2l = layer l's K, 2l + 1 its V
   std::unique_ptr<PinnedBuffer> host_kv;
   int32_t num_host_blocks = 0;
 
@@ -85,12 +85,12 @@ struct CudaBackend::Impl {
   int64_t chunk_block_bytes() const {  // one block of one (layer, K or V) chunk
     return static_cast<int64_t>(kv_shape.block_size) * kv_shape.num_kv_heads * kv_shape.head_dim * 2;
   }
-  BlockPool device_pool() const {
-    return packed_block_pool(kv.get<uint8_t>(), kv_shape.num_layers, kv_shape.num_blocks, chunk_block_bytes());
+  KvPoolBytes device_pool() const {
+    return packed_kv_pool_bytes(kv.get<uint8_t>(), kv_shape.num_layers, kv_shape.num_blocks, chunk_block_bytes());
   }
-  BlockPool host_pool() const {
+  KvPoolBytes host_pool() const {
     if (!host_kv) fail("the CUDA backend has no host KV pool (allocate_host_kv first)");
-    return packed_block_pool(host_kv->get<uint8_t>(), kv_shape.num_layers, num_host_blocks, chunk_block_bytes());
+    return packed_kv_pool_bytes(host_kv->get<uint8_t>(), kv_shape.num_layers, num_host_blocks, chunk_block_bytes());
   }
   PagedKvView<uint16_t> layer_view(int l, const int32_t* block_tables, int32_t table_stride) const {
     PagedKvView<uint16_t> view = hnd_view<uint16_t>(kv_shape.num_blocks, kv_shape.num_kv_heads, kv_shape.block_size, kv_shape.head_dim);

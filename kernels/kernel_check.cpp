@@ -210,11 +210,11 @@ void check_block_moves(Report& report, std::mt19937& rng) {
   std::vector<BlockCopy> cow;  // disjoint sources and destinations, as one transfer batch is
   for (int i = 0; i < 20; ++i) cow.push_back({ids[i], ids[20 + i]});
   DeviceBuffer pairs = to_device(cow);
-  const BlockPool dpool = packed_block_pool(dev.get<uint8_t>(), layers, blocks, block_bytes);
+  const KvPoolBytes dpool = packed_kv_pool_bytes(dev.get<uint8_t>(), layers, blocks, block_bytes);
   copy_blocks(dpool, pairs.get<BlockCopy>(), static_cast<int32_t>(cow.size()), nullptr);
   PC_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> want = pool, got(pool.size());
-  const BlockPool hwant = packed_block_pool(want.data(), layers, blocks, block_bytes);
+  const KvPoolBytes hwant = packed_kv_pool_bytes(want.data(), layers, blocks, block_bytes);
   copy_blocks_reference(hwant, hwant, cow.data(), cow.size());
   dev.download(got.data(), got.size());
   size_t diff = 0;
@@ -225,10 +225,10 @@ void check_block_moves(Report& report, std::mt19937& rng) {
   // Swap out: runs of consecutive blocks and single ones, to a pinned pool of another size.
   PinnedBuffer host(static_cast<size_t>(2 * layers * host_blocks * block_bytes));
   std::fill_n(host.get<uint8_t>(), host.bytes(), uint8_t(0xa5));
-  const BlockPool hpool = packed_block_pool(host.get<uint8_t>(), layers, host_blocks, block_bytes);
+  const KvPoolBytes hpool = packed_kv_pool_bytes(host.get<uint8_t>(), layers, host_blocks, block_bytes);
   std::vector<BlockCopy> out = {{3, 10}, {4, 11}, {5, 12}, {40, 0}, {63, 39}, {7, 20}, {8, 21}};
   std::vector<uint8_t> host_want(host.bytes(), 0xa5);
-  const BlockPool hw = packed_block_pool(host_want.data(), layers, host_blocks, block_bytes);
+  const KvPoolBytes hw = packed_kv_pool_bytes(host_want.data(), layers, host_blocks, block_bytes);
   swap_blocks(dpool, hpool, out, nullptr);
   PC_CUDA_CHECK(cudaDeviceSynchronize());
   copy_blocks_reference(hwant, hw, out.data(), out.size());

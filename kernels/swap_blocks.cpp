@@ -10,7 +10,7 @@
 
 namespace pagedchat::kernels {
 
-void swap_blocks(const BlockPool& from, const BlockPool& to, std::span<const BlockCopy> pairs, cudaStream_t stream) {
+void swap_blocks(const KvPoolBytes& from, const KvPoolBytes& to, std::span<const BlockCopy> pairs, cudaStream_t stream) {
   if (from.block_bytes != to.block_bytes || from.num_chunks != to.num_chunks)
     fail("swap_blocks: pools of different block shapes (%lld x %d bytes vs %lld x %d)",
          static_cast<long long>(from.block_bytes), from.num_chunks, static_cast<long long>(to.block_bytes), to.num_chunks);

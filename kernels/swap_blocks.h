@@ -8,7 +8,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/block_pool.h"
+#include "kernels/kv_pool_bytes.h"
 
 namespace pagedchat::kernels {
 
@@ -16,6 +16,6 @@ namespace pagedchat::kernels {
 // pinned host memory (cudaHostAlloc), or both on the device. Returns before the copies finish;
 // synchronize the stream before reading `to` on the host or reusing `from`'s blocks.
 // Throws Error for pools of different block shapes, a block id out of range, or a CUDA failure.
-void swap_blocks(const BlockPool& from, const BlockPool& to, std::span<const BlockCopy> pairs, cudaStream_t stream);
+void swap_blocks(const KvPoolBytes& from, const KvPoolBytes& to, std::span<const BlockCopy> pairs, cudaStream_t stream);
 
 }  // namespace pagedchat::kernels

@@ -16,12 +16,12 @@
 #include "app/cli/commands.h"
 #include "app/cli/default_model.h"
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/bench/quant_bench.h"
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
 #include "engine/quant/panel.h"
 #include "engine/quant/quant.h"
-#include "engine/quant/quant_bench.h"
 
 namespace pagedchat::cli {
 namespace {

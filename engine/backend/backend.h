@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/backend/forward_batch.h"
+#include "engine/backend/kv_cache_shape.h"
 #include "engine/common/error.h"
 
 namespace pagedchat {

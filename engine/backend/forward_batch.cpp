@@ -1,15 +1,30 @@
-// Building a flattened batch: one sequence's chunk at a time, slots from its block table.
+// Building a flattened batch: one sequence's chunk at a time, with the slots its tokens write.
 #include "engine/backend/forward_batch.h"
 
 #include <algorithm>
 #include <cassert>
 
 namespace pagedchat {
+namespace {
+
+// The slots of positions [start_pos, start_pos + n) through a block table, as the KV manager's
+// append and slot_mapping give them.
+std::vector<int64_t> slots_from_table(const std::vector<int32_t>& table, int32_t block_size, int32_t start_pos,
+                                      int32_t n) {
+  std::vector<int64_t> slots;
+  slots.reserve(static_cast<size_t>(n));
+  for (int32_t pos = start_pos; pos < start_pos + n; ++pos)
+    slots.push_back(static_cast<int64_t>(table[pos / block_size]) * block_size + pos % block_size);
+  return slots;
+}
+
+}  // namespace
 
 void ForwardBatch::add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos,
-                                const std::vector<int32_t>& table, int32_t block_size, bool wants_logits) {
+                                const std::vector<int32_t>& table, std::span<const int64_t> slots,
+                                bool wants_logits) {
   assert(n > 0);
-  assert(static_cast<int64_t>(table.size()) * block_size >= start_pos + n);
+  assert(static_cast<int64_t>(slots.size()) == n);
   if (cu_seqlens_q.empty()) cu_seqlens_q.push_back(0);
   int32_t width = static_cast<int32_t>(table.size());
   if (width > max_blocks_per_seq) {
@@ -25,13 +40,19 @@ void ForwardBatch::add_sequence(const int32_t* tokens, int32_t n, int32_t start_
   block_tables.resize(row + max_blocks_per_seq, -1);
   std::copy(table.begin(), table.end(), block_tables.begin() + row);
   for (int32_t i = 0; i < n; ++i) {
-    int32_t pos = start_pos + i;
     token_ids.push_back(tokens[i]);
-    positions.push_back(pos);
-    slot_mapping.push_back(static_cast<int64_t>(table[pos / block_size]) * block_size + pos % block_size);
+    positions.push_back(start_pos + i);
   }
+  slot_mapping.insert(slot_mapping.end(), slots.begin(), slots.end());
   if (wants_logits) logits_indices.push_back(num_tokens() - 1);
   cu_seqlens_q.push_back(num_tokens());
+}
+
+void ForwardBatch::add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos,
+                                const std::vector<int32_t>& table, int32_t block_size, bool wants_logits) {
+  assert(n > 0);
+  assert(static_cast<int64_t>(table.size()) * block_size >= start_pos + n);
+  add_sequence(tokens, n, start_pos, table, slots_from_table(table, block_size, start_pos, n), wants_logits);
 }
 
 }  // namespace pagedchat

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace pagedchat {
@@ -22,28 +23,16 @@ struct ForwardBatch {
   int32_t num_seqs() const { return cu_seqlens_q.empty() ? 0 : static_cast<int32_t>(cu_seqlens_q.size()) - 1; }
   const int32_t* block_table(int32_t seq) const { return block_tables.data() + static_cast<size_t>(seq) * max_blocks_per_seq; }
 
-  // Appends a sequence's chunk: tokens at positions [start_pos, start_pos + n), with its block
-  // table; wants_logits asks for the logits of the chunk's last token. Slots follow from the
-  // block table. Tables shorter than max_blocks_per_seq are padded with -1.
+  // Appends a sequence's chunk: tokens at positions [start_pos, start_pos + n), the slots they
+  // write ([n], as KvManager::append gave them) and the sequence's block table, through which
+  // attention reads the whole context; wants_logits asks for the logits of the chunk's last
+  // token. Tables shorter than max_blocks_per_seq are padded with -1.
+  void add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos, const std::vector<int32_t>& table,
+                    std::span<const int64_t> slots, bool wants_logits);
+  // The same with the slots worked out from the block table, for callers without a KV manager
+  // (tests, the backend check). Precondition: the table covers [0, start_pos + n).
   void add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos, const std::vector<int32_t>& table,
                     int32_t block_size, bool wants_logits);
-};
-
-struct KvCacheShape {
-  int num_layers = 0;
-  int num_kv_heads = 0;
-  int head_dim = 0;
-  int num_blocks = 0;
-  int block_size = 16;
-  // Bytes of one block across all layers, K and V, in the backend's KV element type.
-  uint64_t block_bytes(int element_bytes) const {
-    return 2ull * num_layers * block_size * num_kv_heads * head_dim * element_bytes;
-  }
-};
-
-struct BlockCopy {
-  int32_t src = 0;
-  int32_t dst = 0;
 };
 
 }  // namespace pagedchat

@@ -338,7 +338,7 @@ void Engine::run_forward(const ScheduledStep& step) {
   for (const ScheduledChunk& c : step.chunks) {
     std::span<const int32_t> t = kv_.block_table(c.seq->id);
     table.assign(t.begin(), t.end());
-    batch.add_sequence(c.seq->tokens.data() + c.start, c.num_tokens, c.start, table, config_.block_size,
+    batch.add_sequence(c.seq->tokens.data() + c.start, c.num_tokens, c.start, table, c.slot_mapping,
                        c.wants_logits());
   }
   try {

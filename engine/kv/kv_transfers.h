@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/backend/forward_batch.h"
+#include "engine/backend/kv_cache_shape.h"
 
 namespace pagedchat {
 

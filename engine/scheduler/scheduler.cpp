@@ -74,7 +74,8 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
     if (!make_room(kv, seq, kv.num_blocks_to_append(seq->id, n), step)) continue;
     std::vector<int64_t> slots;
     kv.append(seq->id, std::span<const int32_t>(seq->tokens).subspan(seq->num_computed, n), slots);
-    step.chunks.push_back({seq, seq->num_computed, n, decode, num_recomputed(seq, seq->num_computed, n)});
+    step.chunks.push_back(
+        {seq, seq->num_computed, n, decode, num_recomputed(seq, seq->num_computed, n), std::move(slots)});
     seq->num_computed += n;
     seq->prefilled = seq->num_remaining() == 0;
     budget -= n;
@@ -170,7 +171,7 @@ void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& 
     seq->num_computed = hit.num_tokens + n;
     seq->prefilled = seq->num_remaining() == 0;
     insert_sorted(running_, seq);
-    step.chunks.push_back({seq, hit.num_tokens, n, false, num_recomputed(seq, hit.num_tokens, n)});
+    step.chunks.push_back({seq, hit.num_tokens, n, false, num_recomputed(seq, hit.num_tokens, n), std::move(slots)});
     budget -= n;
   }
 }

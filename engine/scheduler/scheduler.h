@@ -42,6 +42,7 @@ struct ScheduledChunk {
   int32_t num_tokens = 0;
   bool is_decode = false;  // a running sequence's next token (else prompt / recompute work)
   int32_t num_recomputed = 0;  // of num_tokens, those a preemption dropped (computed before)
+  std::vector<int64_t> slot_mapping;  // [num_tokens] from KvManager::append: where their K/V goes
   bool wants_logits() const { return start + num_tokens == static_cast<int32_t>(seq->tokens.size()); }
 };
 
@@ -67,7 +68,9 @@ class Scheduler {
   void remove(SequenceId id);
 
   // Plans this step and applies its KV calls: afterwards every chunk's tokens are appended in
-  // `kv` and its slots are in the block tables; the caller runs the transfers and the forward.
+  // `kv`, with the slots append gave in chunk.slot_mapping (nothing later in the step changes a
+  // scheduled sequence's block table: only unscheduled ones are preempted or swapped out); the
+  // caller runs the transfers and the forward.
   ScheduledStep schedule(KvManager& kv);
 
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }

@@ -5,11 +5,11 @@
 
 #include <cstring>
 
-#include "kernels/block_pool.h"
+#include "kernels/kv_pool_bytes.h"
 
 namespace pagedchat::kernels {
 
-inline void copy_blocks_reference(const BlockPool& from, const BlockPool& to, const BlockCopy* pairs, size_t num_pairs) {
+inline void copy_blocks_reference(const KvPoolBytes& from, const KvPoolBytes& to, const BlockCopy* pairs, size_t num_pairs) {
   for (size_t i = 0; i < num_pairs; ++i)
     for (int32_t c = 0; c < from.num_chunks; ++c)
       std::memcpy(to.block(c, pairs[i].dst), from.block(c, pairs[i].src), static_cast<size_t>(from.block_bytes));

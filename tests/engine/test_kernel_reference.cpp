@@ -15,8 +15,8 @@
 
 #include "engine/backend/cpu/cpu_attention.h"
 #include "engine/backend/cpu/kv_pool.h"
-#include "kernels/block_pool.h"
 #include "kernels/decode_plan.h"
+#include "kernels/kv_pool_bytes.h"
 #include "kernels/reference/attention_reference.h"
 #include "kernels/reference/block_copy_reference.h"
 #include "kernels/reference/kv_write_reference.h"
@@ -176,8 +176,8 @@ class TestKernelReference : public QObject {
     const int layers = 3, block_bytes = 32;
     std::vector<uint8_t> dev(static_cast<size_t>(2 * layers * 8 * block_bytes)), host(static_cast<size_t>(2 * layers * 4 * block_bytes), 0);
     std::iota(dev.begin(), dev.end(), uint8_t(0));
-    const BlockPool d = packed_block_pool(dev.data(), layers, 8, block_bytes);
-    const BlockPool h = packed_block_pool(host.data(), layers, 4, block_bytes);
+    const KvPoolBytes d = packed_kv_pool_bytes(dev.data(), layers, 8, block_bytes);
+    const KvPoolBytes h = packed_kv_pool_bytes(host.data(), layers, 4, block_bytes);
     std::vector<BlockCopy> out = {{6, 1}, {2, 3}};
     copy_blocks_reference(d, h, out.data(), out.size());
     for (int c = 0; c < 2 * layers; ++c) {

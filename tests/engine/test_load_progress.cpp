@@ -12,6 +12,7 @@
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/forward_batch.h"
+#include "engine/backend/kv_cache_shape.h"
 #include "engine/model/load_progress.h"
 #include "engine/model/model.h"
 #include "support/test_env.h"

@@ -1,6 +1,7 @@
 // The scheduler against a real KV manager, no model: decode tokens before prompt chunks, the
 // token budget and the running cap, FCFS admission, prefix-cache starts, preemption of the
-// latest arrival, and parked sequences released for a new prompt.
+// latest arrival, parked sequences released for a new prompt, and each chunk's slots as its
+// block table gives them.
 
 #include <QtTest>
 
@@ -219,6 +220,45 @@ class TestScheduler : public QObject {
     QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 8, 1, true}}));
     QCOMPARE(s.preempted, (std::vector<SequenceId>{2}));
     QVERIFY(!b->in_kv);
+    QCOMPARE(f.kv.check_invariants(), std::string());
+  }
+
+  void chunk_slots_are_the_block_tables() {
+    // The engine writes a chunk's K/V at chunk.slot_mapping and attention reads through the
+    // block tables: at the end of a step both must name the same slots, for prompt chunks, a
+    // prefix-cache start, decodes and a copy-on-write after a fork.
+    Fixture f(16, 4, /*budget=*/6, 8);
+    auto check = [&](const ScheduledStep& s) {
+      for (const ScheduledChunk& c : s.chunks) {
+        std::vector<int64_t> want;
+        f.kv.slot_mapping(c.seq->id, c.start, c.num_tokens, want);
+        QCOMPARE(c.slot_mapping, want);
+      }
+    };
+    SchedSequence* a = f.add(tokens(10, 100));
+    f.add(tokens(9, 100));  // its first 8 tokens are a's
+    ScheduledStep s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 0, 6, false}}));
+    check(s);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 6, 4, false}, {2, 8, 1, false}}));
+    check(s);
+    f.sample_all(s);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 10, 1, true}, {2, 9, 1, true}}));
+    check(s);
+    f.sample_all(s);
+    // A fork of a shares its partial last block; both decodes then write their own copy.
+    auto child = std::make_unique<SchedSequence>(*a);
+    child->id = 3;
+    f.kv.fork(a->id, child->id);
+    f.sched.add_running(child.get());
+    f.seqs.push_back(std::move(child));
+    const int64_t cow_before = f.kv.stats().num_cow_copies;
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 11, 1, true}, {3, 11, 1, true}, {2, 10, 1, true}}));
+    QCOMPARE(f.kv.stats().num_cow_copies, cow_before + 1);
+    check(s);
     QCOMPARE(f.kv.check_invariants(), std::string());
   }
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/backend/forward_batch.h"
+#include "engine/backend/kv_cache_shape.h"
 
 namespace pagedchat::cpu {
 

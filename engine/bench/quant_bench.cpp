@@ -1,7 +1,7 @@
 // vec_dot_rows throughput per weight type (see quant_bench.h). Timing only: correctness is
 // test_quant's job.
 
-#include "engine/quant/quant_bench.h"
+#include "engine/bench/quant_bench.h"
 
 #include <algorithm>
 #include <atomic>
