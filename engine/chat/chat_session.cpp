@@ -4,30 +4,40 @@
 #include <algorithm>
 #include <cassert>
 
-#include "engine/chat/chat_continuation.h"
 #include "engine/model/model.h"
 
 namespace pagedchat {
+namespace {
+
+bool starts_with(const std::vector<ChatMessage>& chat, const std::vector<ChatMessage>& prefix) {
+  return chat.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), chat.begin());
+}
+
+}  // namespace
 
 ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std::vector<ChatMessage> chat) {
   assert(!in_flight_ && !unpicked_);
   Turn turn;
   turn.request.park_when_done = true;
+  turn.prompt_text = model.chat_template.apply(chat, true);
   const std::optional<SequenceView> held = held_seq_ >= 0 ? engine.sequence(held_seq_) : std::nullopt;
-  if (held && held->state == SequenceState::parked) {
-    // What the engine stores, then the last sampled token when it was not computed (a reply
-    // ended by its length), then the text that closes the reply and opens the new turn.
-    const size_t stored = static_cast<size_t>(held->num_stored);
-    auto text = chat_continuation(model.chat_template, held_messages_, chat);
-    if (text && stored <= held_tokens_.size() && held_tokens_.size() - stored <= 1) {
-      turn.request.prompt.assign(held_tokens_.begin() + static_cast<std::ptrdiff_t>(stored), held_tokens_.end());
-      std::vector<int32_t> added = model.tokenizer->encode(*text, false, true);
-      turn.request.prompt.insert(turn.request.prompt.end(), added.begin(), added.end());
-      turn.request.continue_seq = held_seq_;
-      turn.prompt_tokens.assign(held_tokens_.begin(), held_tokens_.begin() + static_cast<std::ptrdiff_t>(stored));
-    }
-  }
-  if (turn.request.continue_seq < 0) {
+  // The chat extends what the sequence holds, and reads as its text followed by more: only
+  // the difference is computed. (Some templates rewrite a past reply, as Llama 2 puts a space
+  // before it: then the chat is prompted whole.)
+  const bool extends = held && held->state == SequenceState::parked && chat.size() > held_messages_.size() &&
+                       starts_with(chat, held_messages_) && turn.prompt_text.size() > held_text_.size() &&
+                       turn.prompt_text.compare(0, held_text_.size(), held_text_) == 0;
+  // What the engine stores, then the last sampled token when it was not computed (a reply
+  // ended by its length), then the text that closes the reply and opens the new turn.
+  const size_t stored = held ? static_cast<size_t>(held->num_stored) : 0;
+  if (extends && stored <= held_tokens_.size() && held_tokens_.size() - stored <= 1) {
+    turn.request.prompt.assign(held_tokens_.begin() + static_cast<std::ptrdiff_t>(stored), held_tokens_.end());
+    std::vector<int32_t> added = model.tokenizer->encode(turn.prompt_text.substr(held_text_.size()), false, true);
+    turn.request.prompt.insert(turn.request.prompt.end(), added.begin(), added.end());
+    turn.request.continue_seq = held_seq_;
+    turn.prompt_tokens.assign(held_tokens_.begin(), held_tokens_.begin() + static_cast<std::ptrdiff_t>(stored));
+    turn.reply_ends = reply_ends_;
+  } else {
     // Reclaimed under memory pressure, or a chat that does not extend it (an edited system
     // prompt, a regenerated reply): the whole chat, the prefix cache serving what it can.
     release_held(engine);
@@ -41,24 +51,29 @@ ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std
 
 void ChatSession::turn_started(RequestId id, Turn turn) {
   // The parked sequence becomes the running one; it is the chat's again when the turn ends.
-  in_flight_ = InFlight{id, std::move(turn.messages), std::move(turn.prompt_tokens)};
+  turn.request = {};
+  in_flight_ = InFlight{id, std::move(turn)};
   held_seq_ = -1;
   held_messages_.clear();
   held_tokens_.clear();
+  held_text_.clear();
+  reply_ends_.clear();
 }
 
-void ChatSession::hold(SequenceId seq, std::vector<ChatMessage> messages, std::vector<int32_t> prompt_tokens,
-                       const SampleOutput& reply) {
+void ChatSession::hold(SequenceId seq, Turn turn, const SampleOutput& reply) {
   held_seq_ = seq;
-  held_tokens_ = std::move(prompt_tokens);
+  held_tokens_ = std::move(turn.prompt_tokens);
   held_tokens_.insert(held_tokens_.end(), reply.tokens.begin(), reply.tokens.end());
-  held_messages_ = std::move(messages);
+  held_messages_ = std::move(turn.messages);
   held_messages_.push_back({"assistant", reply.text});
+  held_text_ = std::move(turn.prompt_text) + reply.text;
+  reply_ends_ = std::move(turn.reply_ends);
+  reply_ends_.emplace_back(held_messages_.size(), held_tokens_.size());
 }
 
 int ChatSession::turn_ended(Engine& engine, const RequestOutput& output) {
   if (!in_flight_ || in_flight_->request != output.id) return context_used();
-  InFlight turn = std::move(*in_flight_);
+  Turn turn = std::move(in_flight_->turn);
   in_flight_.reset();
   if (!output.ok()) {
     for (const SampleOutput& s : output.samples)
@@ -69,11 +84,11 @@ int ChatSession::turn_ended(Engine& engine, const RequestOutput& output) {
     // Kept for the next turn: the chat now holds this reply too. Otherwise stopped: the
     // engine freed the sequence, and the next turn reads the chat afresh.
     const SampleOutput& s = output.samples[0];
-    if (s.parked) hold(s.seq, std::move(turn.messages), std::move(turn.prompt_tokens), s);
+    if (s.parked) hold(s.seq, std::move(turn), s);
     return context_used();
   }
   const int used = static_cast<int>(turn.prompt_tokens.size() + output.samples[0].tokens.size());
-  unpicked_ = Unpicked{std::move(turn.messages), std::move(turn.prompt_tokens), output.samples};
+  unpicked_ = Unpicked{std::move(turn), output.samples};
   return used;
 }
 
@@ -89,20 +104,54 @@ void ChatSession::pick(Engine& engine, int index) {
   if (!unpicked_) return;
   index = std::clamp(index, 0, static_cast<int>(unpicked_->samples.size()) - 1);
   release_unpicked(engine, index);
-  const SampleOutput& s = unpicked_->samples[static_cast<size_t>(index)];
-  if (s.parked) hold(s.seq, std::move(unpicked_->messages), std::move(unpicked_->prompt_tokens), s);
+  const SampleOutput s = unpicked_->samples[static_cast<size_t>(index)];
+  if (s.parked) hold(s.seq, std::move(unpicked_->turn), s);
   unpicked_.reset();
 }
 
-SequenceId ChatSession::fork_into(Engine& engine, ChatSession& child, const std::vector<ChatMessage>& child_chat) const {
+std::optional<std::pair<size_t, std::string>> ChatSession::held_prefix(const Model& model,
+                                                                      const std::vector<ChatMessage>& messages) const {
+  if (messages.size() >= held_messages_.size() || !starts_with(held_messages_, messages)) return std::nullopt;
+  if (!messages.empty() && messages.back().role == "assistant") {
+    // Where that reply ended in this chat's tokens, and its text as the chat holds it.
+    auto end = std::find_if(reply_ends_.begin(), reply_ends_.end(), [&](const auto& e) { return e.first == messages.size(); });
+    if (end == reply_ends_.end()) return std::nullopt;
+    const std::vector<ChatMessage> asked(messages.begin(), messages.end() - 1);
+    return std::pair{end->second, model.chat_template.apply(asked, true) + messages.back().content};
+  }
+  // Before a message (an edit forks there): the first messages' rendering, when its tokens are
+  // exactly the first tokens this chat holds (always, for templates whose turns begin with a
+  // special token).
+  std::string text = model.chat_template.apply(messages, false);
+  const std::vector<int32_t> tokens = model.encode_chat(messages, false);
+  if (tokens.empty() || tokens.size() > held_tokens_.size() || !std::equal(tokens.begin(), tokens.end(), held_tokens_.begin()))
+    return std::nullopt;
+  return std::pair{tokens.size(), std::move(text)};
+}
+
+SequenceId ChatSession::fork_into(Engine& engine, const Model& model, ChatSession& child,
+                                  const std::optional<std::vector<ChatMessage>>& child_chat) const {
   child.release(engine);
   const std::optional<SequenceView> held = held_seq_ >= 0 ? engine.sequence(held_seq_) : std::nullopt;
-  const bool can_share = !in_flight_ && !unpicked_ && held && held->state == SequenceState::parked &&
-                         (child_chat.empty() || child_chat == held_messages_);
-  if (!can_share) return -1;
-  child.held_seq_ = engine.fork(held_seq_);
-  child.held_messages_ = held_messages_;
-  child.held_tokens_ = held_tokens_;
+  if (in_flight_ || unpicked_ || !held || held->state != SequenceState::parked) return -1;
+  if (!child_chat || *child_chat == held_messages_) {
+    child.held_seq_ = engine.fork(held_seq_);
+    child.held_messages_ = held_messages_;
+    child.held_tokens_ = held_tokens_;
+    child.held_text_ = held_text_;
+    child.reply_ends_ = reply_ends_;
+    return child.held_seq_;
+  }
+  const auto prefix = held_prefix(model, *child_chat);
+  // The latest reply's last token may not be stored yet; any earlier cut is.
+  if (!prefix || prefix->first > static_cast<size_t>(held->num_stored)) return -1;
+  const size_t at = prefix->first;
+  child.held_seq_ = engine.fork(held_seq_, static_cast<int32_t>(at));
+  child.held_messages_ = *child_chat;
+  child.held_tokens_.assign(held_tokens_.begin(), held_tokens_.begin() + static_cast<std::ptrdiff_t>(at));
+  child.held_text_ = prefix->second;
+  for (const auto& end : reply_ends_)
+    if (end.first <= child_chat->size()) child.reply_ends_.push_back(end);
   return child.held_seq_;
 }
 
@@ -111,6 +160,8 @@ void ChatSession::release_held(Engine& engine) {
   held_seq_ = -1;
   held_messages_.clear();
   held_tokens_.clear();
+  held_text_.clear();
+  reply_ends_.clear();
 }
 
 void ChatSession::release(Engine& engine) {
@@ -125,6 +176,8 @@ void ChatSession::forget() {
   held_seq_ = -1;
   held_messages_.clear();
   held_tokens_.clear();
+  held_text_.clear();
+  reply_ends_.clear();
   in_flight_.reset();
   unpicked_.reset();
 }

@@ -1,16 +1,19 @@
 #pragma once
-// One chat's hold on the engine between its turns: the parked sequence, the messages it holds
-// (the last one the reply as it was generated) and its tokens (the last sampled one included,
-// which the engine stores only when the next turn appends it); a compare turn's samples, kept
-// parked until one is picked; and the fork of a finished chat, which shares every block.
-// So a next turn appends only what it adds (chat_continuation), and whether a fork can share
-// blocks is decided here, where the sequence's state is known, and nowhere else.
+// One chat's hold on the engine between its turns: the parked sequence, the messages it holds,
+// its tokens (the last sampled one included, which the engine stores only when the next turn
+// appends it) and the text those tokens read as under the template; a compare turn's samples,
+// kept parked until one is picked; and forks, which share the parent's blocks up to where the
+// child's messages end (a fork at any token). So a next turn appends only what it adds (the
+// template's rendering past the held text), and whether and how much a fork shares is decided
+// here, where the sequence's state is known, and nowhere else.
 //
 // Engine thread only (it reads the engine's sequences); Qt-free. The owner submits the
 // request a turn plans, tracks it (RequestTracker) and hands the done output back.
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/chat/chat_template.h"
@@ -23,11 +26,15 @@ struct Model;
 
 class ChatSession {
  public:
+  // Where each held reply ends: (messages up to and including it, tokens up to its end).
+  using ReplyEnds = std::vector<std::pair<size_t, size_t>>;
   struct Turn {
     Request request;                     // park_when_done; continue_seq when it appends
     std::vector<int32_t> prompt_tokens;  // what the sequence holds when the reply begins
     int64_t num_submitted = 0;           // prompt tokens submitted (appended, or the whole chat)
     std::vector<ChatMessage> messages;   // the chat the turn answers
+    std::string prompt_text;             // what prompt_tokens read as (generation prompt included)
+    ReplyEnds reply_ends;                // of the replies before this one, kept when it appends
   };
 
   // The next turn of `chat` (the whole chat, ending where the reply begins): the prompt appends
@@ -49,11 +56,15 @@ class ChatSession {
   void pick(Engine& engine, int index);
 
   // Forks this chat into `child` (which lets go of what it held) when this chat holds a parked
-  // sequence, has no turn in flight or unpicked, and `child_chat` is what it holds (empty: the
-  // chat as held): the child then shares every block (copy-on-write; nothing computed) and the
-  // new sequence's id is returned. Else -1: the child holds nothing, and its first turn reads
-  // its chat whole through the prefix cache.
-  SequenceId fork_into(Engine& engine, ChatSession& child, const std::vector<ChatMessage>& child_chat) const;
+  // sequence and has no turn in flight or unpicked. child_chat: the child's messages (nullopt:
+  // all this chat holds). When they are what it holds, the child shares every block; when they
+  // are its first messages (ending with a reply, or not: an edit forks before the edited
+  // message), the child shares the blocks of their tokens, the partial block at the cut
+  // included (Engine::fork at that token; copy-on-write at its first write). Nothing is
+  // computed either way; the new sequence's id is returned. Else -1: the child holds nothing,
+  // and its first turn reads its chat whole through the prefix cache.
+  SequenceId fork_into(Engine& engine, const Model& model, ChatSession& child,
+                       const std::optional<std::vector<ChatMessage>>& child_chat) const;
   // The engine refused the fork (the parent went away meanwhile): the child holds nothing.
   void fork_refused() { forget(); }
 
@@ -71,22 +82,25 @@ class ChatSession {
  private:
   struct InFlight {
     RequestId request = -1;
-    std::vector<ChatMessage> messages;   // the chat the turn answers
-    std::vector<int32_t> prompt_tokens;  // Turn::prompt_tokens
+    Turn turn;  // its request moved out
   };
   struct Unpicked {
-    std::vector<ChatMessage> messages;
-    std::vector<int32_t> prompt_tokens;
+    Turn turn;
     std::vector<SampleOutput> samples;
   };
 
-  void hold(SequenceId seq, std::vector<ChatMessage> messages, std::vector<int32_t> prompt_tokens, const SampleOutput& reply);
+  void hold(SequenceId seq, Turn turn, const SampleOutput& reply);
   void release_held(Engine& engine);
   void release_unpicked(Engine& engine, int keep);
+  // The tokens of this chat's first `messages` as held: how many, and the text they read as
+  // (nullopt: not a prefix this chat can share).
+  std::optional<std::pair<size_t, std::string>> held_prefix(const Model& model, const std::vector<ChatMessage>& messages) const;
 
   SequenceId held_seq_ = -1;
   std::vector<ChatMessage> held_messages_;
   std::vector<int32_t> held_tokens_;
+  std::string held_text_;
+  ReplyEnds reply_ends_;
   std::optional<InFlight> in_flight_;
   std::optional<Unpicked> unpicked_;
 };

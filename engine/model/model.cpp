@@ -52,8 +52,8 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadProgress& 
   return m;
 }
 
-std::vector<int32_t> Model::encode_chat(const std::vector<ChatMessage>& messages) const {
-  std::vector<int32_t> tokens = tokenizer->encode(chat_template.apply(messages, true), false, true);
+std::vector<int32_t> Model::encode_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  std::vector<int32_t> tokens = tokenizer->encode(chat_template.apply(messages, add_generation_prompt), false, true);
   if (tokenizer->add_bos() && tokenizer->bos_id() && (tokens.empty() || tokens.front() != *tokenizer->bos_id()))
     tokens.insert(tokens.begin(), *tokenizer->bos_id());
   return tokens;

@@ -113,10 +113,10 @@ class TestChatSession : public QObject {
     const RequestOutput r = runTurn(engine, tracker, parent, parent.plan_turn(engine, *model_, first));
     std::vector<ChatMessage> held = first;
     held.push_back({"assistant", r.samples[0].text});
-    // An earlier message (or an edited chat) is not what the parent holds: nothing shared.
-    QCOMPARE(parent.fork_into(engine, other, first), SequenceId{-1});
+    // A chat that is not the start of what the parent holds (an edited first message) shares nothing.
+    QCOMPARE(parent.fork_into(engine, *model_, other, std::vector<ChatMessage>{{"user", "Something else."}}), SequenceId{-1});
     QCOMPARE(other.context_used(), 0);
-    const SequenceId seq = parent.fork_into(engine, child, held);
+    const SequenceId seq = parent.fork_into(engine, *model_, child, held);
     QVERIFY(seq >= 0);
     QCOMPARE(child.context_used(), parent.context_used());
     const int64_t steps = engine.stats().num_steps;
@@ -130,7 +130,67 @@ class TestChatSession : public QObject {
     // While a turn is in flight, a fork shares nothing.
     ChatSession third;
     child.turn_started(engine.submit(t.request), std::move(t));
-    QCOMPARE(child.fork_into(engine, third, {}), SequenceId{-1});
+    QCOMPARE(child.fork_into(engine, *model_, third, std::nullopt), SequenceId{-1});
+  }
+
+  // A fork at an earlier message shares the tokens of the messages it keeps, by a fork at the
+  // token where they end: after a reply (a fork "here"), or before a message (an edit: the
+  // system prompt's tokens when the first message is edited). The child's next turn computes
+  // only its new text and replies as the same tokens submitted fresh.
+  void aForkAtAnEarlierMessageSharesItsTokens_data() {
+    QTest::addColumn<int>("keep");  // messages the child keeps
+    QTest::newRow("after the first reply") << 3;
+    QTest::newRow("before the first user message") << 1;
+    QTest::newRow("after the second reply") << 5;
+  }
+  void aForkAtAnEarlierMessageSharesItsTokens() {
+    QFETCH(int, keep);
+    Engine engine(*model_, *backend_, config());
+    RequestTracker tracker(engine);
+    ChatSession parent;
+    std::vector<ChatMessage> chat = {{"system", "You answer in one short sentence."}, {"user", "Name a river."}};
+    for (const char* next : {"Name a mountain.", "Name a desert.", ""}) {
+      const RequestOutput r = runTurn(engine, tracker, parent, parent.plan_turn(engine, *model_, chat));
+      QVERIFY(r.ok());
+      if (*next) chat = extend(chat, r.samples[0].text, next);
+      else chat.push_back({"assistant", r.samples[0].text});
+    }
+    QCOMPARE(chat.size(), size_t{7});  // system + 3 turns
+    const std::vector<ChatMessage> kept(chat.begin(), chat.begin() + keep);
+    ChatSession child;
+    const SequenceId seq = parent.fork_into(engine, *model_, child, kept);
+    QVERIFY(seq >= 0);
+    engine.step();
+    const std::vector<int32_t> shared = engine.stored_tokens(seq);
+    QCOMPARE(static_cast<int>(shared.size()), child.context_used());
+    const std::vector<int32_t> parentTokens = engine.stored_tokens(parent.held_sequence());
+    QVERIFY(shared.size() < parentTokens.size() && std::equal(shared.begin(), shared.end(), parentTokens.begin()));
+    if (keep == 1) QCOMPARE(shared, model_->encode_chat(kept, false));  // the system prompt's tokens
+
+    // The child's next turn: only what it adds.
+    std::vector<ChatMessage> next = kept;
+    next.push_back({"user", "Name a lake instead."});
+    ChatSession::Turn t = child.plan_turn(engine, *model_, next);
+    QCOMPARE(t.request.continue_seq, seq);
+    std::vector<int32_t> whole = shared;
+    whole.insert(whole.end(), t.request.prompt.begin(), t.request.prompt.end());
+    const int64_t submitted = t.num_submitted;
+    QVERIFY(submitted < 20);
+    const int64_t before = engine.stats().num_prefill_tokens;
+    const RequestOutput r = runTurn(engine, tracker, child, std::move(t));
+    QCOMPARE(engine.stats().num_prefill_tokens - before, submitted);
+    Engine fresh(*model_, *backend_, config());
+    RequestTracker freshTracker(fresh);
+    Request ref;
+    ref.prompt = whole;
+    ref.params.temperature = 0.0f;
+    ref.params.max_tokens = 8;
+    ref.params.ignore_eos = true;
+    const RequestId id = fresh.submit(ref);
+    freshTracker.track(id, 1);
+    while (fresh.step()) {}
+    QCOMPARE(r.samples[0].tokens, freshTracker.output(id)->samples[0].tokens);
+    QCOMPARE(engine.kv().check_invariants(), std::string());
   }
 
   void aCompareStaysParkedUntilOneIsPicked() {

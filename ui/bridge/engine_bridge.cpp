@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "engine/chat/context_fit.h"
 #include "engine/model/model.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "server/request_router.h"
@@ -14,12 +15,6 @@
 namespace {
 constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
 constexpr int kApiColorIndex = 997;     // the pool view's colour for API requests
-
-std::vector<pagedchat::ChatMessage> toEngine(const ChatMessages& messages) {
-  std::vector<pagedchat::ChatMessage> chat;
-  for (const auto& m : messages) chat.push_back({m.first.toStdString(), m.second.toStdString()});
-  return chat;
-}
 }  // namespace
 
 EngineBridge::EngineBridge(QObject* parent)
@@ -136,7 +131,16 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
   if (c.session.request() >= 0) return emit replyFailed(chat, tr("This chat is still replying."));
   if (c.session.awaiting_pick()) return emit replyFailed(chat, tr("Pick one of the compared replies first."));
   try {
-    pagedchat::ChatSession::Turn turn = c.session.plan_turn(*m_engine.engine, *m_engine.model, toEngine(messages));
+    // Room for a reply (max tokens, at most a quarter of the context), or the chat's policy.
+    const int64_t context = m_engine.max_context, reserve = std::min<int64_t>(settings.maxTokens, context / 4);
+    const bool drop = settings.contextPolicy == ContextPolicy::dropOldest;
+    pagedchat::ContextFit fit = pagedchat::fit_context(*m_engine.model, toEngineMessages(messages), context, reserve, drop);
+    if (!fit.fits && !drop) return emit contextFull(chat, static_cast<int>(fit.num_tokens), static_cast<int>(context));
+    if (!fit.fits)
+      return emit replyFailed(chat, tr("The last message alone takes %1 of the context's %2 tokens: there is no room for a "
+                                       "reply. Shorten it, or raise the context in Settings.").arg(fit.num_tokens).arg(context));
+    if (fit.num_dropped > 0) emit contextTrimmed(chat, static_cast<int>(fit.num_dropped));
+    pagedchat::ChatSession::Turn turn = c.session.plan_turn(*m_engine.engine, *m_engine.model, std::move(fit.chat));
     pagedchat::Request& request = turn.request;
     request.params = samplingParams(settings);
     request.n = std::clamp(settings.numSamples, 1, 8);
@@ -165,10 +169,11 @@ void EngineBridge::stop(ChatId chat) {
   m_loop.wake();
 }
 
-void EngineBridge::fork(ChatId parent, ChatId child, const ChatMessages& messages) {
+void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMessages>& messages) {
   Chat& c = m_chats[child];
+  const auto chat = messages ? std::optional(toEngineMessages(*messages)) : std::nullopt;
   const pagedchat::SequenceId seq =
-      m_engine ? m_chats[parent].session.fork_into(*m_engine.engine, c.session, toEngine(messages)) : -1;
+      m_engine ? m_chats[parent].session.fork_into(*m_engine.engine, *m_engine.model, c.session, chat) : -1;
   if (seq < 0) return emit forkDone(child, false, 0);
   m_pendingForks[seq] = child;
   m_loop.wake();  // the fork is a command the next step applies
@@ -258,14 +263,7 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
     }
     if (!s.finished || c.reported[i]) continue;
     c.reported[i] = true;
-    ReplyMetrics m;
-    m.numTokens = static_cast<int>(s.tokens.size());
-    m.secondsToFirstToken = s.first_token_at;
-    m.tokensPerSecond = s.tokens.size() > 1 ? (s.tokens.size() - 1) / std::max(s.last_token_at - s.first_token_at, 1e-9) : 0.0;
-    m.numPromptTokens = c.numPromptTokens;
-    m.numCachedPromptTokens = out->num_cached_prompt_tokens;
-    m.finishReason = QString::fromStdString(s.finish_reason);
-    emit replyFinished(id, static_cast<int>(i), m);
+    emit replyFinished(id, static_cast<int>(i), ReplyMetrics::of(s, c.numPromptTokens, out->num_cached_prompt_tokens));
   }
   if (!out->done) return;
   const pagedchat::RequestOutput done = m_tracker->take_output(out->id);

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -76,11 +77,12 @@ class EngineBridge : public QObject {
   // compare awaiting its pick must be picked first (pickSample).
   void submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings);
   void stop(ChatId chat);  // the turn in flight ends ("abort") at the next step
-  // The child chat (holding `messages`; empty: all the parent holds) starts from the parent.
-  // When the parent holds a parked sequence with exactly those messages, the child shares
-  // every block (copy-on-write, no recompute); otherwise it holds nothing and its first turn is
-  // prompted whole, the prefix cache serving the full blocks. forkDone says which happened.
-  void fork(ChatId parent, ChatId child, const ChatMessages& messages = {});
+  // The child chat (holding `messages`; nullopt: all the parent holds) starts from the
+  // parent. When the parent holds a parked sequence whose first messages are those, the child
+  // shares their blocks (a fork at their last token; copy-on-write, no recompute); otherwise
+  // it holds nothing and its first turn is prompted whole, the prefix cache serving the full
+  // blocks. forkDone says which happened.
+  void fork(ChatId parent, ChatId child, const std::optional<ChatMessages>& messages = std::nullopt);
   void release(ChatId chat);  // the chat is gone: its sequences are freed
   // Compare: after a turn of n samples, the chat continues with sample `index`; the other
   // samples' sequences are freed.
@@ -98,6 +100,12 @@ class EngineBridge : public QObject {
   void replyFinished(ChatId chat, int sample, const ReplyMetrics& metrics);
   void replyFailed(ChatId chat, const QString& error);
   void turnDone(ChatId chat, int contextUsed);  // every sample ended; tokens the chat now holds
+  // Before a turn: the chat outgrew the context and its oldest `numDropped` messages (a
+  // system prompt not counted) were left out of the model's view (ContextPolicy::dropOldest).
+  void contextTrimmed(ChatId chat, int numDropped);
+  // ContextPolicy::stopAndAsk: the chat's prompt (numTokens) leaves no room for a reply in
+  // the context; nothing was submitted.
+  void contextFull(ChatId chat, int numTokens, int contextLength);
   void forkDone(ChatId child, bool sharesBlocks, int contextUsed);
   void poolFrame(const PoolFrame& frame);
 

@@ -67,6 +67,13 @@ void ChatController::setChatSystemPrompt(ChatId id, bool overrides, const QStrin
   it->second.record.systemPrompt = prompt;
 }
 
+void ChatController::setContextPolicy(ChatId id, ContextPolicy policy) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end()) return;
+  it->second.record.contextPolicy = policy;
+  save(it->second);
+}
+
 void ChatController::saveSystemPrompts(ChatId current) {
   m_db.setSetting(kSharedSystemPromptKey, m_sharedSystemPrompt);
   if (const Chat* c = chat(current)) save(*c);
@@ -82,11 +89,16 @@ ChatId ChatController::create() {
   return id;
 }
 
-ChatId ChatController::fork(ChatId parentId, int messageCount) {
+ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   auto it = m_chats.find(parentId);
   if (it == m_chats.end()) return -1;
   const Chat& parent = it->second;
   messageCount = std::clamp<int>(messageCount, 0, static_cast<int>(parent.record.messages.size()));
+  if (messageCount > 0 && parent.record.messages[messageCount - 1].role == QLatin1String("user")) {
+    // Forking at a question is asking it again, differently: the child stops before it.
+    if (draft) *draft = parent.record.messages[messageCount - 1].content;
+    --messageCount;
+  }
   Chat child;
   child.record.id = nextId();
   child.record.title = tr("%1 (fork)").arg(parent.record.title);
@@ -95,10 +107,11 @@ ChatId ChatController::fork(ChatId parentId, int messageCount) {
   child.record.overridesSystemPrompt = parent.record.overridesSystemPrompt;
   child.record.systemPrompt = parent.record.systemPrompt;
   child.record.messages = parent.record.messages.mid(0, messageCount);
-  // The engine side shares the parent's parked sequence when it holds exactly the child's
-  // messages (a fork at the latest message of a finished reply: copy-on-write, nothing
-  // recomputed); otherwise the child's first turn submits its shorter chat and the prefix
-  // cache serves the full blocks it shares with the parent. forkDone says which.
+  child.record.firstInView = std::min(parent.record.firstInView, messageCount);
+  // The engine side shares the parent's parked sequence up to where the child's messages end
+  // (a fork at that token: copy-on-write, nothing recomputed) when the parent holds them;
+  // otherwise the child's first turn submits its chat whole and the prefix cache serves the
+  // full blocks it shares with the parent. forkDone says which.
   const ChatId id = child.record.id;
   const ChatMessages messages = child.record.engineMessages(m_sharedSystemPrompt);
   save(child);
@@ -136,7 +149,10 @@ bool ChatController::regenerate(ChatId id, const TurnSettings& settings, const Q
   return true;
 }
 
-void ChatController::startTurn(Chat& c, const TurnSettings& settings, const QStringList& columnTitles) {
+void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once) {
+  if (once) settings.contextPolicy = *once;
+  else if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
+  c.contextFullTokens = 0;
   const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
   c.numSamples = settings.numSamples;
   c.columnTitles = columnTitles;
@@ -167,6 +183,40 @@ bool ChatController::pick(ChatId id, int sample) {
   save(c);
   emit chatChanged(id);
   return true;
+}
+
+ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnSettings settings,
+                                          const QStringList& columnTitles, QString* takenBack) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || it->second.replying || it->second.contextFullTokens == 0) return -1;
+  Chat& c = it->second;
+  c.contextFullTokens = 0;
+  if (choice == ContextChoice::cancel) {
+    if (!c.record.messages.isEmpty() && c.record.messages.last().role == QLatin1String("user")) {
+      if (takenBack) *takenBack = c.record.messages.last().content;
+      c.record.messages.removeLast();
+    }
+    save(c);
+    emit chatChanged(id);
+    return -1;
+  }
+  if (choice == ContextChoice::dropOldest) {
+    startTurn(c, settings, columnTitles, ContextPolicy::dropOldest);
+    return id;
+  }
+  Chat child;
+  child.record = c.record;
+  child.record.id = nextId();
+  child.record.title = tr("%1 (recent)").arg(c.record.title);
+  child.record.parentId = id;
+  child.record.forkedAtMessage = static_cast<int>(c.record.messages.size());
+  child.record.contextPolicy = ContextPolicy::appDefault;
+  const ChatId childId = child.record.id;
+  save(child);
+  add(std::move(child));
+  emit chatChanged(id);
+  startTurn(m_chats[childId], settings, columnTitles, ContextPolicy::dropOldest);
+  return childId;
 }
 
 void ChatController::engineReplaced() {
@@ -207,6 +257,30 @@ void ChatController::connectBridge() {
         it->second.record.messages.last().content.isEmpty())
       it->second.record.messages.removeLast();
   });
+  connect(m_bridge, &EngineBridge::contextTrimmed, this, [this](ChatId id, int numDropped) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end()) return;
+    ChatRecord& r = it->second.record;
+    r.firstInView = std::min(r.firstInView + numDropped, static_cast<int>(r.messages.size()));
+    save(it->second);
+    emit status(id, tr("The chat outgrew the model's context: its %n oldest message(s) are now outside the model's view.", "",
+                       r.firstInView));
+    emit chatChanged(id);
+  });
+  connect(m_bridge, &EngineBridge::contextFull, this, [this](ChatId id, int numTokens, int contextLength) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end() || !it->second.replying) return;
+    Chat& c = it->second;
+    if (c.numSamples == 1 && c.record.messages.last().content.isEmpty()) c.record.messages.removeLast();
+    c.replying = false;
+    c.contextFullTokens = numTokens;
+    c.contextLength = contextLength;
+    emit replyingChanged(id, false);
+    save(c);
+    emit status(id, tr("The context is full: %1 of %2 tokens.").arg(numTokens).arg(contextLength));
+    emit chatChanged(id);
+    emit turnEnded(id);
+  });
   connect(m_bridge, &EngineBridge::turnDone, this, [this](ChatId id, int contextUsed) {
     auto it = m_chats.find(id);
     if (it == m_chats.end() || !it->second.replying) return;
@@ -222,7 +296,8 @@ void ChatController::connectBridge() {
     auto it = m_chats.find(child);
     if (it == m_chats.end()) return;
     it->second.contextUsed = shares ? contextUsed : 0;
-    emit status(child, shares ? tr("Forked: the new chat shares the parent's KV blocks (copy-on-write, nothing recomputed)")
+    emit status(child, shares ? tr("Forked: the new chat shares the parent's KV blocks of its %1 tokens (copy-on-write, "
+                                   "nothing recomputed)").arg(contextUsed)
                               : tr("Forked: the new chat's first turn reads its messages again (the prefix cache serves "
                                    "the full blocks the parent still holds)"));
     emit chatChanged(child);

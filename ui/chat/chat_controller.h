@@ -12,6 +12,7 @@
 #include <QVector>
 
 #include <map>
+#include <optional>
 
 #include "ui/chat/chat_record.h"
 #include "ui/chat/chat_types.h"
@@ -31,7 +32,11 @@ class ChatController : public QObject {
     bool awaitingPick = false;
     QStringList columnTitles;  // compare with "Vary settings": how each column samples
     int contextUsed = 0;       // tokens the engine holds for the chat
+    // The last turn did not fit and the chat's policy is "stop and ask": the prompt's tokens
+    // and the context; the transcript offers the choices (resolveContextFull).
+    int contextFullTokens = 0, contextLength = 0;
   };
+  enum class ContextChoice { dropOldest, newChatFromRecent, cancel };
 
   // bridge lives on the engine thread; db outlives the controller.
   ChatController(ChatDatabase& db, EngineBridge* bridge, QObject* parent = nullptr);
@@ -45,12 +50,15 @@ class ChatController : public QObject {
   QString sharedSystemPrompt() const { return m_sharedSystemPrompt; }
   void setSharedSystemPrompt(const QString& prompt);  // saved by saveSystemPrompts()
   void setChatSystemPrompt(ChatId id, bool overrides, const QString& prompt);
+  void setContextPolicy(ChatId id, ContextPolicy policy);  // saved
   void saveSystemPrompts(ChatId current);
 
   ChatId create();  // a new empty chat, saved
-  // A new chat holding the first messageCount messages of `parent` (clamped), saved. Whether
-  // it shares the parent's KV blocks is the engine side's to say (forkDone).
-  ChatId fork(ChatId parent, int messageCount);
+  // A new chat from `parent` at its message messageCount (1-based, clamped), saved. At a
+  // reply it keeps messages 1..messageCount; at a user message it keeps those before it, and
+  // *draft gets that message's text, to edit and send as the new branch. Whether and how
+  // much it shares of the parent's KV blocks is the engine side's to say (forkDone).
+  ChatId fork(ChatId parent, int messageCount, QString* draft = nullptr);
   // Sends a user message (a first one names the chat) and starts the turn. columnTitles: how
   // each compare column samples (empty: all as settings).
   bool send(ChatId id, const QString& text, const TurnSettings& settings, const QStringList& columnTitles);
@@ -59,6 +67,12 @@ class ChatController : public QObject {
   void stop(ChatId id);
   // Compare: the chat continues with this sample.
   bool pick(ChatId id, int sample);
+  // The answer to "the context is full" (ContextPolicy::stopAndAsk): drop this chat's oldest
+  // turns and reply; or a new chat (a fork holding every message) that replies with its oldest
+  // turns dropped, this one left as it is; or cancel: the question is taken back (returned, for
+  // the input). Returns the chat that replies (-1 on cancel).
+  ChatId resolveContextFull(ChatId id, ContextChoice choice, TurnSettings settings, const QStringList& columnTitles,
+                            QString* takenBack = nullptr);
 
   // A new engine is in use: replies in flight on the old one ended with it, and each chat's
   // next turn reads its messages afresh; the engine side learns the chats' titles again.
@@ -75,7 +89,8 @@ class ChatController : public QObject {
 
  private:
   void connectBridge();
-  void startTurn(Chat& c, const TurnSettings& settings, const QStringList& columnTitles);
+  // once: this turn's context policy, over the chat's and the app's.
+  void startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once = {});
   void save(const Chat& c);
   void add(Chat c);
   void sendTitle(const Chat& c);

@@ -37,6 +37,9 @@ ChatDatabase::ChatDatabase(const QString& path)
                                "ON DELETE CASCADE, position INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, "
                                "num_tokens INTEGER NOT NULL, first_token_ms REAL NOT NULL, tokens_per_second REAL NOT NULL, "
                                "finish_reason TEXT NOT NULL, PRIMARY KEY (chat_id, position))"));
+  // Columns added since the first schema (older databases get them with their defaults).
+  if (m_open) m_open = addColumn(QStringLiteral("chats"), QStringLiteral("first_in_view INTEGER NOT NULL DEFAULT 0")) &&
+                       addColumn(QStringLiteral("chats"), QStringLiteral("context_policy INTEGER NOT NULL DEFAULT -1"));
   if (m_open && setting(QStringLiteral("schema_version")).isEmpty())
     setSetting(QStringLiteral("schema_version"), QString::number(kSchemaVersion));
 }
@@ -53,6 +56,15 @@ bool ChatDatabase::fail(const QString& what, const QString& error) {
   return false;
 }
 
+bool ChatDatabase::addColumn(const QString& table, const QString& definition) {
+  QSqlQuery q(m_db);
+  if (!q.exec(QStringLiteral("PRAGMA table_info(%1)").arg(table))) return fail(table, q.lastError().text());
+  const QString name = definition.section(QLatin1Char(' '), 0, 0);
+  while (q.next())
+    if (q.value(1).toString() == name) return true;
+  return exec(QStringLiteral("ALTER TABLE %1 ADD COLUMN %2").arg(table, definition));
+}
+
 bool ChatDatabase::exec(const QString& sql) {
   QSqlQuery q(m_db);
   return q.exec(sql) || fail(sql, q.lastError().text());
@@ -62,7 +74,8 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
   QVector<ChatRecord> chats;
   if (!m_open) return chats;
   QSqlQuery q(m_db);
-  if (!q.exec(QStringLiteral("SELECT id, title, parent_id, forked_at, overrides_system, system_prompt FROM chats ORDER BY id"))) {
+  if (!q.exec(QStringLiteral("SELECT id, title, parent_id, forked_at, overrides_system, system_prompt, first_in_view, "
+                             "context_policy FROM chats ORDER BY id"))) {
     fail(QStringLiteral("load chats"), q.lastError().text());
     return chats;
   }
@@ -74,6 +87,9 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
     c.forkedAtMessage = q.value(3).toInt();
     c.overridesSystemPrompt = q.value(4).toBool();
     c.systemPrompt = q.value(5).toString();
+    c.firstInView = q.value(6).toInt();
+    const int policy = q.value(7).toInt();
+    c.contextPolicy = policy == 0 || policy == 1 ? static_cast<ContextPolicy>(policy) : ContextPolicy::appDefault;
     chats.append(c);
   }
   QSqlQuery m(m_db);
@@ -107,14 +123,16 @@ bool ChatDatabase::saveChat(const ChatRecord& chat) {
     return fail(what, q.lastError().text());
   };
   QSqlQuery q(m_db);
-  q.prepare(QStringLiteral("INSERT OR REPLACE INTO chats (id, title, parent_id, forked_at, overrides_system, system_prompt) "
-                           "VALUES (?, ?, ?, ?, ?, ?)"));
+  q.prepare(QStringLiteral("INSERT OR REPLACE INTO chats (id, title, parent_id, forked_at, overrides_system, system_prompt, "
+                           "first_in_view, context_policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
   q.addBindValue(chat.id);
   q.addBindValue(text(chat.title));
   q.addBindValue(chat.parentId);
   q.addBindValue(chat.forkedAtMessage);
   q.addBindValue(chat.overridesSystemPrompt ? 1 : 0);
   q.addBindValue(text(chat.systemPrompt));
+  q.addBindValue(chat.firstInView);
+  q.addBindValue(static_cast<int>(chat.contextPolicy));
   if (!q.exec()) return rollback(QStringLiteral("save chat %1").arg(chat.id), q);
   QSqlQuery del(m_db);
   del.prepare(QStringLiteral("DELETE FROM messages WHERE chat_id = ?"));

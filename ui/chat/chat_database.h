@@ -32,6 +32,7 @@ class ChatDatabase {
 
  private:
   bool exec(const QString& sql);
+  bool addColumn(const QString& table, const QString& definition);  // unless the table has it
   bool fail(const QString& what, const QString& error);
 
   QString m_connection;

@@ -5,6 +5,8 @@
 #include <QString>
 #include <QVector>
 
+#include <algorithm>
+
 #include "ui/chat/chat_types.h"
 #include "ui/chat/reply_metrics.h"
 
@@ -22,14 +24,19 @@ struct ChatRecord {
   bool overridesSystemPrompt = false;
   QString systemPrompt;      // used when overridesSystemPrompt
   QVector<MessageRecord> messages;
+  // The chat outgrew the context and its oldest turns were dropped: messages before this one
+  // are shown greyed, outside the model's view, and no longer sent.
+  int firstInView = 0;
+  ContextPolicy contextPolicy = ContextPolicy::appDefault;  // saved as its number
 
   // The messages the engine reads: the effective system prompt (none when empty: the
-  // template's default applies), then the chat.
+  // template's default applies), then the chat from the first message in view.
   ChatMessages engineMessages(const QString& sharedSystemPrompt) const {
     ChatMessages out;
     const QString system = overridesSystemPrompt ? systemPrompt : sharedSystemPrompt;
     if (!system.trimmed().isEmpty()) out.append({QStringLiteral("system"), system});
-    for (const auto& m : messages) out.append({m.role, m.content});
+    for (int i = std::clamp(firstInView, 0, static_cast<int>(messages.size())); i < messages.size(); ++i)
+      out.append({messages[i].role, messages[i].content});
     return out;
   }
 };

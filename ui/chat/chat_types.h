@@ -8,10 +8,19 @@
 
 #include <vector>
 
+#include "engine/chat/chat_template.h"
 #include "engine/sample/sampling_params.h"
 
 using ChatId = qint64;
 using ChatMessages = QVector<QPair<QString, QString>>;  // (role, content): "system", "user", "assistant"
+
+// What a turn does when the chat no longer fits in the context with room for a reply. Saved
+// in the database as these numbers: never renumber.
+enum class ContextPolicy : int {
+  appDefault = -1,  // a chat's setting: the app's
+  dropOldest = 0,   // drop the oldest turns (the system prompt stays) until it fits
+  stopAndAsk = 1,   // say so in the chat and offer: drop oldest turns / new chat from recent / cancel
+};
 
 struct TurnSettings {
   double temperature = 0.7;
@@ -21,11 +30,18 @@ struct TurnSettings {
   double repetitionPenalty = 1.0;  // 1: off
   int maxTokens = 512;
   int numSamples = 1;  // compare: 2-4 samples from one prefill (Request::n)
+  ContextPolicy contextPolicy = ContextPolicy::dropOldest;  // resolved: never appDefault here
   quint64 seed = 0;    // 0: a fresh random seed each turn
   // Compare with different settings: one entry per column (their numSamples and columns are
   // ignored); empty: numSamples samples of these settings.
   std::vector<TurnSettings> columns;
 };
+
+inline std::vector<pagedchat::ChatMessage> toEngineMessages(const ChatMessages& messages) {
+  std::vector<pagedchat::ChatMessage> chat;
+  for (const auto& m : messages) chat.push_back({m.first.toStdString(), m.second.toStdString()});
+  return chat;
+}
 
 // How the engine samples a turn of these settings; `drawnSeed` is used when settings.seed is 0.
 inline pagedchat::SamplingParams toSamplingParams(const TurnSettings& settings, uint64_t drawnSeed) {

@@ -6,6 +6,10 @@
 #include <QMetaType>
 #include <QString>
 
+#include <algorithm>
+
+#include "engine/engine/request_tracker.h"
+
 struct ReplyMetrics {
   int numTokens = 0;                // tokens sampled
   double secondsToFirstToken = 0;   // submit to the first sampled token
@@ -15,6 +19,17 @@ struct ReplyMetrics {
   QString finishReason;             // "stop", "length", "abort", "error"
 
   bool isEmpty() const { return numTokens == 0 && finishReason.isEmpty(); }
+  // A finished sample's figures; numPromptTokens: what its turn submitted.
+  static ReplyMetrics of(const pagedchat::SampleOutput& s, qint64 numPromptTokens, qint64 numCachedPromptTokens) {
+    ReplyMetrics m;
+    m.numTokens = static_cast<int>(s.tokens.size());
+    m.secondsToFirstToken = s.first_token_at;
+    m.tokensPerSecond = s.tokens.size() > 1 ? (s.tokens.size() - 1) / std::max(s.last_token_at - s.first_token_at, 1e-9) : 0.0;
+    m.numPromptTokens = numPromptTokens;
+    m.numCachedPromptTokens = numCachedPromptTokens;
+    m.finishReason = QString::fromStdString(s.finish_reason);
+    return m;
+  }
   // One line for the transcript: "12 tokens · 35.1 tok/s · first token 84 ms".
   QString summary() const {
     return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms%4")

@@ -20,6 +20,7 @@ TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
     // fork: and copy: anchors are ours: a message's own links of those schemes were made text.
     const int k = url.path().toInt();
     if (url.scheme() == QLatin1String("fork")) emit forkRequested(k);
+    else if (url.scheme() == QLatin1String("context")) emit contextChoice(url.path());
     else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
     else if (isOpenableLink(url)) QDesktopServices::openUrl(url);
   });
@@ -45,6 +46,17 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
   QTextCharFormat bold;
   bold.setFontWeight(QFont::Bold);
   c.insertText(m.user ? tr("You") : tr("Assistant"), bold);
+  if (m.outOfView) {
+    // Greyed, and marked: the model no longer reads it.
+    QTextCursor all(&body);
+    all.select(QTextCursor::Document);
+    QTextCharFormat grey;
+    grey.setForeground(Qt::gray);
+    all.mergeCharFormat(grey);
+    QTextCharFormat mark = grey;
+    mark.setFontItalic(true);
+    c.insertText(tr(" · outside the model's view (dropped when the chat outgrew the context)"), mark);
+  }
 
   if (!m.footer.isEmpty() || m.actions) {
     c.movePosition(QTextCursor::End);
@@ -76,7 +88,29 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
   header.setBlockFormat(headerBlock);
 }
 
-void TranscriptView::showChat(const ChatRecord& chat, bool replying) {
+void TranscriptView::appendNotice(QTextCursor& cursor, const ShownMessage& m) {
+  QTextBlockFormat block;
+  block.setTopMargin(14);
+  cursor.setBlockFormat(block);
+  QTextCharFormat warn;
+  warn.setFontWeight(QFont::Bold);
+  cursor.insertText(m.notice, warn);
+  cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
+  QTextCharFormat link;
+  link.setAnchor(true);
+  link.setFontUnderline(true);
+  const std::pair<const char*, QString> choices[] = {
+      {"context:drop", tr("Drop the oldest turns")},
+      {"context:recent", tr("Continue in a new chat from the recent messages")},
+      {"context:cancel", tr("Cancel")}};
+  for (const auto& [href, text] : choices) {
+    if (href != choices[0].first) cursor.insertText(QStringLiteral("  ·  "), QTextCharFormat());
+    link.setAnchorHref(QString::fromLatin1(href));
+    cursor.insertText(text, link);
+  }
+}
+
+void TranscriptView::showChat(const ChatRecord& chat, bool replying, int contextFullTokens, int contextLength) {
   QVector<ShownMessage> shown(chat.messages.size());
   for (int i = 0; i < chat.messages.size(); ++i) {
     const MessageRecord& m = chat.messages[i];
@@ -85,6 +119,14 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying) {
     s.content = m.content;
     if (!s.user && !m.metrics.isEmpty()) s.footer = m.metrics.summary();
     s.actions = !(replying && i == chat.messages.size() - 1);
+    s.outOfView = i < chat.firstInView;
+  }
+  if (contextFullTokens > 0) {
+    ShownMessage notice;
+    notice.notice = tr("This chat no longer fits in the model's context: %1 of %2 tokens, with no room left for a reply.")
+                        .arg(contextFullTokens)
+                        .arg(contextLength);
+    shown.append(notice);
   }
 
   // Keep the messages that are shown already as they are (the whole chat but the streaming
@@ -115,7 +157,8 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying) {
   for (int i = first; i < shown.size(); ++i) {
     if (i > 0) cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
     shown[i].start = cursor.position();
-    appendMessage(cursor, i, shown[i]);
+    if (!shown[i].notice.isEmpty()) appendNotice(cursor, shown[i]);
+    else appendMessage(cursor, i, shown[i]);
   }
   cursor.endEditBlock();
 

@@ -16,7 +16,9 @@ class TranscriptView : public QTextBrowser {
   Q_OBJECT
  public:
   explicit TranscriptView(QWidget* parent = nullptr);
-  void showChat(const ChatRecord& chat, bool replying);
+  // contextFullTokens > 0: the chat's last turn did not fit in contextLength tokens, and the
+  // transcript ends with a notice offering what to do (contextChoice).
+  void showChat(const ChatRecord& chat, bool replying, int contextFullTokens = 0, int contextLength = 0);
 
   // The HTML of one message body, for views that show a reply on its own (compare columns).
   // Links are plain text there: such a view would navigate to them itself.
@@ -25,6 +27,9 @@ class TranscriptView : public QTextBrowser {
  signals:
   void forkRequested(int messageCount);  // fork keeping messages 1..messageCount
   void copyRequested(int messageIndex);
+  // The context-full notice's links: "drop" (the oldest turns), "recent" (a new chat from the
+  // recent messages), "cancel" (take the question back).
+  void contextChoice(const QString& choice);
 
  private:
   // What the document shows of one message, and where it starts (its header block).
@@ -33,12 +38,16 @@ class TranscriptView : public QTextBrowser {
     QString content;
     QString footer;  // plain text of the footer, "" when none; the links follow from the index
     bool actions = false;  // fork / copy links (not while the reply streams)
+    bool outOfView = false;  // dropped from the model's view when the chat outgrew the context
+    QString notice;          // non-empty: not a message but the context-full notice, this text
     int start = 0;
     bool operator==(const ShownMessage& o) const {
-      return user == o.user && actions == o.actions && content == o.content && footer == o.footer;
+      return user == o.user && actions == o.actions && content == o.content && footer == o.footer &&
+             outOfView == o.outOfView && notice == o.notice;
     }
   };
   void appendMessage(QTextCursor& cursor, int index, const ShownMessage& m);
+  void appendNotice(QTextCursor& cursor, const ShownMessage& m);
 
   ChatId m_shownChat = -1;
   QVector<ShownMessage> m_shown;

@@ -47,6 +47,8 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   const QString backend = db.setting(QStringLiteral("engine/backend"), d.backend);
   s.backend = backend == QLatin1String("cuda") ? backend : d.backend;
   s.teachingPreset = db.setting(QStringLiteral("engine/teaching_preset")) == QLatin1String("1");
+  s.contextPolicy = db.setting(QStringLiteral("chat/context_policy")) == QLatin1String("1") ? ContextPolicy::stopAndAsk
+                                                                                        : ContextPolicy::dropOldest;
   return s;
 }
 
@@ -66,6 +68,7 @@ void AppSettings::save(ChatDatabase& db) const {
   put("engine/max_context", maxContext);
   db.setSetting(QStringLiteral("engine/backend"), backend);
   db.setSetting(QStringLiteral("engine/teaching_preset"), teachingPreset ? QStringLiteral("1") : QStringLiteral("0"));
+  db.setSetting(QStringLiteral("chat/context_policy"), QString::number(static_cast<int>(contextPolicy)));
   for (int k = 0; k < kMaxColumns; ++k) {
     const TurnSettings& c = compareColumns[static_cast<size_t>(k)];
     const QString key = QStringLiteral("compare/column%1/").arg(k);

@@ -31,6 +31,8 @@ struct AppSettings {
   // Teaching: paging made visible. While on, the engine runs with kTeaching* below instead of
   // the block size, pool, context and step budget above (which stay as they were for later).
   bool teachingPreset = false;
+  // What a turn does when a chat outgrows the context, for chats that keep the app's default.
+  ContextPolicy contextPolicy = ContextPolicy::dropOldest;
   static constexpr int kTeachingBlockSize = 4, kTeachingBlocks = 128, kTeachingContext = 256, kTeachingStepTokens = 32;
 
   static AppSettings load(ChatDatabase& db);

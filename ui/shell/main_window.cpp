@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QClipboard>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -113,6 +114,20 @@ QWidget* MainWindow::buildLeftPanel() {
   m_chatPromptEdit->setObjectName(QStringLiteral("chatSystemPrompt"));
   m_chatPromptEdit->setEnabled(false);
   pv->addWidget(m_chatPromptEdit);
+  auto* policyRow = new QHBoxLayout();
+  policyRow->addWidget(new QLabel(tr("When the context is full:"), prompts));
+  m_contextPolicy = new QComboBox(prompts);
+  m_contextPolicy->setObjectName(QStringLiteral("contextPolicy"));
+  m_contextPolicy->addItem(tr("App default"), static_cast<int>(ContextPolicy::appDefault));
+  m_contextPolicy->addItem(tr("Drop the oldest turns"), static_cast<int>(ContextPolicy::dropOldest));
+  m_contextPolicy->addItem(tr("Stop and ask"), static_cast<int>(ContextPolicy::stopAndAsk));
+  m_contextPolicy->setToolTip(tr("This chat's choice when it outgrows the model's context: drop its oldest turns (the system "
+                                 "prompt stays; the dropped turns stay visible, greyed), or stop and ask"));
+  policyRow->addWidget(m_contextPolicy, 1);
+  pv->addLayout(policyRow);
+  connect(m_contextPolicy, &QComboBox::activated, this, [this] {
+    m_chats->setContextPolicy(m_current, static_cast<ContextPolicy>(m_contextPolicy->currentData().toInt()));
+  });
   v->addWidget(prompts, 1);
   connect(m_sharedPromptEdit, &QPlainTextEdit::textChanged, this, &MainWindow::onSystemPromptEdited);
   connect(m_chatPromptEdit, &QPlainTextEdit::textChanged, this, &MainWindow::onSystemPromptEdited);
@@ -135,6 +150,20 @@ QWidget* MainWindow::buildChatPanel() {
       QApplication::clipboard()->setText(c->record.messages[i].content);
   });
   connect(m_compare, &CompareView::picked, this, &MainWindow::pickSample);
+  connect(m_transcript, &TranscriptView::contextChoice, this, [this](const QString& choice) {
+    using Choice = ChatController::ContextChoice;
+    QStringList titles;
+    const TurnSettings settings = nextTurnSettings(titles);
+    QString takenBack;
+    const Choice kind = choice == QLatin1String("drop")     ? Choice::dropOldest
+                        : choice == QLatin1String("recent") ? Choice::newChatFromRecent
+                                                            : Choice::cancel;
+    const ChatId replying = m_chats->resolveContextFull(m_current, kind, settings, titles, &takenBack);
+    if (!takenBack.isEmpty()) m_input->setPlainText(takenBack);
+    if (replying >= 0 && replying != m_current) selectChat(replying);
+    showCurrent();
+    updateControls();
+  });
 
   m_input = new QPlainTextEdit(panel);
   m_input->setObjectName(QStringLiteral("input"));
@@ -335,6 +364,8 @@ void MainWindow::selectChat(ChatId id) {
   m_overridePrompt->setChecked(r.overridesSystemPrompt);
   m_chatPromptEdit->setPlainText(r.systemPrompt);
   m_chatPromptEdit->setEnabled(r.overridesSystemPrompt);
+  const QSignalBlocker b3(m_contextPolicy);
+  m_contextPolicy->setCurrentIndex(m_contextPolicy->findData(static_cast<int>(r.contextPolicy)));
   showCurrent();
   updateControls();
 }
@@ -352,7 +383,7 @@ void MainWindow::showCurrent() {
     m_compare->setPickable(c->awaitingPick);
     m_stack->setCurrentWidget(m_compare);
   } else {
-    m_transcript->showChat(c->record, c->replying);
+    m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength);
     m_stack->setCurrentWidget(m_transcript);
   }
 }
@@ -386,9 +417,11 @@ TurnSettings MainWindow::nextTurnSettings(QStringList& columnTitles) const {
   const int n = m_samples->value();
   TurnSettings settings = m_settings.sampling;
   settings.numSamples = n;
+  settings.contextPolicy = m_settings.contextPolicy;  // the chat's own, when it has one, wins
   columnTitles.clear();
   if (n > 1 && m_varySettings->isChecked()) {
     settings = m_settings.variedTurn(n);
+    settings.contextPolicy = m_settings.contextPolicy;
     for (const TurnSettings& column : settings.columns) columnTitles << describeSampling(column);
   }
   return settings;
@@ -422,8 +455,16 @@ void MainWindow::copyLastReply() {
 }
 
 ChatId MainWindow::forkChat(ChatId parentId, int messageCount) {
-  const ChatId id = m_chats->fork(parentId, messageCount);
-  if (id >= 0) selectChat(id);
+  QString draft;
+  const ChatId id = m_chats->fork(parentId, messageCount, &draft);
+  if (id < 0) return id;
+  selectChat(id);
+  if (!draft.isEmpty()) {
+    // Ready to write: the question forked at, to edit and send as the new branch.
+    m_input->setPlainText(draft);
+    m_input->selectAll();
+    m_input->setFocus();
+  }
   return id;
 }
 

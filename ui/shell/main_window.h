@@ -16,6 +16,7 @@
 
 class QAction;
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -65,7 +66,9 @@ class MainWindow : public QMainWindow {
   void stop();
   void regenerate();
   void copyLastReply();
-  // A new chat holding the first messageCount messages of `chat`.
+  // A new chat from `chat` at its message messageCount (1-based), shown: at a reply it holds
+  // messages 1..messageCount; at a user message those before it, and the input holds that
+  // message to edit and send (see ChatController::fork).
   ChatId forkChat(ChatId chat, int messageCount);
   void forkCurrentAtLatest();
   void pickSample(int sample);
@@ -126,6 +129,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* m_sharedPromptEdit = nullptr;
   QPlainTextEdit* m_chatPromptEdit = nullptr;
   QCheckBox* m_overridePrompt = nullptr;
+  QComboBox* m_contextPolicy = nullptr;  // the chat's: app default, drop oldest turns, stop and ask
   QSpinBox* m_samples = nullptr;
   QCheckBox* m_varySettings = nullptr;
   QPushButton* m_send = nullptr;
