@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <set>
 
 #include "engine/model/model.h"
 
@@ -180,6 +181,13 @@ void ChatSession::forget() {
   reply_ends_.clear();
   in_flight_.reset();
   unpicked_.reset();
+}
+
+int ChatSession::num_blocks_held(const Engine& engine) const {
+  std::set<int32_t> blocks;
+  for (SequenceId seq : sequences())
+    if (std::optional<SequenceView> view = engine.sequence(seq)) blocks.insert(view->block_table.begin(), view->block_table.end());
+  return static_cast<int>(blocks.size());
 }
 
 std::vector<SequenceId> ChatSession::sequences() const {

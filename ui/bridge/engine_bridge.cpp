@@ -83,18 +83,8 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
   try {
     // Built aside and swapped in only when everything loaded: a bad file leaves the model
     // that was working in place.
-    pagedchat::EngineOptions options;
-    options.backend.name = settings.backend.toStdString();
-    options.backend.threads = std::clamp(settings.threads, 0, 1024);
-    options.backend.max_batch_tokens = std::max(settings.maxBatchedTokens, 1);
-    options.engine.block_size = settings.blockSize;
-    options.engine.max_context = settings.maxContext;
-    options.engine.num_blocks = settings.numBlocks;
-    options.engine.max_batched_tokens = std::max(settings.maxBatchedTokens, 1);
-    options.kv_budget_bytes = settings.kvBytes;
-    options.num_contexts = kChatsInPool;
     pagedchat::AssembledEngine next =
-        pagedchat::assemble_engine(pagedchat::Model::load(path.toStdString(), progress), options, progress);
+        pagedchat::assemble_engine(pagedchat::Model::load(path.toStdString(), progress), settings.options(), progress);
     unload(QStringLiteral("the app loaded another model"));
     m_engine = std::move(next);
     pagedchat::Engine& engine = *m_engine.engine;
@@ -126,10 +116,15 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
 }
 
 void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings) {
-  if (!m_engine) return emit replyFailed(chat, tr("No model is loaded."));
+  // A refused turn ends as it began: failed, then done (the chat holds what it held).
+  auto refuse = [&](const QString& why) {
+    emit replyFailed(chat, why);
+    emit turnDone(chat, m_chats[chat].session.context_used());
+  };
+  if (!m_engine) return refuse(tr("No model is loaded."));
   Chat& c = m_chats[chat];
   if (c.session.request() >= 0) return emit replyFailed(chat, tr("This chat is still replying."));
-  if (c.session.awaiting_pick()) return emit replyFailed(chat, tr("Pick one of the compared replies first."));
+  if (c.session.awaiting_pick()) return refuse(tr("Pick one of the compared replies first."));
   try {
     // Room for a reply (max tokens, at most a quarter of the context), or the chat's policy.
     const int64_t context = m_engine.max_context, reserve = std::min<int64_t>(settings.maxTokens, context / 4);
@@ -137,7 +132,7 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     pagedchat::ContextFit fit = pagedchat::fit_context(*m_engine.model, toEngineMessages(messages), context, reserve, drop);
     if (!fit.fits && !drop) return emit contextFull(chat, static_cast<int>(fit.num_tokens), static_cast<int>(context));
     if (!fit.fits)
-      return emit replyFailed(chat, tr("The last message alone takes %1 of the context's %2 tokens: there is no room for a "
+      return refuse(tr("The last message alone takes %1 of the context's %2 tokens: there is no room for a "
                                        "reply. Shorten it, or raise the context in Settings.").arg(fit.num_tokens).arg(context));
     if (fit.num_dropped > 0) emit contextTrimmed(chat, static_cast<int>(fit.num_dropped));
     pagedchat::ChatSession::Turn turn = c.session.plan_turn(*m_engine.engine, *m_engine.model, std::move(fit.chat));
@@ -158,7 +153,7 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     m_requestChat[id] = chat;
     m_loop.wake();
   } catch (const std::exception& e) {
-    emit replyFailed(chat, QString::fromUtf8(e.what()));
+    refuse(QString::fromUtf8(e.what()));
   }
 }
 
@@ -177,6 +172,13 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
   if (seq < 0) return emit forkDone(child, false, 0);
   m_pendingForks[seq] = child;
   m_loop.wake();  // the fork is a command the next step applies
+}
+
+void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
+  if (!m_engine) return;
+  const auto tokens = m_engine.model->encode_chat(toEngineMessages(messages), false).size();
+  auto it = m_chats.find(chat);
+  emit chatMeasured(chat, static_cast<int>(tokens), it == m_chats.end() ? 0 : it->second.session.num_blocks_held(*m_engine.engine));
 }
 
 void EngineBridge::pickSample(ChatId chat, int index) {

@@ -16,6 +16,7 @@
 #include <QObject>
 #include <QString>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -45,6 +46,20 @@ class EngineBridge : public QObject {
     int maxBatchedTokens = 512;  // tokens per engine step (chunked prefill beyond it)
     int threads = 0;             // CPU threads of the forward pass; 0: all cores
     QString backend = QStringLiteral("cpu");  // "cuda" when built with it and a GPU is there
+
+    pagedchat::EngineOptions options() const {
+      pagedchat::EngineOptions o;
+      o.backend.name = backend.toStdString();
+      o.backend.threads = std::clamp(threads, 0, 1024);
+      o.backend.max_batch_tokens = std::max(maxBatchedTokens, 1);
+      o.engine.block_size = blockSize;
+      o.engine.max_context = maxContext;
+      o.engine.num_blocks = numBlocks;
+      o.engine.max_batched_tokens = std::max(maxBatchedTokens, 1);
+      o.kv_budget_bytes = kvBytes;
+      o.num_contexts = kChatsInPool;
+      return o;
+    }
   };
   static constexpr int kChatsInPool = 4;
 
@@ -87,6 +102,9 @@ class EngineBridge : public QObject {
   // Compare: after a turn of n samples, the chat continues with sample `index`; the other
   // samples' sequences are freed.
   void pickSample(ChatId chat, int index);
+  // The chat as the model would read it next (messages) in tokens, and the KV blocks its
+  // sequences hold now: chatMeasured.
+  void measure(ChatId chat, const ChatMessages& messages);
   void setChatTitle(ChatId chat, const QString& title);
   void setPaused(bool paused);
   void stepOnce();
@@ -107,6 +125,7 @@ class EngineBridge : public QObject {
   // the context; nothing was submitted.
   void contextFull(ChatId chat, int numTokens, int contextLength);
   void forkDone(ChatId child, bool sharesBlocks, int contextUsed);
+  void chatMeasured(ChatId chat, int conversationTokens, int blocksHeld);
   void poolFrame(const PoolFrame& frame);
 
  private:

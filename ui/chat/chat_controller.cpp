@@ -86,6 +86,7 @@ ChatId ChatController::create() {
   save(c);
   const ChatId id = c.record.id;
   add(std::move(c));
+  measure(id);
   return id;
 }
 
@@ -182,6 +183,7 @@ bool ChatController::pick(ChatId id, int sample) {
   onEngine([id, sample](EngineBridge& b) { b.pickSample(id, sample); });
   save(c);
   emit chatChanged(id);
+  measure(id);
   return true;
 }
 
@@ -198,6 +200,7 @@ ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnS
     }
     save(c);
     emit chatChanged(id);
+    measure(id);
     return -1;
   }
   if (choice == ContextChoice::dropOldest) {
@@ -219,6 +222,11 @@ ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnS
   return childId;
 }
 
+void ChatController::measure(ChatId id) {
+  if (const Chat* c = chat(id))
+    onEngine([id, m = c->record.engineMessages(m_sharedSystemPrompt)](EngineBridge& b) { b.measure(id, m); });
+}
+
 void ChatController::engineReplaced() {
   for (auto& [id, c] : m_chats) {
     if (c.replying) {
@@ -229,6 +237,7 @@ void ChatController::engineReplaced() {
     c.awaitingPick = false;
     c.contextUsed = 0;
     sendTitle(c);
+    measure(id);
   }
 }
 
@@ -280,6 +289,7 @@ void ChatController::connectBridge() {
     emit status(id, tr("The context is full: %1 of %2 tokens.").arg(numTokens).arg(contextLength));
     emit chatChanged(id);
     emit turnEnded(id);
+    measure(id);
   });
   connect(m_bridge, &EngineBridge::turnDone, this, [this](ChatId id, int contextUsed) {
     auto it = m_chats.find(id);
@@ -291,6 +301,7 @@ void ChatController::connectBridge() {
     if (c.numSamples > 1) c.awaitingPick = true;
     else save(c);
     emit turnEnded(id);
+    measure(id);
   });
   connect(m_bridge, &EngineBridge::forkDone, this, [this](ChatId child, bool shares, int contextUsed) {
     auto it = m_chats.find(child);
@@ -301,5 +312,13 @@ void ChatController::connectBridge() {
                               : tr("Forked: the new chat's first turn reads its messages again (the prefix cache serves "
                                    "the full blocks the parent still holds)"));
     emit chatChanged(child);
+    measure(child);
+  });
+  connect(m_bridge, &EngineBridge::chatMeasured, this, [this](ChatId id, int tokens, int blocks) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end()) return;
+    it->second.conversationTokens = tokens;
+    it->second.blocksHeld = blocks;
+    emit chatChanged(id);
   });
 }

@@ -32,6 +32,9 @@ class ChatController : public QObject {
     bool awaitingPick = false;
     QStringList columnTitles;  // compare with "Vary settings": how each column samples
     int contextUsed = 0;       // tokens the engine holds for the chat
+    // The meter, as the engine side last measured it (measure()): the conversation the model
+    // reads next, in tokens, and the KV blocks the chat's sequences hold now.
+    int conversationTokens = 0, blocksHeld = 0;
     // The last turn did not fit and the chat's policy is "stop and ask": the prompt's tokens
     // and the context; the transcript offers the choices (resolveContextFull).
     int contextFullTokens = 0, contextLength = 0;
@@ -74,6 +77,8 @@ class ChatController : public QObject {
   ChatId resolveContextFull(ChatId id, ContextChoice choice, TurnSettings settings, const QStringList& columnTitles,
                             QString* takenBack = nullptr);
 
+  // Asks the engine side for the chat's meter (chatChanged follows with the figures).
+  void measure(ChatId id);
   // A new engine is in use: replies in flight on the old one ended with it, and each chat's
   // next turn reads its messages afresh; the engine side learns the chats' titles again.
   void engineReplaced();

@@ -281,6 +281,7 @@ void MainWindow::connectBridge() {
     // after the loader stops blocking turns, whatever order the queued signals arrive in.
     m_contextLength = contextLength;
     m_status->setText(description);
+    updateControls();  // the meter's context
   });
   connect(m_bridge, &EngineBridge::modelLoadCancelled, this, [this] {
     m_status->setText(m_modelReady ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
@@ -399,8 +400,15 @@ void MainWindow::updateControls() {
   m_stop->setEnabled(c && c->replying);
   m_regenerate->setEnabled(ready && c && !busy && !c->record.messages.isEmpty());
   m_copy->setEnabled(hasReply);
-  m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens").arg(c->contextUsed).arg(m_contextLength)
+  // The conversation the model reads next against the context, and what the chat holds now.
+  m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens · %3 KV blocks held")
+                                                    .arg(c->conversationTokens)
+                                                    .arg(m_contextLength)
+                                                    .arg(c->blocksHeld)
                                               : QString());
+  m_context->setToolTip(tr("Tokens of this chat as the model reads it next (system prompt and messages in view), against "
+                           "the context; and the KV blocks its parked sequences hold in the pool now (0 after a restart "
+                           "or a stop: the next turn reads the chat again, the prefix cache serving what it can)"));
 }
 
 void MainWindow::onSystemPromptEdited() {

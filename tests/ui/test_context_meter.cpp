@@ -1,0 +1,109 @@
+// The context meter tells the truth at every moment: the chat's tokens as the model reads it
+// next (counted here independently with the model's tokenizer) against the context, and the
+// KV blocks the chat's sequences hold now (read from the pool frames' block tables) — at
+// launch, after a turn, after Stop, after a compare pick, after an error, and after a restart.
+
+#include <QtTest>
+
+#include <QLabel>
+#include <QSpinBox>
+#include <QStandardPaths>
+
+#include <set>
+
+#include "engine/model/model.h"
+#include "support/test_env.h"
+#include "support/window_driver.h"
+#include "ui/chat/chat_database.h"
+#include "ui/shell/main_window.h"
+
+class TestContextMeter : public QObject {
+  Q_OBJECT
+  QString m_model;
+  std::unique_ptr<pagedchat::Model> m_tokens;
+
+  int tokensOf(const ChatRecord& r) {
+    std::vector<pagedchat::ChatMessage> chat;
+    for (int i = r.firstInView; i < r.messages.size(); ++i)
+      chat.push_back({r.messages[i].role.toStdString(), r.messages[i].content.toStdString()});
+    return static_cast<int>(m_tokens->encode_chat(chat, false).size());
+  }
+  // The blocks the chat's sequences hold, from the last pool frame.
+  static int blocksIn(QSignalSpy& frames, const QString& title) {
+    QTest::qWait(300);
+    std::set<int32_t> blocks;
+    for (const PoolFrameSequence& s : frames.last()[0].value<PoolFrame>().sequences)
+      if (s.chatTitle == title) blocks.insert(s.blockTable.begin(), s.blockTable.end());
+    return static_cast<int>(blocks.size());
+  }
+  // The meter shows what the controller measured.
+  void meterSays(MainWindow& w, ChatId id, int tokens, int blocks) {
+    QTRY_COMPARE_WITH_TIMEOUT(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text(),
+                              QStringLiteral("context %1 / 2048 tokens · %2 KV blocks held").arg(tokens).arg(blocks), 10000);
+    QCOMPARE(w.currentChat(), id);
+  }
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QFile::remove(ChatDatabase::defaultPath());
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    m_model = QString::fromStdString(model);
+    m_tokens = pagedchat::Model::load(model);
+  }
+
+  void theMeterFollowsEveryState() {
+    ChatId id = -1;
+    QString title;
+    {
+      AppServices services;
+      MainWindow w(services);
+      w.show();
+      pagedchat::test::loadAndWait(w, m_model);
+      id = w.newChat();
+      QSignalSpy frames(&w, &MainWindow::poolFrame);
+      meterSays(w, id, tokensOf(*w.chat(id)), 0);  // at launch: the template's system prompt only
+
+      pagedchat::test::sendAndWait(w, QStringLiteral("Name two planets."));
+      title = w.chat(id)->title;
+      meterSays(w, id, tokensOf(*w.chat(id)), blocksIn(frames, title));
+      QVERIFY(blocksIn(frames, title) > 0);
+
+      // Stop: the reply is kept, the sequence freed.
+      QSignalSpy done(&w, &MainWindow::turnDone);
+      connect(&w, &MainWindow::poolFrame, &w, [&w] { w.stop(); }, Qt::SingleShotConnection);
+      pagedchat::test::sendAndWait(w, QStringLiteral("Now write a long story about both of them."));
+      QCOMPARE(w.chat(id)->messages.last().metrics.finishReason, QStringLiteral("abort"));
+      meterSays(w, id, tokensOf(*w.chat(id)), 0);
+
+      // A compare pick: the picked sample's sequence is what the chat holds.
+      w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(2);
+      pagedchat::test::sendAndWait(w, QStringLiteral("Say one word."));
+      w.pickSample(1);
+      w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(1);
+      QTRY_VERIFY_WITH_TIMEOUT(blocksIn(frames, title) > 0, 10000);
+      const int held = blocksIn(frames, title);
+      meterSays(w, id, tokensOf(*w.chat(id)), held);
+
+      // An error (a message too long to leave room for a reply): the chat as it now reads,
+      // more than fits, and what it held before, still held.
+      QString longText;
+      while (m_tokens->tokenizer->encode(longText.toStdString(), false, false).size() < 1700) longText += QStringLiteral("river stone ");
+      pagedchat::test::sendAndWait(w, longText);
+      QCOMPARE(w.chat(id)->messages.last().role, QStringLiteral("user"));
+      QVERIFY(!w.isReplying(id));
+      meterSays(w, id, tokensOf(*w.chat(id)), held);
+      QVERIFY(tokensOf(*w.chat(id)) > 1700);
+    }
+    // After a restart: the same conversation, nothing held yet.
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    w.selectChat(id);
+    meterSays(w, id, tokensOf(*w.chat(id)), 0);
+  }
+};
+
+QTEST_MAIN(TestContextMeter)
+#include "test_context_meter.moc"
