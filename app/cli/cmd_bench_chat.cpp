@@ -403,18 +403,22 @@ int first_difference(const Run& a, const Run& b, bool prompts) {
   return -1;
 }
 
+// Where a strategy's replies part from rewind's, and why: a prompt that differs (the chat's
+// text tokenized again splits a past reply otherwise than the model sampled it, e.g. "\n\n"
+// as one token where two "\n" were sampled), or, with the same prompt, the engine.
 void print_difference(const Script& script, const Run& rewind, const Run& other, const char* name) {
   const int reply = first_difference(rewind, other, false);
   if (reply < 0) return;
   const Step& s = script.steps[static_cast<size_t>(reply)];
   const int prompt = first_difference(rewind, other, true);
-  std::printf("  %s: replies differ from rewind's from step %d (%s of turn %d)", name, reply + 1, step_name(s.kind),
+  std::printf("  %s: replies differ from rewind's from step %d (%s of turn %d): ", name, reply + 1, step_name(s.kind),
               s.turn);
   if (prompt >= 0 && prompt <= reply)
-    std::printf("; its prompt differs from what rewind's sequence holds from step %d (the chat's text tokenized again "
-                "is not the tokens the model sampled)",
+    std::printf("from step %d its prompt is not the tokens rewind's sequence holds (the chat's text tokenized again "
+                "splits an earlier reply otherwise than the model sampled it)\n",
                 prompt + 1);
-  std::printf("\n");
+  else
+    std::printf("with the same prompt tokens, so the engine sampled otherwise (a bug)\n");
 }
 
 }  // namespace

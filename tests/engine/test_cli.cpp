@@ -147,7 +147,14 @@ class TestCli : public QObject {
       computed[i] = s["prompt_tokens_computed"].toInteger();
     }
     QVERIFY2(computed[0] > 0 && computed[0] < computed[1] && computed[1] < computed[2], qPrintable(r.out));
-    QVERIFY2(o["identical"].toBool(), qPrintable(r.out));
+    // The run is deterministic, so this holds until the script, the model or the engine's
+    // numbers change. Then the table says why they differ: a reply whose text tokenizes
+    // otherwise than it was sampled is no engine bug, the same prompt giving another reply is.
+    if (!o["identical"].toBool()) {
+      Result table =
+          run_cli({"bench", "chat", "--model", model_, "--threads", "2", "--turns", "6", "--reply-tokens", "8"});
+      QFAIL(qPrintable(table.out));
+    }
   }
 
   void badInputGetsAClearErrorNotACrash() {
