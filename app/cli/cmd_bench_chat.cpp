@@ -218,7 +218,7 @@ class RewindChat : public ChatStrategy {
   // The chat as held after a turn's (last) reply.
   struct Held {
     std::vector<ChatMessage> messages;  // ending with the reply
-    std::vector<int32_t> tokens;        // the prompt, then the reply (its last token not stored)
+    std::vector<int32_t> tokens;        // the prompt, then the reply (its last token unstored after "length")
     int32_t num_stored = 0;             // Engine::sequence(seq)->num_stored then
   };
 
