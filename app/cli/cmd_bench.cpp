@@ -1,5 +1,6 @@
-// `bench quant`: dot-product throughput per weight type. `bench throughput` and `bench memory`
-// live in their own files (cmd_bench_throughput.cpp, cmd_bench_memory.cpp).
+// `bench quant`: dot-product throughput per weight type. `bench throughput`, `bench memory` and
+// `bench chat` live in their own files (cmd_bench_throughput.cpp, cmd_bench_memory.cpp,
+// cmd_bench_chat.cpp).
 // `bench`: single-stream speed on one model: prompt tok/s (one prefill of N tokens) and
 // decode tok/s (M greedy tokens, EOS ignored), for each thread count asked for, one request
 // through the engine. Each figure is the median of --repeats runs, each on a fresh engine (a
@@ -66,6 +67,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "kernels") return cmd_bench_kernels({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "decode") return cmd_bench_decode({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "memory") return cmd_bench_memory({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "chat") return cmd_bench_chat({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant") {
     // Dot-product throughput per weight type (no model needed).
     Args args(std::vector<std::string>(argv.begin() + 1, argv.end()), {"threads"}, {});

@@ -4,6 +4,8 @@
 
 #include <QtTest>
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -121,6 +123,40 @@ class TestCli : public QObject {
     QVERIFY2(m.out.contains("paged") && m.out.contains("contiguous"), qPrintable(m.out));
   }
 
+  // bench chat runs one scripted chat (6 turns, an edit, two regenerations) three ways: the
+  // parked sequence cut back by fork/rewind computes least, the whole chat over the prefix
+  // cache more (each turn recomputes at least its partial last block), the whole chat on an
+  // empty engine everything; and the replies are the same tokens under all three (the engine
+  // is deterministic for the same tokens, and the chat's text tokenizes to what was sampled).
+  void benchChatCountsWhatEachStrategyComputes() {
+    Result r = run_cli(
+        {"bench", "chat", "--json", "--model", model_, "--threads", "2", "--turns", "6", "--reply-tokens", "8"});
+    QCOMPARE(r.exit_code, 0);
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+    QVERIFY2(error.error == QJsonParseError::NoError && doc.isObject(), qPrintable(r.out));
+    const QJsonObject o = doc.object();
+    QCOMPARE(o["turns"].toInt(), 6);
+    QCOMPARE(o["edits"].toInt(), 1);
+    QCOMPARE(o["regenerations"].toInt(), 2);
+    qint64 computed[3];
+    const char* strategies[] = {"rewind", "prefix_cache", "no_cache"};
+    for (int i = 0; i < 3; ++i) {
+      const QJsonObject s = o[strategies[i]].toObject();
+      QVERIFY2(s.contains("prompt_tokens_computed") && s["seconds"].toDouble() > 0, qPrintable(r.out));
+      computed[i] = s["prompt_tokens_computed"].toInteger();
+    }
+    QVERIFY2(computed[0] > 0 && computed[0] < computed[1] && computed[1] < computed[2], qPrintable(r.out));
+    // The run is deterministic, so this holds until the script, the model or the engine's
+    // numbers change. Then the table says why they differ: a reply whose text tokenizes
+    // otherwise than it was sampled is no engine bug, the same prompt giving another reply is.
+    if (!o["identical"].toBool()) {
+      Result table =
+          run_cli({"bench", "chat", "--model", model_, "--threads", "2", "--turns", "6", "--reply-tokens", "8"});
+      QFAIL(qPrintable(table.out));
+    }
+  }
+
   void badInputGetsAClearErrorNotACrash() {
     struct Case {
       QStringList args;
@@ -140,6 +176,7 @@ class TestCli : public QObject {
         {{"generate", "--model", model_, "--prompt", "hi", "--backend", "tpu"}, 1, "backend 'tpu'"},
         {{"tokenize", "--model", model_}, 1, "needs --text"},
         {{"bench", "--model", model_, "--threads", "0"}, 1, "--threads"},
+        {{"bench", "chat", "--model", model_, "--turns", "2"}, 1, "--turns"},
         {{"frobnicate"}, 2, "unknown command"},
         {{}, 2, "usage"},
     };
