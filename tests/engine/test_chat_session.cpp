@@ -48,6 +48,21 @@ class TestChatSession : public QObject {
   }
   int lastContext_ = -1;
 
+  // The greedy reply (8 tokens) to `tokens` submitted fresh, to an engine with an empty cache.
+  std::vector<int32_t> freshReply(const std::vector<int32_t>& tokens) {
+    Engine fresh(*model_, *backend_, config());
+    RequestTracker tracker(fresh);
+    Request ref;
+    ref.prompt = tokens;
+    ref.params.temperature = 0.0f;
+    ref.params.max_tokens = 8;
+    ref.params.ignore_eos = true;
+    const RequestId id = fresh.submit(ref);
+    tracker.track(id, 1);
+    while (fresh.step()) {}
+    return tracker.output(id)->samples[0].tokens;
+  }
+
   static std::vector<ChatMessage> extend(std::vector<ChatMessage> chat, const std::string& reply, const std::string& next) {
     chat.push_back({"assistant", reply});
     chat.push_back({"user", next});
@@ -92,17 +107,7 @@ class TestChatSession : public QObject {
     const RequestOutput r2 = runTurn(engine, tracker, chat, std::move(t2));
     QCOMPARE(engine.stats().num_prefill_tokens - before, submitted);
 
-    Engine fresh(*model_, *backend_, config());
-    RequestTracker freshTracker(fresh);
-    Request ref;
-    ref.prompt = whole;
-    ref.params.temperature = 0.0f;
-    ref.params.max_tokens = 8;
-    ref.params.ignore_eos = true;
-    const RequestId id = fresh.submit(ref);
-    freshTracker.track(id, 1);
-    while (fresh.step()) {}
-    QCOMPARE(r2.samples[0].tokens, freshTracker.output(id)->samples[0].tokens);  // bit for bit the same reply
+    QCOMPARE(r2.samples[0].tokens, freshReply(whole));  // bit for bit the same reply
   }
 
   void aForkSharesOnlyWhatTheParentHolds() {
@@ -179,17 +184,7 @@ class TestChatSession : public QObject {
     const int64_t before = engine.stats().num_prefill_tokens;
     const RequestOutput r = runTurn(engine, tracker, child, std::move(t));
     QCOMPARE(engine.stats().num_prefill_tokens - before, submitted);
-    Engine fresh(*model_, *backend_, config());
-    RequestTracker freshTracker(fresh);
-    Request ref;
-    ref.prompt = whole;
-    ref.params.temperature = 0.0f;
-    ref.params.max_tokens = 8;
-    ref.params.ignore_eos = true;
-    const RequestId id = fresh.submit(ref);
-    freshTracker.track(id, 1);
-    while (fresh.step()) {}
-    QCOMPARE(r.samples[0].tokens, freshTracker.output(id)->samples[0].tokens);
+    QCOMPARE(r.samples[0].tokens, freshReply(whole));
     QCOMPARE(engine.kv().check_invariants(), std::string());
   }
 

@@ -14,8 +14,10 @@
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
 #include "engine/model/random_model.h"
+#include "support/failing_backend.h"
 
 using namespace pagedchat;
+using pagedchat::test::FailingBackend;
 
 namespace {
 
@@ -45,24 +47,6 @@ struct RawEvents {
   }
 };
 
-// A CPU backend whose forward pass fails when told to.
-class FailingBackend final : public Backend {
- public:
-  explicit FailingBackend(Backend& inner) : inner_(inner) {}
-  bool fail_next = false;
-  std::string_view name() const override { return "failing"; }
-  void allocate_kv(const KvCacheShape& shape) override { inner_.allocate_kv(shape); }
-  const KvCacheShape& kv_shape() const override { return inner_.kv_shape(); }
-  int kv_element_bytes() const override { return inner_.kv_element_bytes(); }
-  void copy_blocks(std::span<const BlockCopy> copies) override { inner_.copy_blocks(copies); }
-  void forward(const ForwardBatch& batch, std::vector<float>& logits) override {
-    if (std::exchange(fail_next, false)) throw Error("device lost");
-    inner_.forward(batch, logits);
-  }
-
- private:
-  Backend& inner_;
-};
 
 }  // namespace
 
