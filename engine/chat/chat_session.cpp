@@ -50,6 +50,37 @@ ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std
   return turn;
 }
 
+ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model, std::vector<ChatMessage> chat) {
+  assert(!in_flight_ && !unpicked_ && !chat.empty() && chat.back().role == "assistant");
+  Turn turn;
+  turn.request.park_when_done = true;
+  turn.continues_reply = true;
+  const std::vector<ChatMessage> asked(chat.begin(), chat.end() - 1);
+  turn.prompt_text = model.chat_template.apply(asked, true) + chat.back().content;
+  const std::optional<SequenceView> held = held_seq_ >= 0 ? engine.sequence(held_seq_) : std::nullopt;
+  const size_t stored = held ? static_cast<size_t>(held->num_stored) : 0;
+  if (held && held->state == SequenceState::parked && chat == held_messages_ && stored >= 1 && stored <= held_tokens_.size() &&
+      held_tokens_.size() - stored <= 1) {
+    // A continuation needs one token to compute: the unstored last one, or the last stored one again.
+    const size_t from = std::min(stored, held_tokens_.size() - 1);
+    if (from < stored) engine.rewind(held_seq_, static_cast<int32_t>(from));
+    turn.request.prompt.assign(held_tokens_.begin() + static_cast<std::ptrdiff_t>(from), held_tokens_.end());
+    turn.request.continue_seq = held_seq_;
+    turn.prompt_tokens = held_tokens_;
+    turn.reply_ends = reply_ends_;
+  } else {
+    release_held(engine);
+    turn.request.prompt = model.tokenizer->encode(turn.prompt_text, false, true);
+    const Tokenizer& tok = *model.tokenizer;  // BOS as encode_chat adds it
+    if (tok.add_bos() && tok.bos_id() && (turn.request.prompt.empty() || turn.request.prompt.front() != *tok.bos_id()))
+      turn.request.prompt.insert(turn.request.prompt.begin(), *tok.bos_id());
+    turn.prompt_tokens = turn.request.prompt;
+  }
+  turn.num_submitted = static_cast<int64_t>(turn.request.prompt.size());
+  turn.messages = std::move(chat);
+  return turn;
+}
+
 void ChatSession::turn_started(RequestId id, Turn turn) {
   // The parked sequence becomes the running one; it is the chat's again when the turn ends.
   turn.request = {};
@@ -66,9 +97,11 @@ void ChatSession::hold(SequenceId seq, Turn turn, const SampleOutput& reply) {
   held_tokens_ = std::move(turn.prompt_tokens);
   held_tokens_.insert(held_tokens_.end(), reply.tokens.begin(), reply.tokens.end());
   held_messages_ = std::move(turn.messages);
-  held_messages_.push_back({"assistant", reply.text});
+  if (turn.continues_reply) held_messages_.back().content += reply.text;
+  else held_messages_.push_back({"assistant", reply.text});
   held_text_ = std::move(turn.prompt_text) + reply.text;
   reply_ends_ = std::move(turn.reply_ends);
+  if (turn.continues_reply && !reply_ends_.empty() && reply_ends_.back().first == held_messages_.size()) reply_ends_.pop_back();
   reply_ends_.emplace_back(held_messages_.size(), held_tokens_.size());
 }
 

@@ -35,6 +35,7 @@ class ChatSession {
     std::vector<ChatMessage> messages;   // the chat the turn answers
     std::string prompt_text;             // what prompt_tokens read as (generation prompt included)
     ReplyEnds reply_ends;                // of the replies before this one, kept when it appends
+    bool continues_reply = false;        // plan_continue: the reply extends the chat's last message
   };
 
   // The next turn of `chat` (the whole chat, ending where the reply begins): the prompt appends
@@ -42,6 +43,12 @@ class ChatSession {
   // prefix cache serving what it can) and the held sequence is released. Sampling and n are
   // the caller's to set on the request. A compare left unpicked must be picked first.
   Turn plan_turn(Engine& engine, const Model& model, std::vector<ChatMessage> chat);
+  // More of the chat's last message, a reply cut by its length (max tokens, or the context):
+  // the held sequence goes on from where the reply stopped (its last sampled token, or, when
+  // that is stored already, the sequence rewound by one token and that token again), so the
+  // reply continues exactly as a longer one would have; a chat not held is prompted as its
+  // messages with the last reply open. The new text joins that reply when the turn ends.
+  Turn plan_continue(Engine& engine, const Model& model, std::vector<ChatMessage> chat);
   // The planned turn was submitted as request `id`; the held sequence is the request's now.
   void turn_started(RequestId id, Turn turn);
   RequestId request() const { return in_flight_ ? in_flight_->request : -1; }

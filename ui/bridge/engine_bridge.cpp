@@ -12,11 +12,6 @@
 #include "server/request_router.h"
 #endif
 
-namespace {
-constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
-constexpr int kApiColorIndex = 997;     // the pool view's colour for API requests
-}  // namespace
-
 EngineBridge::EngineBridge(QObject* parent)
     : QObject(parent),
       m_loop({.post = [this] { QMetaObject::invokeMethod(this, [this] { m_loop.run_once(); }, Qt::QueuedConnection); },
@@ -135,7 +130,8 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
       return refuse(tr("The last message alone takes %1 of the context's %2 tokens: there is no room for a "
                                        "reply. Shorten it, or raise the context in Settings.").arg(fit.num_tokens).arg(context));
     if (fit.num_dropped > 0) emit contextTrimmed(chat, static_cast<int>(fit.num_dropped));
-    pagedchat::ChatSession::Turn turn = c.session.plan_turn(*m_engine.engine, *m_engine.model, std::move(fit.chat));
+    const auto plan = settings.continuesReply ? &pagedchat::ChatSession::plan_continue : &pagedchat::ChatSession::plan_turn;
+    pagedchat::ChatSession::Turn turn = (c.session.*plan)(*m_engine.engine, *m_engine.model, std::move(fit.chat));
     pagedchat::Request& request = turn.request;
     request.params = samplingParams(settings);
     request.n = std::clamp(settings.numSamples, 1, 8);
@@ -143,12 +139,12 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
       request.n = static_cast<int>(std::min<size_t>(settings.columns.size(), 8));
       for (int i = 0; i < request.n; ++i) request.sample_params.push_back(samplingParams(settings.columns[static_cast<size_t>(i)]));
     }
-    const int n = request.n;
+    const size_t n = static_cast<size_t>(request.n);
     c.numPromptTokens = turn.num_submitted;
-    c.sentBytes.assign(static_cast<size_t>(n), 0);
-    c.reported.assign(static_cast<size_t>(n), false);
+    c.sentBytes.assign(n, 0);
+    c.reported.assign(n, false);
     const pagedchat::RequestId id = m_engine.engine->submit(request);
-    m_tracker->track(id, n);
+    m_tracker->track(id, static_cast<int>(n));
     c.session.turn_started(id, std::move(turn));
     m_requestChat[id] = chat;
     m_loop.wake();
@@ -249,9 +245,9 @@ void EngineBridge::deliver(bool flushAll) {
   const bool flushText = flushAll || m_textClock.elapsed() >= kDisplayIntervalMs;
   if (flushText) m_textClock.restart();
   m_tracker->take_updates();  // the outputs below hold what the updates said
-  std::vector<std::pair<ChatId, pagedchat::RequestId>> inFlight(m_requestChat.size());
-  std::transform(m_requestChat.begin(), m_requestChat.end(), inFlight.begin(), [](auto& rc) { return std::pair{rc.second, rc.first}; });
-  for (auto [id, request] : inFlight) deliverChat(id, m_chats[id], flushText);
+  std::vector<ChatId> inFlight;  // deliverChat ends turns, which leave m_requestChat
+  for (const auto& [request, id] : m_requestChat) inFlight.push_back(id);
+  for (ChatId id : inFlight) deliverChat(id, m_chats[id], flushText);
 }
 
 void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {

@@ -89,7 +89,8 @@ class EngineBridge : public QObject {
   void unload(const QString& why);
   // A turn: messages is the whole chat, ending with the user's message. Only what it adds to
   // the chat's parked sequence is computed when it extends what that sequence holds. A
-  // compare awaiting its pick must be picked first (pickSample).
+  // compare awaiting its pick must be picked first (pickSample). settings.continuesReply:
+  // messages end with a reply cut by its length, and the turn writes more of it.
   void submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings);
   void stop(ChatId chat);  // the turn in flight ends ("abort") at the next step
   // The child chat (holding `messages`; nullopt: all the parent holds) starts from the
@@ -137,6 +138,9 @@ class EngineBridge : public QObject {
     std::vector<size_t> sentBytes;
     std::vector<bool> reported;
   };
+
+  static constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
+  static constexpr int kApiColorIndex = 997;     // the pool view's colour for API requests
 
   pagedchat::SamplingParams samplingParams(const TurnSettings& settings);  // a seed of 0 draws one
   void onEvent(const pagedchat::EngineEvent& e);

@@ -161,11 +161,34 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   c.awaitingPick = false;
   c.samples = QVector<QString>(c.numSamples);
   c.sampleMetrics = QVector<ReplyMetrics>(c.numSamples);
+  c.continuedTokens = 0;
   if (c.numSamples == 1) c.record.messages.append({QStringLiteral("assistant"), QString(), {}});
   save(c);
   emit replyingChanged(c.record.id, true);
   onEngine([id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
   emit chatChanged(c.record.id);
+}
+
+bool ChatController::continueReply(ChatId id, TurnSettings settings) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || it->second.replying || it->second.awaitingPick) return false;
+  Chat& c = it->second;
+  if (c.record.messages.isEmpty() || c.record.messages.last().role != QLatin1String("assistant") ||
+      c.record.messages.last().metrics.finishReason != QLatin1String("length"))
+    return false;
+  if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
+  settings.numSamples = 1;
+  settings.columns.clear();
+  settings.continuesReply = true;
+  c.numSamples = 1;
+  c.columnTitles.clear();
+  c.replying = true;
+  c.continuedTokens = c.record.messages.last().metrics.numTokens;
+  c.contextFullTokens = 0;
+  emit replyingChanged(id, true);
+  onEngine([id, messages = c.record.engineMessages(m_sharedSystemPrompt), settings](EngineBridge& b) { b.submit(id, messages, settings); });
+  emit chatChanged(id);
+  return true;
 }
 
 void ChatController::stop(ChatId id) {
@@ -254,7 +277,10 @@ void ChatController::connectBridge() {
     auto it = m_chats.find(id);
     if (it == m_chats.end() || !it->second.replying) return;
     Chat& c = it->second;
-    if (c.numSamples == 1) c.record.messages.last().metrics = m;
+    if (c.numSamples == 1) {
+      c.record.messages.last().metrics = m;
+      c.record.messages.last().metrics.numTokens += c.continuedTokens;  // the whole reply's
+    }
     else if (sample < c.sampleMetrics.size()) c.sampleMetrics[sample] = m;
     emit status(id, m.summary());
   });

@@ -35,6 +35,7 @@ class ChatController : public QObject {
     // The meter, as the engine side last measured it (measure()): the conversation the model
     // reads next, in tokens, and the KV blocks the chat's sequences hold now.
     int conversationTokens = 0, blocksHeld = 0;
+    int continuedTokens = 0;  // a Continue turn: the reply's tokens before it
     // The last turn did not fit and the chat's policy is "stop and ask": the prompt's tokens
     // and the context; the transcript offers the choices (resolveContextFull).
     int contextFullTokens = 0, contextLength = 0;
@@ -68,6 +69,8 @@ class ChatController : public QObject {
   // The last reply again: an unpicked compare is first settled on its first column.
   bool regenerate(ChatId id, const TurnSettings& settings, const QStringList& columnTitles);
   void stop(ChatId id);
+  // More of the chat's last reply, cut by its length limit (its footer offers Continue).
+  bool continueReply(ChatId id, TurnSettings settings);
   // Compare: the chat continues with this sample.
   bool pick(ChatId id, int sample);
   // The answer to "the context is full" (ContextPolicy::stopAndAsk): drop this chat's oldest

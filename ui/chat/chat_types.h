@@ -31,6 +31,7 @@ struct TurnSettings {
   int maxTokens = 512;
   int numSamples = 1;  // compare: 2-4 samples from one prefill (Request::n)
   ContextPolicy contextPolicy = ContextPolicy::dropOldest;  // resolved: never appDefault here
+  bool continuesReply = false;  // the turn continues the chat's last reply (cut by its length)
   quint64 seed = 0;    // 0: a fresh random seed each turn
   // Compare with different settings: one entry per column (their numSamples and columns are
   // ignored); empty: numSamples samples of these settings.

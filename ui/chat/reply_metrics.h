@@ -36,7 +36,9 @@ struct ReplyMetrics {
         .arg(numTokens)
         .arg(tokensPerSecond, 0, 'f', 1)
         .arg(secondsToFirstToken * 1000.0, 0, 'f', 0)
-        .arg(finishReason == QLatin1String("abort") ? QStringLiteral(" · stopped") : QString());
+        .arg(finishReason == QLatin1String("abort")    ? QStringLiteral(" · stopped")
+             : finishReason == QLatin1String("length") ? QStringLiteral(" · cut at its length limit")
+                                                       : QString());
   }
 };
 Q_DECLARE_METATYPE(ReplyMetrics)

@@ -21,6 +21,7 @@ TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
     const int k = url.path().toInt();
     if (url.scheme() == QLatin1String("fork")) emit forkRequested(k);
     else if (url.scheme() == QLatin1String("context")) emit contextChoice(url.path());
+    else if (url.scheme() == QLatin1String("continue")) emit continueRequested();
     else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
     else if (isOpenableLink(url)) QDesktopServices::openUrl(url);
   });
@@ -77,6 +78,12 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
       c.insertText(QStringLiteral(" · "), gray);
       link.setAnchorHref(QStringLiteral("copy:%1").arg(index));
       c.insertText(tr("copy"), link);
+      if (m.canContinue) {
+        c.insertText(QStringLiteral(" · "), gray);
+        link.setAnchorHref(QStringLiteral("continue:%1").arg(index));
+        link.setFontWeight(QFont::Bold);
+        c.insertText(tr("continue"), link);
+      }
     }
   }
   cursor.insertFragment(QTextDocumentFragment(&body));
@@ -120,6 +127,7 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
     if (!s.user && !m.metrics.isEmpty()) s.footer = m.metrics.summary();
     s.actions = !(replying && i == chat.messages.size() - 1);
     s.outOfView = i < chat.firstInView;
+    s.canContinue = !replying && !s.user && i == chat.messages.size() - 1 && m.metrics.finishReason == QLatin1String("length");
   }
   if (contextFullTokens > 0) {
     ShownMessage notice;

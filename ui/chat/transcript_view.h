@@ -27,6 +27,7 @@ class TranscriptView : public QTextBrowser {
  signals:
   void forkRequested(int messageCount);  // fork keeping messages 1..messageCount
   void copyRequested(int messageIndex);
+  void continueRequested();  // the last reply, cut by its length: write more of it
   // The context-full notice's links: "drop" (the oldest turns), "recent" (a new chat from the
   // recent messages), "cancel" (take the question back).
   void contextChoice(const QString& choice);
@@ -38,11 +39,12 @@ class TranscriptView : public QTextBrowser {
     QString content;
     QString footer;  // plain text of the footer, "" when none; the links follow from the index
     bool actions = false;  // fork / copy links (not while the reply streams)
+    bool canContinue = false;  // the last reply, cut by its length: a Continue link
     bool outOfView = false;  // dropped from the model's view when the chat outgrew the context
     QString notice;          // non-empty: not a message but the context-full notice, this text
     int start = 0;
     bool operator==(const ShownMessage& o) const {
-      return user == o.user && actions == o.actions && content == o.content && footer == o.footer &&
+      return user == o.user && actions == o.actions && canContinue == o.canContinue && content == o.content && footer == o.footer &&
              outOfView == o.outOfView && notice == o.notice;
     }
   };

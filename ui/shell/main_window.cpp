@@ -150,6 +150,12 @@ QWidget* MainWindow::buildChatPanel() {
       QApplication::clipboard()->setText(c->record.messages[i].content);
   });
   connect(m_compare, &CompareView::picked, this, &MainWindow::pickSample);
+  connect(m_transcript, &TranscriptView::continueRequested, this, [this] {
+    QStringList titles;
+    if (canStartTurn()) m_chats->continueReply(m_current, nextTurnSettings(titles));
+    showCurrent();
+    updateControls();
+  });
   connect(m_transcript, &TranscriptView::contextChoice, this, [this](const QString& choice) {
     using Choice = ChatController::ContextChoice;
     QStringList titles;
