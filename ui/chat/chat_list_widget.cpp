@@ -24,8 +24,11 @@ void ChatListWidget::addChat(const ChatRecord& chat, const QString& parentTitle)
   it->setData(0, kIdRole, chat.id);
   it->setData(0, kTitleRole, chat.title);
   if (chat.parentId >= 0) {
-    it->setToolTip(0, tr("fork of %1 at message %2").arg(parentTitle).arg(chat.forkedAtMessage));
-    it->setData(0, kForkNoteRole, tr("fork of %1 at message %2").arg(parentTitle).arg(chat.forkedAtMessage));
+    // A fork at a first question keeps no message: it starts over from the parent's start.
+    const QString note = chat.forkedAtMessage > 0 ? tr("fork of %1 at message %2").arg(parentTitle).arg(chat.forkedAtMessage)
+                                                  : tr("fork of %1 from its start").arg(parentTitle);
+    it->setToolTip(0, note);
+    it->setData(0, kForkNoteRole, note);
   }
   refreshText(it);
   if (parentItem) parentItem->setExpanded(true);
