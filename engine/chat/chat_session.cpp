@@ -21,23 +21,19 @@ ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std
   Turn turn;
   turn.request.park_when_done = true;
   turn.prompt_text = model.chat_template.apply(chat, true);
-  const std::optional<SequenceView> held = held_seq_ >= 0 ? engine.sequence(held_seq_) : std::nullopt;
-  // The chat extends what the sequence holds, and reads as its text followed by more: only
-  // the difference is computed. (Some templates rewrite a past reply, as Llama 2 puts a space
-  // before it: then the chat is prompted whole.)
-  const bool extends = held && held->state == SequenceState::parked && chat.size() > held_messages_.size() &&
-                       starts_with(chat, held_messages_) && turn.prompt_text.size() > held_text_.size() &&
-                       turn.prompt_text.compare(0, held_text_.size(), held_text_) == 0;
-  // What the engine stores, then the last sampled token when it was not computed (a reply
-  // ended by its length), then the text that closes the reply and opens the new turn.
-  const size_t stored = held ? static_cast<size_t>(held->num_stored) : 0;
-  if (extends && stored <= held_tokens_.size() && held_tokens_.size() - stored <= 1) {
-    turn.request.prompt.assign(held_tokens_.begin() + static_cast<std::ptrdiff_t>(stored), held_tokens_.end());
-    std::vector<int32_t> added = model.tokenizer->encode(turn.prompt_text.substr(held_text_.size()), false, true);
+  // A version forked just now is applied by the engine before this turn's request (commands
+  // run in order): it will hold exactly its tokens, all stored.
+  const bool forked = !extends(engine, held_, chat, turn.prompt_text) && choose_version(engine, model, chat, turn.prompt_text);
+  if (forked || extends(engine, held_, chat, turn.prompt_text)) {
+    // What the engine stores, then the last sampled token when it was not computed (a reply
+    // ended by its length), then the text that closes the reply and opens the new turn.
+    const size_t stored = forked ? held_.tokens.size() : static_cast<size_t>(engine.sequence(held_.seq)->num_stored);
+    turn.request.prompt.assign(held_.tokens.begin() + static_cast<std::ptrdiff_t>(stored), held_.tokens.end());
+    std::vector<int32_t> added = model.tokenizer->encode(turn.prompt_text.substr(held_.text.size()), false, true);
     turn.request.prompt.insert(turn.request.prompt.end(), added.begin(), added.end());
-    turn.request.continue_seq = held_seq_;
-    turn.prompt_tokens.assign(held_tokens_.begin(), held_tokens_.begin() + static_cast<std::ptrdiff_t>(stored));
-    turn.reply_ends = reply_ends_;
+    turn.request.continue_seq = held_.seq;
+    turn.prompt_tokens.assign(held_.tokens.begin(), held_.tokens.begin() + static_cast<std::ptrdiff_t>(stored));
+    turn.reply_ends = held_.reply_ends;
   } else {
     // Reclaimed under memory pressure, or a chat that does not extend it (an edited system
     // prompt, a regenerated reply): the whole chat, the prefix cache serving what it can.
@@ -57,17 +53,17 @@ ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model,
   turn.continues_reply = true;
   const std::vector<ChatMessage> asked(chat.begin(), chat.end() - 1);
   turn.prompt_text = model.chat_template.apply(asked, true) + chat.back().content;
-  const std::optional<SequenceView> held = held_seq_ >= 0 ? engine.sequence(held_seq_) : std::nullopt;
+  const std::optional<SequenceView> held = held_.seq >= 0 ? engine.sequence(held_.seq) : std::nullopt;
   const size_t stored = held ? static_cast<size_t>(held->num_stored) : 0;
-  if (held && held->state == SequenceState::parked && chat == held_messages_ && stored >= 1 && stored <= held_tokens_.size() &&
-      held_tokens_.size() - stored <= 1) {
+  if (held && held->state == SequenceState::parked && chat == held_.messages && stored >= 1 && stored <= held_.tokens.size() &&
+      held_.tokens.size() - stored <= 1) {
     // A continuation needs one token to compute: the unstored last one, or the last stored one again.
-    const size_t from = std::min(stored, held_tokens_.size() - 1);
-    if (from < stored) engine.rewind(held_seq_, static_cast<int32_t>(from));
-    turn.request.prompt.assign(held_tokens_.begin() + static_cast<std::ptrdiff_t>(from), held_tokens_.end());
-    turn.request.continue_seq = held_seq_;
-    turn.prompt_tokens = held_tokens_;
-    turn.reply_ends = reply_ends_;
+    const size_t from = std::min(stored, held_.tokens.size() - 1);
+    if (from < stored) engine.rewind(held_.seq, static_cast<int32_t>(from));
+    turn.request.prompt.assign(held_.tokens.begin() + static_cast<std::ptrdiff_t>(from), held_.tokens.end());
+    turn.request.continue_seq = held_.seq;
+    turn.prompt_tokens = held_.tokens;
+    turn.reply_ends = held_.reply_ends;
   } else {
     release_held(engine);
     turn.request.prompt = model.tokenizer->encode(turn.prompt_text, false, true);
@@ -81,28 +77,73 @@ ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model,
   return turn;
 }
 
+// The chat extends what h holds, and reads as its text followed by more: only the difference
+// needs computing. (Some templates rewrite a past reply, as Llama 2 puts a space before it:
+// then the chat is prompted whole.) At most the last sampled token is not stored yet.
+bool ChatSession::extends(const Engine& engine, const Held& h, const std::vector<ChatMessage>& chat,
+                          const std::string& chat_text) const {
+  const std::optional<SequenceView> held = h.seq >= 0 ? engine.sequence(h.seq) : std::nullopt;
+  if (!held || held->state != SequenceState::parked || !extends_text(h, chat, chat_text)) return false;
+  const size_t stored = static_cast<size_t>(held->num_stored);
+  return stored <= h.tokens.size() && h.tokens.size() - stored <= 1;
+}
+
+bool ChatSession::choose_version(Engine& engine, const Model& model, const std::vector<ChatMessage>& chat,
+                                 const std::string& chat_text) {
+  for (Held& kept : kept_) {
+    if (!extends(engine, kept, chat, chat_text)) continue;
+    std::swap(held_, kept);  // the version shown again; the one held so far is kept in its place
+    return false;
+  }
+  // A new version: held_ forked at the end of the chat's messages before its last one, and kept.
+  if (held_.seq < 0 || chat.empty()) return false;
+  ChatSession child;
+  if (fork_into(engine, model, child, std::vector<ChatMessage>(chat.begin(), chat.end() - 1)) < 0) return false;
+  if (!extends_text(child.held_, chat, chat_text)) {
+    engine.release(child.held_.seq);
+    return false;
+  }
+  kept_.push_back(std::move(held_));
+  if (kept_.size() > kMaxKept) {
+    engine.release(kept_.front().seq);
+    kept_.erase(kept_.begin());
+  }
+  held_ = std::move(child.held_);
+  return true;
+}
+
+bool ChatSession::extends_text(const Held& h, const std::vector<ChatMessage>& chat, const std::string& chat_text) {
+  return chat.size() > h.messages.size() && starts_with(chat, h.messages) && chat_text.size() > h.text.size() &&
+         chat_text.compare(0, h.text.size(), h.text) == 0;
+}
+
+void ChatSession::release_kept(Engine& engine) {
+  for (const Held& kept : kept_) engine.release(kept.seq);
+  kept_.clear();
+}
+
 void ChatSession::turn_started(RequestId id, Turn turn) {
   // The parked sequence becomes the running one; it is the chat's again when the turn ends.
   turn.request = {};
   in_flight_ = InFlight{id, std::move(turn)};
-  held_seq_ = -1;
-  held_messages_.clear();
-  held_tokens_.clear();
-  held_text_.clear();
-  reply_ends_.clear();
+  held_.seq = -1;
+  held_.messages.clear();
+  held_.tokens.clear();
+  held_.text.clear();
+  held_.reply_ends.clear();
 }
 
 void ChatSession::hold(SequenceId seq, Turn turn, const SampleOutput& reply) {
-  held_seq_ = seq;
-  held_tokens_ = std::move(turn.prompt_tokens);
-  held_tokens_.insert(held_tokens_.end(), reply.tokens.begin(), reply.tokens.end());
-  held_messages_ = std::move(turn.messages);
-  if (turn.continues_reply) held_messages_.back().content += reply.text;
-  else held_messages_.push_back({"assistant", reply.text});
-  held_text_ = std::move(turn.prompt_text) + reply.text;
-  reply_ends_ = std::move(turn.reply_ends);
-  if (turn.continues_reply && !reply_ends_.empty() && reply_ends_.back().first == held_messages_.size()) reply_ends_.pop_back();
-  reply_ends_.emplace_back(held_messages_.size(), held_tokens_.size());
+  held_.seq = seq;
+  held_.tokens = std::move(turn.prompt_tokens);
+  held_.tokens.insert(held_.tokens.end(), reply.tokens.begin(), reply.tokens.end());
+  held_.messages = std::move(turn.messages);
+  if (turn.continues_reply) held_.messages.back().content += reply.text;
+  else held_.messages.push_back({"assistant", reply.text});
+  held_.text = std::move(turn.prompt_text) + reply.text;
+  held_.reply_ends = std::move(turn.reply_ends);
+  if (turn.continues_reply && !held_.reply_ends.empty() && held_.reply_ends.back().first == held_.messages.size()) held_.reply_ends.pop_back();
+  held_.reply_ends.emplace_back(held_.messages.size(), held_.tokens.size());
 }
 
 int ChatSession::turn_ended(Engine& engine, const RequestOutput& output) {
@@ -145,11 +186,11 @@ void ChatSession::pick(Engine& engine, int index) {
 
 std::optional<std::pair<size_t, std::string>> ChatSession::held_prefix(const Model& model,
                                                                       const std::vector<ChatMessage>& messages) const {
-  if (messages.size() >= held_messages_.size() || !starts_with(held_messages_, messages)) return std::nullopt;
+  if (messages.size() >= held_.messages.size() || !starts_with(held_.messages, messages)) return std::nullopt;
   if (!messages.empty() && messages.back().role == "assistant") {
     // Where that reply ended in this chat's tokens, and its text as the chat holds it.
-    auto end = std::find_if(reply_ends_.begin(), reply_ends_.end(), [&](const auto& e) { return e.first == messages.size(); });
-    if (end == reply_ends_.end()) return std::nullopt;
+    auto end = std::find_if(held_.reply_ends.begin(), held_.reply_ends.end(), [&](const auto& e) { return e.first == messages.size(); });
+    if (end == held_.reply_ends.end()) return std::nullopt;
     const std::vector<ChatMessage> asked(messages.begin(), messages.end() - 1);
     return std::pair{end->second, model.chat_template.apply(asked, true) + messages.back().content};
   }
@@ -158,7 +199,7 @@ std::optional<std::pair<size_t, std::string>> ChatSession::held_prefix(const Mod
   // special token).
   std::string text = model.chat_template.apply(messages, false);
   const std::vector<int32_t> tokens = model.encode_chat(messages, false);
-  if (tokens.empty() || tokens.size() > held_tokens_.size() || !std::equal(tokens.begin(), tokens.end(), held_tokens_.begin()))
+  if (tokens.empty() || tokens.size() > held_.tokens.size() || !std::equal(tokens.begin(), tokens.end(), held_.tokens.begin()))
     return std::nullopt;
   return std::pair{tokens.size(), std::move(text)};
 }
@@ -166,36 +207,36 @@ std::optional<std::pair<size_t, std::string>> ChatSession::held_prefix(const Mod
 SequenceId ChatSession::fork_into(Engine& engine, const Model& model, ChatSession& child,
                                   const std::optional<std::vector<ChatMessage>>& child_chat) const {
   child.release(engine);
-  const std::optional<SequenceView> held = held_seq_ >= 0 ? engine.sequence(held_seq_) : std::nullopt;
+  const std::optional<SequenceView> held = held_.seq >= 0 ? engine.sequence(held_.seq) : std::nullopt;
   if (in_flight_ || unpicked_ || !held || held->state != SequenceState::parked) return -1;
-  if (!child_chat || *child_chat == held_messages_) {
-    child.held_seq_ = engine.fork(held_seq_);
-    child.held_messages_ = held_messages_;
-    child.held_tokens_ = held_tokens_;
-    child.held_text_ = held_text_;
-    child.reply_ends_ = reply_ends_;
-    return child.held_seq_;
+  if (!child_chat || *child_chat == held_.messages) {
+    child.held_.seq = engine.fork(held_.seq);
+    child.held_.messages = held_.messages;
+    child.held_.tokens = held_.tokens;
+    child.held_.text = held_.text;
+    child.held_.reply_ends = held_.reply_ends;
+    return child.held_.seq;
   }
   const auto prefix = held_prefix(model, *child_chat);
   // The latest reply's last token may not be stored yet; any earlier cut is.
   if (!prefix || prefix->first > static_cast<size_t>(held->num_stored)) return -1;
   const size_t at = prefix->first;
-  child.held_seq_ = engine.fork(held_seq_, static_cast<int32_t>(at));
-  child.held_messages_ = *child_chat;
-  child.held_tokens_.assign(held_tokens_.begin(), held_tokens_.begin() + static_cast<std::ptrdiff_t>(at));
-  child.held_text_ = prefix->second;
-  for (const auto& end : reply_ends_)
-    if (end.first <= child_chat->size()) child.reply_ends_.push_back(end);
-  return child.held_seq_;
+  child.held_.seq = engine.fork(held_.seq, static_cast<int32_t>(at));
+  child.held_.messages = *child_chat;
+  child.held_.tokens.assign(held_.tokens.begin(), held_.tokens.begin() + static_cast<std::ptrdiff_t>(at));
+  child.held_.text = prefix->second;
+  for (const auto& end : held_.reply_ends)
+    if (end.first <= child_chat->size()) child.held_.reply_ends.push_back(end);
+  return child.held_.seq;
 }
 
 void ChatSession::release_held(Engine& engine) {
-  if (held_seq_ >= 0) engine.release(held_seq_);
-  held_seq_ = -1;
-  held_messages_.clear();
-  held_tokens_.clear();
-  held_text_.clear();
-  reply_ends_.clear();
+  if (held_.seq >= 0) engine.release(held_.seq);
+  held_.seq = -1;
+  held_.messages.clear();
+  held_.tokens.clear();
+  held_.text.clear();
+  held_.reply_ends.clear();
 }
 
 void ChatSession::release(Engine& engine) {
@@ -204,16 +245,18 @@ void ChatSession::release(Engine& engine) {
   release_unpicked(engine, -1);
   unpicked_.reset();
   release_held(engine);
+  release_kept(engine);
 }
 
 void ChatSession::forget() {
-  held_seq_ = -1;
-  held_messages_.clear();
-  held_tokens_.clear();
-  held_text_.clear();
-  reply_ends_.clear();
+  held_.seq = -1;
+  held_.messages.clear();
+  held_.tokens.clear();
+  held_.text.clear();
+  held_.reply_ends.clear();
   in_flight_.reset();
   unpicked_.reset();
+  kept_.clear();
 }
 
 int ChatSession::num_blocks_held(const Engine& engine) const {
@@ -225,7 +268,8 @@ int ChatSession::num_blocks_held(const Engine& engine) const {
 
 std::vector<SequenceId> ChatSession::sequences() const {
   std::vector<SequenceId> seqs;
-  if (held_seq_ >= 0) seqs.push_back(held_seq_);
+  if (held_.seq >= 0) seqs.push_back(held_.seq);
+  for (const Held& kept : kept_) seqs.push_back(kept.seq);
   if (unpicked_)
     for (const SampleOutput& s : unpicked_->samples)
       if (s.seq >= 0) seqs.push_back(s.seq);

@@ -81,8 +81,8 @@ class ChatSession {
   void forget();
 
   // Tokens the chat holds for the model (0: nothing parked).
-  int context_used() const { return static_cast<int>(held_tokens_.size()); }
-  SequenceId held_sequence() const { return held_seq_; }
+  int context_used() const { return static_cast<int>(held_.tokens.size()); }
+  SequenceId held_sequence() const { return held_.seq; }
   // The sequences of this chat the engine holds: the parked one and an unpicked compare's.
   std::vector<SequenceId> sequences() const;
   // The KV blocks they hold in the pool now, each once (a compare's samples share a prompt).
@@ -105,11 +105,28 @@ class ChatSession {
   // (nullopt: not a prefix this chat can share).
   std::optional<std::pair<size_t, std::string>> held_prefix(const Model& model, const std::vector<ChatMessage>& messages) const;
 
-  SequenceId held_seq_ = -1;
-  std::vector<ChatMessage> held_messages_;
-  std::vector<int32_t> held_tokens_;
-  std::string held_text_;
-  ReplyEnds reply_ends_;
+  // What one parked sequence of the chat holds: the messages, their tokens (the last sampled
+  // one included), the text they read as, and where each reply ends.
+  struct Held {
+    SequenceId seq = -1;
+    std::vector<ChatMessage> messages;
+    std::vector<int32_t> tokens;
+    std::string text;
+    ReplyEnds reply_ends;
+  };
+  // Whether `chat` extends what `h` holds (its messages, and its text under the template), and
+  // whether h's sequence is parked with at most its last sampled token unstored.
+  static bool extends_text(const Held& h, const std::vector<ChatMessage>& chat, const std::string& chat_text);
+  bool extends(const Engine& engine, const Held& h, const std::vector<ChatMessage>& chat, const std::string& chat_text) const;
+  // Before a turn that does not extend held_: a kept version it extends becomes held_, or
+  // held_ is forked where the chat leaves it (a regenerated reply, an edited question) and kept
+  // (returns true: the fork is made now, applied before the turn's request).
+  bool choose_version(Engine& engine, const Model& model, const std::vector<ChatMessage>& chat, const std::string& chat_text);
+  void release_kept(Engine& engine);
+
+  static constexpr size_t kMaxKept = 4;  // versions kept parked per chat (the oldest released first)
+  Held held_;
+  std::vector<Held> kept_;  // other versions of the chat, parked: switching back computes nothing
   std::optional<InFlight> in_flight_;
   std::optional<Unpicked> unpicked_;
 };

@@ -188,6 +188,50 @@ class TestChatSession : public QObject {
     QCOMPARE(engine.kv().check_invariants(), std::string());
   }
 
+  // Versions: a regenerated reply (the chat without its last reply) forks the held sequence at
+  // the end of the reply before it and keeps the old version parked; going on from the old
+  // version later appends to its sequence, computing only the new text.
+  void versionsStayParkedAndSwitchingBackComputesNothingAgain() {
+    Engine engine(*model_, *backend_, config());
+    RequestTracker tracker(engine);
+    ChatSession chat;
+    std::vector<ChatMessage> c = {{"user", "Name a river."}};
+    const RequestOutput r1 = runTurn(engine, tracker, chat, chat.plan_turn(engine, *model_, c));
+    c = extend(c, r1.samples[0].text, "Name a mountain.");
+    const RequestOutput r2 = runTurn(engine, tracker, chat, chat.plan_turn(engine, *model_, c));
+    const SequenceId oldVersion = chat.held_sequence();
+    // Regenerate the second reply: the chat as it was before it.
+    ChatSession::Turn again = chat.plan_turn(engine, *model_, c);
+    QVERIFY(again.request.continue_seq >= 0 && again.request.continue_seq != oldVersion);  // a fork of it
+    QVERIFY2(again.num_submitted < 20, qPrintable(QString::number(again.num_submitted)));  // not the whole chat
+    const int64_t before = engine.stats().num_prefill_tokens;
+    const int64_t submitted = again.num_submitted;
+    again.request.params.temperature = 1.5f;  // another reply than the greedy one
+    again.request.params.seed = 99;
+    again.request.params.max_tokens = 8;
+    again.request.params.ignore_eos = true;
+    const RequestId id = engine.submit(again.request);
+    tracker.track(id, 1);
+    chat.turn_started(id, std::move(again));
+    while (engine.step()) {}
+    const RequestOutput r2b = tracker.take_output(id);
+    chat.turn_ended(engine, r2b);
+    QVERIFY(r2b.samples[0].text != r2.samples[0].text);
+    QCOMPARE(engine.stats().num_prefill_tokens - before, submitted);
+    QCOMPARE(engine.sequence(oldVersion)->state, SequenceState::parked);  // the old version is kept
+    QCOMPARE(chat.sequences().size(), size_t{2});
+    // Back to the old version, and on from it: its own sequence, only the new text computed.
+    const std::vector<ChatMessage> old = extend(c, r2.samples[0].text, "And a lake?");
+    ChatSession::Turn on = chat.plan_turn(engine, *model_, old);
+    QCOMPARE(on.request.continue_seq, oldVersion);
+    QVERIFY(on.num_submitted < 20);
+    // Released, the chat gives every version's blocks back.
+    chat.release(engine);
+    engine.step();
+    QCOMPARE(engine.stats().num_parked, 0);
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+  }
+
   void aCompareStaysParkedUntilOneIsPicked() {
     Engine engine(*model_, *backend_, config());
     RequestTracker tracker(engine);

@@ -6,6 +6,8 @@
 
 #include <QtTest>
 
+#include <QDir>
+
 #include <QAction>
 #include <QComboBox>
 #include <QLabel>
@@ -132,6 +134,24 @@ class TestModelAndSettings : public QObject {
     auto* backend = dialog.findChild<QComboBox*>(QStringLiteral("backend"));
     QCOMPARE(backend->itemData(1).toString(), QStringLiteral("cuda"));
     QVERIFY(!qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
+  }
+
+  // The app's default context policy: chosen in the dialog, saved, read back.
+  void theDefaultContextPolicyIsASetting() {
+    AppSettings s;
+    QCOMPARE(s.contextPolicy, ContextPolicy::dropOldest);
+    SettingsDialog dialog(s, false);
+    auto* policy = dialog.findChild<QComboBox*>(QStringLiteral("defaultContextPolicy"));
+    QCOMPARE(dialog.settings().contextPolicy, ContextPolicy::dropOldest);
+    policy->setCurrentIndex(policy->findData(static_cast<int>(ContextPolicy::stopAndAsk)));
+    const AppSettings chosen = dialog.settings();
+    QCOMPARE(chosen.contextPolicy, ContextPolicy::stopAndAsk);
+    QVERIFY(chosen.sameEngine(s));  // no reload for it
+    ChatDatabase db(QDir::temp().filePath(QStringLiteral("pagedchat-policy-test.sqlite")));
+    chosen.save(db);
+    QCOMPARE(AppSettings::load(db).contextPolicy, ContextPolicy::stopAndAsk);
+    s.save(db);
+    QCOMPARE(AppSettings::load(db).contextPolicy, ContextPolicy::dropOldest);
   }
 
   void engineSettingsReloadTheModelAndEverythingPersists() {

@@ -139,8 +139,8 @@ class TestTranscriptView : public QObject {
     QVERIFY(fragmentWith(doc, QStringLiteral("int y")).charFormat().fontFixedPitch());
     QVERIFY(blockWith(doc, QStringLiteral("int x = 1;")).blockFormat().hasProperty(QTextFormat::BlockCodeFence));
     QVERIFY(!doc->toPlainText().contains(QStringLiteral("cpp")));
-    // A streaming reply has no fork/copy links yet; the user's message has them.
-    QCOMPARE(anchorsOf(doc), (QStringList{QStringLiteral("fork:1"), QStringLiteral("copy:0")}));
+    // A streaming reply has no fork/copy links yet; the user's message has them (and edit).
+    QCOMPARE(anchorsOf(doc), (QStringList{QStringLiteral("edit:0"), QStringLiteral("fork:1"), QStringLiteral("copy:0")}));
   }
 
   void bulletAndNumberedLists() {
@@ -213,7 +213,7 @@ class TestTranscriptView : public QObject {
                                             "[disk](file:///etc/passwd) [js](javascript:alert(1)) <https://b.test>")}),
                   false);
     QCOMPARE(anchorsOf(view.document()), (QStringList{QStringLiteral("https://example.com/a"), QStringLiteral("https://b.test"),
-                                                      QStringLiteral("fork:1"), QStringLiteral("copy:0")}));
+                                                      QStringLiteral("edit:0"), QStringLiteral("fork:1"), QStringLiteral("copy:0")}));
     QVERIFY(view.toPlainText().contains(QStringLiteral("site forge grab disk js https://b.test")));
     // The reply's own fork:/copy:/file: "links" are text: clicking them does nothing.
     m_opened.clear();
@@ -240,7 +240,7 @@ class TestTranscriptView : public QObject {
     chat.messages[1].metrics.finishReason = QStringLiteral("stop");
     view.showChat(chat, false);
     QVERIFY(view.toPlainText().contains(chat.messages[1].metrics.summary() + QStringLiteral(" · fork here · copy")));
-    QCOMPARE(anchorsOf(view.document()), (QStringList{QStringLiteral("fork:1"), QStringLiteral("copy:0"),
+    QCOMPARE(anchorsOf(view.document()), (QStringList{QStringLiteral("edit:0"), QStringLiteral("fork:1"), QStringLiteral("copy:0"),
                                                       QStringLiteral("fork:2"), QStringLiteral("copy:1")}));
     clickOn(view, QStringLiteral("fork here"));  // the first message's
     QCOMPARE(forks.size(), 1);
@@ -310,10 +310,12 @@ class TestTranscriptView : public QObject {
       QVERIFY2(!hasImage(doc), qPrintable(text));
       int ours = 0;
       for (const QString& href : anchorsOf(doc)) {
-        if (href.startsWith(QLatin1String("fork:")) || href.startsWith(QLatin1String("copy:"))) ++ours;
+        if (href.startsWith(QLatin1String("fork:")) || href.startsWith(QLatin1String("copy:")) ||
+            href.startsWith(QLatin1String("edit:")))
+          ++ours;
         else QVERIFY2(href.startsWith(QLatin1String("https://q.test")), qPrintable(text + QStringLiteral(" -> ") + href));
       }
-      QCOMPARE(ours, round % 2 == 0 ? 2 : 4);  // a streaming reply has no links yet
+      QCOMPARE(ours, round % 2 == 0 ? 3 : 5);  // a streaming reply has no links yet; a question has edit too
       if (text.contains(QStringLiteral("<script>")) && !text.contains(QStringLiteral("](")))
         QVERIFY2(doc->toPlainText().contains(QStringLiteral("<script>")), qPrintable(text));
     }

@@ -144,10 +144,66 @@ bool ChatController::regenerate(ChatId id, const TurnSettings& settings, const Q
     c.awaitingPick = false;
     onEngine([id](EngineBridge& b) { b.pickSample(id, 0); });
   }
-  if (!c.record.messages.isEmpty() && c.record.messages.last().role == QLatin1String("assistant")) c.record.messages.removeLast();
+  if (!c.record.messages.isEmpty() && c.record.messages.last().role == QLatin1String("assistant")) {
+    c.pendingVersionsAt = static_cast<int>(c.record.messages.size()) - 1;
+    c.pendingVersions = takeVersions(c.record.messages, c.pendingVersionsAt);
+  }
   if (c.record.messages.isEmpty()) return false;
   startTurn(c, settings, columnTitles);
   return true;
+}
+
+bool ChatController::edit(ChatId id, int index, const QString& text, const TurnSettings& settings, const QStringList& columnTitles) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || it->second.replying || text.isEmpty()) return false;
+  Chat& c = it->second;
+  if (index < 0 || index >= c.record.messages.size() || c.record.messages[index].role != QLatin1String("user")) return false;
+  if (c.awaitingPick) pick(id, 0);
+  QVector<QVector<MessageRecord>> versions = takeVersions(c.record.messages, index);
+  MessageRecord edited{QStringLiteral("user"), text, {}, std::move(versions), 0};
+  edited.versionIndex = static_cast<int>(edited.otherVersions.size());  // the new one goes last
+  c.record.messages.append(std::move(edited));
+  c.record.firstInView = std::min(c.record.firstInView, index);
+  startTurn(c, settings, columnTitles);
+  return true;
+}
+
+bool ChatController::switchVersion(ChatId id, int index, int delta) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || it->second.replying || it->second.awaitingPick) return false;
+  Chat& c = it->second;
+  if (index < 0 || index >= c.record.messages.size()) return false;
+  if (!::switchVersion(c.record.messages, index, c.record.messages[index].versionIndex + delta)) return false;
+  c.record.firstInView = std::min(c.record.firstInView, index);
+  c.contextFullTokens = 0;
+  save(c);
+  emit chatChanged(id);
+  measure(id);
+  return true;
+}
+
+// A reply that never started goes; when it was a new version, the latest one before it is shown.
+void ChatController::dropEmptyReply(Chat& c) {
+  if (c.numSamples != 1 || c.record.messages.isEmpty() || !c.record.messages.last().content.isEmpty()) return;
+  const int at = static_cast<int>(c.record.messages.size()) - 1;
+  if (c.record.messages[at].otherVersions.isEmpty()) {
+    c.record.messages.removeLast();
+    return;
+  }
+  ::switchVersion(c.record.messages, at, c.record.messages[at].versionIndex - 1);
+  // The empty one was the last version: it is dropped from the others.
+  QVector<QVector<MessageRecord>>& others = c.record.messages[at].otherVersions;
+  if (!others.isEmpty() && others.last().size() == 1 && others.last().first().content.isEmpty()) others.removeLast();
+}
+
+// The regenerated reply's message exists now: it carries the versions it replaces.
+void ChatController::attachPendingVersions(Chat& c) {
+  if (c.pendingVersionsAt < 0 || c.pendingVersionsAt >= c.record.messages.size()) return;
+  MessageRecord& m = c.record.messages[c.pendingVersionsAt];
+  m.otherVersions = std::move(c.pendingVersions);
+  m.versionIndex = static_cast<int>(m.otherVersions.size());
+  c.pendingVersions.clear();
+  c.pendingVersionsAt = -1;
 }
 
 void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once) {
@@ -162,7 +218,10 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   c.samples = QVector<QString>(c.numSamples);
   c.sampleMetrics = QVector<ReplyMetrics>(c.numSamples);
   c.continuedTokens = 0;
-  if (c.numSamples == 1) c.record.messages.append({QStringLiteral("assistant"), QString(), {}});
+  if (c.numSamples == 1) {
+    c.record.messages.append({QStringLiteral("assistant"), QString(), {}});
+    attachPendingVersions(c);
+  }
   save(c);
   emit replyingChanged(c.record.id, true);
   onEngine([id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
@@ -202,6 +261,7 @@ bool ChatController::pick(ChatId id, int sample) {
   if (!c.awaitingPick || sample < 0 || sample >= c.samples.size()) return false;
   c.awaitingPick = false;
   c.record.messages.append({QStringLiteral("assistant"), c.samples[sample], c.sampleMetrics[sample]});
+  attachPendingVersions(c);
   c.numSamples = 1;
   onEngine([id, sample](EngineBridge& b) { b.pickSample(id, sample); });
   save(c);
@@ -288,9 +348,7 @@ void ChatController::connectBridge() {
     emit status(id, tr("Error: %1").arg(e));
     auto it = m_chats.find(id);
     // A reply that never started leaves no empty message behind.
-    if (it != m_chats.end() && it->second.replying && it->second.numSamples == 1 &&
-        it->second.record.messages.last().content.isEmpty())
-      it->second.record.messages.removeLast();
+    if (it != m_chats.end() && it->second.replying) dropEmptyReply(it->second);
   });
   connect(m_bridge, &EngineBridge::contextTrimmed, this, [this](ChatId id, int numDropped) {
     auto it = m_chats.find(id);
@@ -306,7 +364,7 @@ void ChatController::connectBridge() {
     auto it = m_chats.find(id);
     if (it == m_chats.end() || !it->second.replying) return;
     Chat& c = it->second;
-    if (c.numSamples == 1 && c.record.messages.last().content.isEmpty()) c.record.messages.removeLast();
+    dropEmptyReply(c);
     c.replying = false;
     c.contextFullTokens = numTokens;
     c.contextLength = contextLength;

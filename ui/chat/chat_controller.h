@@ -36,6 +36,9 @@ class ChatController : public QObject {
     // reads next, in tokens, and the KV blocks the chat's sequences hold now.
     int conversationTokens = 0, blocksHeld = 0;
     int continuedTokens = 0;  // a Continue turn: the reply's tokens before it
+    // A regenerated reply's versions, until the new reply's message exists (a compare's pick).
+    QVector<QVector<MessageRecord>> pendingVersions;
+    int pendingVersionsAt = -1;
     // The last turn did not fit and the chat's policy is "stop and ask": the prompt's tokens
     // and the context; the transcript offers the choices (resolveContextFull).
     int contextFullTokens = 0, contextLength = 0;
@@ -66,8 +69,14 @@ class ChatController : public QObject {
   // Sends a user message (a first one names the chat) and starts the turn. columnTitles: how
   // each compare column samples (empty: all as settings).
   bool send(ChatId id, const QString& text, const TurnSettings& settings, const QStringList& columnTitles);
-  // The last reply again: an unpicked compare is first settled on its first column.
+  // The last reply again, as a new version of it (the previous ones kept: "< 2 / 2 >"); an
+  // unpicked compare is first settled on its first column.
   bool regenerate(ChatId id, const TurnSettings& settings, const QStringList& columnTitles);
+  // A sent question edited: a new version of the conversation from that message (the old one
+  // kept), and a reply to it.
+  bool edit(ChatId id, int messageIndex, const QString& text, const TurnSettings& settings, const QStringList& columnTitles);
+  // Shows another version of the conversation from message messageIndex (delta -1, +1).
+  bool switchVersion(ChatId id, int messageIndex, int delta);
   void stop(ChatId id);
   // More of the chat's last reply, cut by its length limit (its footer offers Continue).
   bool continueReply(ChatId id, TurnSettings settings);
@@ -100,6 +109,8 @@ class ChatController : public QObject {
   // once: this turn's context policy, over the chat's and the app's.
   void startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once = {});
   void save(const Chat& c);
+  void attachPendingVersions(Chat& c);
+  void dropEmptyReply(Chat& c);
   void add(Chat c);
   void sendTitle(const Chat& c);
   ChatId nextId() const;

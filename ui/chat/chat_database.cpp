@@ -2,11 +2,16 @@
 #include "ui/chat/chat_database.h"
 
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QFileInfo>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
 #include <QUuid>
+
+#include <algorithm>
 #include <QVariant>
 
 namespace {
@@ -17,6 +22,60 @@ QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
 
 QString ChatDatabase::defaultPath() {
   return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("chats.sqlite"));
+}
+
+namespace {
+
+// A message's other versions as JSON: an array of tails, each an array of messages, each
+// message with its own versions (a tree, as deep as the edits went).
+QJsonArray tailsJson(const QVector<QVector<MessageRecord>>& tails) {
+  QJsonArray out;
+  for (const auto& tail : tails) {
+    QJsonArray t;
+    for (const MessageRecord& m : tail)
+      t.append(QJsonObject{{QStringLiteral("role"), m.role},
+                           {QStringLiteral("content"), m.content},
+                           {QStringLiteral("tokens"), m.metrics.numTokens},
+                           {QStringLiteral("first_token_ms"), m.metrics.secondsToFirstToken * 1000.0},
+                           {QStringLiteral("tokens_per_second"), m.metrics.tokensPerSecond},
+                           {QStringLiteral("finish"), m.metrics.finishReason},
+                           {QStringLiteral("versions"), tailsJson(m.otherVersions)},
+                           {QStringLiteral("version"), m.versionIndex}});
+    out.append(t);
+  }
+  return out;
+}
+
+QVector<QVector<MessageRecord>> tailsFrom(const QJsonArray& tails) {
+  QVector<QVector<MessageRecord>> out;
+  for (const QJsonValue& t : tails) {
+    QVector<MessageRecord> tail;
+    for (const QJsonValue& v : t.toArray()) {
+      const QJsonObject o = v.toObject();
+      MessageRecord m;
+      m.role = o.value(QStringLiteral("role")).toString();
+      m.content = o.value(QStringLiteral("content")).toString();
+      m.metrics.numTokens = o.value(QStringLiteral("tokens")).toInt();
+      m.metrics.secondsToFirstToken = o.value(QStringLiteral("first_token_ms")).toDouble() / 1000.0;
+      m.metrics.tokensPerSecond = o.value(QStringLiteral("tokens_per_second")).toDouble();
+      m.metrics.finishReason = o.value(QStringLiteral("finish")).toString();
+      m.otherVersions = tailsFrom(o.value(QStringLiteral("versions")).toArray());
+      m.versionIndex = std::clamp(o.value(QStringLiteral("version")).toInt(), 0, static_cast<int>(m.otherVersions.size()));
+      if (m.role == QLatin1String("user") || m.role == QLatin1String("assistant")) tail.append(m);
+    }
+    if (!tail.isEmpty()) out.append(tail);
+  }
+  return out;
+}
+
+}  // namespace
+
+QString ChatDatabase::versionsToJson(const QVector<QVector<MessageRecord>>& versions) {
+  return versions.isEmpty() ? QString(QLatin1String("")) : QString::fromUtf8(QJsonDocument(tailsJson(versions)).toJson(QJsonDocument::Compact));
+}
+
+QVector<QVector<MessageRecord>> ChatDatabase::versionsFromJson(const QString& json) {
+  return json.isEmpty() ? QVector<QVector<MessageRecord>>{} : tailsFrom(QJsonDocument::fromJson(json.toUtf8()).array());
 }
 
 ChatDatabase::ChatDatabase(const QString& path)
@@ -39,7 +98,9 @@ ChatDatabase::ChatDatabase(const QString& path)
                                "finish_reason TEXT NOT NULL, PRIMARY KEY (chat_id, position))"));
   // Columns added since the first schema (older databases get them with their defaults).
   if (m_open) m_open = addColumn(QStringLiteral("chats"), QStringLiteral("first_in_view INTEGER NOT NULL DEFAULT 0")) &&
-                       addColumn(QStringLiteral("chats"), QStringLiteral("context_policy INTEGER NOT NULL DEFAULT -1"));
+                       addColumn(QStringLiteral("chats"), QStringLiteral("context_policy INTEGER NOT NULL DEFAULT -1")) &&
+                       addColumn(QStringLiteral("messages"), QStringLiteral("versions TEXT NOT NULL DEFAULT ''")) &&
+                       addColumn(QStringLiteral("messages"), QStringLiteral("version_index INTEGER NOT NULL DEFAULT 0"));
   if (m_open && setting(QStringLiteral("schema_version")).isEmpty())
     setSetting(QStringLiteral("schema_version"), QString::number(kSchemaVersion));
 }
@@ -93,8 +154,8 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
     chats.append(c);
   }
   QSqlQuery m(m_db);
-  m.prepare(QStringLiteral("SELECT role, content, num_tokens, first_token_ms, tokens_per_second, finish_reason "
-                           "FROM messages WHERE chat_id = ? ORDER BY position"));
+  m.prepare(QStringLiteral("SELECT role, content, num_tokens, first_token_ms, tokens_per_second, finish_reason, versions, "
+                           "version_index FROM messages WHERE chat_id = ? ORDER BY position"));
   for (ChatRecord& c : chats) {
     m.addBindValue(c.id);
     if (!m.exec()) {
@@ -109,6 +170,8 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
       r.metrics.secondsToFirstToken = m.value(3).toDouble() / 1000.0;
       r.metrics.tokensPerSecond = m.value(4).toDouble();
       r.metrics.finishReason = m.value(5).toString();
+      r.otherVersions = versionsFromJson(m.value(6).toString());
+      r.versionIndex = std::clamp(m.value(7).toInt(), 0, static_cast<int>(r.otherVersions.size()));
       c.messages.append(r);
     }
   }
@@ -140,7 +203,7 @@ bool ChatDatabase::saveChat(const ChatRecord& chat) {
   if (!del.exec()) return rollback(QStringLiteral("save chat %1").arg(chat.id), del);
   QSqlQuery ins(m_db);
   ins.prepare(QStringLiteral("INSERT INTO messages (chat_id, position, role, content, num_tokens, first_token_ms, "
-                             "tokens_per_second, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+                             "tokens_per_second, finish_reason, versions, version_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   for (int i = 0; i < chat.messages.size(); ++i) {
     const MessageRecord& m = chat.messages[i];
     ins.addBindValue(chat.id);
@@ -151,6 +214,8 @@ bool ChatDatabase::saveChat(const ChatRecord& chat) {
     ins.addBindValue(m.metrics.secondsToFirstToken * 1000.0);
     ins.addBindValue(m.metrics.tokensPerSecond);
     ins.addBindValue(text(m.metrics.finishReason));
+    ins.addBindValue(versionsToJson(m.otherVersions));
+    ins.addBindValue(m.versionIndex);
     if (!ins.exec()) return rollback(QStringLiteral("save message %1 of chat %2").arg(i).arg(chat.id), ins);
   }
   return m_db.commit() || fail(QStringLiteral("commit"), m_db.lastError().text());

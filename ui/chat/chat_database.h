@@ -29,6 +29,9 @@ class ChatDatabase {
   bool removeChat(ChatId id);
   QString setting(const QString& key, const QString& fallback = {});
   bool setSetting(const QString& key, const QString& value);
+  // A message's other versions, as the messages table keeps them (JSON; "" for none).
+  static QString versionsToJson(const QVector<QVector<MessageRecord>>& versions);
+  static QVector<QVector<MessageRecord>> versionsFromJson(const QString& json);
 
  private:
   bool exec(const QString& sql);

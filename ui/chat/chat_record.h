@@ -14,7 +14,43 @@ struct MessageRecord {
   QString role;  // "user" or "assistant" (the system prompt is kept apart)
   QString content;
   ReplyMetrics metrics;  // replies only
+  // Versions of the conversation from this message on (a regenerated reply, an edited
+  // question): the others, each a whole tail (its first message here, then what followed it),
+  // in the order they were made; this one is number versionIndex among them all (0-based).
+  QVector<QVector<MessageRecord>> otherVersions;
+  int versionIndex = 0;
+  int numVersions() const { return static_cast<int>(otherVersions.size()) + 1; }
 };
+
+// The conversation from messages[at] on becomes version `which` (0-based, among all of that
+// message's versions); the one shown so far is kept among the others. Returns false (and
+// changes nothing) when there is no such version.
+inline bool switchVersion(QVector<MessageRecord>& messages, int at, int which) {
+  if (at < 0 || at >= messages.size()) return false;
+  QVector<QVector<MessageRecord>> all = std::move(messages[at].otherVersions);
+  const int current = std::clamp(messages[at].versionIndex, 0, static_cast<int>(all.size()));
+  if (which < 0 || which > all.size() || which == current) {
+    messages[at].otherVersions = std::move(all);
+    return false;
+  }
+  all.insert(current, messages.mid(at));
+  QVector<MessageRecord> shown = all.takeAt(which);
+  messages.resize(at);
+  messages += shown;
+  messages[at].otherVersions = std::move(all);
+  messages[at].versionIndex = which;
+  return true;
+}
+
+// Every version of the conversation from messages[at] on, the shown one in its place; the
+// messages from `at` on are taken out. A new version then goes last: see ChatController.
+inline QVector<QVector<MessageRecord>> takeVersions(QVector<MessageRecord>& messages, int at) {
+  QVector<QVector<MessageRecord>> all = std::move(messages[at].otherVersions);
+  messages[at].otherVersions.clear();
+  all.insert(std::clamp(messages[at].versionIndex, 0, static_cast<int>(all.size())), messages.mid(at));
+  messages.resize(at);
+  return all;
+}
 
 struct ChatRecord {
   ChatId id = -1;

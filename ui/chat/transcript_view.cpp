@@ -22,6 +22,9 @@ TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
     if (url.scheme() == QLatin1String("fork")) emit forkRequested(k);
     else if (url.scheme() == QLatin1String("context")) emit contextChoice(url.path());
     else if (url.scheme() == QLatin1String("continue")) emit continueRequested();
+    else if (url.scheme() == QLatin1String("edit")) emit editRequested(k);
+    else if (url.scheme() == QLatin1String("version")) emit versionRequested(url.path().section(QLatin1Char(':'), 0, 0).toInt(),
+                                                                             url.path().section(QLatin1Char(':'), 1, 1).toInt());
     else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
     else if (isOpenableLink(url)) QDesktopServices::openUrl(url);
   });
@@ -59,7 +62,7 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
     c.insertText(tr(" · outside the model's view (dropped when the chat outgrew the context)"), mark);
   }
 
-  if (!m.footer.isEmpty() || m.actions) {
+  if (!m.footer.isEmpty() || m.actions || m.numVersions > 1) {
     c.movePosition(QTextCursor::End);
     QTextBlockFormat footerBlock;
     footerBlock.setTopMargin(4);
@@ -67,12 +70,29 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
     gray.setForeground(Qt::gray);
     gray.setProperty(QTextFormat::FontSizeAdjustment, -1);  // small
     c.insertBlock(footerBlock, gray);
+    QTextCharFormat link = gray;
+    link.setAnchor(true);
+    link.setFontUnderline(true);
+    if (m.numVersions > 1) {
+      // The versions of the conversation from here: "< 2 / 3 >", the arrows links when they lead somewhere.
+      auto arrow = [&](const QString& text, int delta, bool enabled) {
+        if (!enabled) return c.insertText(text, gray);
+        link.setAnchorHref(QStringLiteral("version:%1:%2").arg(index).arg(delta));
+        c.insertText(text, link);
+      };
+      arrow(QStringLiteral("<"), -1, m.versionIndex > 0);
+      c.insertText(QStringLiteral(" %1 / %2 ").arg(m.versionIndex + 1).arg(m.numVersions), gray);
+      arrow(QStringLiteral(">"), 1, m.versionIndex + 1 < m.numVersions);
+      if (!m.footer.isEmpty() || m.actions) c.insertText(QStringLiteral(" · "), gray);
+    }
     c.insertText(m.footer, gray);
     if (m.actions) {
-      QTextCharFormat link = gray;
-      link.setAnchor(true);
-      link.setFontUnderline(true);
       if (!m.footer.isEmpty()) c.insertText(QStringLiteral(" · "), gray);
+      if (m.user) {
+        link.setAnchorHref(QStringLiteral("edit:%1").arg(index));
+        c.insertText(tr("edit"), link);
+        c.insertText(QStringLiteral(" · "), gray);
+      }
       link.setAnchorHref(QStringLiteral("fork:%1").arg(index + 1));
       c.insertText(tr("fork here"), link);
       c.insertText(QStringLiteral(" · "), gray);
@@ -127,6 +147,8 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
     if (!s.user && !m.metrics.isEmpty()) s.footer = m.metrics.summary();
     s.actions = !(replying && i == chat.messages.size() - 1);
     s.outOfView = i < chat.firstInView;
+    s.versionIndex = m.versionIndex;
+    s.numVersions = m.numVersions();
     s.canContinue = !replying && !s.user && i == chat.messages.size() - 1 && m.metrics.finishReason == QLatin1String("length");
   }
   if (contextFullTokens > 0) {

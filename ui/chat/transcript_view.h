@@ -28,6 +28,8 @@ class TranscriptView : public QTextBrowser {
   void forkRequested(int messageCount);  // fork keeping messages 1..messageCount
   void copyRequested(int messageIndex);
   void continueRequested();  // the last reply, cut by its length: write more of it
+  void editRequested(int messageIndex);                // a sent question, to edit into a new version
+  void versionRequested(int messageIndex, int delta);  // "<" (-1) or ">" (+1) on a message's versions
   // The context-full notice's links: "drop" (the oldest turns), "recent" (a new chat from the
   // recent messages), "cancel" (take the question back).
   void contextChoice(const QString& choice);
@@ -40,11 +42,13 @@ class TranscriptView : public QTextBrowser {
     QString footer;  // plain text of the footer, "" when none; the links follow from the index
     bool actions = false;  // fork / copy links (not while the reply streams)
     bool canContinue = false;  // the last reply, cut by its length: a Continue link
+    int versionIndex = 0, numVersions = 1;  // "< k / n >" when there are several
     bool outOfView = false;  // dropped from the model's view when the chat outgrew the context
     QString notice;          // non-empty: not a message but the context-full notice, this text
     int start = 0;
     bool operator==(const ShownMessage& o) const {
       return user == o.user && actions == o.actions && canContinue == o.canContinue && content == o.content && footer == o.footer &&
+             versionIndex == o.versionIndex && numVersions == o.numVersions &&
              outOfView == o.outOfView && notice == o.notice;
     }
   };

@@ -150,6 +150,20 @@ QWidget* MainWindow::buildChatPanel() {
       QApplication::clipboard()->setText(c->record.messages[i].content);
   });
   connect(m_compare, &CompareView::picked, this, &MainWindow::pickSample);
+  connect(m_transcript, &TranscriptView::editRequested, this, [this](int i) {
+    const ChatController::Chat* c = current();
+    if (!c || i < 0 || i >= c->record.messages.size() || c->replying) return;
+    m_editing = i;
+    m_input->setPlainText(c->record.messages[i].content);
+    m_input->selectAll();
+    m_input->setFocus();
+    m_status->setText(tr("Editing message %1: Send makes a new version of the conversation from it (the old one is kept); "
+                         "Esc cancels.").arg(i + 1));
+  });
+  connect(m_transcript, &TranscriptView::versionRequested, this, [this](int i, int delta) {
+    if (m_chats->switchVersion(m_current, i, delta)) showCurrent();
+    updateControls();
+  });
   connect(m_transcript, &TranscriptView::continueRequested, this, [this] {
     QStringList titles;
     if (canStartTurn()) m_chats->continueReply(m_current, nextTurnSettings(titles));
@@ -364,6 +378,7 @@ void MainWindow::selectChat(ChatId id) {
   const ChatController::Chat* c = m_chats->chat(id);
   if (!c) return;
   m_current = id;
+  m_editing = -1;
   m_list->select(id);
   const ChatRecord& r = c->record;
   // Shown without counting as an edit.
@@ -447,12 +462,21 @@ void MainWindow::send() {
   m_input->clear();
   QStringList titles;
   const TurnSettings settings = nextTurnSettings(titles);
-  m_chats->send(m_current, text, settings, titles);
+  if (m_editing >= 0) m_chats->edit(m_current, std::exchange(m_editing, -1), text, settings, titles);
+  else m_chats->send(m_current, text, settings, titles);
   showCurrent();
   updateControls();
 }
 
-void MainWindow::stop() { m_chats->stop(m_current); }
+void MainWindow::stop() {
+  if (m_editing >= 0) {  // Esc while editing: the edit is dropped, the conversation as it was
+    m_editing = -1;
+    m_input->clear();
+    m_status->clear();
+    return;
+  }
+  m_chats->stop(m_current);
+}
 
 void MainWindow::regenerate() {
   if (!canStartTurn()) return;

@@ -113,6 +113,7 @@ class MainWindow : public QMainWindow {
   EngineBridge* m_bridge = nullptr;
   ChatController* m_chats = nullptr;
   ChatId m_current = -1;
+  int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
   int m_contextLength = 0;
   bool m_modelReady = false;
   AppSettings m_settings;

@@ -58,6 +58,13 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   sf->addRow(tr("Repetition penalty (1: off)"), m_repetition);
   sf->addRow(tr("Max tokens per reply"), m_maxTokens);
   sf->addRow(tr("Seed"), m_seed);
+  m_contextPolicy = new QComboBox(sampling);
+  m_contextPolicy->setObjectName(QStringLiteral("defaultContextPolicy"));
+  m_contextPolicy->addItem(tr("Drop the oldest turns"), static_cast<int>(ContextPolicy::dropOldest));
+  m_contextPolicy->addItem(tr("Stop and ask"), static_cast<int>(ContextPolicy::stopAndAsk));
+  m_contextPolicy->setCurrentIndex(m_contextPolicy->findData(static_cast<int>(s.contextPolicy)));
+  m_contextPolicy->setToolTip(tr("For chats that keep the app default (each chat can choose its own under its system prompt)"));
+  sf->addRow(tr("When a chat's context is full"), m_contextPolicy);
   v->addWidget(sampling);
 
   auto* engine = new QGroupBox(tr("Engine (applied by reloading the model)"), this);
@@ -113,6 +120,7 @@ AppSettings SettingsDialog::settings() const {
   s.sampling.repetitionPenalty = m_repetition->value();
   s.sampling.maxTokens = m_maxTokens->value();
   s.sampling.seed = static_cast<quint64>(m_seed->value());
+  s.contextPolicy = static_cast<ContextPolicy>(m_contextPolicy->currentData().toInt());
   s.blockSize = m_blockSize->currentData().toInt();
   s.kvMemoryMiB = m_kvMemory->value();
   s.maxBatchedTokens = m_maxBatched->value();
