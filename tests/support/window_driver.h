@@ -6,11 +6,20 @@
 #include <QtTest>
 
 #include <QPlainTextEdit>
+#include <QStandardPaths>
 
+#include "ui/chat/chat_database.h"
 #include "ui/shell/app_services.h"
 #include "ui/shell/main_window.h"
 
 namespace pagedchat::test {
+
+// A UI suite's start: its chats go to a throwaway data folder (QStandardPaths' test mode), with
+// none left from an earlier run.
+inline void useFreshDataFolder() {
+  QStandardPaths::setTestModeEnabled(true);
+  QFile::remove(ChatDatabase::defaultPath());
+}
 
 inline void loadAndWait(MainWindow& w, const QString& model) {
   QSignalSpy ready(&w, &MainWindow::modelReady);

@@ -10,13 +10,11 @@
 
 #include <QComboBox>
 #include <QPlainTextEdit>
-#include <QStandardPaths>
 #include <QTextBrowser>
 
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -51,8 +49,7 @@ class TestContextLimit : public QObject {
 
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QFile::remove(ChatDatabase::defaultPath());
+    pagedchat::test::useFreshDataFolder();
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
     m_tokens = pagedchat::Model::load(model);

@@ -7,14 +7,12 @@
 
 #include <QLabel>
 #include <QSpinBox>
-#include <QStandardPaths>
 
 #include <set>
 
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
 #include "ui/shell/main_window.h"
 
 class TestContextMeter : public QObject {
@@ -45,8 +43,7 @@ class TestContextMeter : public QObject {
 
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QFile::remove(ChatDatabase::defaultPath());
+    pagedchat::test::useFreshDataFolder();
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
     m_tokens = pagedchat::Model::load(model);

@@ -5,12 +5,10 @@
 
 #include <QtTest>
 
-#include <QStandardPaths>
 #include <QTextBrowser>
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
 #include "ui/shell/main_window.h"
 
 class TestContinueReply : public QObject {
@@ -26,8 +24,7 @@ class TestContinueReply : public QObject {
 
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QFile::remove(ChatDatabase::defaultPath());
+    pagedchat::test::useFreshDataFolder();
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
   }

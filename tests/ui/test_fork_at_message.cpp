@@ -7,11 +7,9 @@
 #include <QtTest>
 
 #include <QPlainTextEdit>
-#include <QStandardPaths>
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
 #include "ui/shell/main_window.h"
 
 class TestForkAtMessage : public QObject {
@@ -32,8 +30,7 @@ class TestForkAtMessage : public QObject {
 
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QFile::remove(ChatDatabase::defaultPath());
+    pagedchat::test::useFreshDataFolder();
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
   }
