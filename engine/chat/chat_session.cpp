@@ -66,10 +66,7 @@ ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model,
     turn.reply_ends = held_.reply_ends;
   } else {
     release_held(engine);
-    turn.request.prompt = model.tokenizer->encode(turn.prompt_text, false, true);
-    const Tokenizer& tok = *model.tokenizer;  // BOS as encode_chat adds it
-    if (tok.add_bos() && tok.bos_id() && (turn.request.prompt.empty() || turn.request.prompt.front() != *tok.bos_id()))
-      turn.request.prompt.insert(turn.request.prompt.begin(), *tok.bos_id());
+    turn.request.prompt = model.encode_prompt(turn.prompt_text);
     turn.prompt_tokens = turn.request.prompt;
   }
   turn.num_submitted = static_cast<int64_t>(turn.request.prompt.size());
@@ -198,7 +195,7 @@ std::optional<std::pair<size_t, std::string>> ChatSession::held_prefix(const Mod
   // exactly the first tokens this chat holds (always, for templates whose turns begin with a
   // special token).
   std::string text = model.chat_template.apply(messages, false);
-  const std::vector<int32_t> tokens = model.encode_chat(messages, false);
+  const std::vector<int32_t> tokens = model.encode_prompt(text);
   if (tokens.empty() || tokens.size() > held_.tokens.size() || !std::equal(tokens.begin(), tokens.end(), held_.tokens.begin()))
     return std::nullopt;
   return std::pair{tokens.size(), std::move(text)};

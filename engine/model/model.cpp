@@ -53,7 +53,11 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadProgress& 
 }
 
 std::vector<int32_t> Model::encode_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-  std::vector<int32_t> tokens = tokenizer->encode(chat_template.apply(messages, add_generation_prompt), false, true);
+  return encode_prompt(chat_template.apply(messages, add_generation_prompt));
+}
+
+std::vector<int32_t> Model::encode_prompt(const std::string& text) const {
+  std::vector<int32_t> tokens = tokenizer->encode(text, false, true);
   if (tokenizer->add_bos() && tokenizer->bos_id() && (tokens.empty() || tokens.front() != *tokenizer->bos_id()))
     tokens.insert(tokens.begin(), *tokenizer->bos_id());
   return tokens;

@@ -20,6 +20,9 @@ struct Model {
   // A chat as prompt tokens: the chat template, special tokens parsed, and BOS when the
   // model's metadata asks for it and the template did not write it.
   std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+  // Text already in the model's chat format (a rendered chat, or one with its last reply
+  // left open) as prompt tokens, the same way: special tokens parsed, BOS as above.
+  std::vector<int32_t> encode_prompt(const std::string& text) const;
   // Opens, validates and maps the file; throws Error naming the file and the problem. With
   // an active progress, the mapped file is also read in ("reading", so that a cold load from
   // disk shows its progress here rather than stalling the first forward pass), and a cancel
