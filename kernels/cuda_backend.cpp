@@ -155,6 +155,11 @@ CudaBackend::~CudaBackend() = default;
 
 const KvCacheShape& CudaBackend::kv_shape() const { return impl_->kv_shape; }
 
+uint64_t CudaBackend::kv_block_bytes(int32_t block_size) const {
+  const ModelConfig& c = impl_->w.config;
+  return KvCacheShape{c.num_layers, c.num_kv_heads, c.head_dim, 0, block_size}.block_bytes(2);
+}
+
 void CudaBackend::allocate_kv(const KvCacheShape& shape) {
   Impl& m = *impl_;
   const ModelConfig& c = m.w.config;

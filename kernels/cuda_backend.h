@@ -39,7 +39,7 @@ class CudaBackend final : public Backend {
   std::string_view name() const override { return "cuda"; }
   void allocate_kv(const KvCacheShape& shape) override;
   const KvCacheShape& kv_shape() const override;
-  int kv_element_bytes() const override { return 2; }  // f16 or bf16 (config.dtype)
+  uint64_t kv_block_bytes(int32_t block_size) const override;  // f16 or bf16 (config.dtype)
   void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   void allocate_host_kv(int num_blocks) override;

@@ -31,18 +31,25 @@ BuiltBackend make_backend(const BackendOptions& options, const Model& model, int
   if (options.name == "cpu") {
     if (!options.dtype.empty() || options.gpu_memory_fraction != 0)
       fail("the GPU memory fraction and the 16-bit type are options of the cuda backend");
+    const KvType kv_type = options.kv_type.empty() ? KvType::F16 : parse_kv_type(options.kv_type);
     auto cpu = std::make_unique<CpuBackend>(
-        model.weights, options.threads,
+        model.weights, options.threads, kv_type,
         options.float_activations ? cpu::MatmulPrecision::kFloatActivations : cpu::MatmulPrecision::kQuantizedActivations,
         progress);
-    built.description = format("cpu, %d threads", cpu->num_threads());
+    built.description = format("cpu, %d threads, %s KV", cpu->num_threads(), kv_type_name(kv_type));
     built.backend = std::move(cpu);
     return built;
   }
   if (options.name != "cuda") fail("unknown backend '%s' (cpu, cuda)", options.name.c_str());
 #ifdef PAGEDCHAT_HAVE_CUDA
-  const std::string dtype = options.dtype.empty() ? "bf16" : options.dtype;
+  if (!options.kv_type.empty() && options.kv_type != "bf16" && options.kv_type != "f16")
+    fail("the cuda backend keeps KV in its 16-bit type (bf16 or f16); KV type %s is for the cpu backend",
+         options.kv_type.c_str());
+  const std::string dtype = !options.dtype.empty() ? options.dtype : !options.kv_type.empty() ? options.kv_type : "bf16";
   if (dtype != "bf16" && dtype != "f16") fail("the cuda backend's type must be bf16 or f16 (got '%s')", dtype.c_str());
+  if (!options.kv_type.empty() && options.kv_type != dtype)
+    fail("the cuda backend keeps KV in its 16-bit type (%s here); KV type %s is for the cpu backend", dtype.c_str(),
+         options.kv_type.c_str());
   const double fraction = options.gpu_memory_fraction == 0 ? 0.9 : options.gpu_memory_fraction;
   if (fraction < 0.01 || fraction > 1.0) fail("the GPU memory fraction must be in [0.01, 1] (got %g)", fraction);
   if (kernels::cuda_device_count() <= 0)

@@ -20,6 +20,9 @@ struct BackendOptions {
   std::string name = "cpu";      // "cpu" or "cuda"
   int threads = 0;               // cpu: forward-pass threads, 0 = all cores
   bool float_activations = false;  // cpu: f32 activations into the matmuls (check backend's reference)
+  // The KV pool's element type: cpu f32, f16 (the default) or q8_0; cuda keeps KV in its
+  // 16-bit type, so there only that type's name (or empty) is accepted.
+  std::string kv_type;
   // cuda only (an error for cpu when set, so a typo on the command line is not ignored):
   std::string dtype;               // "bf16" (default) or "f16": weights, activations and KV
   double gpu_memory_fraction = 0;  // share of the memory free after the weights for the KV pool; 0: 0.9
@@ -31,7 +34,7 @@ struct BuiltBackend {
   // The most KV blocks of the asked block size the device holds (0: no device limit, host
   // memory: the engine's pool is sized by its own options).
   int32_t max_num_blocks = 0;
-  std::string description;              // "cpu, 2 threads" or "cuda, NVIDIA H200, bf16, weights 1.23 GiB"
+  std::string description;              // "cpu, 2 threads, f16 KV" or "cuda, NVIDIA H200, bf16, weights 1.23 GiB"
   uint64_t matrix_bytes_per_token = 0;  // cuda: bytes one decode step must read at least (0: not measured)
 };
 

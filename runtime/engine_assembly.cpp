@@ -5,9 +5,7 @@
 
 namespace pagedchat {
 
-int32_t kv_blocks_for_budget(const ModelConfig& model, int32_t block_size, int kv_element_bytes, int64_t bytes) {
-  const KvCacheShape shape{model.num_layers, model.num_kv_heads, model.head_dim, 0, block_size};
-  const uint64_t per_block = shape.block_bytes(kv_element_bytes);
+int32_t kv_blocks_for_budget(uint64_t per_block, int64_t bytes) {
   if (per_block == 0 || bytes <= 0) return 1;
   return static_cast<int32_t>(std::clamp<int64_t>(bytes / static_cast<int64_t>(per_block), 1, 1 << 24));
 }
@@ -22,8 +20,7 @@ AssembledEngine assemble_engine(std::shared_ptr<const Model> model, const Engine
   const int32_t blocks_per_context = (config.max_context + config.block_size - 1) / config.block_size;
   if (config.num_blocks <= 0) {
     if (options.kv_budget_bytes > 0)
-      config.num_blocks = kv_blocks_for_budget(model->config(), config.block_size, built.backend->kv_element_bytes(),
-                                               options.kv_budget_bytes);
+      config.num_blocks = kv_blocks_for_budget(built.backend->kv_block_bytes(config.block_size), options.kv_budget_bytes);
     else if (options.num_contexts > 0)
       config.num_blocks = blocks_per_context * options.num_contexts;
     else

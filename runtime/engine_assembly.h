@@ -25,9 +25,8 @@ struct EngineOptions {
   int num_contexts = 0;
 };
 
-// Blocks of block_size tokens that `bytes` of KV memory hold (all layers, K and V) at
-// kv_element_bytes per element; at least 1.
-int32_t kv_blocks_for_budget(const ModelConfig& model, int32_t block_size, int kv_element_bytes, int64_t bytes);
+// Blocks of per_block bytes (Backend::kv_block_bytes) that `bytes` of KV memory hold; at least 1.
+int32_t kv_blocks_for_budget(uint64_t per_block, int64_t bytes);
 
 struct AssembledEngine {
   AssembledEngine() = default;

@@ -2,13 +2,14 @@
 #include "app/cli/backend_choice.h"
 
 #include "app/cli/default_model.h"
+#include "engine/backend/kv_type.h"
 #include "engine/common/error.h"
 #include "engine/model/random_model.h"
 
 namespace pagedchat::cli {
 
 std::set<std::string> with_backend_options(std::set<std::string> options) {
-  options.insert({"model", "random-weights", "weights-seed", "backend", "gpu-memory-fraction", "dtype"});
+  options.insert({"model", "random-weights", "weights-seed", "backend", "gpu-memory-fraction", "dtype", "kv-type"});
   return options;
 }
 
@@ -25,7 +26,9 @@ BackendOptions backend_options(const Args& args, int threads, int32_t max_batch_
   o.name = args.get_or("backend", "cpu");
   o.threads = threads;
   o.max_batch_tokens = max_batch_tokens;
+  o.kv_type = args.get_or("kv-type", "");
   if (o.name == "cpu") {
+    if (!o.kv_type.empty()) parse_kv_type(o.kv_type);  // the error names the accepted types
     if (args.get("gpu-memory-fraction") || args.get("dtype")) fail("--gpu-memory-fraction and --dtype are for --backend cuda");
     return o;
   }

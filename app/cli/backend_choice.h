@@ -15,13 +15,13 @@
 namespace pagedchat::cli {
 
 // The option names the helpers below read: model, random-weights, weights-seed, backend,
-// gpu-memory-fraction, dtype.
+// gpu-memory-fraction, dtype, kv-type.
 std::set<std::string> with_backend_options(std::set<std::string> options);
 
 // --model PATH (or the default model), or --random-weights SHAPE with --weights-seed S (default 1).
 std::unique_ptr<Model> load_model(const Args& args);
 
-// --backend, --dtype, --gpu-memory-fraction; threads: the CPU backend's; max_batch_tokens:
+// --backend, --dtype, --gpu-memory-fraction, --kv-type; threads: the CPU backend's; max_batch_tokens:
 // what the CUDA backend sizes its scratch for.
 BackendOptions backend_options(const Args& args, int threads, int32_t max_batch_tokens);
 

@@ -2,8 +2,8 @@
 // `bench chat` live in their own files (cmd_bench_throughput.cpp, cmd_bench_memory.cpp,
 // cmd_bench_chat.cpp).
 // `bench`: single-stream speed on one model: prompt tok/s (one prefill of N tokens) and
-// decode tok/s (M greedy tokens, EOS ignored), for each thread count asked for, one request
-// through the engine. Each figure is the median of --repeats runs, each on a fresh engine (a
+// decode tok/s (M greedy tokens after it, EOS ignored, so decode reads an N-token context),
+// for each thread count and prompt length asked for, one request through the engine. Each figure is the median of --repeats runs, each on a fresh engine (a
 // second run on the same one would find the prompt in the prefix cache); the machine is
 // noisy, so compare figures of one run.
 
@@ -16,9 +16,11 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/cli/default_model.h"
+#include "engine/backend/cpu/attention/attention_kernel.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/bench/quant_bench.h"
 #include "engine/common/error.h"
+#include "engine/common/thread_pool.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
 #include "engine/quant/panel.h"
@@ -27,17 +29,18 @@
 namespace pagedchat::cli {
 namespace {
 
-std::vector<int> parse_thread_list(const std::string& s) {
+// "1,2" -> {1, 2}, each in [1, max].
+std::vector<int> parse_int_list(const char* option, const std::string& s, long max) {
   std::vector<int> out;
   std::stringstream ss(s);
   std::string item;
   while (std::getline(ss, item, ',')) {
     char* end = nullptr;
     long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end || v < 1 || v > 1024) fail("--threads must be a list like 1,2 (got '%s')", s.c_str());
+    if (item.empty() || *end || v < 1 || v > max) fail("--%s must be a list like 1,2 (got '%s')", option, s.c_str());
     out.push_back(static_cast<int>(v));
   }
-  if (out.empty()) fail("--threads is empty");
+  if (out.empty()) fail("--%s is empty", option);
   return out;
 }
 
@@ -55,6 +58,30 @@ std::vector<int32_t> bench_prompt(const Model& model, int n) {
   return out;
 }
 
+// Bytes per second `threads` threads read from memory: the best of 5 passes summing a 512 MiB
+// buffer (far past any cache), each thread its own contiguous share.
+double read_bandwidth(int threads) {
+  const size_t n = (512u << 20) / sizeof(uint64_t);
+  std::vector<uint64_t> buf(n, 1);
+  ThreadPool pool(threads);
+  std::vector<uint64_t> sums(pool.num_threads());
+  double best = 0.0;
+  for (int pass = 0; pass < 5; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.parallel_for(pool.num_threads(), [&](int64_t t) {
+      const size_t begin = n * t / pool.num_threads(), end = n * (t + 1) / pool.num_threads();
+      uint64_t s = 0;
+      for (size_t i = begin; i < end; ++i) s += buf[i];
+      sums[t] = s;
+    });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, n * sizeof(uint64_t) / seconds);
+  }
+  for (uint64_t s : sums)
+    if (s == 0) fail("bandwidth probe read nothing");  // keeps the sums alive
+  return best;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -68,28 +95,38 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "decode") return cmd_bench_decode({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "memory") return cmd_bench_memory({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "chat") return cmd_bench_chat({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "kv-quality") return cmd_bench_kv_quality({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant") {
     // Dot-product throughput per weight type (no model needed).
     Args args(std::vector<std::string>(argv.begin() + 1, argv.end()), {"threads"}, {});
     std::fputs(run_quant_bench(args.get_int("threads", 1, 1, 1024)).c_str(), stdout);
     return 0;
   }
-  Args args(argv, {"model", "threads", "prompt-tokens", "decode-tokens", "repeats"}, {"json"});
+  Args args(argv, {"model", "threads", "prompt-tokens", "decode-tokens", "repeats", "kv-type"}, {"json"});
   auto model = Model::load(resolve_model_path(args.get_or("model", "")));
-  std::vector<int> thread_list = parse_thread_list(args.get_or("threads", "1,2"));
-  int prompt_tokens = args.get_int("prompt-tokens", 128, 1, 1 << 16);
+  const std::vector<int> thread_list = parse_int_list("threads", args.get_or("threads", "1,2"), 1024);
+  const std::vector<int> prompt_list = parse_int_list("prompt-tokens", args.get_or("prompt-tokens", "128"), 1 << 20);
   int decode_tokens = args.get_int("decode-tokens", 128, 2, 1 << 16);
   int repeats = args.get_int("repeats", 3, 1, 100);
+  const KvType kv_type = parse_kv_type(args.get_or("kv-type", "f16"));
   bool json = args.flag("json");
-  std::vector<int32_t> prompt = bench_prompt(*model, prompt_tokens);
+  const ModelConfig& mc = model->config();
+  const int64_t kv_token_bytes = 2ll * mc.num_layers * mc.num_kv_heads * kv_row_bytes(kv_type, mc.head_dim);
 
   if (!json)
-    std::printf("model %s (%.1f MiB of weights per token), SIMD %s, panels %s\n%8s %10s %14s %10s %14s\n",
-                model->config().name.c_str(), model->weights.weight_bytes() / 1048576.0, quant_simd_name(),
-                std::string(panel_kernel_name(default_panel_kernel())).c_str(),
-                "threads", "prompt", "prompt tok/s", "decode", "decode tok/s");
+    std::printf("model %s (%.1f MiB of weights per token), %s KV (%.1f KiB per token), SIMD %s, panels %s, attention %s\n"
+                "%8s %10s %14s %10s %14s %16s %12s\n",
+                mc.name.c_str(), model->weights.weight_bytes() / 1048576.0, kv_type_name(kv_type), kv_token_bytes / 1024.0,
+                quant_simd_name(), std::string(panel_kernel_name(default_panel_kernel())).c_str(),
+                std::string(cpu::default_attention_kernel().name).c_str(), "threads", "prompt", "prompt tok/s", "decode",
+                "decode tok/s", "decode MiB/token", "floor tok/s");
   for (int threads : thread_list) {
-    CpuBackend backend(model->weights, threads);
+    // The decode floor: a step must read the weights and the context's KV at least once.
+    const double bandwidth = read_bandwidth(threads);
+    if (!json) std::printf("%d threads: memory read bandwidth %.1f GB/s\n", threads, bandwidth / 1e9);
+    CpuBackend backend(model->weights, threads, kv_type);
+    for (int prompt_tokens : prompt_list) {
+    const std::vector<int32_t> prompt = bench_prompt(*model, prompt_tokens);
     EngineConfig ec;
     ec.max_context = prompt_tokens + decode_tokens + 1;
     Request request;
@@ -107,14 +144,20 @@ int cmd_bench(const std::vector<std::string>& argv) {
       decode_rates.push_back((res.tokens.size() - 1) / res.decode_seconds);
     }
     double p = median(prompt_rates), d = median(decode_rates);
+    // What one decode step reads at least: the weights once, and the KV of the context at the
+    // middle of the decode.
+    const double step_bytes = model->weights.weight_bytes() + static_cast<double>(kv_token_bytes) * (prompt_tokens + decode_tokens / 2);
     if (json)
       std::printf(
           "{\"engine\":\"pagedchat\",\"threads\":%d,\"prompt_tokens\":%d,\"prompt_tok_s\":%.2f,"
-          "\"decode_tokens\":%d,\"decode_tok_s\":%.2f}\n",
-          threads, prompt_tokens, p, decode_tokens, d);
+          "\"decode_tokens\":%d,\"decode_tok_s\":%.2f,\"kv_type\":\"%s\",\"decode_bytes_per_token\":%.0f,"
+          "\"read_bandwidth\":%.0f,\"decode_floor_tok_s\":%.2f}\n",
+          threads, prompt_tokens, p, decode_tokens, d, kv_type_name(kv_type), step_bytes, bandwidth, bandwidth / step_bytes);
     else
-      std::printf("%8d %10d %14.1f %10d %14.1f\n", threads, prompt_tokens, p, decode_tokens, d);
+      std::printf("%8d %10d %14.1f %10d %14.1f %16.1f %12.1f (%.0f%%)\n", threads, prompt_tokens, p, decode_tokens, d,
+                  step_bytes / 1048576.0, bandwidth / step_bytes, 100.0 * d / (bandwidth / step_bytes));
     std::fflush(stdout);
+    }
   }
   return 0;
 }

@@ -2,21 +2,58 @@
 // no model) and through a contiguous allocator that reserves max_len slots per request.
 // Requests are admitted in order, each holding its prompt and its whole output, until the
 // next one does not fit the pool; we report how many fit and the share of the reserved
-// slots that hold real tokens.
+// slots that hold real tokens. With a model (--model, or the default model when it is there),
+// also what the pool costs in bytes in each KV element type: a block's bytes, and the tokens a
+// GiB holds.
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
+#include "app/cli/default_model.h"
+#include "engine/backend/kv_type.h"
+#include "engine/model/default_model.h"
+#include "engine/model/model.h"
 #include "engine/bench/synthetic_chat.h"
 #include "engine/common/error.h"
 #include "engine/kv/kv_manager.h"
 
 namespace pagedchat::cli {
+namespace {
+
+// Bytes of one token's K and V, all layers, in each KV type; "" when no model is at hand.
+std::string kv_bytes_lines(const Args& args, int block_size, int num_blocks, bool json) {
+  const std::string given = args.get_or("model", "");
+  if (given.empty() && !std::filesystem::exists(default_model_path())) return "";
+  const std::unique_ptr<Model> model = Model::load(resolve_model_path(given));
+  const ModelConfig& c = model->config();
+  std::string out = json ? "\"model\":\"" + c.name + "\",\"kv_bytes_per_token\":{" : "";
+  if (!json)
+    out = format("KV memory of %s (%d layers, %d KV heads of %d), this pool of %d x %d tokens:\n", c.name.c_str(),
+                 c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, block_size);
+  bool first = true;
+  for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0}) {
+    if (!kv_type_fits(t, c.head_dim)) continue;
+    const int64_t token = 2ll * c.num_layers * c.num_kv_heads * kv_row_bytes(t, c.head_dim);
+    if (json)
+      out += format("%s\"%s\":%lld", first ? "" : ",", kv_type_name(t), static_cast<long long>(token));
+    else
+      out += format("  %-5s %8.2f KiB a token, pool %8.1f MiB, a GiB holds %lld tokens\n", kv_type_name(t), token / 1024.0,
+                    static_cast<double>(token) * block_size * num_blocks / 1048576.0,
+                    static_cast<long long>((1ll << 30) / token));
+    first = false;
+  }
+  return json ? out + "}," : out;
+}
+
+}  // namespace
 
 int cmd_bench_memory(const std::vector<std::string>& argv) {
-  Args args(argv, {"block-size", "num-blocks", "max-len", "num-requests", "seed"}, {"json"});
+  Args args(argv, {"block-size", "num-blocks", "max-len", "num-requests", "seed", "model"}, {"json"});
   SyntheticChatConfig wc;
   wc.seed = args.get_u64("seed", 1);
   wc.num_requests = args.get_int("num-requests", 2000, 1, 1 << 20);
@@ -67,11 +104,11 @@ int cmd_bench_memory(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "note: all %d requests fit the paged pool; raise --num-requests to fill it\n", paged_fit);
   if (json) {
     std::printf(
-        "{\"bench\":\"memory\",\"seed\":%llu,\"block_size\":%d,\"num_blocks\":%d,\"pool_slots\":%lld,\"max_len\":%d,"
+        "{\"bench\":\"memory\",%s\"seed\":%llu,\"block_size\":%d,\"num_blocks\":%d,\"pool_slots\":%lld,\"max_len\":%d,"
         "\"paged\":{\"sequences\":%d,\"tokens\":%lld,\"tokens_stored\":%lld,\"blocks_used\":%d,\"used_share\":%.4f,"
         "\"waste\":%.4f,\"shared_blocks\":%d},"
         "\"contiguous\":{\"sequences\":%d,\"tokens\":%lld,\"reserved_slots\":%lld,\"used_share\":%.4f,\"waste\":%.4f}}\n",
-        static_cast<unsigned long long>(wc.seed), block_size, num_blocks, static_cast<long long>(pool_slots), max_len,
+        kv_bytes_lines(args, block_size, num_blocks, true).c_str(), static_cast<unsigned long long>(wc.seed), block_size, num_blocks, static_cast<long long>(pool_slots), max_len,
         paged_fit, static_cast<long long>(paged_tokens), static_cast<long long>(ks.num_tokens_stored),
         ks.num_used_blocks, paged_used, 1.0 - paged_used, ks.num_shared_blocks, contiguous_fit,
         static_cast<long long>(contiguous_tokens), static_cast<long long>(contiguous_reserved), contiguous_used,
@@ -89,6 +126,7 @@ int cmd_bench_memory(const std::vector<std::string>& argv) {
               100 * contiguous_used, 100 * (1 - contiguous_used));
   std::printf("paged: %lld tokens of %d sequences in %d blocks (%d shared: the system prompt's full blocks)\n",
               static_cast<long long>(paged_tokens), paged_fit, ks.num_used_blocks, ks.num_shared_blocks);
+  std::fputs(kv_bytes_lines(args, block_size, num_blocks, false).c_str(), stdout);
   return 0;
 }
 

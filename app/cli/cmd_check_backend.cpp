@@ -101,7 +101,7 @@ int cmd_check_backend(const std::vector<std::string>& argv) {
   std::vector<std::vector<int32_t>> tables(num_prompts);
   for (int s = 0; s < num_prompts; ++s) tables[s].assign(ids.begin() + s * per_seq, ids.begin() + (s + 1) * per_seq);
 
-  CpuBackend cpu(model->weights, args.get_int("threads", 0, 0, 1024), cpu::MatmulPrecision::kFloatActivations);
+  CpuBackend cpu(model->weights, args.get_int("threads", 0, 0, 1024), KvType::F32, cpu::MatmulPrecision::kFloatActivations);
   BuiltBackend gpu_choice = [&] {
     std::vector<std::string> a = {"--backend", "cuda", "--dtype", dtype};
     return make_backend(Args(a, with_backend_options({}), {}), *model, 1, total_prompt, block_size);

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
       {"api-key", "Require 'Authorization: Bearer KEY' (default: env PAGEDCHAT_API_KEY, else no key).", "key"},
       {"backend", "Where the forward pass runs: cpu, or cuda (an NVIDIA GPU; a build with CUDA).", "name", "cpu"},
       {"dtype", "cuda: the 16-bit type of weights, activations and KV: bf16 or f16 (default bf16).", "type"},
+      {"kv-type", "The KV pool's element type: cpu f16 (default), f32 or q8_0; cuda only its --dtype.", "type"},
       {"gpu-memory-fraction", "cuda: share of the GPU memory free after the weights for the KV pool (default 0.9).", "x"},
       {"threads", "CPU threads of the forward pass (0: all cores).", "n", "0"},
       {"kv-blocks", "KV blocks in the pool (0: enough for 2 full contexts).", "n", "0"},
@@ -69,6 +70,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pagedchat-server: --dtype and --gpu-memory-fraction are for --backend cuda\n");
     return 2;
   }
+  if (p.isSet("kv-type")) {
+    backend.kv_type = p.value("kv-type").toStdString();
+    const bool known = backend.name == "cpu" ? backend.kv_type == "f32" || backend.kv_type == "f16" || backend.kv_type == "q8_0"
+                                             : backend.kv_type == "bf16" || backend.kv_type == "f16";
+    if (!known) {
+      std::fprintf(stderr, "pagedchat-server: --kv-type must be %s (got '%s')\n",
+                   backend.name == "cpu" ? "f32, f16 or q8_0" : "the cuda --dtype, bf16 or f16", backend.kv_type.c_str());
+      return 2;
+    }
+  }
   if (backend.name == "cuda") {
     // Refused before binding, with the reason: a build without CUDA, or no GPU here.
     if (!pagedchat::backend_built("cuda")) {
@@ -81,7 +92,7 @@ int main(int argc, char** argv) {
                            "this machine\n");
       return 1;
     }
-    backend.dtype = p.isSet("dtype") ? p.value("dtype").toStdString() : "bf16";
+    backend.dtype = p.isSet("dtype") ? p.value("dtype").toStdString() : !backend.kv_type.empty() ? backend.kv_type : "bf16";
     if (backend.dtype != "bf16" && backend.dtype != "f16") {
       std::fprintf(stderr, "pagedchat-server: --dtype must be bf16 or f16\n");
       return 2;
@@ -96,7 +107,7 @@ int main(int argc, char** argv) {
   pagedchat::EngineConfig& ec = hc.engine.engine;
   ec.block_size = intOption(p, "block-size", 1, 256);
   // SmolLM2 declares 8192 tokens; 4096 and two contexts' worth of blocks keep the default pool
-  // modest (~380 MB for SmolLM2-135M) while dozens of short requests run at once.
+  // modest (~190 MB for SmolLM2-135M at f16 KV) while dozens of short requests run at once.
   ec.max_context = intOption(p, "max-context", 0, 1 << 20);
   if (ec.max_context == 0) ec.max_context = 4096;
   ec.num_blocks = intOption(p, "kv-blocks", 0, 1 << 24);

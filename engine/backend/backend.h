@@ -22,9 +22,10 @@ class Backend {
   // (Re)allocates the KV pool; throws Error when the memory cannot be had.
   virtual void allocate_kv(const KvCacheShape& shape) = 0;
   virtual const KvCacheShape& kv_shape() const = 0;
-  // Bytes of one K or V element in the pool (4 for f32, 2 for f16/bf16): with kv_shape() it
-  // gives a block's bytes, which the engine's memory figures (bytes saved by sharing) count.
-  virtual int kv_element_bytes() const = 0;
+  // Bytes of one block of the pool (all layers, K and V, in the pool's element type), which the
+  // engine's memory figures (bytes held, saved by sharing) count.
+  // A block of block_size tokens; callable before allocate_kv (the pool's size from a budget).
+  virtual uint64_t kv_block_bytes(int32_t block_size) const = 0;
 
   // Runs the model over the batch, writing each token's K/V into its slot, and returns the
   // logits of the rows in batch.logits_indices: [num_logits, vocab_size] row-major.

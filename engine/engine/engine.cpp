@@ -131,7 +131,7 @@ EngineStats Engine::stats() const {
   s.num_running = scheduler_.num_running();
   s.num_swapped = scheduler_.num_swapped();
   s.num_parked = static_cast<int32_t>(parked_.size());
-  s.kv = kv_.stats(backend_.kv_shape().block_bytes(backend_.kv_element_bytes()));
+  s.kv = kv_.stats(backend_.kv_block_bytes(backend_.kv_shape().block_size));
   return s;
 }
 

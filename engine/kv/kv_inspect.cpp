@@ -29,6 +29,7 @@ KvStats KvManager::stats(uint64_t bytes_per_block) const {
       st.num_shared_refs += blk.ref_count - 1;
     }
   }
+  st.bytes_per_block = bytes_per_block;
   st.bytes_saved_by_sharing = static_cast<uint64_t>(st.num_shared_refs) * bytes_per_block;
   st.prefix_lookup_tokens = counters_.lookup_tokens;
   st.prefix_hit_tokens = counters_.hit_tokens;

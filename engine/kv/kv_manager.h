@@ -187,7 +187,7 @@ class KvManager {
   std::vector<BlockTransfer> take_transfers() { return std::exchange(transfers_, {}); }
   std::vector<KvEvent> take_events() { return events_.take(); }
   void set_event_sink(KvEventLog::Sink sink) { events_.set_sink(std::move(sink)); }
-  // bytes_per_block: KvCacheShape::block_bytes(), for bytes_saved_by_sharing.
+  // bytes_per_block: Backend::kv_block_bytes(), for the byte figures.
   KvStats stats(uint64_t bytes_per_block = 0) const;
   KvSnapshot snapshot() const;
   // Checks every bookkeeping invariant (ref counts against block tables, lists against

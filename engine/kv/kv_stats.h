@@ -20,6 +20,7 @@ struct KvStats {
   int64_t num_empty_slots = 0;      // internal fragmentation: unfilled slots of in-use blocks
   int32_t num_shared_blocks = 0;    // in-use blocks with ref_count > 1
   int64_t num_shared_refs = 0;      // sum over blocks of (ref_count - 1): blocks sharing saved
+  uint64_t bytes_per_block = 0;         // in the backend's KV element type (0: not known)
   uint64_t bytes_saved_by_sharing = 0;  // num_shared_refs * bytes_per_block
 
   // Counters.

@@ -118,9 +118,11 @@ class TestCli : public QObject {
     QVERIFY2(t.out.contains("\"requests\":3") && t.out.contains("\"errors\":0") &&
                  t.out.contains("\"output_tokens\":12"),
              qPrintable(t.out));
-    Result m = run_cli({"bench", "memory", "--num-blocks", "256", "--json"});
+    Result m = run_cli({"bench", "memory", "--num-blocks", "256", "--json", "--model", model_});
     QCOMPARE(m.exit_code, 0);
     QVERIFY2(m.out.contains("paged") && m.out.contains("contiguous"), qPrintable(m.out));
+    // SmolLM2-135M, 30 layers x 3 KV heads of 64, K and V: f16 halves f32, q8_0 is 34/128 of it.
+    QVERIFY2(m.out.contains("\"kv_bytes_per_token\":{\"f32\":46080,\"f16\":23040,\"q8_0\":12240}"), qPrintable(m.out));
   }
 
   // bench chat runs one scripted chat (6 turns, an edit, two regenerations) three ways: the
@@ -157,6 +159,31 @@ class TestCli : public QObject {
     }
   }
 
+  // The KV element type is a backend option of every engine command; bench takes a list of
+  // context lengths and prints one row per length; kv-quality compares the types with f32.
+  void kvTypesAndContextLengths() {
+    Result g = run_cli({"generate", "--model", model_, "--prompt", "hi", "--max-tokens", "4", "--kv-type", "q8_0"});
+    QCOMPARE(g.exit_code, 0);
+    QVERIFY2(g.err.contains("q8_0 KV"), qPrintable(g.err));
+    Result b = run_cli({"bench", "--model", model_, "--threads", "1", "--prompt-tokens", "16,40", "--decode-tokens", "4",
+                        "--repeats", "1", "--json"});
+    QCOMPARE(b.exit_code, 0);
+    const QStringList lines = b.out.trimmed().split('\n');
+    QCOMPARE(lines.size(), 2);
+    QVERIFY2(lines[0].contains("\"prompt_tokens\":16") && lines[1].contains("\"prompt_tokens\":40"), qPrintable(b.out));
+    QVERIFY2(lines[0].contains("\"kv_type\":\"f16\"") && lines[0].contains("\"decode_floor_tok_s\""), qPrintable(b.out));
+    Result q = run_cli({"bench", "kv-quality", "--model", model_, "--threads", "2", "--tokens", "64", "--chunk", "24", "--json"});
+    QCOMPARE(q.exit_code, 0);
+    const QStringList types = q.out.trimmed().split('\n');
+    QCOMPARE(types.size(), 3);
+    // f32 against itself: no divergence at all, every top-1 the same.
+    QVERIFY2(types[0].contains("\"kv_type\":\"f32\"") && types[0].contains("\"mean_kl\":0.000e+00") &&
+                 types[0].contains("\"top1_agreement\":1.00000"),
+             qPrintable(types[0]));
+    QVERIFY2(types[2].contains("\"kv_type\":\"q8_0\"") && types[2].contains("\"kv_bytes_per_token\":12240"),
+             qPrintable(types[2]));
+  }
+
   void badInputGetsAClearErrorNotACrash() {
     struct Case {
       QStringList args;
@@ -177,6 +204,9 @@ class TestCli : public QObject {
         {{"tokenize", "--model", model_}, 1, "needs --text"},
         {{"bench", "--model", model_, "--threads", "0"}, 1, "--threads"},
         {{"bench", "chat", "--model", model_, "--turns", "2"}, 1, "--turns"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--kv-type", "q4"}, 1, "KV type must be f32, f16 or q8_0"},
+        {{"bench", "--model", model_, "--kv-type", "bf16"}, 1, "KV type must be f32, f16 or q8_0"},
+        {{"bench", "--model", model_, "--prompt-tokens", "16,x"}, 1, "--prompt-tokens"},
         {{"frobnicate"}, 2, "unknown command"},
         {{}, 2, "usage"},
     };

@@ -20,17 +20,20 @@ namespace {
 // The CPU backend's forward pass under a backend that says its KV elements are `bytes` wide.
 class KvElementBackend final : public Backend {
  public:
-  KvElementBackend(Backend& inner, int bytes) : inner_(inner), bytes_(bytes) {}
+  KvElementBackend(Backend& inner, int bytes, const ModelConfig& m) : inner_(inner), bytes_(bytes), m_(m) {}
   std::string_view name() const override { return "kv-element-double"; }
   void allocate_kv(const KvCacheShape& shape) override { inner_.allocate_kv(shape); }
   const KvCacheShape& kv_shape() const override { return inner_.kv_shape(); }
-  int kv_element_bytes() const override { return bytes_; }
+  uint64_t kv_block_bytes(int32_t block_size) const override {
+    return 2ull * m_.num_layers * block_size * m_.num_kv_heads * m_.head_dim * bytes_;
+  }
   void copy_blocks(std::span<const BlockCopy> copies) override { inner_.copy_blocks(copies); }
   void forward(const ForwardBatch& batch, std::vector<float>& logits) override { inner_.forward(batch, logits); }
 
  private:
   Backend& inner_;
   int bytes_;
+  ModelConfig m_;
 };
 
 }  // namespace
@@ -59,8 +62,8 @@ class TestEngineKvBytes : public QObject {
 
  private slots:
   void bytesSavedBySharingCountTheBackendsElementSize() {
-    CpuBackend cpu(model_->weights, 1);
-    KvElementBackend half(cpu, 2);
+    CpuBackend cpu(model_->weights, 1, KvType::F32);
+    KvElementBackend half(cpu, 2, model_->config());
     const KvStats s = sharedStats(half);
     QCOMPARE(s.num_shared_refs, int64_t{3});
     const ModelConfig& m = model_->config();
@@ -73,12 +76,13 @@ class TestEngineKvBytes : public QObject {
   void aBudgetBecomesBlocksAtTheBackendsElementSize() {
     const ModelConfig& m = model_->config();
     const int64_t block4 = 2ll * m.num_layers * 16 * m.num_kv_heads * m.head_dim * 4;
-    QCOMPARE(kv_blocks_for_budget(m, 16, 4, 10 * block4), 10);
-    QCOMPARE(kv_blocks_for_budget(m, 16, 2, 10 * block4), 20);  // 2-byte elements: twice the blocks
-    QCOMPARE(kv_blocks_for_budget(m, 16, 4, 1), 1);              // never an empty pool
-    // Assembled from options: the CPU backend's f32 elements decide.
+    QCOMPARE(kv_blocks_for_budget(block4, 10 * block4), 10);
+    QCOMPARE(kv_blocks_for_budget(block4 / 2, 10 * block4), 20);  // 2-byte elements: twice the blocks
+    QCOMPARE(kv_blocks_for_budget(block4, 1), 1);                 // never an empty pool
+    // Assembled from options: the CPU backend's KV type decides.
     EngineOptions o;
     o.backend.threads = 1;
+    o.backend.kv_type = "f32";
     o.engine.block_size = 16;
     o.kv_budget_bytes = 7 * block4 + 5;
     std::shared_ptr<const Model> model = make_random_model("tiny", 3, 1);
@@ -92,6 +96,44 @@ class TestEngineKvBytes : public QObject {
     o.engine.max_context = 64;
     a = assemble_engine(model, o);
     QCOMPARE(a.num_blocks, 3 * 4);
+  }
+
+  // The CPU pool's element type sets a block's bytes, so the blocks a budget buys, and the
+  // engine's figures follow it; the CUDA pool keeps its 16-bit type and refuses q8_0.
+  void theKvTypeSetsTheBlockBytes() {
+    // tiny: 2 layers, 2 KV heads of 64; a 16-token block, K and V.
+    QCOMPARE(CpuBackend(model_->weights, 1, KvType::F32).kv_block_bytes(16), uint64_t{32768});
+    QCOMPARE(CpuBackend(model_->weights, 1, KvType::F16).kv_block_bytes(16), uint64_t{16384});
+    QCOMPARE(CpuBackend(model_->weights, 1, KvType::Q8_0).kv_block_bytes(16), uint64_t{8704});  // 68-byte rows
+    std::shared_ptr<const Model> model = make_random_model("tiny", 3, 1);
+    EngineOptions o;
+    o.backend.threads = 1;
+    o.engine.block_size = 16;
+    o.kv_budget_bytes = 10 * 32768;
+    struct Want {
+      const char* type;
+      int32_t blocks;
+      uint64_t block_bytes;
+    };
+    for (const Want& w : {Want{"f32", 10, 32768}, Want{"f16", 20, 16384}, Want{"q8_0", 37, 8704}}) {
+      const std::string type = w.type;
+      o.backend.kv_type = type;
+      AssembledEngine a = assemble_engine(model, o);
+      QCOMPARE(a.num_blocks, w.blocks);
+      QCOMPARE(a.engine->stats().kv.bytes_per_block, w.block_bytes);
+      QVERIFY2(a.backend_description.find(type + " KV") != std::string::npos, a.backend_description.c_str());
+    }
+    o.backend.kv_type = "q4";
+    QVERIFY_THROWS_EXCEPTION(Error, assemble_engine(model, o));
+    o.backend.name = "cuda";
+    o.backend.kv_type = "q8_0";
+    try {
+      assemble_engine(model, o);
+      QFAIL("assembled");
+    } catch (const Error& e) {
+      const char* why = backend_built("cuda") ? "16-bit type" : "no cuda backend";
+      QVERIFY2(std::string(e.what()).find(why) != std::string::npos, e.what());
+    }
   }
 
   void optionsOfAnotherBackendAreRefused() {

@@ -52,7 +52,7 @@ class TestForward : public QObject {
   // Logits of every prompt position against the reference; returns the largest error of a
   // last position's logits. Fails on the first excess over `tolerance`.
   double compareLogits(cpu::MatmulPrecision precision, double tolerance) {
-    CpuBackend backend(model_->weights, 0, precision);
+    CpuBackend backend(model_->weights, 0, KvType::F32, precision);  // f32 KV: the reference path
     const ModelConfig& c = model_->config();
     double worst = 0.0;
     for (const auto& pv : reference_["prompts"].toArray()) {
@@ -105,7 +105,7 @@ class TestForward : public QObject {
   // Greedy continuations; a token may differ only where the reference's top-2 gap is under
   // near_tie, and the text is compared no further after that.
   void compareGreedy(cpu::MatmulPrecision precision, double near_tie) {
-    CpuBackend backend(model_->weights, 0, precision);
+    CpuBackend backend(model_->weights, 0, KvType::F32, precision);  // f32 KV: the reference path
     EngineConfig ec;
     ec.max_context = 1024;
     Engine engine(*model_, backend, ec);

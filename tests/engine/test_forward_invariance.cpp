@@ -1,6 +1,7 @@
 // The CPU forward pass gives the same bits for a sequence whatever surrounds it: the block
 // size, scrambled block tables, chunked prefill, other sequences in the batch, the thread
-// count. The engine's determinism (alone = batched = preempted = cached) rests on this.
+// count, in every KV element type, at contexts past attention's 256-key partitions too. The
+// engine's determinism (alone = batched = preempted = cached) rests on this.
 
 #include <QtTest>
 
@@ -20,6 +21,7 @@ struct Run {
   int chunk = 1 << 20;  // prefill chunk length
   int threads = 2;
   bool with_neighbours = false;
+  KvType kv_type = KvType::F16;
 };
 
 std::vector<int32_t> prompt_tokens(int n, int seed) {
@@ -35,7 +37,7 @@ std::vector<int32_t> prompt_tokens(int n, int seed) {
 // Logits of every position of `tokens`, computed as `run` says.
 std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& tokens, const Run& run) {
   const ModelConfig& c = m.config();
-  CpuBackend backend(m.weights, run.threads);
+  CpuBackend backend(m.weights, run.threads, run.kv_type);
   const int bs = run.block_size;
   const int n = static_cast<int>(tokens.size());
   auto blocks_for = [bs](int tokens) { return (tokens + bs - 1) / bs; };
@@ -117,6 +119,27 @@ class TestForwardInvariance : public QObject {
     QVERIFY(same_bits(all_logits(*model_, tokens_, r), baseline_));
     r.threads = 3;
     QVERIFY(same_bits(all_logits(*model_, tokens_, r), baseline_));
+  }
+
+  // 600 tokens: decode-like one-token chunks and prefill chunks that straddle partitions read
+  // the same bits, in each KV type, on 1 to 3 threads (1: no partition splits).
+  void longContextsInEveryKvType() {
+    const std::vector<int32_t> tokens = prompt_tokens(600, 2);
+    for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0}) {
+      Run base;
+      base.kv_type = t;
+      base.chunk = 300;
+      const std::vector<float> want = all_logits(*model_, tokens, base);
+      Run r = base;
+      r.chunk = 1 << 20;
+      r.threads = 3;
+      QVERIFY2(same_bits(all_logits(*model_, tokens, r), want), kv_type_name(t));
+      r.chunk = 113;
+      r.threads = 1;
+      r.block_size = 8;
+      r.with_neighbours = true;
+      QVERIFY2(same_bits(all_logits(*model_, tokens, r), want), kv_type_name(t));
+    }
   }
 };
 

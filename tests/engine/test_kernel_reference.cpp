@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/backend/cpu/cpu_attention.h"
+#include "engine/backend/cpu/attention/paged_attention.h"
 #include "engine/backend/cpu/kv_pool.h"
 #include "kernels/decode_plan.h"
 #include "kernels/kv_pool_bytes.h"

@@ -67,7 +67,7 @@ class TestLoadProgress : public QObject {
     Recorder r;
     const LoadProgress progress(r.listener(), nullptr);
     auto model = Model::load(m_model, progress);
-    CpuBackend backend(model->weights, 2, cpu::MatmulPrecision::kQuantizedActivations, progress);
+    CpuBackend backend(model->weights, 2, KvType::F16, cpu::MatmulPrecision::kQuantizedActivations, progress);
     QCOMPARE(r.stages(), (std::vector<std::string>{"reading", "tokenizer", "packing weights"}));
     for (const std::string& stage : r.stages()) {
       std::vector<double> f;
@@ -89,7 +89,7 @@ class TestLoadProgress : public QObject {
     {
       const LoadProgress progress(all.listener(), nullptr);
       auto model = Model::load(m_model, progress);
-      CpuBackend backend(model->weights, 2, cpu::MatmulPrecision::kQuantizedActivations, progress);
+      CpuBackend backend(model->weights, 2, KvType::F16, cpu::MatmulPrecision::kQuantizedActivations, progress);
     }
     const int n = static_cast<int>(all.reports.size());
     for (int at : {0, 1, n / 3, n / 2, n - 2, n - 1}) {
@@ -99,7 +99,7 @@ class TestLoadProgress : public QObject {
       bool threw = false;
       try {
         auto model = Model::load(m_model, progress);
-        CpuBackend backend(model->weights, 2, cpu::MatmulPrecision::kQuantizedActivations, progress);
+        CpuBackend backend(model->weights, 2, KvType::F16, cpu::MatmulPrecision::kQuantizedActivations, progress);
       } catch (const LoadCancelled& e) {
         threw = true;
         QCOMPARE(std::string(e.what()), std::string("the load was cancelled"));
@@ -115,7 +115,7 @@ class TestLoadProgress : public QObject {
     CpuBackend plainBackend(plain->weights, 2);
     const LoadProgress progress([](std::string_view, double) {}, nullptr);
     auto watched = Model::load(m_model, progress);
-    CpuBackend watchedBackend(watched->weights, 2, cpu::MatmulPrecision::kQuantizedActivations, progress);
+    CpuBackend watchedBackend(watched->weights, 2, KvType::F16, cpu::MatmulPrecision::kQuantizedActivations, progress);
     QCOMPARE(logits_of(*watched, watchedBackend), logits_of(*plain, plainBackend));
   }
 };

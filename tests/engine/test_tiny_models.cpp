@@ -272,7 +272,7 @@ class TestTinyModels : public QObject {
     QVERIFY(smallestFeatureEffect(ref) > 1000 * kFloatTolerance);
     std::vector<Sequence> seqs = sequences(ref);
     QCOMPARE(seqs.size(), size_t{3});
-    CpuBackend backend(w, 2, cpu::MatmulPrecision::kFloatActivations);
+    CpuBackend backend(w, 2, KvType::F32, cpu::MatmulPrecision::kFloatActivations);
     const int vocab = w.config.vocab_size;
     double batched = max_of(errors_of(run_batched(backend, w.config, seqs), seqs, &Sequence::logits, vocab));
     double incremental = max_of(errors_of(run_incremental(backend, w.config, seqs), seqs, &Sequence::logits, vocab));
@@ -292,7 +292,7 @@ class TestTinyModels : public QObject {
     ModelWeights w = load(name, ref);
     QVERIFY(smallestFeatureEffect(ref) > 10 * kRoundingFlipTolerance);
     std::vector<Sequence> seqs = sequences(ref);
-    CpuBackend backend(w, 2, cpu::MatmulPrecision::kQuantizedActivations);
+    CpuBackend backend(w, 2, KvType::F32, cpu::MatmulPrecision::kQuantizedActivations);
     const int vocab = w.config.vocab_size;
     const std::pair<const char*, std::vector<std::vector<float>>> runs[] = {
         {"batched", run_batched(backend, w.config, seqs)}, {"incremental", run_incremental(backend, w.config, seqs)}};

@@ -18,7 +18,7 @@ class FailingBackend final : public Backend {
   std::string_view name() const override { return "failing"; }
   void allocate_kv(const KvCacheShape& shape) override { inner_.allocate_kv(shape); }
   const KvCacheShape& kv_shape() const override { return inner_.kv_shape(); }
-  int kv_element_bytes() const override { return inner_.kv_element_bytes(); }
+  uint64_t kv_block_bytes(int32_t block_size) const override { return inner_.kv_block_bytes(block_size); }
   void copy_blocks(std::span<const BlockCopy> copies) override { inner_.copy_blocks(copies); }
   void forward(const ForwardBatch& batch, std::vector<float>& logits) override {
     if (std::exchange(fail_next, false)) throw Error("device lost");

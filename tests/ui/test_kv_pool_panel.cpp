@@ -99,6 +99,7 @@ class TestKvPoolPanel : public QObject {
     f.tokensPerSecond = 123.4;
     f.stepIndex = 42;
     f.lastStepSummary = QStringLiteral("step 42: 3 sequences, 3 tokens, 1 block copied");
+    f.stats.kv.bytes_per_block = 16384;  // the backend's: it follows the KV element type
     panel.setFrame(f);
     QCOMPARE(panel.statsPanel()->numbers().stepIndex, int64_t(0));  // coalesced: not yet applied
     QTRY_COMPARE(panel.statsPanel()->numbers().stepIndex, int64_t(42));
@@ -111,6 +112,9 @@ class TestKvPoolPanel : public QObject {
     QVERIFY2(stats->rowText("used").startsWith(QStringLiteral("%1 / 24").arg(st.num_used_blocks)), qPrintable(stats->rowText("used")));
     QVERIFY2(stats->rowText("tokens").startsWith(QString::number(st.num_tokens_stored)), qPrintable(stats->rowText("tokens")));
     QVERIFY2(stats->rowText("sharing").startsWith(QStringLiteral("%1 blocks").arg(st.num_shared_refs)), qPrintable(stats->rowText("sharing")));
+    QCOMPARE(stats->rowText("memory"), QStringLiteral("%1 of %2 (%3 a token)")
+                                           .arg(kvBytes(16384ull * st.num_used_blocks), kvBytes(16384ull * 24),
+                                                kvBytes(16384ull / st.block_size)));
     QCOMPARE(stats->rowText("tokPerSec"), QStringLiteral("123.4 tok/s"));
     QCOMPARE(stats->rowText("step"), QStringLiteral("42"));
     QCOMPARE(stats->rowText("summary"), f.lastStepSummary);

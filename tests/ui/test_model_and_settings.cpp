@@ -134,6 +134,14 @@ class TestModelAndSettings : public QObject {
     auto* backend = dialog.findChild<QComboBox*>(QStringLiteral("backend"));
     QCOMPARE(backend->itemData(1).toString(), QStringLiteral("cuda"));
     QVERIFY(!qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
+    // The KV type: f16 unless chosen, and a change reloads.
+    auto* kvType = dialog.findChild<QComboBox*>(QStringLiteral("kvType"));
+    QCOMPARE(kvType->currentData().toString(), QStringLiteral("f16"));
+    blockSize->setCurrentIndex(blockSize->findData(4));
+    QVERIFY(note->text().isEmpty());
+    kvType->setCurrentIndex(kvType->findData(QStringLiteral("q8_0")));
+    QCOMPARE(dialog.settings().kvType, QStringLiteral("q8_0"));
+    QVERIFY(!dialog.settings().sameEngine(s));
   }
 
   // The app's default context policy: chosen in the dialog, saved, read back.
@@ -170,9 +178,9 @@ class TestModelAndSettings : public QObject {
     QSignalSpy ready(&w, &MainWindow::modelReady);
     w.applySettings(s);
     QVERIFY(ready.wait(60000));
-    // SmolLM2-135M: 30 layers, 3 KV heads of 64; f32 K and V of 4 tokens = 184,320 bytes.
+    // SmolLM2-135M: 30 layers, 3 KV heads of 64; f16 K and V of 4 tokens = 92,160 bytes.
     QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.block_size, 4, 5000);
-    QCOMPARE(last.stats.kv.num_blocks, (16 << 20) / 184320);
+    QCOMPARE(last.stats.kv.num_blocks, (16 << 20) / 92160);
     sendAndWait(w, QStringLiteral("Name a color."));
     QVERIFY(w.chat(w.currentChat())->messages.last().metrics.numTokens <= 12);
     // Sampling-only changes do not reload.
@@ -191,12 +199,22 @@ class TestModelAndSettings : public QObject {
     QCOMPARE(last.stats.kv.block_size, 4);
     teaching->setChecked(false);
     QVERIFY(ready.wait(60000));
-    QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.num_blocks, (16 << 20) / 184320, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.num_blocks, (16 << 20) / 92160, 5000);
+    // q8_0 KV: 68 bytes a row (2 blocks of 32 with a scale), so 48,960 bytes a block: more blocks
+    // in the same memory, and the pool view's bytes follow.
+    ready.clear();
+    s.kvType = QStringLiteral("q8_0");
+    w.applySettings(s);
+    QVERIFY(ready.wait(60000));
+    QTRY_COMPARE_WITH_TIMEOUT(last.stats.kv.num_blocks, (16 << 20) / 48960, 5000);
+    sendAndWait(w, QStringLiteral("Name a fruit."));
+    QVERIFY(!w.chat(w.currentChat())->messages.last().content.isEmpty());
 
     AppServices servicesAgain;
     MainWindow again(servicesAgain);
     QCOMPARE(again.settings().blockSize, 4);
     QCOMPARE(again.settings().kvMemoryMiB, 16);
+    QCOMPARE(again.settings().kvType, QStringLiteral("q8_0"));
     QCOMPARE(again.settings().maxBatchedTokens, 64);
     QCOMPARE(again.settings().sampling.temperature, 0.5);
     QCOMPARE(again.settings().sampling.maxTokens, 12);

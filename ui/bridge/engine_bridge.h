@@ -46,12 +46,14 @@ class EngineBridge : public QObject {
     int maxBatchedTokens = 512;  // tokens per engine step (chunked prefill beyond it)
     int threads = 0;             // CPU threads of the forward pass; 0: all cores
     QString backend = QStringLiteral("cpu");  // "cuda" when built with it and a GPU is there
+    QString kvType = QStringLiteral("f16");   // cpu: f16, q8_0 or f32 (cuda keeps its 16-bit type)
 
     pagedchat::EngineOptions options() const {
       pagedchat::EngineOptions o;
       o.backend.name = backend.toStdString();
       o.backend.threads = std::clamp(threads, 0, 1024);
       o.backend.max_batch_tokens = std::max(maxBatchedTokens, 1);
+      if (o.backend.name == "cpu") o.backend.kv_type = kvType.toStdString();
       o.engine.block_size = blockSize;
       o.engine.max_context = maxContext;
       o.engine.num_blocks = numBlocks;

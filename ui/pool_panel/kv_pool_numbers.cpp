@@ -36,6 +36,7 @@ KvPoolNumbers computeKvPoolNumbers(const PoolFrame& frame) {
 
   const KvStats& kv = frame.stats.kv;
   n.bytesSavedBySharing = kv.bytes_saved_by_sharing;
+  n.bytesPerBlock = kv.bytes_per_block;
   n.prefixLookupTokens = kv.prefix_lookup_tokens;
   n.prefixHitTokens = kv.prefix_hit_tokens;
   n.prefixHitRate = kv.prefix_hit_rate();

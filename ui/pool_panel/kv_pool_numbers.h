@@ -23,6 +23,7 @@ struct KvPoolNumbers {
   double fragmentation = 0;      // emptySlots / (numUsed * blockSize), 0..1
   int64_t blocksSavedBySharing = 0;  // sum over in-use blocks of (ref count - 1)
   uint64_t bytesSavedBySharing = 0;  // from the engine's stats (0 when it does not know block bytes)
+  uint64_t bytesPerBlock = 0;        // all layers, K and V, in the pool's element type (0: not known)
   int64_t prefixLookupTokens = 0, prefixHitTokens = 0;
   double prefixHitRate = 0;  // hit / lookup tokens, 0..1
   int64_t numPreemptions = 0;  // recompute

@@ -24,6 +24,7 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
   m_cached = row(QStringLiteral("cached"), tr("Cached (evictable)"));
   m_free = row(QStringLiteral("free"), tr("Free blocks"));
   m_tokens = row(QStringLiteral("tokens"), tr("Tokens stored"));
+  m_memory = row(QStringLiteral("memory"), tr("Memory"));
   m_frag = row(QStringLiteral("fragmentation"), tr("Internal fragmentation"));
   m_sharing = row(QStringLiteral("sharing"), tr("Saved by sharing"));
   m_hit = row(QStringLiteral("hitRate"), tr("Prefix hit rate"));
@@ -49,6 +50,14 @@ void KvStatsPanel::setNumbers(const KvPoolNumbers& n) {
   m_cached->setText(ofPool(n.numCached));
   m_free->setText(ofPool(n.numFree));
   m_tokens->setText(tr("%1 in %2-token blocks").arg(n.tokensStored).arg(n.blockSize));
+  // What the blocks in use cost, and a token's share: it follows the KV element type.
+  if (n.bytesPerBlock && n.blockSize)
+    m_memory->setText(tr("%1 of %2 (%3 a token)")
+                          .arg(kvBytes(n.bytesPerBlock * static_cast<uint64_t>(n.numUsed)),
+                               kvBytes(n.bytesPerBlock * static_cast<uint64_t>(n.numBlocks)),
+                               kvBytes(n.bytesPerBlock / static_cast<uint64_t>(n.blockSize))));
+  else
+    m_memory->setText(tr("not known"));
   m_frag->setText(tr("%1 (%2 empty slots in partial blocks)").arg(kvPercent(n.fragmentation)).arg(n.emptySlots));
   QString sharing = tr("%1 blocks (%2 shared)").arg(n.blocksSavedBySharing).arg(n.numSharedBlocks);
   if (n.bytesSavedBySharing) sharing += QStringLiteral(", ") + kvBytes(n.bytesSavedBySharing);

@@ -21,6 +21,6 @@ class KvStatsPanel : public QWidget {
 
  private:
   KvPoolNumbers m_numbers;
-  QLabel *m_used, *m_cached, *m_free, *m_tokens, *m_frag, *m_sharing, *m_hit, *m_preempt, *m_tps, *m_step;
+  QLabel *m_used, *m_cached, *m_free, *m_tokens, *m_memory, *m_frag, *m_sharing, *m_hit, *m_preempt, *m_tps, *m_step;
   QLabel* m_summary;
 };

@@ -46,6 +46,8 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   }
   const QString backend = db.setting(QStringLiteral("engine/backend"), d.backend);
   s.backend = backend == QLatin1String("cuda") ? backend : d.backend;
+  const QString kvType = db.setting(QStringLiteral("engine/kv_type"), d.kvType);
+  s.kvType = kvType == QLatin1String("f32") || kvType == QLatin1String("q8_0") ? kvType : d.kvType;
   s.teachingPreset = db.setting(QStringLiteral("engine/teaching_preset")) == QLatin1String("1");
   s.contextPolicy = db.setting(QStringLiteral("chat/context_policy")) == QLatin1String("1") ? ContextPolicy::stopAndAsk
                                                                                         : ContextPolicy::dropOldest;
@@ -67,6 +69,7 @@ void AppSettings::save(ChatDatabase& db) const {
   put("engine/threads", threads);
   put("engine/max_context", maxContext);
   db.setSetting(QStringLiteral("engine/backend"), backend);
+  db.setSetting(QStringLiteral("engine/kv_type"), kvType);
   db.setSetting(QStringLiteral("engine/teaching_preset"), teachingPreset ? QStringLiteral("1") : QStringLiteral("0"));
   db.setSetting(QStringLiteral("chat/context_policy"), QString::number(static_cast<int>(contextPolicy)));
   for (int k = 0; k < kMaxColumns; ++k) {
@@ -110,6 +113,7 @@ EngineBridge::Config AppSettings::engineConfig() const {
   c.threads = threads;
   c.maxContext = maxContext;
   c.backend = backend;
+  c.kvType = kvType;
   if (teachingPreset) {
     c.blockSize = kTeachingBlockSize;
     c.numBlocks = kTeachingBlocks;
@@ -121,5 +125,6 @@ EngineBridge::Config AppSettings::engineConfig() const {
 
 bool AppSettings::sameEngine(const AppSettings& o) const {
   return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && maxBatchedTokens == o.maxBatchedTokens &&
-         threads == o.threads && maxContext == o.maxContext && backend == o.backend && teachingPreset == o.teachingPreset;
+         threads == o.threads && maxContext == o.maxContext && backend == o.backend && kvType == o.kvType &&
+         teachingPreset == o.teachingPreset;
 }

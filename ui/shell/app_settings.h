@@ -28,6 +28,7 @@ struct AppSettings {
   int threads = 0;            // 0: all cores
   int maxContext = 2048;      // tokens one chat may hold (capped by the model's)
   QString backend = QStringLiteral("cpu");  // "cpu" or "cuda"
+  QString kvType = QStringLiteral("f16");   // the CPU pool's element type: "f16", "q8_0" or "f32"
   // Teaching: paging made visible. While on, the engine runs with kTeaching* below instead of
   // the block size, pool, context and step budget above (which stay as they were for later).
   bool teachingPreset = false;

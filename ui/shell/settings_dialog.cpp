@@ -88,12 +88,21 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
     m_backend->setItemData(1, tr("Not available: this build has no CUDA backend, or no GPU was found"), Qt::ToolTipRole);
   }
   m_backend->setCurrentIndex(s.backend == QLatin1String("cuda") && cudaAvailable ? 1 : 0);
+  m_kvType = new QComboBox(engine);
+  m_kvType->setObjectName(QStringLiteral("kvType"));
+  m_kvType->addItem(tr("16-bit (f16)"), QStringLiteral("f16"));
+  m_kvType->addItem(tr("8-bit (q8_0): about half the memory of f16"), QStringLiteral("q8_0"));
+  m_kvType->addItem(tr("32-bit (f32): twice the memory, the reference"), QStringLiteral("f32"));
+  m_kvType->setCurrentIndex(std::max(0, m_kvType->findData(s.kvType)));
+  m_kvType->setToolTip(tr("How the CPU stores each token's keys and values: smaller types let more and longer chats "
+                          "fit the pool and make long chats faster. CUDA keeps its 16-bit type."));
   ef->addRow(tr("KV block size"), m_blockSize);
   ef->addRow(tr("KV pool memory"), m_kvMemory);
   ef->addRow(tr("Max tokens per step"), m_maxBatched);
   ef->addRow(tr("Threads"), m_threads);
   ef->addRow(tr("Context per chat (tokens)"), m_maxContext);
   ef->addRow(tr("Backend"), m_backend);
+  ef->addRow(tr("KV element type"), m_kvType);
   v->addWidget(engine);
 
   m_note = new QLabel(this);
@@ -107,7 +116,7 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
 
   for (QSpinBox* b : {m_kvMemory, m_maxBatched, m_threads, m_maxContext})
     connect(b, &QSpinBox::valueChanged, this, &SettingsDialog::updateNote);
-  for (QComboBox* b : {m_blockSize, m_backend}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
+  for (QComboBox* b : {m_blockSize, m_backend, m_kvType}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
   updateNote();
 }
 
@@ -127,6 +136,7 @@ AppSettings SettingsDialog::settings() const {
   s.threads = m_threads->value();
   s.maxContext = m_maxContext->value();
   s.backend = m_backend->currentData().toString();
+  s.kvType = m_kvType->currentData().toString();
   return s;
 }
 

@@ -25,7 +25,7 @@ class SettingsDialog : public QDialog {
   AppSettings m_initial;
   QDoubleSpinBox *m_temperature, *m_topP, *m_minP, *m_repetition;
   QSpinBox *m_topK, *m_maxTokens, *m_seed;
-  QComboBox *m_blockSize, *m_backend;
+  QComboBox *m_blockSize, *m_backend, *m_kvType;
   QComboBox* m_contextPolicy = nullptr;  // the app's default ContextPolicy
   QSpinBox *m_kvMemory, *m_maxBatched, *m_threads, *m_maxContext;
   QLabel* m_note;

@@ -1,7 +1,7 @@
 // The CPU forward pass: embedding, then per layer attention and SwiGLU blocks, then logits.
 #include "engine/backend/cpu/cpu_backend.h"
 
-#include "engine/backend/cpu/cpu_attention.h"
+#include "engine/backend/cpu/attention/paged_attention.h"
 #include "engine/backend/cpu/rope.h"
 #include "engine/backend/cpu/vector_ops.h"
 #include "engine/common/error.h"
@@ -9,9 +9,13 @@
 
 namespace pagedchat {
 
-CpuBackend::CpuBackend(const ModelWeights& weights, int num_threads, cpu::MatmulPrecision precision,
+CpuBackend::CpuBackend(const ModelWeights& weights, int num_threads, KvType kv_type, cpu::MatmulPrecision precision,
                        const LoadProgress& progress)
-    : w_(weights), pool_(num_threads), precision_(precision) {
+    : w_(weights), pool_(num_threads), kv_type_(kv_type), precision_(precision) {
+  const int hd = weights.config.head_dim;
+  if (hd > cpu::kMaxHeadDim) fail("the CPU attention takes head sizes up to %d (this model's is %d)", cpu::kMaxHeadDim, hd);
+  if (!kv_type_fits(kv_type, hd))
+    fail("KV type %s needs a head size that is a multiple of 32 (this model's is %d)", kv_type_name(kv_type), hd);
   if (precision_ == cpu::MatmulPrecision::kQuantizedActivations) packed_ = cpu::PackedWeights(weights, pool_, progress);
 }
 
@@ -19,7 +23,12 @@ void CpuBackend::allocate_kv(const KvCacheShape& shape) {
   const ModelConfig& c = w_.config;
   if (shape.num_layers != c.num_layers || shape.num_kv_heads != c.num_kv_heads || shape.head_dim != c.head_dim)
     fail("KV shape does not match the model");
-  kv_.allocate(shape);
+  kv_.allocate(shape, kv_type_);
+}
+
+uint64_t CpuBackend::kv_block_bytes(int32_t block_size) const {
+  const ModelConfig& c = w_.config;
+  return 2ull * c.num_layers * block_size * c.num_kv_heads * kv_row_bytes(kv_type_, c.head_dim);
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
@@ -29,7 +38,7 @@ void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {
 void CpuBackend::allocate_host_kv(int num_blocks) {
   KvCacheShape shape = kv_.shape();
   shape.num_blocks = num_blocks;
-  host_kv_.allocate(shape);
+  host_kv_.allocate(shape, kv_type_);
 }
 
 
@@ -106,10 +115,7 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
     cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, rope_[t]);
     cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, rope_[t]);
     int64_t slot = batch.slot_mapping[t];
-    for (int h = 0; h < c.num_kv_heads; ++h) {
-      std::copy_n(k + h * c.head_dim, c.head_dim, kv_.key(l, slot, h));
-      std::copy_n(v + h * c.head_dim, c.head_dim, kv_.value(l, slot, h));
-    }
+    for (int h = 0; h < c.num_kv_heads; ++h) kv_.store(l, slot, h, k + h * c.head_dim, v + h * c.head_dim);
   });
 
   cpu::paged_attention(batch, kv_, l, {c.num_heads, c.num_kv_heads, c.head_dim}, q_.data(), attn_.data(), pool_);

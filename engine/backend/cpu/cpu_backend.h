@@ -1,6 +1,6 @@
 #pragma once
-// The CPU backend: the Llama forward pass over a flattened batch with a paged f32 KV pool,
-// quantized matmuls and attention spread over a thread pool.
+// The CPU backend: the Llama forward pass over a flattened batch with a paged KV pool (f16 by
+// default, f32 or q8_0 on request), quantized matmuls and attention spread over a thread pool.
 
 #include <memory>
 #include <vector>
@@ -17,14 +17,16 @@ namespace pagedchat {
 class CpuBackend final : public Backend {
  public:
   // weights must outlive the backend. num_threads 0 = all cores. progress: see PackedWeights.
-  CpuBackend(const ModelWeights& weights, int num_threads,
+  // Throws Error when the model's head size does not suit the attention kernels or the KV type.
+  CpuBackend(const ModelWeights& weights, int num_threads, KvType kv_type = KvType::F16,
              cpu::MatmulPrecision precision = cpu::MatmulPrecision::kQuantizedActivations,
              const LoadProgress& progress = {});
 
   std::string_view name() const override { return "cpu"; }
   void allocate_kv(const KvCacheShape& shape) override;
   const KvCacheShape& kv_shape() const override { return kv_.shape(); }
-  int kv_element_bytes() const override { return sizeof(float); }  // f32 K and V
+  uint64_t kv_block_bytes(int32_t block_size) const override;
+  KvType kv_type() const { return kv_type_; }
   void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   void allocate_host_kv(int num_blocks) override;
@@ -39,6 +41,7 @@ class CpuBackend final : public Backend {
 
   const ModelWeights& w_;
   ThreadPool pool_;
+  KvType kv_type_;
   cpu::MatmulPrecision precision_;
   cpu::PackedWeights packed_;  // empty with float activations
   cpu::KvPool kv_;

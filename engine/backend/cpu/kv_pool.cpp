@@ -1,4 +1,4 @@
-// The CPU KV pool's storage: allocation and whole-block copies.
+// The CPU KV pool's storage: allocation, row stores and whole-block copies.
 #include "engine/backend/cpu/kv_pool.h"
 
 #include <algorithm>
@@ -8,33 +8,46 @@
 
 namespace pagedchat::cpu {
 
-void KvPool::allocate(const KvCacheShape& shape) {
+void KvPool::allocate(const KvCacheShape& shape, KvType type) {
   if (shape.num_blocks <= 0 || shape.block_size <= 0 || shape.num_layers <= 0)
     fail("KV pool needs at least one block of at least one slot (got %d blocks of %d)", shape.num_blocks,
          shape.block_size);
+  if (!kv_type_fits(type, shape.head_dim))
+    fail("KV type %s needs a head size that is a multiple of 32 (this model's is %d)", kv_type_name(type), shape.head_dim);
   shape_ = shape;
-  slot_floats_ = static_cast<size_t>(shape.num_kv_heads) * shape.head_dim;
+  type_ = type;
+  row_bytes_ = kv_row_bytes(type, shape.head_dim);
+  slot_bytes_ = static_cast<size_t>(shape.num_kv_heads) * row_bytes_;
   layer_slots_ = static_cast<size_t>(shape.num_blocks) * shape.block_size;
-  size_t floats = static_cast<size_t>(shape.num_layers) * layer_slots_ * slot_floats_;
+  const size_t bytes = static_cast<size_t>(shape.num_layers) * layer_slots_ * slot_bytes_;
   try {
-    keys_.assign(floats, 0.0f);
-    values_.assign(floats, 0.0f);
+    keys_.assign(bytes, 0);
+    values_.assign(bytes, 0);
   } catch (const std::bad_alloc&) {
     keys_ = {};
     values_ = {};
-    fail("cannot allocate a KV pool of %d blocks (%.1f MiB)", shape.num_blocks,
-         2.0 * floats * sizeof(float) / (1024.0 * 1024.0));
+    fail("cannot allocate a KV pool of %d blocks (%.1f MiB)", shape.num_blocks, 2.0 * bytes / (1024.0 * 1024.0));
   }
+}
+
+void KvPool::store(int layer, int64_t slot, int kv_head, const float* k, const float* v) {
+  encode_kv_row(type_, k, at(keys_, layer, slot, kv_head), shape_.head_dim);
+  encode_kv_row(type_, v, at(values_, layer, slot, kv_head), shape_.head_dim);
+}
+
+float* KvPool::f32_row(std::vector<uint8_t>& buf, int layer, int64_t slot, int kv_head) {
+  if (type_ != KvType::F32) fail("the KV pool holds %s, not f32 rows", kv_type_name(type_));
+  return reinterpret_cast<float*>(at(buf, layer, slot, kv_head));
 }
 
 void KvPool::copy_block_from(const KvPool& from, int32_t src, int32_t dst) {
   // A block's slots are contiguous within a layer.
-  const size_t block_floats = static_cast<size_t>(shape_.block_size) * slot_floats_;
+  const size_t n = block_row_bytes();
   const int64_t src_slot = static_cast<int64_t>(src) * shape_.block_size;
   const int64_t dst_slot = static_cast<int64_t>(dst) * shape_.block_size;
   for (int l = 0; l < shape_.num_layers; ++l) {
-    std::copy_n(from.key(l, src_slot, 0), block_floats, key(l, dst_slot, 0));
-    std::copy_n(from.value(l, src_slot, 0), block_floats, value(l, dst_slot, 0));
+    std::copy_n(from.key_row(l, src_slot, 0), n, at(keys_, l, dst_slot, 0));
+    std::copy_n(from.value_row(l, src_slot, 0), n, at(values_, l, dst_slot, 0));
   }
 }
 

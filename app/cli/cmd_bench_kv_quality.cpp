@@ -1,0 +1,132 @@
+// `bench kv-quality`: what a smaller KV element type costs in the model's predictions. A real
+// text (default: the GNU GPL version 3, which Debian ships as /usr/share/common-licenses/GPL-3)
+// runs through the model once per KV type, in prefill chunks as a chat's would, with the logits
+// of every position kept; each type's next-token distributions are compared with f32 KV's:
+// KL(f32 || type) (mean, 99th percentile, max), top-1 agreement, and each type's perplexity.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli/cli_args.h"
+#include "app/cli/commands.h"
+#include "app/cli/default_model.h"
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/common/error.h"
+#include "engine/model/model.h"
+
+namespace pagedchat::cli {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read the text '%s'", path.c_str());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// log softmax of one row, in double.
+void log_softmax(const float* logits, int n, std::vector<double>& out) {
+  out.resize(n);
+  double mx = -INFINITY;
+  for (int i = 0; i < n; ++i) mx = std::max(mx, static_cast<double>(logits[i]));
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i) sum += std::exp(logits[i] - mx);
+  const double lse = mx + std::log(sum);
+  for (int i = 0; i < n; ++i) out[i] = logits[i] - lse;
+}
+
+struct TypeStats {
+  KvType type;
+  std::vector<double> kl;  // per position
+  int64_t top1_same = 0;
+  double nll = 0.0;  // of the text's next tokens
+};
+
+}  // namespace
+
+int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
+  Args args(argv, {"model", "text", "tokens", "threads", "chunk"}, {"json"});
+  auto model = Model::load(resolve_model_path(args.get_or("model", "")));
+  const std::string text_path = args.get_or("text", "/usr/share/common-licenses/GPL-3");
+  const int want = args.get_int("tokens", 4000, 16, 1 << 20);
+  const int threads = args.get_int("threads", 0, 0, 1024);
+  const int chunk = args.get_int("chunk", 512, 1, 1 << 16);
+  const bool json = args.flag("json");
+  const ModelConfig& c = model->config();
+
+  std::vector<int32_t> tokens = model->tokenizer->encode(read_text(text_path), true, false);
+  if (static_cast<int>(tokens.size()) < want)
+    fail("the text '%s' has %zu tokens, fewer than --tokens %d", text_path.c_str(), tokens.size(), want);
+  if (want > c.context_length) fail("--tokens %d is past the model's context of %d", want, c.context_length);
+  tokens.resize(want);
+
+  const int block_size = 16;
+  const int num_blocks = (want + block_size - 1) / block_size;
+  std::vector<int32_t> table(num_blocks);
+  for (int i = 0; i < num_blocks; ++i) table[i] = i;
+  std::vector<std::unique_ptr<CpuBackend>> backends;
+  std::vector<TypeStats> stats;
+  for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0}) {
+    backends.push_back(std::make_unique<CpuBackend>(model->weights, threads, t));
+    backends.back()->allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, block_size});
+    stats.push_back({t, {}, 0, 0.0});
+  }
+
+  std::vector<std::vector<float>> logits(backends.size());
+  std::vector<double> ref, other;
+  for (int start = 0; start < want; start += chunk) {
+    const int n = std::min(chunk, want - start);
+    ForwardBatch batch;
+    batch.add_sequence(tokens.data() + start, n, start, table, block_size, false);
+    batch.logits_indices.resize(n);
+    for (int i = 0; i < n; ++i) batch.logits_indices[i] = i;
+    for (size_t b = 0; b < backends.size(); ++b) backends[b]->forward(batch, logits[b]);
+    for (int i = 0; i < n; ++i) {
+      const int pos = start + i;
+      log_softmax(logits[0].data() + static_cast<size_t>(i) * c.vocab_size, c.vocab_size, ref);
+      const int ref_top = static_cast<int>(std::max_element(ref.begin(), ref.end()) - ref.begin());
+      for (size_t b = 0; b < backends.size(); ++b) {
+        log_softmax(logits[b].data() + static_cast<size_t>(i) * c.vocab_size, c.vocab_size, other);
+        double kl = 0.0;
+        for (int v = 0; v < c.vocab_size; ++v) kl += std::exp(ref[v]) * (ref[v] - other[v]);
+        stats[b].kl.push_back(std::max(kl, 0.0));
+        stats[b].top1_same += std::max_element(other.begin(), other.end()) - other.begin() == ref_top;
+        if (pos + 1 < want) stats[b].nll -= other[tokens[pos + 1]];
+      }
+    }
+  }
+
+  if (!json)
+    std::printf("model %s, text %s, %d tokens, prefill chunks of %d, KL(f32 KV || type) of the next-token distribution\n"
+                "%6s %12s %12s %12s %10s %12s %14s\n",
+                c.name.c_str(), text_path.c_str(), want, chunk, "kv", "mean KL", "p99 KL", "max KL", "top-1 same",
+                "perplexity", "KV B/token");
+  for (TypeStats& s : stats) {
+    std::vector<double> sorted = s.kl;
+    std::sort(sorted.begin(), sorted.end());
+    double mean = 0.0;
+    for (double k : sorted) mean += k;
+    mean /= static_cast<double>(sorted.size());
+    const double p99 = sorted[std::min(sorted.size() - 1, sorted.size() * 99 / 100)];
+    const double top1 = static_cast<double>(s.top1_same) / static_cast<double>(sorted.size());
+    const double ppl = std::exp(s.nll / (want - 1));
+    const int64_t token_bytes = 2ll * c.num_layers * c.num_kv_heads * kv_row_bytes(s.type, c.head_dim);
+    if (json)
+      std::printf("{\"bench\":\"kv-quality\",\"kv_type\":\"%s\",\"tokens\":%d,\"mean_kl\":%.3e,\"p99_kl\":%.3e,"
+                  "\"max_kl\":%.3e,\"top1_agreement\":%.5f,\"perplexity\":%.4f,\"kv_bytes_per_token\":%lld}\n",
+                  kv_type_name(s.type), want, mean, p99, sorted.back(), top1, ppl, static_cast<long long>(token_bytes));
+    else
+      std::printf("%6s %12.3e %12.3e %12.3e %9.2f%% %12.4f %14lld\n", kv_type_name(s.type), mean, p99, sorted.back(),
+                  100.0 * top1, ppl, static_cast<long long>(token_bytes));
+  }
+  return 0;
+}
+
+}  // namespace pagedchat::cli

@@ -1,0 +1,215 @@
+// The attention planner: work items, partition splits, the fold of partial softmax states.
+#include "engine/backend/cpu/attention/paged_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/common/exp_approx.h"
+
+namespace pagedchat::cpu {
+namespace {
+
+constexpr int kQueryTile = 16;  // prefill tokens sharing each key tile they read
+
+// One (sequence, KV head, tile of consecutive query tokens).
+struct Item {
+  int seq = 0, kv_head = 0;
+  int t0 = 0, num_tokens = 0;  // batch rows [t0, t0 + num_tokens)
+  int ctx = 0;                 // keys the tile reads: its last token's position + 1
+  int parts = 0;               // partitions of ctx
+  int splits = 1;              // 1: one task folds every partition; else partials are stored
+  size_t partials = 0;         // splits > 1: offset of [parts][rows][2 + head_dim] in the store
+};
+
+struct Task {
+  int item = 0;
+  int part_begin = 0, part_end = 0;
+};
+
+int parts_of(int ctx) { return (ctx + kPartitionKeys - 1) / kPartitionKeys; }
+
+// (tm, tl, tacc) := the fold of (pm, pl, pacc) into it; a left fold over a query's partitions
+// in position order, whichever task computed them.
+void fold(float& tm, float& tl, float* tacc, float pm, float pl, const float* pacc, int hd, bool first) {
+  if (first) {
+    tm = pm;
+    tl = pl;
+    std::copy_n(pacc, hd, tacc);
+    return;
+  }
+  const float m = std::max(tm, pm);
+  const float a = exp_approx(tm - m), b = exp_approx(pm - m);
+  tl = std::fma(tl, a, pl * b);
+  for (int d = 0; d < hd; ++d) tacc[d] = std::fma(tacc[d], a, pacc[d] * b);
+  tm = m;
+}
+
+struct Planner {
+  const ForwardBatch& batch;
+  const KvPool& kv;
+  int layer;
+  AttentionShape shape;
+  const float* q;
+  float* out;
+  const AttentionKernel& kernel;
+  std::vector<float>& store;  // partial states of split items
+  int group;
+  float scale;
+  std::vector<Item> items;
+  std::vector<Task> tasks;
+
+  int rows(const Item& it) const { return it.num_tokens * group; }
+  int ctx_of(int t) const { return batch.positions[t] + 1; }
+
+  void plan(int num_threads) {
+    int64_t total_work = 0;
+    for (int s = 0; s < batch.num_seqs(); ++s)
+      for (int t0 = batch.cu_seqlens_q[s]; t0 < batch.cu_seqlens_q[s + 1]; t0 += kQueryTile)
+        for (int h = 0; h < shape.num_kv_heads; ++h) {
+          Item it;
+          it.seq = s;
+          it.kv_head = h;
+          it.t0 = t0;
+          it.num_tokens = std::min(kQueryTile, batch.cu_seqlens_q[s + 1] - t0);
+          for (int i = 0; i < it.num_tokens; ++i) it.ctx = std::max(it.ctx, ctx_of(t0 + i));
+          it.parts = parts_of(it.ctx);
+          total_work += static_cast<int64_t>(rows(it)) * it.ctx;
+          items.push_back(it);
+        }
+    // Split the items that hold more than an eighth of a thread's share into partition ranges.
+    const int64_t share = std::max<int64_t>(1, total_work / (8 * num_threads));
+    size_t offset = 0;
+    for (int i = 0; i < static_cast<int>(items.size()); ++i) {
+      Item& it = items[i];
+      const int64_t work = static_cast<int64_t>(rows(it)) * it.ctx;
+      it.splits = num_threads == 1 ? 1 : static_cast<int>(std::clamp<int64_t>((work + share - 1) / share, 1, it.parts));
+      if (it.splits > 1) {
+        it.partials = offset;
+        offset += static_cast<size_t>(it.parts) * rows(it) * (2 + shape.head_dim);
+      }
+      for (int k = 0; k < it.splits; ++k) tasks.push_back({i, it.parts * k / it.splits, it.parts * (k + 1) / it.splits});
+    }
+    if (store.size() < offset) store.resize(offset);
+  }
+
+  void run(const Task& task) const {
+    const Item& it = items[task.item];
+    const int hd = shape.head_dim, nr = rows(it), block_size = kv.shape().block_size;
+    const int32_t* table = batch.block_table(it.seq);
+    thread_local std::vector<float> qs, s, kt, v, state, total;
+    qs.resize(static_cast<size_t>(nr) * hd);
+    s.resize(static_cast<size_t>(nr) * kTileKeys);
+    kt.resize(static_cast<size_t>(hd) * kTileKeys);
+    v.resize(static_cast<size_t>(kTileKeys) * hd);
+    state.resize(static_cast<size_t>(nr) * (2 + hd));  // per row: m, l, acc[hd]
+    total.resize(static_cast<size_t>(nr) * (2 + hd));
+    auto row_state = [&](std::vector<float>& buf, int r) { return buf.data() + static_cast<size_t>(r) * (2 + hd); };
+
+    for (int i = 0; i < it.num_tokens; ++i)
+      for (int g = 0; g < group; ++g) {
+        const float* src = q + (static_cast<size_t>(it.t0 + i) * shape.num_heads + it.kv_head * group + g) * hd;
+        float* dst = qs.data() + static_cast<size_t>(i * group + g) * hd;
+        for (int d = 0; d < hd; ++d) dst[d] = src[d] * scale;
+      }
+
+    const uint8_t* key_rows[kTileKeys];
+    const uint8_t* value_rows[kTileKeys];
+    for (int p = task.part_begin; p < task.part_end; ++p) {
+      const int key_begin = p * kPartitionKeys, key_end = std::min(it.ctx, key_begin + kPartitionKeys);
+      for (int r = 0; r < nr; ++r) {
+        float* st = row_state(state, r);
+        st[0] = -INFINITY;
+        st[1] = 0.0f;
+        std::fill_n(st + 2, hd, 0.0f);
+      }
+      for (int k0 = key_begin; k0 < key_end; k0 += kTileKeys) {
+        const int n = std::min(kTileKeys, key_end - k0);
+        for (int j = 0; j < n; ++j) {
+          const int pos = k0 + j;
+          const int64_t slot = static_cast<int64_t>(table[pos / block_size]) * block_size + pos % block_size;
+          key_rows[j] = kv.key_row(layer, slot, it.kv_head);
+          value_rows[j] = kv.value_row(layer, slot, it.kv_head);
+        }
+        kernel.load_tile(kv.type(), key_rows, value_rows, n, hd, kt.data(), v.data());
+        // The tile's first token that sees key k0: tokens are in position order.
+        int first = 0;
+        while (first < it.num_tokens && ctx_of(it.t0 + first) <= k0) ++first;
+        if (first == it.num_tokens) continue;
+        kernel.scores(qs.data() + static_cast<size_t>(first) * group * hd, (it.num_tokens - first) * group, hd,
+                      kt.data(), s.data() + static_cast<size_t>(first) * group * kTileKeys);
+        for (int i = first; i < it.num_tokens; ++i) {
+          const int valid = std::min(n, ctx_of(it.t0 + i) - k0);
+          if (valid <= 0) continue;
+          for (int g = 0; g < group; ++g) {
+            const int r = i * group + g;
+            float* st = row_state(state, r);
+            kernel.accumulate(s.data() + static_cast<size_t>(r) * kTileKeys, valid, v.data(), hd, st[0], st[1], st + 2);
+          }
+        }
+      }
+      // Partition p is done for the rows whose context reaches it.
+      for (int i = 0; i < it.num_tokens; ++i) {
+        if (ctx_of(it.t0 + i) <= key_begin) continue;
+        for (int g = 0; g < group; ++g) {
+          const int r = i * group + g;
+          const float* st = row_state(state, r);
+          if (it.splits == 1) {
+            float* tt = row_state(total, r);
+            fold(tt[0], tt[1], tt + 2, st[0], st[1], st + 2, hd, p == 0);
+          } else {
+            std::copy_n(st, 2 + hd, partial(it, p, r));
+          }
+        }
+      }
+    }
+    if (it.splits == 1)
+      for (int r = 0; r < nr; ++r) finish(it, r, row_state(total, r));
+  }
+
+  float* partial(const Item& it, int p, int r) const {
+    return store.data() + it.partials + (static_cast<size_t>(p) * rows(it) + r) * (2 + shape.head_dim);
+  }
+
+  // Split items: each row's partitions folded in order, as an unsplit task does.
+  void merge(const Item& it) const {
+    const int hd = shape.head_dim;
+    thread_local std::vector<float> total;
+    total.resize(2 + hd);
+    for (int i = 0; i < it.num_tokens; ++i)
+      for (int g = 0; g < group; ++g) {
+        const int r = i * group + g;
+        const int parts = parts_of(ctx_of(it.t0 + i));
+        for (int p = 0; p < parts; ++p) {
+          const float* st = partial(it, p, r);
+          fold(total[0], total[1], total.data() + 2, st[0], st[1], st + 2, hd, p == 0);
+        }
+        finish(it, r, total.data());
+      }
+  }
+
+  void finish(const Item& it, int r, const float* st) const {
+    const int hd = shape.head_dim, i = r / group, g = r % group;
+    float* o = out + (static_cast<size_t>(it.t0 + i) * shape.num_heads + it.kv_head * group + g) * hd;
+    const float inv = 1.0f / st[1];
+    for (int d = 0; d < hd; ++d) o[d] = st[2 + d] * inv;
+  }
+};
+
+}  // namespace
+
+void paged_attention(const ForwardBatch& batch, const KvPool& kv, int layer, const AttentionShape& shape,
+                     const float* q, float* out, ThreadPool& pool, const AttentionKernel& kernel) {
+  thread_local std::vector<float> store;
+  Planner planner{batch, kv, layer, shape, q, out, kernel, store, shape.num_heads / shape.num_kv_heads,
+                  1.0f / std::sqrt(static_cast<float>(shape.head_dim)), {}, {}};
+  planner.plan(pool.num_threads());
+  pool.parallel_for(static_cast<int64_t>(planner.tasks.size()), [&](int64_t t) { planner.run(planner.tasks[t]); });
+  std::vector<int> split;
+  for (int i = 0; i < static_cast<int>(planner.items.size()); ++i)
+    if (planner.items[i].splits > 1) split.push_back(i);
+  if (!split.empty())
+    pool.parallel_for(static_cast<int64_t>(split.size()), [&](int64_t i) { planner.merge(planner.items[split[i]]); });
+}
+
+}  // namespace pagedchat::cpu
