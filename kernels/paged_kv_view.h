@@ -7,10 +7,11 @@
 // block_size, head_dim]. Why: a decode or prefill CTA works on one (sequence, kv_head), so
 // with HND each page it reads is one contiguous run of block_size * head_dim elements
 // (2-8 KiB at block sizes 8-32, head dims 64-128), fetched with 16-byte loads and no gaps;
-// under the CPU pool's "NHD" layout [num_blocks, block_size, num_kv_heads, head_dim] the same
-// page is block_size runs of head_dim elements at a stride. Block copy and swap move whole
-// blocks and do not care. The view carries strides, not a layout name, so it reads the CPU
-// pool (NHD, f32) too, which is how tests compare the two backends on the same tokens.
+// under an "NHD" layout [num_blocks, block_size, num_kv_heads, head_dim] the same page is
+// block_size runs of head_dim elements at a stride. The CPU pool is HND too, for the same
+// reason (its rows may be f16 or q8_0). Block copy and swap move whole blocks and do not care.
+// The view carries strides, not a layout name, so it reads the CPU pool (f32) too, which is
+// how tests compare the two backends on the same tokens.
 //
 // Not here: layers (one view per layer), element conversion (kv_dtype.h).
 
@@ -56,7 +57,7 @@ struct PagedKvView {
   PC_HOST_DEVICE int64_t pool_elements() const { return num_blocks * stride_block; }
 };
 
-// Strides of the CUDA pool (HND) and of the CPU pool (NHD); pointers and tables left to fill.
+// Strides of the HND layout (the CUDA and CPU pools) and of NHD; pointers and tables left to fill.
 template <typename T>
 PagedKvView<T> hnd_view(int32_t num_blocks, int32_t num_kv_heads, int32_t block_size, int32_t head_dim) {
   PagedKvView<T> v;

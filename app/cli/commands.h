@@ -12,6 +12,7 @@ int cmd_bench(const std::vector<std::string>& args);
 int cmd_bench_throughput(const std::vector<std::string>& args);  // `bench throughput`
 int cmd_bench_memory(const std::vector<std::string>& args);      // `bench memory`
 int cmd_bench_chat(const std::vector<std::string>& args);        // `bench chat`: prompt tokens a growing chat computes
+int cmd_bench_attention(const std::vector<std::string>& args);   // `bench attention`: CPU attention alone
 int cmd_bench_kv_quality(const std::vector<std::string>& args);  // `bench kv-quality`: KL of f16/q8_0 KV vs f32
 int cmd_check(const std::vector<std::string>& args);          // `check kernels` | `check backend` (CUDA builds)
 int cmd_check_backend(const std::vector<std::string>& args);  // `check backend`: CUDA vs CPU logits

@@ -34,6 +34,8 @@ const char* kUsage =
     "  bench chat [--turns 20] [--reply-tokens 24] [--block-size 16] [--threads N] [--json] [MODEL/BACKEND options]\n"
     "            prompt tokens one growing chat (an edit, two regenerations) computes: parked and rewound,\n"
     "            resubmitted over the prefix cache, resubmitted with no cache\n"
+    "  bench attention [--context 4000] [--kv-type f16] [--threads N] [--layers 30] [--heads 9] [--kv-heads 3]\n"
+    "            [--head-dim 64] [--chunk 512] [--steps 20]   CPU attention alone: decode ms and KV GB/s per kernel\n"
     "  bench kv-quality [--text PATH (default /usr/share/common-licenses/GPL-3)] [--tokens 4000] [--threads N]\n"
     "            [--chunk 512] [--json]   KL divergence and top-1 agreement of f16 and q8_0 KV against f32\n"
     "  bench kernels               decode attention GB/s vs device copy, prefill TFLOP/s (CUDA builds)\n"

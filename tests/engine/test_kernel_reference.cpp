@@ -102,8 +102,8 @@ void run_case(const Case& c, KvDtype dtype, uint32_t seed) {
   AttentionRows rows{q.data(), got.data(), queries.cu_seqlens_q.data(), seq_lens.data(), queries.num_seqs(),
                      c.num_heads, 1.0f / std::sqrt(static_cast<float>(hd))};
   attention_reference(view, dtype, rows);
-  // The reference also reads the CPU pool itself, through an NHD f32 view.
-  PagedKvView<const float> cpu_view = nhd_view<const float>(num_blocks, c.num_kv_heads, bs, hd);
+  // The reference also reads the CPU pool itself, through an HND f32 view (its layout too).
+  PagedKvView<const float> cpu_view = hnd_view<const float>(num_blocks, c.num_kv_heads, bs, hd);
   cpu_view.k = pool.key(0, 0, 0);
   cpu_view.v = pool.value(0, 0, 0);
   cpu_view.block_tables = queries.block_tables.data();

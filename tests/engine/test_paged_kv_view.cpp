@@ -1,7 +1,7 @@
 // The paged KV view's index math (kernels/paged_kv_view.h), shared by the CUDA kernels and
 // their CPU references: on random, non-contiguous block tables, every token of every sequence
 // lands in its own place, the slot-mapping path and the block-table path agree, HND and NHD
-// match their written-out formulas, and an NHD view reads the CPU backend's pool.
+// match their written-out formulas, and an HND view reads the CPU backend's (f32) pool.
 
 #include <QtTest>
 
@@ -113,8 +113,8 @@ class TestPagedKvView : public QObject {
     QVERIFY(v.pool_elements() > (int64_t(1) << 31));
   }
 
-  // An NHD f32 view over the CPU backend's pool points where KvPool::key does.
-  void nhdViewReadsTheCpuPool() {
+  // An HND f32 view over the CPU backend's pool points where KvPool::key does.
+  void hndViewReadsTheCpuPool() {
     KvCacheShape shape;
     shape.num_layers = 2;
     shape.num_kv_heads = 3;
@@ -124,7 +124,7 @@ class TestPagedKvView : public QObject {
     cpu::KvPool pool;
     pool.allocate(shape);
     for (int layer = 0; layer < 2; ++layer) {
-      PagedKvView<float> v = nhd_view<float>(6, 3, 4, 8);
+      PagedKvView<float> v = hnd_view<float>(6, 3, 4, 8);
       v.k = pool.key(layer, 0, 0);
       v.v = pool.value(layer, 0, 0);
       for (int64_t slot = 0; slot < 24; ++slot)

@@ -21,8 +21,11 @@ void KvPool::allocate(const KvCacheShape& shape, KvType type) {
   layer_slots_ = static_cast<size_t>(shape.num_blocks) * shape.block_size;
   const size_t bytes = static_cast<size_t>(shape.num_layers) * layer_slots_ * slot_bytes_;
   try {
-    keys_.assign(bytes, 0);
-    values_.assign(bytes, 0);
+    for (Buffer* b : {&keys_, &values_}) {
+      b->bytes.assign(bytes + 64, 0);
+      const uintptr_t p = reinterpret_cast<uintptr_t>(b->bytes.data());
+      b->base = b->bytes.data() + ((64 - p % 64) % 64);
+    }
   } catch (const std::bad_alloc&) {
     keys_ = {};
     values_ = {};
@@ -35,19 +38,17 @@ void KvPool::store(int layer, int64_t slot, int kv_head, const float* k, const f
   encode_kv_row(type_, v, at(values_, layer, slot, kv_head), shape_.head_dim);
 }
 
-float* KvPool::f32_row(std::vector<uint8_t>& buf, int layer, int64_t slot, int kv_head) {
+float* KvPool::f32_row(Buffer& buf, int layer, int64_t slot, int kv_head) {
   if (type_ != KvType::F32) fail("the KV pool holds %s, not f32 rows", kv_type_name(type_));
   return reinterpret_cast<float*>(at(buf, layer, slot, kv_head));
 }
 
 void KvPool::copy_block_from(const KvPool& from, int32_t src, int32_t dst) {
-  // A block's slots are contiguous within a layer.
+  // A block's heads and slots are contiguous within a layer.
   const size_t n = block_row_bytes();
-  const int64_t src_slot = static_cast<int64_t>(src) * shape_.block_size;
-  const int64_t dst_slot = static_cast<int64_t>(dst) * shape_.block_size;
   for (int l = 0; l < shape_.num_layers; ++l) {
-    std::copy_n(from.key_row(l, src_slot, 0), n, at(keys_, l, dst_slot, 0));
-    std::copy_n(from.value_row(l, src_slot, 0), n, at(values_, l, dst_slot, 0));
+    std::copy_n(from.key_block(l, src, 0), n, block_at(keys_, l, dst, 0));
+    std::copy_n(from.value_block(l, src, 0), n, block_at(values_, l, dst, 0));
   }
 }
 

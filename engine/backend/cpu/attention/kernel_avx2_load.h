@@ -60,8 +60,37 @@ inline void transpose8(__m256 r[8]) {
   r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+// 8 floats of a row at d, as f32: straight from an f32 or f16 row.
+template <KvType T>
+inline __m256 avx2_load8(const uint8_t* row, int d) {
+  if constexpr (T == KvType::F32) return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d);
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * d)));
+}
+
+// A whole tile of f32 or f16 rows (hd a multiple of 8): values converted in place, keys
+// transposed straight from their rows, 8 keys by 8 d at a time.
+template <KvType T>
+inline void avx2_load_full_tile(const uint8_t* const* key_rows, const uint8_t* const* value_rows, int hd, float* kt,
+                                float* v) {
+  for (int j = 0; j < kTileKeys; ++j)
+    for (int d = 0; d < hd; d += 8) _mm256_storeu_ps(v + static_cast<size_t>(j) * hd + d, avx2_load8<T>(value_rows[j], d));
+  for (int d0 = 0; d0 < hd; d0 += 8)
+    for (int j0 = 0; j0 < kTileKeys; j0 += 8) {
+      __m256 r[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) r[i] = avx2_load8<T>(key_rows[j0 + i], d0);
+      transpose8(r);
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(kt + (d0 + i) * kTileKeys + j0, r[i]);
+    }
+}
+
 inline void avx2_load_tile(KvType type, const uint8_t* const* key_rows, const uint8_t* const* value_rows, int n, int hd,
                            float* kt, float* v) {
+  if (n == kTileKeys && hd % 8 == 0) {
+    if (type == KvType::F16) return avx2_load_full_tile<KvType::F16>(key_rows, value_rows, hd, kt, v);
+    if (type == KvType::F32) return avx2_load_full_tile<KvType::F32>(key_rows, value_rows, hd, kt, v);
+  }
   alignas(32) float keys[kTileKeys * kMaxHeadDim];  // [kTileKeys][hd], rows >= n zero
   for (int i = n * hd; i < kTileKeys * hd; ++i) keys[i] = 0.0f;
   for (int j = 0; j < n; ++j) {

@@ -21,25 +21,34 @@ void load_tile(KvType type, const uint8_t* const* key_rows, const uint8_t* const
   }
 }
 
+// Two chains, over even and odd d (so that SIMD kernels can keep enough fmas in flight),
+// added at the end.
 void scores(const float* q, int rows, int hd, const float* kt, float* s) {
   for (int r = 0; r < rows; ++r)
     for (int j = 0; j < kTileKeys; ++j) {
-      float acc = 0.0f;
-      for (int d = 0; d < hd; ++d) acc = std::fma(q[r * hd + d], kt[d * kTileKeys + j], acc);
-      s[r * kTileKeys + j] = acc;
+      float even = 0.0f, odd = 0.0f;
+      for (int d = 0; d < hd; ++d) {
+        float& chain = d % 2 == 0 ? even : odd;  // an odd head size's last d is even
+        chain = std::fma(q[r * hd + d], kt[d * kTileKeys + j], chain);
+      }
+      s[r * kTileKeys + j] = even + odd;
     }
 }
 
-void accumulate(float* s, int n, const float* v, int hd, float& m, float& l, float* acc) {
-  const float c = raise_max(s, n, m);
-  if (c != 1.0f) {
-    l *= c;
-    for (int d = 0; d < hd; ++d) acc[d] *= c;
+void accumulate(float* s_all, int rows, int n, const float* v, int hd, float* m_all, float* l_all, float* acc_all) {
+  for (int r = 0; r < rows; ++r) {
+    float* s = s_all + r * kTileKeys;
+    float *acc = acc_all + static_cast<size_t>(r) * hd, &m = m_all[r], &l = l_all[r];
+    const float c = raise_max(s, n, m);
+    if (c != 1.0f) {
+      l *= c;
+      for (int d = 0; d < hd; ++d) acc[d] *= c;
+    }
+    for (int j = 0; j < n; ++j) s[j] = exp_approx(s[j] - m);
+    l += tile_sum(s, n);
+    for (int j = 0; j < n; ++j)
+      for (int d = 0; d < hd; ++d) acc[d] = std::fma(s[j], v[static_cast<size_t>(j) * hd + d], acc[d]);
   }
-  for (int j = 0; j < n; ++j) s[j] = exp_approx(s[j] - m);
-  for (int j = 0; j < n; ++j) l += s[j];
-  for (int j = 0; j < n; ++j)
-    for (int d = 0; d < hd; ++d) acc[d] = std::fma(s[j], v[static_cast<size_t>(j) * hd + d], acc[d]);
 }
 
 const AttentionKernel kScalar{"scalar", load_tile, scores, accumulate};

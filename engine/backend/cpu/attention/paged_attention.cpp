@@ -11,6 +11,7 @@ namespace pagedchat::cpu {
 namespace {
 
 constexpr int kQueryTile = 16;  // prefill tokens sharing each key tile they read
+constexpr int kPrefetchKeys = 2 * kTileKeys;
 
 // One (sequence, KV head, tile of consecutive query tokens).
 struct Item {
@@ -97,14 +98,16 @@ struct Planner {
     const Item& it = items[task.item];
     const int hd = shape.head_dim, nr = rows(it), block_size = kv.shape().block_size;
     const int32_t* table = batch.block_table(it.seq);
-    thread_local std::vector<float> qs, s, kt, v, state, total;
+    thread_local std::vector<float> qs, s, kt, v, m, l, acc, total;
     qs.resize(static_cast<size_t>(nr) * hd);
     s.resize(static_cast<size_t>(nr) * kTileKeys);
     kt.resize(static_cast<size_t>(hd) * kTileKeys);
     v.resize(static_cast<size_t>(kTileKeys) * hd);
-    state.resize(static_cast<size_t>(nr) * (2 + hd));  // per row: m, l, acc[hd]
-    total.resize(static_cast<size_t>(nr) * (2 + hd));
-    auto row_state = [&](std::vector<float>& buf, int r) { return buf.data() + static_cast<size_t>(r) * (2 + hd); };
+    m.resize(nr);  // this partition's state per row: m, l, acc[hd]
+    l.resize(nr);
+    acc.resize(static_cast<size_t>(nr) * hd);
+    total.resize(static_cast<size_t>(nr) * (2 + hd));  // the fold so far per row: m, l, acc[hd]
+    auto total_of = [&](int r) { return total.data() + static_cast<size_t>(r) * (2 + hd); };
 
     for (int i = 0; i < it.num_tokens; ++i)
       for (int g = 0; g < group; ++g) {
@@ -113,24 +116,43 @@ struct Planner {
         for (int d = 0; d < hd; ++d) dst[d] = src[d] * scale;
       }
 
+    // A decode step reads its keys from memory, and a tile's loads come in one burst after the
+    // previous tile's arithmetic: ask for the rows a few tiles ahead.
+    const int64_t row_bytes = kv.row_bytes();
+    auto prefetch = [&](int k0, int n) {
+      int b = k0 / block_size, off = k0 % block_size;
+      for (int j = 0; j < n; ++j) {
+        const size_t at = static_cast<size_t>(off) * row_bytes;
+        const uint8_t* kr = kv.key_block(layer, table[b], it.kv_head) + at;
+        const uint8_t* vr = kv.value_block(layer, table[b], it.kv_head) + at;
+        if (++off == block_size) off = 0, ++b;
+        for (int64_t x = 0; x < row_bytes; x += 64) {
+          __builtin_prefetch(kr + x);
+          __builtin_prefetch(vr + x);
+        }
+      }
+    };
+    // Row pointers of a tile of keys.
     const uint8_t* key_rows[kTileKeys];
     const uint8_t* value_rows[kTileKeys];
+    auto gather = [&](int k0, int n) {
+      int b = k0 / block_size, off = k0 % block_size;
+      for (int j = 0; j < n; ++j) {
+        const size_t at = static_cast<size_t>(off) * row_bytes;
+        key_rows[j] = kv.key_block(layer, table[b], it.kv_head) + at;
+        value_rows[j] = kv.value_block(layer, table[b], it.kv_head) + at;
+        if (++off == block_size) off = 0, ++b;
+      }
+    };
     for (int p = task.part_begin; p < task.part_end; ++p) {
       const int key_begin = p * kPartitionKeys, key_end = std::min(it.ctx, key_begin + kPartitionKeys);
-      for (int r = 0; r < nr; ++r) {
-        float* st = row_state(state, r);
-        st[0] = -INFINITY;
-        st[1] = 0.0f;
-        std::fill_n(st + 2, hd, 0.0f);
-      }
+      std::fill(m.begin(), m.end(), -INFINITY);
+      std::fill(l.begin(), l.end(), 0.0f);
+      std::fill(acc.begin(), acc.end(), 0.0f);
       for (int k0 = key_begin; k0 < key_end; k0 += kTileKeys) {
         const int n = std::min(kTileKeys, key_end - k0);
-        for (int j = 0; j < n; ++j) {
-          const int pos = k0 + j;
-          const int64_t slot = static_cast<int64_t>(table[pos / block_size]) * block_size + pos % block_size;
-          key_rows[j] = kv.key_row(layer, slot, it.kv_head);
-          value_rows[j] = kv.value_row(layer, slot, it.kv_head);
-        }
+        if (k0 + kPrefetchKeys < key_end) prefetch(k0 + kPrefetchKeys, std::min(kTileKeys, key_end - k0 - kPrefetchKeys));
+        gather(k0, n);
         kernel.load_tile(kv.type(), key_rows, value_rows, n, hd, kt.data(), v.data());
         // The tile's first token that sees key k0: tokens are in position order.
         int first = 0;
@@ -141,11 +163,9 @@ struct Planner {
         for (int i = first; i < it.num_tokens; ++i) {
           const int valid = std::min(n, ctx_of(it.t0 + i) - k0);
           if (valid <= 0) continue;
-          for (int g = 0; g < group; ++g) {
-            const int r = i * group + g;
-            float* st = row_state(state, r);
-            kernel.accumulate(s.data() + static_cast<size_t>(r) * kTileKeys, valid, v.data(), hd, st[0], st[1], st + 2);
-          }
+          const int r = i * group;  // the token's query heads, rows r .. r + group - 1
+          kernel.accumulate(s.data() + static_cast<size_t>(r) * kTileKeys, group, valid, v.data(), hd, m.data() + r,
+                            l.data() + r, acc.data() + static_cast<size_t>(r) * hd);
         }
       }
       // Partition p is done for the rows whose context reaches it.
@@ -153,18 +173,21 @@ struct Planner {
         if (ctx_of(it.t0 + i) <= key_begin) continue;
         for (int g = 0; g < group; ++g) {
           const int r = i * group + g;
-          const float* st = row_state(state, r);
+          const float* racc = acc.data() + static_cast<size_t>(r) * hd;
           if (it.splits == 1) {
-            float* tt = row_state(total, r);
-            fold(tt[0], tt[1], tt + 2, st[0], st[1], st + 2, hd, p == 0);
+            float* tt = total_of(r);
+            fold(tt[0], tt[1], tt + 2, m[r], l[r], racc, hd, p == 0);
           } else {
-            std::copy_n(st, 2 + hd, partial(it, p, r));
+            float* st = partial(it, p, r);
+            st[0] = m[r];
+            st[1] = l[r];
+            std::copy_n(racc, hd, st + 2);
           }
         }
       }
     }
     if (it.splits == 1)
-      for (int r = 0; r < nr; ++r) finish(it, r, row_state(total, r));
+      for (int r = 0; r < nr; ++r) finish(it, r, total_of(r));
   }
 
   float* partial(const Item& it, int p, int r) const {
