@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the app, starts it under Xvfb on the default model and runs its scripted tour (two
 # chats generating at once, a fork of the first, a compare round of 3 samples), saving
-# main.png (the window after the fork), kv_pool.png (the KV block-pool panel), compare.png and
-# compare_view.png into OUT_DIR. The tour's chats go to a throwaway data folder.
+# main.png (the window after the fork), kv_pool.png (the KV block-pool panel), settings.png (the
+# settings dialog), compare.png and compare_view.png into OUT_DIR. The tour's chats go to a throwaway data folder.
 # Usage: installer/screenshots.sh [OUT_DIR]   (default: screenshots/ in the repo, git-ignored)
 set -euo pipefail
 cd "$(dirname "$0")/.."

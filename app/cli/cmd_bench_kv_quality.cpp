@@ -3,6 +3,9 @@
 // runs through the model once per KV type, in prefill chunks as a chat's would, with the logits
 // of every position kept; each type's next-token distributions are compared with f32 KV's:
 // KL(f32 || type) (mean, 99th percentile, max), top-1 agreement, and each type's perplexity.
+// --float-activations runs the matmuls on f32 activations instead of the 8-bit ones of the fast
+// path, whose rounding turns any small change upstream into a few flipped quanta: with it, what
+// is left is the KV type's own cost.
 
 #include <algorithm>
 #include <cmath>
@@ -52,7 +55,9 @@ struct TypeStats {
 }  // namespace
 
 int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
-  Args args(argv, {"model", "text", "tokens", "threads", "chunk"}, {"json"});
+  Args args(argv, {"model", "text", "tokens", "threads", "chunk"}, {"json", "float-activations"});
+  const cpu::MatmulPrecision precision =
+      args.flag("float-activations") ? cpu::MatmulPrecision::kFloatActivations : cpu::MatmulPrecision::kQuantizedActivations;
   auto model = Model::load(resolve_model_path(args.get_or("model", "")));
   const std::string text_path = args.get_or("text", "/usr/share/common-licenses/GPL-3");
   const int want = args.get_int("tokens", 4000, 16, 1 << 20);
@@ -74,7 +79,7 @@ int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
   std::vector<std::unique_ptr<CpuBackend>> backends;
   std::vector<TypeStats> stats;
   for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0}) {
-    backends.push_back(std::make_unique<CpuBackend>(model->weights, threads, t));
+    backends.push_back(std::make_unique<CpuBackend>(model->weights, threads, t, precision));
     backends.back()->allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, block_size});
     stats.push_back({t, {}, 0, 0.0});
   }
@@ -104,9 +109,11 @@ int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
   }
 
   if (!json)
-    std::printf("model %s, text %s, %d tokens, prefill chunks of %d, KL(f32 KV || type) of the next-token distribution\n"
+    std::printf("model %s, text %s, %d tokens, prefill chunks of %d, %s activations,\n"
+                "KL(f32 KV || type) of the next-token distribution\n"
                 "%6s %12s %12s %12s %10s %12s %14s\n",
-                c.name.c_str(), text_path.c_str(), want, chunk, "kv", "mean KL", "p99 KL", "max KL", "top-1 same",
+                c.name.c_str(), text_path.c_str(), want, chunk,
+                precision == cpu::MatmulPrecision::kFloatActivations ? "f32" : "8-bit", "kv", "mean KL", "p99 KL", "max KL", "top-1 same",
                 "perplexity", "KV B/token");
   for (TypeStats& s : stats) {
     std::vector<double> sorted = s.kl;
@@ -119,9 +126,9 @@ int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
     const double ppl = std::exp(s.nll / (want - 1));
     const int64_t token_bytes = 2ll * c.num_layers * c.num_kv_heads * kv_row_bytes(s.type, c.head_dim);
     if (json)
-      std::printf("{\"bench\":\"kv-quality\",\"kv_type\":\"%s\",\"tokens\":%d,\"mean_kl\":%.3e,\"p99_kl\":%.3e,"
+      std::printf("{\"bench\":\"kv-quality\",\"activations\":\"%s\",\"kv_type\":\"%s\",\"tokens\":%d,\"mean_kl\":%.3e,\"p99_kl\":%.3e,"
                   "\"max_kl\":%.3e,\"top1_agreement\":%.5f,\"perplexity\":%.4f,\"kv_bytes_per_token\":%lld}\n",
-                  kv_type_name(s.type), want, mean, p99, sorted.back(), top1, ppl, static_cast<long long>(token_bytes));
+                  precision == cpu::MatmulPrecision::kFloatActivations ? "f32" : "8-bit", kv_type_name(s.type), want, mean, p99, sorted.back(), top1, ppl, static_cast<long long>(token_bytes));
     else
       std::printf("%6s %12.3e %12.3e %12.3e %9.2f%% %12.4f %14lld\n", kv_type_name(s.type), mean, p99, sorted.back(),
                   100.0 * top1, ppl, static_cast<long long>(token_bytes));

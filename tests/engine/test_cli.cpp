@@ -242,6 +242,10 @@ class TestCli : public QObject {
     Result r = run_cli({"serve", "--model", model_, "--dtype", "f16", "--port", "0"});
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains("--backend cuda"), qPrintable(r.err));
+    // Nor a KV type it does not have, said before it binds.
+    Result k = run_cli({"serve", "--model", model_, "--kv-type", "q4", "--port", "0"});
+    QCOMPARE(k.exit_code, 2);
+    QVERIFY2(k.err.contains("--kv-type must be f32, f16 or q8_0"), qPrintable(k.err));
   }
 };
 

@@ -322,6 +322,24 @@ class CliServeTest(unittest.TestCase):
             server.stop()
 
 
+class KvTypeTest(unittest.TestCase):
+    # Each KV element type serves; the same greedy request gives the same text twice on one
+    # (the type changes the numbers, never the determinism).
+    def test_q8_0_and_f32_kv_serve(self):
+        for kv_type in ("q8_0", "f32"):
+            server = ServerProcess("--threads", "2", "--kv-type", kv_type)
+            try:
+                client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=120)
+                model = client.models.list().data[0].id
+                ask = dict(model=model, messages=user("Name three colours."), max_tokens=12, temperature=0, seed=1)
+                a = client.chat.completions.create(**ask).choices[0].message.content
+                b = client.chat.completions.create(**ask).choices[0].message.content
+                self.assertTrue(a.strip(), kv_type)
+                self.assertEqual(a, b, kv_type)
+            finally:
+                server.stop()
+
+
 class ApiKeyTest(unittest.TestCase):
     def test_bearer_key(self):
         server = ServerProcess("--api-key", "s3cret")

@@ -13,6 +13,7 @@
 #include "ui/chat/compare_view.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/shell/main_window.h"
+#include "ui/shell/settings_dialog.h"
 
 namespace {
 constexpr int kTurnTimeoutMs = 180000;  // a reply of the default model on a slow 2-core machine
@@ -72,6 +73,11 @@ void ScreenshotTour::run() {
   if (!save(&m_window, QStringLiteral("main.png"))) return finish(1, {});
   if (!save(m_window.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel")), QStringLiteral("kv_pool.png")))
     return finish(1, {});
+  {
+    SettingsDialog settings(m_window.settings(), EngineBridge::cudaAvailable(), &m_window);
+    settings.adjustSize();
+    if (!save(&settings, QStringLiteral("settings.png"))) return finish(1, {});
+  }
 
   // A compare round: one prompt, three samples side by side.
   m_window.newChat();
