@@ -67,6 +67,17 @@ inline float tile_sum(const float* p, int n) {
   return t[0];
 }
 
+// acc[r][d] += sum over keys j < n of p[r][j] * v[j][d] for r < rows and d in [d_begin, hd), one
+// fma per key in key order: the scalar kernel's whole loop, the SIMD kernels' tail of d.
+inline void add_values_scalar(const float* p, int rows, int n, const float* v, int hd, float* acc, int d_begin) {
+  for (int r = 0; r < rows; ++r)
+    for (int d = d_begin; d < hd; ++d) {
+      float a = acc[static_cast<size_t>(r) * hd + d];
+      for (int j = 0; j < n; ++j) a = std::fma(p[r * kTileKeys + j], v[static_cast<size_t>(j) * hd + d], a);
+      acc[static_cast<size_t>(r) * hd + d] = a;
+    }
+}
+
 // The kernels this CPU runs, scalar first, fastest last.
 const std::vector<const AttentionKernel*>& attention_kernels();
 const AttentionKernel& default_attention_kernel();

@@ -114,12 +114,7 @@ void add_values_rows(const float* s, int n, const float* v, int hd, float* acc) 
   int d0 = 0;
   for (; d0 + 64 <= hd; d0 += 64) add_values<R, 4>(s, n, v, hd, acc, d0);
   for (; d0 + 16 <= hd; d0 += 16) add_values<R, 1>(s, n, v, hd, acc, d0);
-  for (; d0 < hd; ++d0)
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r)
-      for (int j = 0; j < n; ++j)
-        acc[static_cast<size_t>(r) * hd + d0] =
-            std::fma(s[r * kTileKeys + j], v[static_cast<size_t>(j) * hd + d0], acc[static_cast<size_t>(r) * hd + d0]);
+  add_values_scalar(s, R, n, v, hd, acc, d0);
 }
 
 void accumulate(float* s, int rows, int n, const float* v, int hd, float* m, float* l, float* acc) {

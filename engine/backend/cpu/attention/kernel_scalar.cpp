@@ -46,9 +46,8 @@ void accumulate(float* s_all, int rows, int n, const float* v, int hd, float* m_
     }
     for (int j = 0; j < n; ++j) s[j] = exp_approx(s[j] - m);
     l += tile_sum(s, n);
-    for (int j = 0; j < n; ++j)
-      for (int d = 0; d < hd; ++d) acc[d] = std::fma(s[j], v[static_cast<size_t>(j) * hd + d], acc[d]);
   }
+  add_values_scalar(s_all, rows, n, v, hd, acc_all, 0);
 }
 
 const AttentionKernel kScalar{"scalar", load_tile, scores, accumulate};
