@@ -112,12 +112,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const KvType kv_type = parse_kv_type(args.get_or("kv-type", "f16"));
   bool json = args.flag("json");
   const ModelConfig& mc = model->config();
-  const int64_t kv_token_bytes = 2ll * mc.num_layers * mc.num_kv_heads * kv_row_bytes(kv_type, mc.head_dim);
+  const int64_t token_bytes = kv_token_bytes(kv_type, mc.num_layers, mc.num_kv_heads, mc.head_dim);
 
   if (!json)
     std::printf("model %s (%.1f MiB of weights per token), %s KV (%.1f KiB per token), SIMD %s, panels %s, attention %s\n"
                 "%8s %10s %14s %10s %14s %16s %12s\n",
-                mc.name.c_str(), model->weights.weight_bytes() / 1048576.0, kv_type_name(kv_type), kv_token_bytes / 1024.0,
+                mc.name.c_str(), model->weights.weight_bytes() / 1048576.0, kv_type_name(kv_type), token_bytes / 1024.0,
                 quant_simd_name(), std::string(panel_kernel_name(default_panel_kernel())).c_str(),
                 std::string(cpu::default_attention_kernel().name).c_str(), "threads", "prompt", "prompt tok/s", "decode",
                 "decode tok/s", "decode MiB/token", "floor tok/s");
@@ -147,7 +147,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     double p = median(prompt_rates), d = median(decode_rates);
     // What one decode step reads at least: the weights once, and the KV of the context at the
     // middle of the decode.
-    const double step_bytes = model->weights.weight_bytes() + static_cast<double>(kv_token_bytes) * (prompt_tokens + decode_tokens / 2);
+    const double step_bytes = model->weights.weight_bytes() + static_cast<double>(token_bytes) * (prompt_tokens + decode_tokens / 2);
     if (json)
       std::printf(
           "{\"engine\":\"pagedchat\",\"threads\":%d,\"prompt_tokens\":%d,\"prompt_tok_s\":%.2f,"

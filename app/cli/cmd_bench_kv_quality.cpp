@@ -124,7 +124,7 @@ int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
     const double p99 = sorted[std::min(sorted.size() - 1, sorted.size() * 99 / 100)];
     const double top1 = static_cast<double>(s.top1_same) / static_cast<double>(sorted.size());
     const double ppl = std::exp(s.nll / (want - 1));
-    const int64_t token_bytes = 2ll * c.num_layers * c.num_kv_heads * kv_row_bytes(s.type, c.head_dim);
+    const int64_t token_bytes = kv_token_bytes(s.type, c.num_layers, c.num_kv_heads, c.head_dim);
     if (json)
       std::printf("{\"bench\":\"kv-quality\",\"activations\":\"%s\",\"kv_type\":\"%s\",\"tokens\":%d,\"mean_kl\":%.3e,\"p99_kl\":%.3e,"
                   "\"max_kl\":%.3e,\"top1_agreement\":%.5f,\"perplexity\":%.4f,\"kv_bytes_per_token\":%lld}\n",

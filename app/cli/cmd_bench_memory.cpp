@@ -38,7 +38,7 @@ std::string kv_bytes_lines(const Args& args, int block_size, int num_blocks, boo
   bool first = true;
   for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0}) {
     if (!kv_type_fits(t, c.head_dim)) continue;
-    const int64_t token = 2ll * c.num_layers * c.num_kv_heads * kv_row_bytes(t, c.head_dim);
+    const int64_t token = kv_token_bytes(t, c.num_layers, c.num_kv_heads, c.head_dim);
     if (json)
       out += format("%s\"%s\":%lld", first ? "" : ",", kv_type_name(t), static_cast<long long>(token));
     else

@@ -10,6 +10,8 @@
 
 #include <cstdio>
 
+#include "engine/backend/kv_type.h"
+#include "engine/common/error.h"
 #include "engine/model/default_model.h"
 #include "runtime/backend_registry.h"
 #include "server/api_server.h"
@@ -72,8 +74,15 @@ int main(int argc, char** argv) {
   }
   if (p.isSet("kv-type")) {
     backend.kv_type = p.value("kv-type").toStdString();
-    const bool known = backend.name == "cpu" ? backend.kv_type == "f32" || backend.kv_type == "f16" || backend.kv_type == "q8_0"
-                                             : backend.kv_type == "bf16" || backend.kv_type == "f16";
+    bool known = backend.kv_type == "bf16" || backend.kv_type == "f16";  // cuda: its 16-bit types
+    if (backend.name == "cpu") {
+      try {
+        pagedchat::parse_kv_type(backend.kv_type);
+        known = true;
+      } catch (const pagedchat::Error&) {
+        known = false;
+      }
+    }
     if (!known) {
       std::fprintf(stderr, "pagedchat-server: --kv-type must be %s (got '%s')\n",
                    backend.name == "cpu" ? "f32, f16 or q8_0" : "the cuda --dtype, bf16 or f16", backend.kv_type.c_str());

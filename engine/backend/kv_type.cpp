@@ -37,6 +37,10 @@ int64_t kv_row_bytes(KvType type, int head_dim) {
   return 0;
 }
 
+int64_t kv_token_bytes(KvType type, int num_layers, int num_kv_heads, int head_dim) {
+  return 2ll * num_layers * num_kv_heads * kv_row_bytes(type, head_dim);
+}
+
 void encode_kv_row(KvType type, const float* x, uint8_t* dst, int head_dim) {
   switch (type) {
     case KvType::F32: std::memcpy(dst, x, sizeof(float) * head_dim); return;

@@ -20,6 +20,8 @@ KvType parse_kv_type(std::string_view name);
 bool kv_type_fits(KvType type, int head_dim);
 // Bytes of one row; precondition: kv_type_fits.
 int64_t kv_row_bytes(KvType type, int head_dim);
+// Bytes of one token's K and V over all layers: what the pool spends on a token.
+int64_t kv_token_bytes(KvType type, int num_layers, int num_kv_heads, int head_dim);
 
 // Scalar conversions of one row, the reference the attention kernels' loaders match bit for bit
 // (f16: round to nearest even; q8_0: quantize_activation_row's Q8_0 rule).

@@ -28,7 +28,7 @@ void CpuBackend::allocate_kv(const KvCacheShape& shape) {
 
 uint64_t CpuBackend::kv_block_bytes(int32_t block_size) const {
   const ModelConfig& c = w_.config;
-  return 2ull * c.num_layers * block_size * c.num_kv_heads * kv_row_bytes(kv_type_, c.head_dim);
+  return static_cast<uint64_t>(block_size) * kv_token_bytes(kv_type_, c.num_layers, c.num_kv_heads, c.head_dim);
 }
 
 void CpuBackend::copy_blocks(std::span<const BlockCopy> copies) {

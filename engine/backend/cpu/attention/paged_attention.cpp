@@ -116,26 +116,9 @@ struct Planner {
         for (int d = 0; d < hd; ++d) dst[d] = src[d] * scale;
       }
 
-    // A decode step reads its keys from memory, and a tile's loads come in one burst after the
-    // previous tile's arithmetic: ask for the rows a few tiles ahead.
+    // Row pointers of keys [k0, k0 + n) through the block table.
     const int64_t row_bytes = kv.row_bytes();
-    auto prefetch = [&](int k0, int n) {
-      int b = k0 / block_size, off = k0 % block_size;
-      for (int j = 0; j < n; ++j) {
-        const size_t at = static_cast<size_t>(off) * row_bytes;
-        const uint8_t* kr = kv.key_block(layer, table[b], it.kv_head) + at;
-        const uint8_t* vr = kv.value_block(layer, table[b], it.kv_head) + at;
-        if (++off == block_size) off = 0, ++b;
-        for (int64_t x = 0; x < row_bytes; x += 64) {
-          __builtin_prefetch(kr + x);
-          __builtin_prefetch(vr + x);
-        }
-      }
-    };
-    // Row pointers of a tile of keys.
-    const uint8_t* key_rows[kTileKeys];
-    const uint8_t* value_rows[kTileKeys];
-    auto gather = [&](int k0, int n) {
+    auto gather = [&](int k0, int n, const uint8_t** key_rows, const uint8_t** value_rows) {
       int b = k0 / block_size, off = k0 % block_size;
       for (int j = 0; j < n; ++j) {
         const size_t at = static_cast<size_t>(off) * row_bytes;
@@ -144,6 +127,20 @@ struct Planner {
         if (++off == block_size) off = 0, ++b;
       }
     };
+    // A decode step reads its keys from memory, and a tile's loads come in one burst after the
+    // previous tile's arithmetic: ask for the rows a few tiles ahead.
+    auto prefetch = [&](int k0, int n) {
+      const uint8_t* ahead_keys[kTileKeys];
+      const uint8_t* ahead_values[kTileKeys];
+      gather(k0, n, ahead_keys, ahead_values);
+      for (int j = 0; j < n; ++j)
+        for (int64_t x = 0; x < row_bytes; x += 64) {
+          __builtin_prefetch(ahead_keys[j] + x);
+          __builtin_prefetch(ahead_values[j] + x);
+        }
+    };
+    const uint8_t* key_rows[kTileKeys];
+    const uint8_t* value_rows[kTileKeys];
     for (int p = task.part_begin; p < task.part_end; ++p) {
       const int key_begin = p * kPartitionKeys, key_end = std::min(it.ctx, key_begin + kPartitionKeys);
       std::fill(m.begin(), m.end(), -INFINITY);
@@ -152,7 +149,7 @@ struct Planner {
       for (int k0 = key_begin; k0 < key_end; k0 += kTileKeys) {
         const int n = std::min(kTileKeys, key_end - k0);
         if (k0 + kPrefetchKeys < key_end) prefetch(k0 + kPrefetchKeys, std::min(kTileKeys, key_end - k0 - kPrefetchKeys));
-        gather(k0, n);
+        gather(k0, n, key_rows, value_rows);
         kernel.load_tile(kv.type(), key_rows, value_rows, n, hd, kt.data(), v.data());
         // The tile's first token that sees key k0: tokens are in position order.
         int first = 0;
