@@ -48,6 +48,11 @@ void ForwardBatch::add_sequence(const int32_t* tokens, int32_t n, int32_t start_
   cu_seqlens_q.push_back(num_tokens());
 }
 
+void ForwardBatch::want_last_logits(int32_t n) {
+  assert(num_seqs() > 0 && n <= cu_seqlens_q.back() - cu_seqlens_q[cu_seqlens_q.size() - 2]);
+  for (int32_t i = num_tokens() - n; i < num_tokens(); ++i) logits_indices.push_back(i);
+}
+
 void ForwardBatch::add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos,
                                 const std::vector<int32_t>& table, int32_t block_size, bool wants_logits) {
   assert(n > 0);

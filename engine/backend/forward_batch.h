@@ -29,6 +29,9 @@ struct ForwardBatch {
   // token. Tables shorter than max_blocks_per_seq are padded with -1.
   void add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos, const std::vector<int32_t>& table,
                     std::span<const int64_t> slots, bool wants_logits);
+  // Asks for the logits of every one of the last n tokens added (n <= the last sequence's
+  // chunk): speculative decoding checks a drafted token against the row before it.
+  void want_last_logits(int32_t n);
   // The same with the slots worked out from the block table, for callers without a KV manager
   // (tests, the backend check). Precondition: the table covers [0, start_pos + n).
   void add_sequence(const int32_t* tokens, int32_t n, int32_t start_pos, const std::vector<int32_t>& table,

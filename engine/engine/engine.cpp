@@ -1,5 +1,6 @@
 // The engine loop: commands, schedule, transfers, one forward pass, sampling, events.
 #include "engine/engine/engine.h"
+#include "engine/engine/engine_live.h"
 
 #include <algorithm>
 #include <cassert>
@@ -23,23 +24,6 @@ uint64_t fork_seed(uint64_t parent_seed, SequenceId child) {
 }
 
 }  // namespace
-
-// A sequence being generated: what the scheduler sees plus the per-sequence sampling state.
-struct Engine::Live {
-  SchedSequence s;
-  RequestId request = -1;
-  int index = 0;
-  int num_to_fork = 0;  // n - 1 samples still to fork off once the prompt's logits arrive
-  std::vector<SamplingParams> fork_params;  // per-sample params of those forks (Request::sample_params)
-  int num_generated = 0;
-  int32_t num_prompt = 0;  // s.tokens[0, num_prompt) are prompt (prefill); later ones generated
-  SamplingParams params;
-  bool park_when_done = false;
-  Sampler sampler;
-  ReplyText text;
-
-  explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop) {}
-};
 
 struct Engine::Command {
   enum class Kind { submit, abort, fork, rewind, release } kind;
@@ -322,11 +306,13 @@ void Engine::release_parked(SequenceId seq) {
 bool Engine::step() {
   apply_commands();
   if (!scheduler_.has_work()) return has_work();
+  propose_drafts();
   ScheduledStep step = scheduler_.schedule(kv_);
   for (SequenceId id : step.reclaimed) parked_.erase(id);
   counters_.num_preempted += static_cast<int64_t>(step.preempted.size());
   counters_.num_swapped_out += static_cast<int64_t>(step.swapped_out.size());
   run_forward(step);
+  drop_unverified_drafts();
   return has_work();
 }
 
@@ -338,8 +324,9 @@ void Engine::run_forward(const ScheduledStep& step) {
   for (const ScheduledChunk& c : step.chunks) {
     std::span<const int32_t> t = kv_.block_table(c.seq->id);
     table.assign(t.begin(), t.end());
-    batch.add_sequence(c.seq->tokens.data() + c.start, c.num_tokens, c.start, table, c.slot_mapping,
-                       c.wants_logits());
+    const int32_t rows = c.num_logits();
+    batch.add_sequence(c.seq->tokens.data() + c.start, c.num_tokens, c.start, table, c.slot_mapping, rows == 1);
+    if (rows > 1) batch.want_last_logits(rows);
   }
   try {
     for (const TransferBatch& tb : batch_transfers(kv_.take_transfers())) {
@@ -360,9 +347,17 @@ void Engine::run_forward(const ScheduledStep& step) {
   size_t row = 0;
   for (const ScheduledChunk& c : step.chunks) {
     count_computed(c);
-    if (!c.wants_logits()) continue;
+    const int32_t rows = c.num_logits();
+    if (rows == 0) continue;
     Live& live = *live_.at(c.seq->id);
-    after_logits(live, std::span<const float>(logits_).subspan(row++ * vocab, vocab));
+    std::span<const float> logits = std::span<const float>(logits_).subspan(row * vocab, rows * vocab);
+    row += static_cast<size_t>(rows);
+    if (c.is_decode) {
+      ++live.spec.decode_steps;
+      ++(rows > 1 ? counters_.num_spec_decodes : counters_.num_plain_decodes);
+    }
+    if (rows > 1) verify_drafts(live, c, logits);
+    else after_logits(live, logits);
   }
 }
 
@@ -421,12 +416,20 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
 }
 
 void Engine::sample(Live& live, std::span<const float> logits) {
+  take_token(live, live.sampler.sample(logits, live.s.tokens), logits);
+}
+
+// A sampled token: appended and published, or the end of the sequence. Returns whether the
+// sequence goes on (false: finished, and `live` is gone).
+bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits) {
   const Tokenizer& tok = *model_.tokenizer;
-  int32_t next = live.sampler.sample(logits, live.s.tokens);
   ++counters_.num_generated;
   RequestCount& count = requests_[live.request];
   count.sampled = true;
-  if (!live.params.ignore_eos && tok.is_eog(next)) return finish(live, "stop");
+  if (!live.params.ignore_eos && tok.is_eog(next)) {
+    finish(live, "stop");
+    return false;
+  }
   live.s.tokens.push_back(next);
   ++live.num_generated;
   EngineEvent e;
@@ -437,6 +440,7 @@ void Engine::sample(Live& live, std::span<const float> logits) {
   e.token = next;
   e.text = live.text.push(tok.token_to_piece(next));
   e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
+  e.spec = live.spec;
   if (live.params.num_logprobs >= 0) {
     TokenLogprobs lp = token_logprobs(logits, next, live.params.num_logprobs);
     e.logprob = lp.logprob;
@@ -444,9 +448,13 @@ void Engine::sample(Live& live, std::span<const float> logits) {
   }
   publish(e);
   const int64_t len = static_cast<int64_t>(live.s.tokens.size());
-  if (live.text.stopped()) finish(live, "stop");
+  const char* reason = nullptr;
+  if (live.text.stopped()) reason = "stop";
   else if (live.num_generated >= live.params.max_tokens || len >= config_.max_context || !kv_.fits_ever(len))
-    finish(live, "length");
+    reason = "length";
+  if (!reason) return true;
+  finish(live, reason);
+  return false;
 }
 
 // Ends a sequence: parked (still resident) or freed, and forgotten by the scheduler.
@@ -458,8 +466,12 @@ void Engine::finish(Live& live, const char* reason) {
   e.index = live.index;
   e.reason = reason;
   e.text = live.text.flush();
+  e.spec = live.spec;
   scheduler_.remove(live.s.id);
+  if (config_.drafter) config_.drafter->forget(live.s.id);
   if (live.s.in_kv && live.park_when_done) {
+    // A reply that ended inside a verified draft holds K/V past its last sampled token.
+    if (kv_.num_tokens(live.s.id) > live.s.num_computed) kv_.rewind(live.s.id, live.s.num_computed);
     kv_.park(live.s.id);
     parked_.insert(live.s.id);
     e.parked = true;

@@ -18,6 +18,8 @@
 #include "engine/kv/kv_manager.h"
 #include "engine/model/model.h"
 #include "engine/scheduler/scheduler.h"
+#include "engine/speculative/drafter.h"
+#include "engine/speculative/speculation_policy.h"
 
 namespace pagedchat {
 
@@ -28,6 +30,11 @@ struct EngineConfig {
   int32_t max_batched_tokens = 512;  // tokens per step
   int32_t max_num_seqs = 64;         // running sequences
   int32_t max_context = 0;           // 0: the model's context length
+  // Speculative decoding: null drafter, none. Decoding sequences get drafted tokens that one
+  // forward pass verifies; the output is what it would be without them (greedy: token for
+  // token; sampled: the same distribution).
+  std::shared_ptr<Drafter> drafter;
+  SpeculationConfig speculation;
 };
 
 struct SequenceView {
@@ -44,6 +51,10 @@ struct EngineStats {
   int64_t num_generated = 0;       // tokens sampled
   int64_t num_preempted = 0;       // sequences preempted (recompute)
   int64_t num_swapped_out = 0;     // sequences preempted by swap
+  int64_t num_draft_tokens = 0;    // drafted tokens verified (computed in a decode chunk)
+  int64_t num_accepted_tokens = 0;  // of those, kept
+  int64_t num_spec_decodes = 0;    // decode chunks that verified drafts
+  int64_t num_plain_decodes = 0;   // decode chunks without drafts
   int32_t num_waiting = 0, num_running = 0, num_swapped = 0, num_parked = 0;
   KvStats kv;
 };
@@ -121,6 +132,10 @@ class Engine {
   void fail_batch(const ScheduledStep& step, const std::string& message);
   void after_logits(Live& live, std::span<const float> logits);
   void sample(Live& live, std::span<const float> logits);
+  bool take_token(Live& live, int32_t next, std::span<const float> logits);
+  void propose_drafts();
+  void verify_drafts(Live& live, const ScheduledChunk& c, std::span<const float> rows);
+  void drop_unverified_drafts();
   void finish(Live& live, const char* reason);
   void publish(const EngineEvent& e);
 
@@ -142,6 +157,8 @@ class Engine {
   uint64_t next_arrival_ = 0;
   EngineStats counters_;
   std::vector<float> logits_;
+  std::vector<SequenceId> drafted_;  // sequences given drafts this step
+  TokenProbs target_probs_, residual_;
 
   mutable std::mutex mutex_;  // guards the fields below
   std::vector<Command> commands_;

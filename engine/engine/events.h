@@ -23,6 +23,12 @@ enum class EngineEventKind : uint8_t {
   kv,        // a KV manager event (`kv`); `request` is set while the sequence is generating
 };
 
+// Speculative decoding of one sequence so far: drafted tokens verified, those kept, and the
+// decode steps its generated tokens took (tokens per step: generated / decode_steps).
+struct SpeculationCounts {
+  int64_t drafted = 0, accepted = 0, decode_steps = 0;
+};
+
 struct EngineEvent {
   EngineEventKind kind = EngineEventKind::token;
   RequestId request = -1;
@@ -46,6 +52,7 @@ struct EngineEvent {
   // log-probability of `token` and the most likely tokens, most likely first.
   float logprob = 0.0f;
   std::vector<std::pair<int32_t, float>> top_logprobs;
+  SpeculationCounts spec;  // token and finished events: the sequence's, up to this event
 };
 
 using EventSink = std::function<void(const EngineEvent&)>;

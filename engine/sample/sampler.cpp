@@ -20,50 +20,39 @@ double Sampler::next_uniform() {
   return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+double TokenProbs::prob_of(int32_t id) const {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == id) return probs[i];
+  return 0.0;
+}
+
+// work_ = the logits with the penalties over the recent window applied.
+void Sampler::penalize(std::span<const float> logits, std::span<const int32_t> history) {
   const auto n = static_cast<int32_t>(logits.size());
   work_.assign(logits.begin(), logits.end());
   for (float l : work_)
     if (!std::isfinite(l)) throw Error("the model produced a non-finite logit; its weights are likely corrupt");
-
-  // Penalties over the recent window.
   bool penalize = params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
                   params_.presence_penalty != 0.0f;
-  if (penalize && !history.empty()) {
-    size_t window = params_.penalty_last_n < 0 ? history.size()
-                                               : std::min(history.size(), static_cast<size_t>(params_.penalty_last_n));
-    std::unordered_map<int32_t, int> counts;
-    for (size_t i = history.size() - window; i < history.size(); ++i)
-      if (history[i] >= 0 && history[i] < n) ++counts[history[i]];
-    for (auto [id, count] : counts) {
-      float& l = work_[id];
-      if (params_.repetition_penalty != 1.0f) l = l > 0 ? l / params_.repetition_penalty : l * params_.repetition_penalty;
-      l -= params_.frequency_penalty * static_cast<float>(count) + params_.presence_penalty;
-    }
+  if (!penalize || history.empty()) return;
+  size_t window = params_.penalty_last_n < 0 ? history.size()
+                                             : std::min(history.size(), static_cast<size_t>(params_.penalty_last_n));
+  std::unordered_map<int32_t, int> counts;
+  for (size_t i = history.size() - window; i < history.size(); ++i)
+    if (history[i] >= 0 && history[i] < n) ++counts[history[i]];
+  for (auto [id, count] : counts) {
+    float& l = work_[id];
+    if (params_.repetition_penalty != 1.0f) l = l > 0 ? l / params_.repetition_penalty : l * params_.repetition_penalty;
+    l -= params_.frequency_penalty * static_cast<float>(count) + params_.presence_penalty;
   }
+}
 
-  if (params_.temperature == 0.0f) {
-    // First index of the maximum: ties go to the lowest id.
-    return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
-  }
-
+// The filtered candidates of a temperature draw from work_: ids_ by falling logit, probs_ their
+// softmax; the first `cut` of them are the ones min-p and top-p keep (their probabilities are
+// not renormalized here).
+size_t Sampler::candidates() {
+  const auto n = static_cast<int32_t>(work_.size());
   const float max_logit = *std::max_element(work_.begin(), work_.end());
-  if (params_.top_k == 0 && params_.top_p >= 1.0f && params_.min_p == 0.0f) {
-    // No filter: draw over the whole vocabulary in id order, no sort needed.
-    const float inv_t = 1.0f / params_.temperature;
-    double total = 0.0;
-    for (int32_t i = 0; i < n; ++i) {
-      work_[i] = std::exp((work_[i] - max_logit) * inv_t);
-      total += work_[i];
-    }
-    double r = next_uniform() * total;
-    for (int32_t i = 0; i < n; ++i) {
-      r -= work_[i];
-      if (r < 0.0) return i;
-    }
-    return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
-  }
-
   // Candidates: only tokens whose probability can matter. Below max - T * ln(1e12) a token's
   // weight is under 1e-12 of the best one's; dropping those first keeps the sort small (a
   // full-vocabulary sort per token cost more than the forward pass of a small model).
@@ -101,15 +90,61 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     }
     cut = std::min(cut, i + 1);
   }
+  return cut;
+}
+
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+  penalize(logits, history);
+  const auto n = static_cast<int32_t>(work_.size());
+  if (params_.temperature == 0.0f) {
+    // First index of the maximum: ties go to the lowest id.
+    return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
+  }
+
+  if (params_.top_k == 0 && params_.top_p >= 1.0f && params_.min_p == 0.0f) {
+    // No filter: draw over the whole vocabulary in id order, no sort needed.
+    const float max_logit = *std::max_element(work_.begin(), work_.end());
+    const float inv_t = 1.0f / params_.temperature;
+    double total = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+      work_[i] = std::exp((work_[i] - max_logit) * inv_t);
+      total += work_[i];
+    }
+    double r = next_uniform() * total;
+    for (int32_t i = 0; i < n; ++i) {
+      r -= work_[i];
+      if (r < 0.0) return i;
+    }
+    return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
+  }
+
+  const size_t cut = candidates();
   double total = 0.0;
   for (size_t i = 0; i < cut; ++i) total += probs_[i];
-
   double r = next_uniform() * total;
   for (size_t i = 0; i < cut; ++i) {
     r -= probs_[i];
     if (r < 0.0) return ids_[i];
   }
   return ids_[cut - 1];
+}
+
+void Sampler::distribution(std::span<const float> logits, std::span<const int32_t> history, TokenProbs& out) {
+  penalize(logits, history);
+  out.ids.clear();
+  out.probs.clear();
+  if (params_.temperature == 0.0f) {
+    out.ids.push_back(static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin()));
+    out.probs.push_back(1.0);
+    return;
+  }
+  // The no-filter draw of sample() covers the same tokens as the candidates with no filter
+  // (those under 1e-12 of the best weigh nothing in a double sum of the whole vocabulary).
+  const size_t cut = candidates();
+  double total = 0.0;
+  for (size_t i = 0; i < cut; ++i) total += probs_[i];
+  out.ids.assign(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(cut));
+  for (size_t i = 0; i < cut; ++i) out.probs.push_back(probs_[i] / total);
 }
 
 }  // namespace pagedchat

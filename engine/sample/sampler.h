@@ -11,6 +11,15 @@
 
 namespace pagedchat {
 
+// A distribution over a few tokens (the others have probability 0): ids with their
+// probabilities, which sum to 1.
+struct TokenProbs {
+  std::vector<int32_t> ids;
+  std::vector<double> probs;
+
+  double prob_of(int32_t id) const;
+};
+
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
@@ -19,10 +28,20 @@ class Sampler {
   // Throws Error if a logit is NaN or infinite (corrupt weights), before any choice.
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
 
+  // The distribution sample() draws from, without drawing: after the penalties and the
+  // filters; greedy gives its argmax with probability 1. Speculative decoding checks drafted
+  // tokens against it. Throws as sample() does.
+  void distribution(std::span<const float> logits, std::span<const int32_t> history, TokenProbs& out);
+
   // The uniform draw in [0, 1) from splitmix64: portable, unlike std:: distributions.
   double next_uniform();
 
+  const SamplingParams& params() const { return params_; }
+
  private:
+  void penalize(std::span<const float> logits, std::span<const int32_t> history);
+  size_t candidates();  // ids_ and probs_ (normalized) of the filtered tokens; returns how many count
+
   SamplingParams params_;
   uint64_t rng_state_;
   std::vector<float> work_;

@@ -71,6 +71,13 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
     int32_t remaining = seq->num_remaining();
     if (remaining == 0) continue;  // its next token is not sampled yet
     int32_t n = decode ? 1 : std::min(remaining, budget);
+    if (decode && seq->num_draft > 0) {
+      // Drafts take the budget and the free blocks that are left, no more.
+      int32_t keep = std::min(seq->num_draft, budget - 1);
+      while (keep > 0 && kv.num_blocks_to_append(seq->id, 1 + keep) > kv.num_available_blocks()) --keep;
+      drop_drafts(seq, keep);
+      n = 1 + keep;
+    }
     if (!make_room(kv, seq, kv.num_blocks_to_append(seq->id, n), step)) continue;
     std::vector<int64_t> slots;
     kv.append(seq->id, std::span<const int32_t>(seq->tokens).subspan(seq->num_computed, n), slots);
@@ -107,6 +114,7 @@ bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks,
     auto it = std::find_if(running_.begin(), running_.end(), [id](const SchedSequence* s) { return s->id == id; });
     assert(it != running_.end());
     SchedSequence* victim = *it;
+    drop_drafts(victim, 0);
     running_.erase(it);
     victim->swapped = true;
     insert_sorted(swapped_, victim);
@@ -116,8 +124,15 @@ bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks,
   return true;
 }
 
+void Scheduler::drop_drafts(SchedSequence* seq, int32_t keep) {
+  if (keep >= seq->num_draft) return;
+  seq->tokens.resize(seq->tokens.size() - static_cast<size_t>(seq->num_draft - keep));
+  seq->num_draft = keep;
+}
+
 // A preempted sequence waits again, ahead of later arrivals, to be recomputed.
 void Scheduler::send_back(SchedSequence* seq, ScheduledStep& step) {
+  drop_drafts(seq, 0);
   running_.erase(std::find(running_.begin(), running_.end(), seq));
   seq->in_kv = false;
   seq->num_recompute = std::max(seq->num_recompute, seq->num_computed);

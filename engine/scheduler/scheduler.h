@@ -25,6 +25,11 @@ struct SchedSequence {
   bool swapped = false;          // in the KV manager's host pool
   bool prefilled = false;        // its tokens were all computed once: one token a step since
   int32_t num_recompute = 0;     // tokens [0, n) were computed once, then dropped by preemption
+  // The last num_draft tokens are drafted (speculative decoding), not sampled: a decode then
+  // computes the last sampled token and its drafts in one chunk. Drafts only use what is
+  // spare: the scheduler cuts them to the token budget and the free blocks (it never
+  // preempts or reclaims for them) and drops them from a sequence it does not schedule.
+  int32_t num_draft = 0;
 
   int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
 };
@@ -44,6 +49,8 @@ struct ScheduledChunk {
   int32_t num_recomputed = 0;  // of num_tokens, those a preemption dropped (computed before)
   std::vector<int64_t> slot_mapping;  // [num_tokens] from KvManager::append: where their K/V goes
   bool wants_logits() const { return start + num_tokens == static_cast<int32_t>(seq->tokens.size()); }
+  // Rows of logits the chunk needs: its last token's, and with drafts one before each draft.
+  int32_t num_logits() const { return wants_logits() ? 1 + (is_decode ? seq->num_draft : 0) : 0; }
 };
 
 struct ScheduledStep {
@@ -81,6 +88,7 @@ class Scheduler {
  private:
   bool make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step);
   void send_back(SchedSequence* seq, ScheduledStep& step);
+  static void drop_drafts(SchedSequence* seq, int32_t keep);
   void schedule_running(KvManager& kv, bool decode, int32_t& budget, ScheduledStep& step);
   void schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step);
   void swap_in(KvManager& kv, ScheduledStep& step);

@@ -1,7 +1,7 @@
 #pragma once
 // CPU reference of paged causal attention, the truth the CUDA decode and prefill kernels are
 // checked against (pagedchat-cli check kernels) and which is itself checked against the CPU
-// backend's attention (tests/engine/test_kernel_reference.cpp). Plain loops, two-pass softmax
+// backend's attention (tests/engine/backend/test_kernel_reference.cpp). Plain loops, two-pass softmax
 // in double, K/V read through the same PagedKvView as the kernels. Engine-independent: it
 // needs only the kernels/ headers.
 // Rows and positions as in kernel_args.h (AttentionRows); decode is the case q_len = 1.

@@ -1,4 +1,4 @@
-"""Reference data for tests/engine/test_quant.cpp, computed by the `gguf` package (and numpy).
+"""Reference data for tests/engine/quant/test_quant.cpp, computed by the `gguf` package (and numpy).
 
 Writes into OUT/quant/:
   <TYPE>.raw   random rows of each weight type: random bytes, with every fp16 scale field set

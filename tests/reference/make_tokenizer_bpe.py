@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference ids for the byte-level BPE tokenizer test (tests/engine/test_tokenizer_bpe.cpp).
+"""Reference ids for the byte-level BPE tokenizer test (tests/engine/tokenizer/test_tokenizer_bpe.cpp).
 
 Builds a Hugging Face `tokenizers` tokenizer from the GGUF's own vocabulary and merges (read
 with the `gguf` package) and the pre-tokenizer of its tokenizer.ggml.pre type (Split by each

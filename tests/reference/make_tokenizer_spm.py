@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference ids for the sentencepiece tokenizer test (tests/engine/test_tokenizer_spm.cpp).
+"""Reference ids for the sentencepiece tokenizer test (tests/engine/tokenizer/test_tokenizer_spm.cpp).
 
 Builds a sentencepiece ModelProto with the library's own sentencepiece_model_pb2 from the
 GGUF's vocabulary (read with the `gguf` package): an independent build of the proto that

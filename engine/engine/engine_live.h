@@ -1,0 +1,35 @@
+#pragma once
+// The engine's record of a sequence being generated (private to engine/engine/*.cpp): what the
+// scheduler sees plus the per-sequence sampling and speculation state.
+
+#include <vector>
+
+#include "engine/engine/engine.h"
+#include "engine/sample/reply_text.h"
+#include "engine/sample/sampler.h"
+#include "engine/speculative/speculation_policy.h"
+
+namespace pagedchat {
+
+struct Engine::Live {
+  SchedSequence s;
+  RequestId request = -1;
+  int index = 0;
+  int num_to_fork = 0;  // n - 1 samples still to fork off once the prompt's logits arrive
+  std::vector<SamplingParams> fork_params;  // per-sample params of those forks (Request::sample_params)
+  int num_generated = 0;
+  int32_t num_prompt = 0;  // s.tokens[0, num_prompt) are prompt (prefill); later ones generated
+  SamplingParams params;
+  bool park_when_done = false;
+  Sampler sampler;
+  ReplyText text;
+  // Speculative decoding: the drafter's distributions of the drafts in s.tokens (empty for a
+  // lookup), the acceptance so far, and the counts the token and finished events carry.
+  std::vector<TokenProbs> draft_probs;
+  AcceptanceEstimate acceptance;
+  SpeculationCounts spec;
+
+  explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop) {}
+};
+
+}  // namespace pagedchat
