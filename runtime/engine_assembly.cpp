@@ -28,6 +28,7 @@ AssembledEngine assemble_engine(std::shared_ptr<const Model> model, const Engine
   }
   // On a GPU, never more than the share of free memory it offers (as vLLM sizes its pool).
   if (built.max_num_blocks > 0) config.num_blocks = std::min(config.num_blocks, built.max_num_blocks);
+  configure_speculation(options.speculation, *model, config);
   AssembledEngine a;
   a.model = std::move(model);
   a.backend = std::move(built.backend);
@@ -36,6 +37,7 @@ AssembledEngine assemble_engine(std::shared_ptr<const Model> model, const Engine
   a.engine = std::make_unique<Engine>(*a.model, *a.backend, config);
   a.num_blocks = config.num_blocks;
   a.max_context = config.max_context;
+  a.speculation = speculation_description(options.speculation, config);
   return a;
 }
 

@@ -11,6 +11,7 @@
 
 #include "engine/engine/engine.h"
 #include "runtime/backend_registry.h"
+#include "runtime/speculation_setup.h"
 
 namespace pagedchat {
 
@@ -23,6 +24,7 @@ struct EngineOptions {
   // With neither: room for this many sequences of max_context tokens; 0: all the device
   // offers (a GPU), or one context (host memory).
   int num_contexts = 0;
+  SpeculationOptions speculation;  // drafts for decoding (runtime/speculation_setup.h)
 };
 
 // Blocks of per_block bytes (Backend::kv_block_bytes) that `bytes` of KV memory hold; at least 1.
@@ -42,6 +44,7 @@ struct AssembledEngine {
     backend_description = std::move(other.backend_description);
     matrix_bytes_per_token = other.matrix_bytes_per_token;
     num_blocks = other.num_blocks;
+    speculation = std::move(other.speculation);
     max_context = other.max_context;
     return *this;
   }
@@ -61,6 +64,7 @@ struct AssembledEngine {
   uint64_t matrix_bytes_per_token = 0;
   int32_t num_blocks = 0;
   int32_t max_context = 0;
+  std::string speculation;  // speculation_description(): "no speculation", "ngram, K = 6, adaptive"
 };
 
 // Throws Error (a bad option, no device, no memory) with nothing left allocated.

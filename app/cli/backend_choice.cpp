@@ -44,4 +44,19 @@ BuiltBackend make_backend(const Args& args, const Model& model, int threads, int
   return pagedchat::make_backend(backend_options(args, threads, max_batch_tokens), model, block_size);
 }
 
+std::set<std::string> with_speculation_options(std::set<std::string> options) {
+  options.insert({"speculate", "draft-model", "draft-tokens"});
+  return options;
+}
+
+SpeculationOptions speculation_options(const Args& args, int threads) {
+  SpeculationOptions o;
+  o.speculate = args.get_or("speculate", "");
+  o.draft_model = args.get_or("draft-model", "");
+  o.draft_tokens = args.get_int("draft-tokens", 0, 1, 16);
+  o.adaptive = !args.flag("fixed-draft");
+  o.threads = threads;
+  return o;
+}
+
 }  // namespace pagedchat::cli

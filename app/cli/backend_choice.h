@@ -11,6 +11,7 @@
 #include "app/cli/cli_args.h"
 #include "engine/model/model.h"
 #include "runtime/backend_registry.h"
+#include "runtime/speculation_setup.h"
 
 namespace pagedchat::cli {
 
@@ -28,5 +29,10 @@ BackendOptions backend_options(const Args& args, int threads, int32_t max_batch_
 // The backend those options build (runtime/backend_registry.h); its max_num_blocks is what a
 // GPU offers for block_size (0 on the CPU: the engine's default, one max-context sequence).
 BuiltBackend make_backend(const Args& args, const Model& model, int threads, int32_t max_batch_tokens, int32_t block_size);
+
+// Speculative decoding: --speculate ngram[:K] | off, --draft-model PATH, --draft-tokens K,
+// --fixed-draft (no adaptation). The option names, and the options they give.
+std::set<std::string> with_speculation_options(std::set<std::string> options);
+SpeculationOptions speculation_options(const Args& args, int threads);
 
 }  // namespace pagedchat::cli

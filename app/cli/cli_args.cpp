@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include "engine/common/error.h"
 
@@ -64,6 +65,21 @@ double Args::get_double(const std::string& name, double fallback, double lo, dou
   if (errno || end == v->c_str() || *end || !std::isfinite(x) || x < lo || x > hi)
     fail("--%s must be a number in [%g, %g], got '%s'", name.c_str(), lo, hi, v->c_str());
   return x;
+}
+
+std::vector<int> Args::get_int_list(const std::string& name, const std::string& fallback, long max) const {
+  const std::string s = get_or(name, fallback);
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end || v < 1 || v > max) fail("--%s must be a list like 1,2 (got '%s')", name.c_str(), s.c_str());
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) fail("--%s is empty", name.c_str());
+  return out;
 }
 
 uint64_t Args::get_u64(const std::string& name, uint64_t fallback) const {

@@ -22,6 +22,8 @@ class Args {
   int get_int(const std::string& name, int fallback, int lo, int hi) const;
   double get_double(const std::string& name, double fallback, double lo, double hi) const;
   uint64_t get_u64(const std::string& name, uint64_t fallback) const;
+  // A list like "1,2": each in [1, max]; fallback when the option is not given.
+  std::vector<int> get_int_list(const std::string& name, const std::string& fallback, long max) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

@@ -29,21 +29,6 @@
 namespace pagedchat::cli {
 namespace {
 
-// "1,2" -> {1, 2}, each in [1, max].
-std::vector<int> parse_int_list(const char* option, const std::string& s, long max) {
-  std::vector<int> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end || v < 1 || v > max) fail("--%s must be a list like 1,2 (got '%s')", option, s.c_str());
-    out.push_back(static_cast<int>(v));
-  }
-  if (out.empty()) fail("--%s is empty", option);
-  return out;
-}
-
 // A prompt of n tokens made from ordinary English text, so the numbers resemble a chat.
 std::vector<int32_t> bench_prompt(const Model& model, int n) {
   const char* text =
@@ -96,6 +81,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "memory") return cmd_bench_memory({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "chat") return cmd_bench_chat({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "attention") return cmd_bench_attention({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "speculative") return cmd_bench_speculative({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "kv-quality") return cmd_bench_kv_quality({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant") {
     // Dot-product throughput per weight type (no model needed).
@@ -105,8 +91,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   Args args(argv, {"model", "threads", "prompt-tokens", "decode-tokens", "repeats", "kv-type"}, {"json"});
   auto model = Model::load(resolve_model_path(args.get_or("model", "")));
-  const std::vector<int> thread_list = parse_int_list("threads", args.get_or("threads", "1,2"), 1024);
-  const std::vector<int> prompt_list = parse_int_list("prompt-tokens", args.get_or("prompt-tokens", "128"), 1 << 20);
+  const std::vector<int> thread_list = args.get_int_list("threads", "1,2", 1024);
+  const std::vector<int> prompt_list = args.get_int_list("prompt-tokens", "128", 1 << 20);
   int decode_tokens = args.get_int("decode-tokens", 128, 2, 1 << 16);
   int repeats = args.get_int("repeats", 3, 1, 100);
   const KvType kv_type = parse_kv_type(args.get_or("kv-type", "f16"));

@@ -15,10 +15,10 @@ namespace pagedchat::cli {
 
 int cmd_generate(const std::vector<std::string>& argv) {
   Args args(argv,
-            with_backend_options({"prompt", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
+            with_speculation_options(with_backend_options({"prompt", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
                                   "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads",
-                                  "block-size"}),
-            {"raw", "ignore-eos"});
+                                  "block-size"})),
+            {"raw", "ignore-eos", "fixed-draft"});
   auto prompt = args.get("prompt");
   if (!prompt) fail("generate needs --prompt TEXT");
 
@@ -56,6 +56,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
   ec.block_size = block_size;
   // The pool holds this one request and no more.
   ec.max_context = std::min(model->config().context_length, static_cast<int>(tokens.size()) + sp.max_tokens + 1);
+  const SpeculationOptions speculation = speculation_options(args, threads);
+  configure_speculation(speculation, *model, ec);
   Engine engine(*model, backend, ec);
   RequestRunner runner(engine);
   Request request;
@@ -76,6 +78,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
                num_prompt_tokens, num_prompt_tokens / std::max(r.prompt_seconds, 1e-9), gen_tokens,
                gen_tokens > 1 ? (gen_tokens - 1) / std::max(r.decode_seconds, 1e-9) : 0.0, r.finish_reason.c_str(),
                choice.description.c_str());
+  if (ec.drafter) {
+    const SpeculationCounts& sc = r.spec;
+    std::fprintf(stderr, "speculation: %s | drafted %lld, accepted %lld (%.0f%%) | %.2f tokens per decode step\n",
+                 speculation_description(speculation, ec).c_str(), static_cast<long long>(sc.drafted),
+                 static_cast<long long>(sc.accepted), sc.drafted ? 100.0 * sc.accepted / sc.drafted : 0.0,
+                 sc.decode_steps ? static_cast<double>(gen_tokens - 1) / sc.decode_steps : 0.0);
+  }
   return 0;
 }
 

@@ -43,6 +43,7 @@ RequestRun RequestRunner::run(Request request, const std::function<void(std::str
   run.finish_reason = out.ok() ? s.finish_reason : "error";
   run.error = out.error;
   run.parked = s.parked;
+  run.spec = s.spec;
   if (went_idle) {
     run.error = "the engine went idle before request " + std::to_string(run.id) + " ended";
     run.finish_reason = "error";

@@ -26,6 +26,7 @@ struct RequestRun {
   int64_t num_prompt_tokens = 0;  // prompt tokens computed (fewer on a cache hit or a parked sequence)
   double prompt_seconds = 0.0;    // submit to the first sampled token
   double decode_seconds = 0.0;    // the first sampled token to the end
+  SpeculationCounts spec;         // drafted and kept tokens, decode steps
 
   bool ok() const { return error.empty(); }
 };

@@ -62,6 +62,7 @@ void RequestTracker::on_event(const EngineEvent& e) {
     SampleOutput& s = out.samples[static_cast<size_t>(e.index)];
     s.seq = e.seq;
     s.text += e.text;
+    s.spec = e.spec;
     out.num_cached_prompt_tokens = e.num_cached_prompt_tokens;
     if (e.kind == EngineEventKind::token) {
       if (e.token >= 0) s.tokens.push_back(e.token);

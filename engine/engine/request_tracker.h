@@ -30,6 +30,7 @@ struct SampleOutput {
   bool parked = false;          // finished and still resident (Request::park_when_done)
   double first_token_at = -1;   // seconds since track(); -1 before the first token
   double last_token_at = 0;
+  SpeculationCounts spec;       // drafts verified and kept, decode steps (speculative decoding)
 };
 
 struct RequestOutput {
