@@ -35,12 +35,13 @@ void EngineHost::load() {
     m_loop.attach(m_engine.engine.get());
     m_router.attach(m_engine.model, *m_engine.engine, [this] { m_loop.wake(); });
     const auto& c = model->config();
-    emit loaded(QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens")
+    emit loaded(QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens · %6")
                     .arg(QString::fromStdString(c.name))
                     .arg(c.num_layers)
                     .arg(QString::fromStdString(m_engine.backend_description))
                     .arg(m_engine.num_blocks)
-                    .arg(m_engine.engine->block_size()));
+                    .arg(m_engine.engine->block_size())
+                    .arg(QString::fromStdString(m_engine.speculation)));
   } catch (const std::exception& e) {
     m_loop.attach(nullptr);
     m_engine = {};

@@ -29,6 +29,15 @@ QByteArray prometheusText(const pagedchat::EngineStats& s, const ServerCounters&
   metric(out, "prompt_tokens_total", "counter", "Prompt tokens computed.", static_cast<double>(s.num_prefill_tokens));
   metric(out, "generation_tokens_total", "counter", "Tokens generated (sampled).", static_cast<double>(s.num_generated));
   metric(out, "steps_total", "counter", "Forward passes.", static_cast<double>(s.num_steps));
+  metric(out, "spec_draft_tokens_total", "counter", "Speculative decoding: drafted tokens verified.", static_cast<double>(s.num_draft_tokens));
+  metric(out, "spec_accepted_tokens_total", "counter", "Speculative decoding: drafted tokens kept.", static_cast<double>(s.num_accepted_tokens));
+  metric(out, "spec_acceptance_rate", "gauge", "Drafted tokens kept over drafted tokens verified (0 before any).",
+         s.num_draft_tokens ? static_cast<double>(s.num_accepted_tokens) / static_cast<double>(s.num_draft_tokens) : 0.0);
+  const int64_t decodes = s.num_spec_decodes + s.num_plain_decodes;
+  metric(out, "decode_steps_total", "counter", "Decode chunks (a sequence's one step), with or without drafts.", static_cast<double>(decodes));
+  metric(out, "spec_decode_steps_total", "counter", "Decode chunks that verified drafts.", static_cast<double>(s.num_spec_decodes));
+  metric(out, "tokens_per_decode_step", "gauge", "Tokens a decode chunk gave on average (1 without speculation).",
+         decodes ? static_cast<double>(decodes + s.num_accepted_tokens) / static_cast<double>(decodes) : 1.0);
   metric(out, "http_requests_active", "gauge", "Completion requests in flight.", server.numActive);
   metric(out, "http_requests_total", "counter", "Completion requests given to the engine.", static_cast<double>(server.numRequests));
   metric(out, "http_requests_rejected_total", "counter", "Requests refused with an error status.", static_cast<double>(server.numRejected));

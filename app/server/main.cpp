@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
       {"max-tokens", "Largest max_tokens a request may ask (also the default).", "n", "2048"},
       {"max-n", "Most samples (n) per request.", "n", "16"},
       {"max-body-bytes", "Largest request body before 413.", "n", "1048576"},
+      {"speculate", "Speculative decoding by prompt lookup: ngram or ngram:K (K drafted tokens, 1-16; default 6), or off.", "drafter"},
+      {"draft-model", "Speculative decoding with a draft model: a GGUF sharing the model's vocabulary.", "path"},
+      {"draft-tokens", "Draft-model tokens per step, 1-16 (default 4).", "n"},
+      {"fixed-draft", "Always draft K tokens instead of adapting to acceptance and batch size."},
       {"load-delay-ms", "Tests: wait this long before loading the model.", "ms", "0"},
   });
   p.process(app);
@@ -121,6 +125,21 @@ int main(int argc, char** argv) {
   if (ec.max_context == 0) ec.max_context = 4096;
   ec.num_blocks = intOption(p, "kv-blocks", 0, 1 << 24);
   hc.engine.num_contexts = 2;  // with --kv-blocks 0 (on a GPU: capped by what it holds)
+  pagedchat::SpeculationOptions& spec = hc.engine.speculation;
+  spec.speculate = p.value("speculate").toStdString();
+  spec.draft_model = p.value("draft-model").toStdString();
+  spec.draft_tokens = p.isSet("draft-tokens") ? intOption(p, "draft-tokens", 1, 16) : 0;
+  spec.adaptive = !p.isSet("fixed-draft");
+  spec.threads = backend.threads;
+  if (!spec.speculate.empty() && spec.speculate != "off" && spec.speculate != "ngram" &&
+      !(spec.speculate.rfind("ngram:", 0) == 0 && spec.speculate.size() > 6)) {
+    std::fprintf(stderr, "pagedchat-server: --speculate must be ngram, ngram:K or off (got '%s')\n", spec.speculate.c_str());
+    return 2;
+  }
+  if (!spec.draft_model.empty() && !QFileInfo::exists(QString::fromStdString(spec.draft_model))) {
+    std::fprintf(stderr, "pagedchat-server: error: the draft model '%s' is not there\n", spec.draft_model.c_str());
+    return 1;
+  }
   hc.maxActive = intOption(p, "max-active", 1, 1 << 20);
   hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
   hc.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();

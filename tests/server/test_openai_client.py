@@ -340,6 +340,32 @@ class KvTypeTest(unittest.TestCase):
                 server.stop()
 
 
+class SpeculationTest(unittest.TestCase):
+    # A server that speculates gives the same greedy replies as one that does not, and its
+    # /metrics count the drafts it verified and kept.
+    def test_ngram_speculation_keeps_replies_and_counts_drafts(self):
+        ask = dict(messages=user("Repeat exactly: the cat sat on the mat, the dog sat on the log."), max_tokens=24,
+                   temperature=0)
+        replies = []
+        for extra in ((), ("--speculate", "ngram:4", "--fixed-draft")):
+            server = ServerProcess("--threads", "2", *extra)
+            try:
+                client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=120)
+                model = client.models.list().data[0].id
+                replies.append(client.chat.completions.create(model=model, **ask).choices[0].message.content)
+                m = server.metrics()
+                if extra:
+                    self.assertGreater(m["pagedchat_spec_draft_tokens_total"], 0)
+                    self.assertGreater(m["pagedchat_spec_accepted_tokens_total"], 0)
+                    self.assertGreater(m["pagedchat_tokens_per_decode_step"], 1.0)
+                else:
+                    self.assertEqual(m["pagedchat_spec_draft_tokens_total"], 0)
+                    self.assertEqual(m["pagedchat_tokens_per_decode_step"], 1.0)
+            finally:
+                server.stop()
+        self.assertEqual(replies[0], replies[1])
+
+
 class ApiKeyTest(unittest.TestCase):
     def test_bearer_key(self):
         server = ServerProcess("--api-key", "s3cret")

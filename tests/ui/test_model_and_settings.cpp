@@ -11,6 +11,7 @@
 #include <QAction>
 #include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -142,6 +143,63 @@ class TestModelAndSettings : public QObject {
     kvType->setCurrentIndex(kvType->findData(QStringLiteral("q8_0")));
     QCOMPARE(dialog.settings().kvType, QStringLiteral("q8_0"));
     QVERIFY(!dialog.settings().sameEngine(s));
+  }
+
+  // Speculative decoding is an engine setting: chosen in the dialog (the draft model's file only
+  // with "Draft model"), it reloads the model; a copy-heavy reply is the same text as without
+  // it, and its footer says how many drafts were kept and how many tokens a step gave.
+  void speculationKeepsTheReplyAndShowsItsDrafts() {
+    AppSettings initial;
+    SettingsDialog dialog(initial, false);
+    auto* speculation = dialog.findChild<QComboBox*>(QStringLiteral("speculation"));
+    auto* draftModel = dialog.findChild<QLineEdit*>(QStringLiteral("draftModel"));
+    QVERIFY(speculation && draftModel);
+    QCOMPARE(speculation->currentData().toString(), QStringLiteral("off"));
+    QVERIFY(!draftModel->isEnabled());
+    speculation->setCurrentIndex(speculation->findData(QStringLiteral("draft")));
+    QVERIFY(draftModel->isEnabled());
+    speculation->setCurrentIndex(speculation->findData(QStringLiteral("ngram")));
+    QVERIFY(!draftModel->isEnabled());
+    QVERIFY(!dialog.settings().sameEngine(initial));
+
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    loaded(w);
+    AppSettings s = w.settings();
+    s.sampling.temperature = 0.0;
+    s.sampling.maxTokens = 48;
+    s.speculation = QStringLiteral("off");
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    w.applySettings(s);
+    QCOMPARE(ready.count(), 0);  // sampling settings only: no reload
+    const QString ask = QStringLiteral("Repeat this exactly: the cat sat on the mat, and the dog sat on the log by the door.");
+    w.newChat();
+    sendAndWait(w, ask);
+    const MessageRecord plain = w.chat(w.currentChat())->messages.last();
+    QCOMPARE(plain.metrics.numDrafted, qint64(0));
+    QVERIFY(!plain.metrics.summary().contains(QStringLiteral("drafts")));
+
+    ready.clear();
+    s.speculation = QStringLiteral("ngram");
+    w.applySettings(s);
+    QVERIFY(ready.wait(60000));
+    w.newChat();
+    sendAndWait(w, ask);
+    const MessageRecord spec = w.chat(w.currentChat())->messages.last();
+    QCOMPARE(spec.content, plain.content);
+    QVERIFY(spec.metrics.numDrafted > 0);
+    QVERIFY(spec.metrics.numAccepted > 0);
+    QVERIFY2(spec.metrics.summary().contains(QStringLiteral("% kept, ")) && spec.metrics.summary().contains(QStringLiteral("tokens a step")),
+             qPrintable(spec.metrics.summary()));
+    AppServices servicesAgain;
+    MainWindow again(servicesAgain);
+    QCOMPARE(again.settings().speculation, QStringLiteral("ngram"));
+    // Back to the default for the suites after this one.
+    s.speculation = QStringLiteral("off");
+    ready.clear();
+    w.applySettings(s);
+    QVERIFY(ready.wait(60000));
   }
 
   // The app's default context policy: chosen in the dialog, saved, read back.

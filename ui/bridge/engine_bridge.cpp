@@ -95,13 +95,14 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
         [model = m_engine.model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
     m_frames.reset(detokenize, m_engine.max_context);
     const auto& c = m_engine.model->config();
-    emit modelLoaded(QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens")
+    QString loaded = QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens")
                          .arg(QString::fromStdString(c.name))
                          .arg(c.num_layers)
                          .arg(QString::fromStdString(m_engine.backend_description))
                          .arg(m_engine.num_blocks)
-                         .arg(engine.block_size()),
-                     m_engine.max_context);
+                         .arg(engine.block_size());
+    if (m_engine.speculation != "no speculation") loaded += QStringLiteral(" · speculative: ") + QString::fromStdString(m_engine.speculation);
+    emit modelLoaded(loaded, m_engine.max_context);
     emitFrame(QString());
   } catch (const pagedchat::LoadCancelled&) {
     emit modelLoadCancelled();

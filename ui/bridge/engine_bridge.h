@@ -47,6 +47,8 @@ class EngineBridge : public QObject {
     int threads = 0;             // CPU threads of the forward pass; 0: all cores
     QString backend = QStringLiteral("cpu");  // "cuda" when built with it and a GPU is there
     QString kvType = QStringLiteral("f16");   // cpu: f16, q8_0 or f32 (cuda keeps its 16-bit type)
+    QString speculation = QStringLiteral("off");  // "off", "ngram" or "draft" (with draftModel)
+    QString draftModel;
 
     pagedchat::EngineOptions options() const {
       pagedchat::EngineOptions o;
@@ -60,6 +62,9 @@ class EngineBridge : public QObject {
       o.engine.max_batched_tokens = std::max(maxBatchedTokens, 1);
       o.kv_budget_bytes = kvBytes;
       o.num_contexts = kChatsInPool;
+      if (speculation == QLatin1String("ngram")) o.speculation.speculate = "ngram";
+      if (speculation == QLatin1String("draft")) o.speculation.draft_model = draftModel.toStdString();
+      o.speculation.threads = o.backend.threads;
       return o;
     }
   };

@@ -17,6 +17,9 @@ struct ReplyMetrics {
   qint64 numPromptTokens = 0;       // prompt tokens this turn added to the sequence
   qint64 numCachedPromptTokens = 0; // of which the prefix cache served
   QString finishReason;             // "stop", "length", "abort", "error"
+  // Speculative decoding: drafted tokens verified, those kept, and the decode steps the reply
+  // took (not saved with the chat).
+  qint64 numDrafted = 0, numAccepted = 0, numDecodeSteps = 0;
 
   bool isEmpty() const { return numTokens == 0 && finishReason.isEmpty(); }
   // A finished sample's figures; numPromptTokens: what its turn submitted.
@@ -28,14 +31,24 @@ struct ReplyMetrics {
     m.numPromptTokens = numPromptTokens;
     m.numCachedPromptTokens = numCachedPromptTokens;
     m.finishReason = QString::fromStdString(s.finish_reason);
+    m.numDrafted = s.spec.drafted;
+    m.numAccepted = s.spec.accepted;
+    m.numDecodeSteps = s.spec.decode_steps;
     return m;
   }
-  // One line for the transcript: "12 tokens · 35.1 tok/s · first token 84 ms".
+  // One line for the transcript: "12 tokens · 35.1 tok/s · first token 84 ms", and with
+  // speculative decoding "· drafts 78% kept, 1.9 tokens a step".
   QString summary() const {
-    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms%4")
+    QString drafts;
+    if (numDrafted > 0 && numDecodeSteps > 0)
+      drafts = QStringLiteral(" · drafts %1% kept, %2 tokens a step")
+                   .arg(100.0 * static_cast<double>(numAccepted) / static_cast<double>(numDrafted), 0, 'f', 0)
+                   .arg(static_cast<double>(std::max(numTokens - 1, 0)) / static_cast<double>(numDecodeSteps), 0, 'f', 1);
+    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms%4%5")
         .arg(numTokens)
         .arg(tokensPerSecond, 0, 'f', 1)
         .arg(secondsToFirstToken * 1000.0, 0, 'f', 0)
+        .arg(drafts)
         .arg(finishReason == QLatin1String("abort")    ? QStringLiteral(" · stopped")
              : finishReason == QLatin1String("length") ? QStringLiteral(" · cut at its length limit")
                                                        : QString());

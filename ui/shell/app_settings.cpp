@@ -48,6 +48,9 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   s.backend = backend == QLatin1String("cuda") ? backend : d.backend;
   const QString kvType = db.setting(QStringLiteral("engine/kv_type"), d.kvType);
   s.kvType = kvType == QLatin1String("f32") || kvType == QLatin1String("q8_0") ? kvType : d.kvType;
+  const QString speculation = db.setting(QStringLiteral("engine/speculation"), d.speculation);
+  s.speculation = speculation == QLatin1String("ngram") || speculation == QLatin1String("draft") ? speculation : d.speculation;
+  s.draftModel = db.setting(QStringLiteral("engine/draft_model"), d.draftModel);
   s.teachingPreset = db.setting(QStringLiteral("engine/teaching_preset")) == QLatin1String("1");
   s.contextPolicy = db.setting(QStringLiteral("chat/context_policy")) == QLatin1String("1") ? ContextPolicy::stopAndAsk
                                                                                         : ContextPolicy::dropOldest;
@@ -70,6 +73,8 @@ void AppSettings::save(ChatDatabase& db) const {
   put("engine/max_context", maxContext);
   db.setSetting(QStringLiteral("engine/backend"), backend);
   db.setSetting(QStringLiteral("engine/kv_type"), kvType);
+  db.setSetting(QStringLiteral("engine/speculation"), speculation);
+  db.setSetting(QStringLiteral("engine/draft_model"), draftModel);
   db.setSetting(QStringLiteral("engine/teaching_preset"), teachingPreset ? QStringLiteral("1") : QStringLiteral("0"));
   db.setSetting(QStringLiteral("chat/context_policy"), QString::number(static_cast<int>(contextPolicy)));
   for (int k = 0; k < kMaxColumns; ++k) {
@@ -114,6 +119,8 @@ EngineBridge::Config AppSettings::engineConfig() const {
   c.maxContext = maxContext;
   c.backend = backend;
   c.kvType = kvType;
+  c.speculation = speculation;
+  c.draftModel = draftModel;
   if (teachingPreset) {
     c.blockSize = kTeachingBlockSize;
     c.numBlocks = kTeachingBlocks;
@@ -126,5 +133,5 @@ EngineBridge::Config AppSettings::engineConfig() const {
 bool AppSettings::sameEngine(const AppSettings& o) const {
   return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && maxBatchedTokens == o.maxBatchedTokens &&
          threads == o.threads && maxContext == o.maxContext && backend == o.backend && kvType == o.kvType &&
-         teachingPreset == o.teachingPreset;
+         speculation == o.speculation && draftModel == o.draftModel && teachingPreset == o.teachingPreset;
 }

@@ -29,6 +29,10 @@ struct AppSettings {
   int maxContext = 2048;      // tokens one chat may hold (capped by the model's)
   QString backend = QStringLiteral("cpu");  // "cpu" or "cuda"
   QString kvType = QStringLiteral("f16");   // the CPU pool's element type: "f16", "q8_0" or "f32"
+  // Speculative decoding: "off", "ngram" (prompt lookup) or "draft" (draftModel, a GGUF path
+  // sharing the model's vocabulary). The reply is the same either way; only its speed changes.
+  QString speculation = QStringLiteral("off");
+  QString draftModel;
   // Teaching: paging made visible. While on, the engine runs with kTeaching* below instead of
   // the block size, pool, context and step budget above (which stay as they were for later).
   bool teachingPreset = false;

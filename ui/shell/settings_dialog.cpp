@@ -4,9 +4,13 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QThread>
@@ -96,6 +100,35 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   m_kvType->setCurrentIndex(std::max(0, m_kvType->findData(s.kvType)));
   m_kvType->setToolTip(tr("How the CPU stores each token's keys and values: smaller types let more and longer chats "
                           "fit the pool and make long chats faster. CUDA keeps its 16-bit type."));
+  m_speculation = new QComboBox(engine);
+  m_speculation->setObjectName(QStringLiteral("speculation"));
+  m_speculation->addItem(tr("Off"), QStringLiteral("off"));
+  m_speculation->addItem(tr("Prompt lookup: drafts what followed the last words before"), QStringLiteral("ngram"));
+  m_speculation->addItem(tr("Draft model: a smaller model with the same vocabulary"), QStringLiteral("draft"));
+  m_speculation->setCurrentIndex(std::max(0, m_speculation->findData(s.speculation)));
+  m_speculation->setToolTip(tr("Speculative decoding: guessed tokens are checked by the model all at once, so replies "
+                               "come faster where the guesses are good (quoting, editing or repeating text). The "
+                               "reply itself is the same either way."));
+  m_draftModel = new QLineEdit(s.draftModel, engine);
+  m_draftModel->setObjectName(QStringLiteral("draftModel"));
+  m_draftModel->setPlaceholderText(tr("GGUF file of the draft model"));
+  auto* browse = new QPushButton(tr("Browse…"), engine);
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Draft model"), m_draftModel->text(), tr("GGUF models (*.gguf)"));
+    if (!path.isEmpty()) m_draftModel->setText(path);
+  });
+  auto* draftRow = new QWidget(engine);
+  auto* draftLayout = new QHBoxLayout(draftRow);
+  draftLayout->setContentsMargins(0, 0, 0, 0);
+  draftLayout->addWidget(m_draftModel, 1);
+  draftLayout->addWidget(browse);
+  auto enableDraft = [this, browse] {
+    const bool draft = m_speculation->currentData().toString() == QLatin1String("draft");
+    m_draftModel->setEnabled(draft);
+    browse->setEnabled(draft);
+  };
+  connect(m_speculation, &QComboBox::currentIndexChanged, this, enableDraft);
+  enableDraft();
   ef->addRow(tr("KV block size"), m_blockSize);
   ef->addRow(tr("KV pool memory"), m_kvMemory);
   ef->addRow(tr("Max tokens per step"), m_maxBatched);
@@ -103,6 +136,8 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   ef->addRow(tr("Context per chat (tokens)"), m_maxContext);
   ef->addRow(tr("Backend"), m_backend);
   ef->addRow(tr("KV element type"), m_kvType);
+  ef->addRow(tr("Speculative decoding"), m_speculation);
+  ef->addRow(tr("Draft model"), draftRow);
   v->addWidget(engine);
 
   m_note = new QLabel(this);
@@ -116,7 +151,8 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
 
   for (QSpinBox* b : {m_kvMemory, m_maxBatched, m_threads, m_maxContext})
     connect(b, &QSpinBox::valueChanged, this, &SettingsDialog::updateNote);
-  for (QComboBox* b : {m_blockSize, m_backend, m_kvType}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
+  connect(m_draftModel, &QLineEdit::textChanged, this, &SettingsDialog::updateNote);
+  for (QComboBox* b : {m_blockSize, m_backend, m_kvType, m_speculation}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
   updateNote();
 }
 
@@ -137,6 +173,8 @@ AppSettings SettingsDialog::settings() const {
   s.maxContext = m_maxContext->value();
   s.backend = m_backend->currentData().toString();
   s.kvType = m_kvType->currentData().toString();
+  s.speculation = m_speculation->currentData().toString();
+  s.draftModel = m_draftModel->text().trimmed();
   return s;
 }
 

@@ -10,6 +10,7 @@
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 
 class SettingsDialog : public QDialog {
@@ -25,7 +26,8 @@ class SettingsDialog : public QDialog {
   AppSettings m_initial;
   QDoubleSpinBox *m_temperature, *m_topP, *m_minP, *m_repetition;
   QSpinBox *m_topK, *m_maxTokens, *m_seed;
-  QComboBox *m_blockSize, *m_backend, *m_kvType;
+  QComboBox *m_blockSize, *m_backend, *m_kvType, *m_speculation;
+  QLineEdit* m_draftModel;
   QComboBox* m_contextPolicy = nullptr;  // the app's default ContextPolicy
   QSpinBox *m_kvMemory, *m_maxBatched, *m_threads, *m_maxContext;
   QLabel* m_note;

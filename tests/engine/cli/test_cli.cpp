@@ -207,6 +207,11 @@ class TestCli : public QObject {
         {{"generate", "--model", model_, "--prompt", "hi", "--kv-type", "q4"}, 1, "KV type must be f32, f16 or q8_0"},
         {{"bench", "--model", model_, "--kv-type", "bf16"}, 1, "KV type must be f32, f16 or q8_0"},
         {{"bench", "--model", model_, "--prompt-tokens", "16,x"}, 1, "--prompt-tokens"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--speculate", "lookahead"}, 1, "--speculate: 'lookahead' is not a drafter"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--speculate", "ngram:0"}, 1, "from 1 to 16"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--speculate", "ngram", "--draft-model", model_}, 1, "choose one"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--draft-model", "/nonexistent.gguf"}, 1, "cannot open '/nonexistent.gguf'"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--draft-tokens", "3"}, 1, "--draft-tokens needs --draft-model"},
         {{"frobnicate"}, 2, "unknown command"},
         {{}, 2, "usage"},
     };
@@ -246,6 +251,22 @@ class TestCli : public QObject {
     Result k = run_cli({"serve", "--model", model_, "--kv-type", "q4", "--port", "0"});
     QCOMPARE(k.exit_code, 2);
     QVERIFY2(k.err.contains("--kv-type must be f32, f16 or q8_0"), qPrintable(k.err));
+    Result s = run_cli({"serve", "--model", model_, "--speculate", "ngrams", "--port", "0"});
+    QCOMPARE(s.exit_code, 2);
+    QVERIFY2(s.err.contains("--speculate must be ngram, ngram:K or off"), qPrintable(s.err));
+  }
+
+  // generate --speculate prints the same reply as without it, and says what the drafts did.
+  void generateWithSpeculationKeepsTheReply() {
+    const QStringList base = {"generate", "--model", model_, "--prompt",
+                              "Repeat exactly: one two three four five six seven eight nine ten", "--max-tokens", "24"};
+    Result plain = run_cli(base);
+    Result spec = run_cli(base + QStringList{"--speculate", "ngram:4", "--fixed-draft"});
+    QCOMPARE(plain.exit_code, 0);
+    QCOMPARE(spec.exit_code, 0);
+    QCOMPARE(spec.out, plain.out);
+    QVERIFY2(spec.err.contains("speculation: ngram, K = 4, fixed | drafted "), qPrintable(spec.err));
+    QVERIFY2(!plain.err.contains("speculation:"), qPrintable(plain.err));
   }
 };
 
