@@ -4,6 +4,7 @@
 
 #include <QtTest>
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -254,6 +255,29 @@ class TestCli : public QObject {
     Result s = run_cli({"serve", "--model", model_, "--speculate", "ngrams", "--port", "0"});
     QCOMPARE(s.exit_code, 2);
     QVERIFY2(s.err.contains("--speculate must be ngram, ngram:K or off"), qPrintable(s.err));
+  }
+
+  // bench speculative --json: one object with, per thread count, each workload's drafters with
+  // their speedup against plain decoding and whether the output was identical (it must be).
+  void benchSpeculativeJson() {
+    Result r = run_cli({"bench", "speculative", "--model", model_, "--threads", "2", "--rounds", "1", "--max-tokens", "12",
+                        "--json"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(r.out));
+    const QJsonObject run = doc.object().value("threads").toArray().at(0).toObject();
+    QCOMPARE(run.value("threads").toInt(), 2);
+    QVERIFY(run.value("token_cost").toDouble() > 0.0);
+    for (const char* workload : {"copy", "chat"})
+      for (const char* drafter : {"plain", "ngram", "draft_model"}) {
+        const QJsonObject o = run.value("workloads").toObject().value(workload).toObject().value(drafter).toObject();
+        QVERIFY2(o.value("speedup").toDouble() > 0.0, qPrintable(QString("%1 %2").arg(workload, drafter)));
+        QVERIFY2(o.value("identical").toBool(), qPrintable(QString("%1 %2").arg(workload, drafter)));
+      }
+    const QJsonObject plain = run.value("workloads").toObject().value("copy").toObject().value("plain").toObject();
+    QCOMPARE(plain.value("speedup").toDouble(), 1.0);
+    QVERIFY(run.value("workloads").toObject().value("copy").toObject().value("ngram").toObject().value("drafted").toInt() > 0);
   }
 
   // generate --speculate prints the same reply as without it, and says what the drafts did.
