@@ -155,6 +155,14 @@ void Engine::start_request(RequestId id, Request request) {
   for (size_t i = 0; i < request.sample_params.size() && error.empty(); ++i)
     if (std::string e = request.sample_params[i].validate(); !e.empty()) error = "sample " + std::to_string(i) + ": " + e;
   if (error.empty() && request.prompt.empty()) error = "the prompt is empty";
+  const bool beam = request.beam_width >= 2;
+  if (error.empty() && (request.beam_width < 0 || request.beam_width > 32)) error = "beam_width must be 0 (off) or 2 to 32";
+  if (error.empty() && beam && request.n > request.beam_width)
+    error = "n is " + std::to_string(request.n) + ", more than the beam width " + std::to_string(request.beam_width);
+  if (error.empty() && beam && (!request.sample_params.empty() || request.park_when_done || request.continue_seq >= 0))
+    error = "beam search takes no per-sample settings, parked sequence or continuation";
+  if (error.empty() && beam && !(request.length_penalty >= -10.0f && request.length_penalty <= 10.0f))
+    error = "length_penalty must be from -10 to 10";
   for (int32_t t : request.prompt)
     if (error.empty() && (t < 0 || t >= vocab))
       error = "prompt token " + std::to_string(t) + " is outside the vocabulary (" + std::to_string(vocab) + ")";
@@ -180,7 +188,17 @@ void Engine::start_request(RequestId id, Request request) {
   auto live = std::make_unique<Live>(request.sample_params.empty() ? request.params : request.sample_params[0]);
   live->s.arrival = next_arrival_++;
   live->request = id;
-  live->num_to_fork = request.n - 1;
+  live->num_to_fork = beam ? 0 : request.n - 1;
+  if (beam) {
+    auto group = std::make_unique<BeamGroup>();
+    group->request = id;
+    group->width = request.beam_width;
+    group->num_return = request.n;
+    group->length_penalty = request.length_penalty;
+    group->params = request.params;
+    live->beam = group.get();
+    beams_[id] = std::move(group);
+  }
   if (!request.sample_params.empty())
     live->fork_params.assign(request.sample_params.begin() + 1, request.sample_params.end());
   live->num_prompt = static_cast<int32_t>(held.size() + request.prompt.size());
@@ -201,6 +219,7 @@ void Engine::start_request(RequestId id, Request request) {
     live->s.tokens = std::move(request.prompt);
   }
   if (!live->s.in_kv) scheduler_.add_waiting(&live->s);
+  if (live->beam) live->beam->live.push_back(live->s.id);
   requests_[id] = {1, 1, 0, false};
   live_.emplace(live->s.id, std::move(live));
 }
@@ -212,8 +231,10 @@ void Engine::abort_request(RequestId id, const char* reason) {
   std::sort(victims.begin(), victims.end(), [](Live* a, Live* b) { return a->s.id < b->s.id; });
   for (Live* live : victims) {
     live->park_when_done = false;
+    live->beam = nullptr;  // an aborted beam search ends as its beams do, with no hypotheses
     finish(*live, reason);
   }
+  beams_.erase(id);
 }
 
 // Runs between steps (from apply_commands), so no append of this step has happened yet: the
@@ -305,6 +326,11 @@ void Engine::release_parked(SequenceId seq) {
 
 bool Engine::step() {
   apply_commands();
+  // Beam selections that waited for a beam to come back (swapped out, or recomputed).
+  std::vector<BeamGroup*> waiting;
+  for (auto& [id, group] : beams_) waiting.push_back(group.get());
+  std::sort(waiting.begin(), waiting.end(), [](const BeamGroup* a, const BeamGroup* b) { return a->request < b->request; });
+  for (BeamGroup* g : waiting) select_beams(*g);
   if (!scheduler_.has_work()) return has_work();
   propose_drafts();
   ScheduledStep step = scheduler_.schedule(kv_);
@@ -356,7 +382,8 @@ void Engine::run_forward(const ScheduledStep& step) {
       ++live.spec.decode_steps;
       ++(rows > 1 ? counters_.num_spec_decodes : counters_.num_plain_decodes);
     }
-    if (rows > 1) verify_drafts(live, c, logits);
+    if (live.beam) beam_logits(live, logits);
+    else if (rows > 1) verify_drafts(live, c, logits);
     else after_logits(live, logits);
   }
 }

@@ -115,6 +115,7 @@ class Engine {
  private:
   struct Live;
   struct Command;
+  struct BeamGroup;
 
   void apply_commands();
   void start_request(RequestId id, Request request);
@@ -136,6 +137,10 @@ class Engine {
   void propose_drafts();
   void verify_drafts(Live& live, const ScheduledChunk& c, std::span<const float> rows);
   void drop_unverified_drafts();
+  void beam_logits(Live& live, std::span<const float> logits);
+  void select_beams(BeamGroup& group);
+  void end_beam_search(BeamGroup& group);
+  void drop_beam(Live& live);
   void finish(Live& live, const char* reason);
   void publish(const EngineEvent& e);
 
@@ -154,6 +159,7 @@ class Engine {
   };
   std::unordered_map<RequestId, RequestCount> requests_;
   std::unordered_set<SequenceId> parked_;
+  std::unordered_map<RequestId, std::unique_ptr<BeamGroup>> beams_;
   uint64_t next_arrival_ = 0;
   EngineStats counters_;
   std::vector<float> logits_;

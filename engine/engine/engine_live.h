@@ -2,6 +2,8 @@
 // The engine's record of a sequence being generated (private to engine/engine/*.cpp): what the
 // scheduler sees plus the per-sequence sampling and speculation state.
 
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/engine/engine.h"
@@ -28,8 +30,30 @@ struct Engine::Live {
   std::vector<TokenProbs> draft_probs;
   AcceptanceEstimate acceptance;
   SpeculationCounts spec;
+  // Beam search: the group this sequence is a beam of, and its summed log-probability.
+  BeamGroup* beam = nullptr;
+  double beam_logprob = 0.0;
 
   explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop) {}
+};
+
+// One beam-search request: its live beams in rank order, the top log-probabilities each has
+// reported since the last selection, and the hypotheses that ended with EOS.
+struct Engine::BeamGroup {
+  struct Hypothesis {
+    std::vector<int32_t> tokens;  // generated, EOS excluded
+    double logprob = 0.0;         // EOS included
+    bool ended = false;           // with EOS (else cut at its length)
+    double score = 0.0;           // logprob / length ^ length_penalty
+  };
+  RequestId request = -1;
+  int width = 2;
+  int num_return = 1;
+  float length_penalty = 1.0f;
+  SamplingParams params;  // max_tokens, ignore_eos and the stop strings of the request
+  std::vector<SequenceId> live;
+  std::unordered_map<SequenceId, std::vector<std::pair<int32_t, float>>> reported;
+  std::vector<Hypothesis> finished;
 };
 
 }  // namespace pagedchat

@@ -53,6 +53,10 @@ struct EngineEvent {
   float logprob = 0.0f;
   std::vector<std::pair<int32_t, float>> top_logprobs;
   SpeculationCounts spec;  // token and finished events: the sequence's, up to this event
+  // Beam search's finished events: the hypothesis' sum of log-probabilities (its EOS included)
+  // and its rank score (that sum / tokens ^ length_penalty).
+  double cumulative_logprob = 0.0;
+  double beam_score = 0.0;
 };
 
 using EventSink = std::function<void(const EngineEvent&)>;

@@ -27,6 +27,14 @@ struct Request {
   // A parked sequence to continue (the next turn of a chat, or a fork's first turn): only the
   // new tokens are computed. -1: a new sequence.
   SequenceId continue_seq = -1;
+  // Beam search (beam_width >= 2): the beam_width most likely continuations by summed
+  // log-probability are kept each step, as forks of one sequence (they share the prompt's and
+  // their common prefix's blocks; copy-on-write where they diverge; a pruned beam's blocks are
+  // freed). Deterministic: the sampling settings but max_tokens, ignore_eos and stop are not
+  // used. The n best hypotheses (n <= beam_width) come out at the end, best first, ranked by
+  // sum of log-probabilities / (tokens ^ length_penalty); nothing streams before.
+  int beam_width = 0;
+  float length_penalty = 1.0f;
 };
 
 }  // namespace pagedchat

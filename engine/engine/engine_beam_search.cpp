@@ -1,0 +1,179 @@
+// Beam search inside the engine's step (see Request::beam_width): each beam reports its top
+// log-probabilities when its logits arrive; once every live beam of a request has reported (and
+// is on the device), the beam_width best continuations are chosen. A beam chosen k times is
+// forked k - 1 times before any of them appends (the forks share every block; the first write
+// into the shared partial block copies it), a beam chosen never is dropped (its blocks freed).
+#include <algorithm>
+#include <cmath>
+
+#include "engine/engine/engine.h"
+#include "engine/engine/engine_live.h"
+#include "engine/sample/logprobs.h"
+
+namespace pagedchat {
+
+void Engine::beam_logits(Live& live, std::span<const float> logits) {
+  BeamGroup& g = *live.beam;
+  // 2W candidates a beam: enough that W survive however many of them end with EOS.
+  g.reported[live.s.id] = token_logprobs(logits, 0, 2 * g.width).top;
+  select_beams(g);
+}
+
+// A beam that does not report: pruned (its KV freed, its request count down), with no event.
+void Engine::drop_beam(Live& live) {
+  const SequenceId id = live.s.id;
+  scheduler_.remove(id);
+  if (kv_.has_sequence(id)) kv_.free(id);
+  --requests_[live.request].num_live;
+  live_.erase(id);
+}
+
+void Engine::select_beams(BeamGroup& g) {
+  // A beam preempted for recompute reports again once recomputed; a swapped one is waited for.
+  for (SequenceId seq : g.live)
+    if (!live_.at(seq)->s.in_kv) g.reported.erase(seq);
+  if (g.reported.size() < g.live.size()) return;
+  for (SequenceId seq : g.live)
+    if (live_.at(seq)->s.swapped) return;
+
+  struct Candidate {
+    double logprob;
+    int32_t token;
+    size_t parent;  // rank of the beam it extends
+  };
+  std::vector<Candidate> candidates;
+  for (size_t p = 0; p < g.live.size(); ++p) {
+    const Live& beam = *live_.at(g.live[p]);
+    for (auto [token, lp] : g.reported.at(g.live[p])) candidates.push_back({beam.beam_logprob + lp, token, p});
+  }
+  g.reported.clear();
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.logprob != b.logprob) return a.logprob > b.logprob;
+    return a.token != b.token ? a.token < b.token : a.parent < b.parent;
+  });
+
+  const Tokenizer& tok = *model_.tokenizer;
+  const auto width = static_cast<size_t>(g.width);
+  auto score = [&](double logprob, size_t length) {
+    return logprob / std::pow(static_cast<double>(std::max<size_t>(length, 1)), g.length_penalty);
+  };
+  std::vector<const Candidate*> chosen;
+  for (size_t r = 0; r < candidates.size() && chosen.size() < width; ++r) {
+    const Candidate& c = candidates[r];
+    const Live& parent = *live_.at(g.live[c.parent]);
+    if (!parent.params.ignore_eos && tok.is_eog(c.token)) {
+      // An ending among the best W is a hypothesis; an ending below them is not kept.
+      if (r < width) {
+        BeamGroup::Hypothesis h;
+        h.tokens.assign(parent.s.tokens.begin() + parent.num_prompt, parent.s.tokens.end());
+        h.logprob = c.logprob;
+        h.ended = true;
+        h.score = score(c.logprob, h.tokens.size() + 1);
+        g.finished.push_back(std::move(h));
+      }
+      continue;
+    }
+    chosen.push_back(&c);
+  }
+
+  // Forks first, while every beam holds only what it computed; then the pruned go; then each
+  // chosen continuation is appended to its beam.
+  std::vector<std::vector<const Candidate*>> children(g.live.size());
+  for (const Candidate* c : chosen) children[c->parent].push_back(c);
+  std::vector<std::pair<const Candidate*, Live*>> next;
+  for (size_t p = 0; p < g.live.size(); ++p) {
+    if (children[p].empty()) continue;
+    Live& parent = *live_.at(g.live[p]);
+    next.push_back({children[p][0], &parent});
+    for (size_t k = 1; k < children[p].size(); ++k) {
+      SequenceId id;
+      {
+        std::lock_guard lock(mutex_);
+        id = next_seq_++;
+      }
+      Live& child = add_child(parent, id, parent.params);
+      child.beam = &g;
+      child.num_generated = parent.num_generated;
+      next.push_back({children[p][k], &child});
+    }
+  }
+  for (size_t p = 0; p < g.live.size(); ++p)
+    if (children[p].empty()) drop_beam(*live_.at(g.live[p]));
+  std::sort(next.begin(), next.end(), [&](const auto& a, const auto& b) {
+    return std::find(chosen.begin(), chosen.end(), a.first) < std::find(chosen.begin(), chosen.end(), b.first);
+  });
+  g.live.clear();
+  counters_.num_generated += static_cast<int64_t>(next.size());
+  requests_[g.request].sampled = true;
+  for (auto [c, beam] : next) {
+    beam->s.tokens.push_back(c->token);
+    beam->beam_logprob = c->logprob;
+    ++beam->num_generated;
+    g.live.push_back(beam->s.id);
+  }
+
+  // Done: no beam left, every beam at its length, or W endings none of the beams can beat
+  // (their score only falls as they grow while the length penalty is 1 or more: the usual rule).
+  bool done = g.live.empty();
+  if (!done) {
+    const Live& first = *live_.at(g.live.front());
+    const auto len = static_cast<int64_t>(first.s.tokens.size());
+    done = first.num_generated >= first.params.max_tokens || len >= config_.max_context || !kv_.fits_ever(len);
+  }
+  if (!done && g.finished.size() >= width) {
+    std::vector<double> ended;
+    for (const auto& h : g.finished) ended.push_back(h.score);
+    std::sort(ended.rbegin(), ended.rend());
+    const Live& best = *live_.at(g.live.front());
+    done = score(best.beam_logprob, static_cast<size_t>(best.num_generated)) < ended[width - 1];
+  }
+  if (done) end_beam_search(g);
+}
+
+// The hypotheses, best first: the endings, and the live beams as they stand. The n best go out
+// as samples 0..n-1, each its tokens then its finished event; the last carries request_done.
+void Engine::end_beam_search(BeamGroup& g) {
+  std::vector<BeamGroup::Hypothesis> hyps = std::move(g.finished);
+  const SamplingParams params = g.params;
+  for (SequenceId seq : g.live) {
+    Live& beam = *live_.at(seq);
+    BeamGroup::Hypothesis h;
+    h.tokens.assign(beam.s.tokens.begin() + beam.num_prompt, beam.s.tokens.end());
+    h.logprob = beam.beam_logprob;
+    h.score = h.logprob / std::pow(static_cast<double>(std::max<size_t>(h.tokens.size(), 1)), g.length_penalty);
+    hyps.push_back(std::move(h));
+  }
+  const std::vector<SequenceId> beams = g.live;
+  for (SequenceId seq : beams) drop_beam(*live_.at(seq));
+  std::stable_sort(hyps.begin(), hyps.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+  const RequestId request = g.request;
+  const int64_t cached = requests_[request].num_cache_hit_blocks * config_.block_size;
+  const size_t n = std::min(hyps.size(), static_cast<size_t>(g.num_return));
+  const Tokenizer& tok = *model_.tokenizer;
+  for (size_t i = 0; i < n; ++i) {
+    ReplyText text(params.stop);
+    EngineEvent e;
+    e.request = request;
+    e.index = static_cast<int>(i);
+    e.num_cached_prompt_tokens = cached;
+    for (int32_t t : hyps[i].tokens) {
+      e.kind = EngineEventKind::token;
+      e.token = t;
+      e.text = text.push(tok.token_to_piece(t));
+      publish(e);
+      if (text.stopped()) break;
+    }
+    e.kind = EngineEventKind::finished;
+    e.token = -1;
+    e.reason = hyps[i].ended || text.stopped() ? "stop" : "length";
+    e.text = text.flush();
+    e.cumulative_logprob = hyps[i].logprob;
+    e.beam_score = hyps[i].score;
+    e.request_done = i + 1 == n;
+    publish(e);
+  }
+  requests_.erase(request);
+  beams_.erase(request);  // g is gone
+}
+
+}  // namespace pagedchat
