@@ -131,6 +131,8 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   engineRequest.params = parsed.params;
   if (!parsed.hasSeed) engineRequest.params.seed = (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();
   engineRequest.n = parsed.n;
+  engineRequest.beam_width = parsed.beamWidth;
+  engineRequest.length_penalty = parsed.lengthPenalty;
   const int64_t numPromptTokens = static_cast<int64_t>(engineRequest.prompt.size());
 
   ResponseHead head{QStringLiteral("%1-%2").arg(chat ? "chatcmpl" : "cmpl").arg(m_nextId++), QDateTime::currentSecsSinceEpoch(),

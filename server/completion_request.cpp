@@ -6,6 +6,7 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -123,6 +124,15 @@ void parseCommon(const QJsonObject& o, const CompletionLimits& limits, Completio
   }
   if (given(o, "stop")) p.stop = stopStrings(o, limits);
   if (given(o, "n")) r.n = static_cast<int>(integer(o, "n", 1, limits.maxN));
+  if (given(o, "use_beam_search") && boolean(o, "use_beam_search") && !given(o, "beam_width"))
+    r.beamWidth = std::max(r.n, 2);  // vLLM's older spelling: n beams
+  if (given(o, "beam_width")) r.beamWidth = static_cast<int>(integer(o, "beam_width", 2, std::max(limits.maxN, 2)));
+  if (given(o, "length_penalty")) {
+    if (r.beamWidth == 0) throw ApiError::badRequest(QStringLiteral("'length_penalty' needs 'beam_width'"), "length_penalty");
+    r.lengthPenalty = static_cast<float>(number(o, "length_penalty", -10.0, 10.0));
+  }
+  if (r.beamWidth > 0 && r.n > r.beamWidth)
+    throw ApiError::badRequest(QStringLiteral("'n' (%1) is more than 'beam_width' (%2)").arg(r.n).arg(r.beamWidth), "n");
   if (given(o, "stream")) r.stream = boolean(o, "stream");
   if (given(o, "stream_options")) {
     QJsonValue so = o.value(QLatin1String("stream_options"));

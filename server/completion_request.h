@@ -32,6 +32,10 @@ struct CompletionRequest {
                                                  // num_logprobs from logprobs / top_logprobs
   bool hasSeed = false;
   int n = 1;
+  // Extension (vLLM's): beam search with this many beams; n of them come back, best first.
+  // Clients that do not send it get sampling as usual.
+  int beamWidth = 0;
+  float lengthPenalty = 1.0f;
   bool stream = false;
   bool includeUsage = false;  // stream_options.include_usage: a last chunk with usage
 };

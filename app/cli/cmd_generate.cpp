@@ -17,7 +17,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   Args args(argv,
             with_speculation_options(with_backend_options({"prompt", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
                                   "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads",
-                                  "block-size"})),
+                                  "block-size", "beam-width", "n", "length-penalty"})),
             {"raw", "ignore-eos", "fixed-draft"});
   auto prompt = args.get("prompt");
   if (!prompt) fail("generate needs --prompt TEXT");
@@ -36,6 +36,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
   sp.stop = args.get_all("stop");
   int threads = args.get_int("threads", 0, 0, 1024);
   int block_size = args.get_int("block-size", 16, 1, 256);
+
+  const int beam_width = args.get_int("beam-width", 0, 2, 32);
+  const int num_beams_shown = args.get_int("n", 1, 1, 32);
+  const float length_penalty = static_cast<float>(args.get_double("length-penalty", 1.0, -10.0, 10.0));
+  if (beam_width == 0 && (args.get("n") || args.get("length-penalty")))
+    fail("--n and --length-penalty are for --beam-width W");
+  if (beam_width > 0 && num_beams_shown > beam_width) fail("--n %d is more than --beam-width %d", num_beams_shown, beam_width);
 
   auto model = load_model(args);
   std::vector<int32_t> tokens;
@@ -58,7 +65,39 @@ int cmd_generate(const std::vector<std::string>& argv) {
   ec.max_context = std::min(model->config().context_length, static_cast<int>(tokens.size()) + sp.max_tokens + 1);
   const SpeculationOptions speculation = speculation_options(args, threads);
   configure_speculation(speculation, *model, ec);
+  // W beams at most hold W sequences' blocks (they share the prompt's and common prefixes).
+  if (beam_width > 0) ec.num_blocks = beam_width * ((ec.max_context + block_size - 1) / block_size);
   Engine engine(*model, backend, ec);
+  if (beam_width > 0) {
+    // The n best hypotheses, best first; nothing streams (beams change until the end).
+    Request request;
+    request.prompt = std::move(tokens);
+    request.params = sp;
+    request.beam_width = beam_width;
+    request.n = num_beams_shown;
+    request.length_penalty = length_penalty;
+    RequestTracker tracker(engine);
+    const RequestId id = engine.submit(std::move(request));
+    tracker.track(id, num_beams_shown);
+    int64_t peak_blocks = 0;
+    while (!tracker.output(id)->done) {
+      const bool more = engine.step();
+      peak_blocks = std::max<int64_t>(peak_blocks, engine.stats().kv.num_used_blocks);
+      if (!more && !tracker.output(id)->done) fail("the engine went idle before the beam search ended");
+    }
+    const RequestOutput out = tracker.take_output(id);
+    if (!out.ok()) fail("%s", out.error.c_str());
+    for (size_t i = 0; i < out.samples.size(); ++i) {
+      const SampleOutput& s = out.samples[i];
+      if (out.samples.size() > 1) std::printf("%s[beam %zu]\n", i ? "\n" : "", i + 1);
+      std::printf("%s\n", s.text.c_str());
+      std::fprintf(stderr, "beam %zu: %zu tokens, log-probability %.3f, score %.4f, finish: %s\n", i + 1, s.tokens.size(),
+                   s.cumulative_logprob, s.beam_score, s.finish_reason.c_str());
+    }
+    std::fprintf(stderr, "beam search: width %d | peak %lld KV blocks in use | %s\n", beam_width,
+                 static_cast<long long>(peak_blocks), choice.description.c_str());
+    return 0;
+  }
   RequestRunner runner(engine);
   Request request;
   request.prompt = std::move(tokens);

@@ -15,6 +15,7 @@ int cmd_bench_chat(const std::vector<std::string>& args);        // `bench chat`
 int cmd_bench_attention(const std::vector<std::string>& args);   // `bench attention`: CPU attention alone
 int cmd_bench_kv_quality(const std::vector<std::string>& args);  // `bench kv-quality`: KL of f16/q8_0 KV vs f32
 int cmd_bench_speculative(const std::vector<std::string>& args);  // `bench speculative`: plain vs drafts
+int cmd_bench_beam(const std::vector<std::string>& args);         // `bench beam`: KV blocks beams hold
 int cmd_check(const std::vector<std::string>& args);          // `check kernels` | `check backend` (CUDA builds)
 int cmd_check_backend(const std::vector<std::string>& args);  // `check backend`: CUDA vs CPU logits
 int cmd_bench_decode(const std::vector<std::string>& args);   // `bench decode`: batch-1 ms/token (floor on CUDA)

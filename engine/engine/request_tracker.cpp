@@ -72,6 +72,8 @@ void RequestTracker::on_event(const EngineEvent& e) {
       s.finished = true;
       s.parked = e.parked;
       s.finish_reason = e.reason;
+      s.cumulative_logprob = e.cumulative_logprob;
+      s.beam_score = e.beam_score;
       if (s.first_token_at < 0) s.first_token_at = s.last_token_at = t;
     }
   }

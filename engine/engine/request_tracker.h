@@ -31,6 +31,8 @@ struct SampleOutput {
   double first_token_at = -1;   // seconds since track(); -1 before the first token
   double last_token_at = 0;
   SpeculationCounts spec;       // drafts verified and kept, decode steps (speculative decoding)
+  double cumulative_logprob = 0;  // beam search: the hypothesis' summed log-probability
+  double beam_score = 0;          // and its rank score
 };
 
 struct RequestOutput {

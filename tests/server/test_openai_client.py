@@ -366,6 +366,33 @@ class SpeculationTest(unittest.TestCase):
         self.assertEqual(replies[0], replies[1])
 
 
+class BeamSearchTest(unittest.TestCase):
+    # The beam_width extension: n hypotheses, best first, identical on a second run; clients
+    # that do not send it get ordinary sampling; bad combinations get a 400 naming the field.
+    def test_beam_width_returns_the_n_best(self):
+        server = ServerProcess("--threads", "2")
+        try:
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=120)
+            model = client.models.list().data[0].id
+            ask = dict(model=model, messages=user("What is the capital of France?"), max_tokens=16, n=3,
+                       extra_body={"beam_width": 4})
+            a = client.chat.completions.create(**ask)
+            b = client.chat.completions.create(**ask)
+            self.assertEqual([c.index for c in a.choices], [0, 1, 2])
+            texts = [c.message.content for c in a.choices]
+            self.assertEqual(texts, [c.message.content for c in b.choices])
+            self.assertTrue(all(t.strip() for t in texts), texts)
+            self.assertEqual(len(set(texts)), 3, "beams are distinct continuations")
+            for field, body in (("n", {"n": 5, "beam_width": 4}), ("length_penalty", {"length_penalty": 0.5}),
+                                ("beam_width", {"beam_width": 1})):
+                r = httpx.post(server.url + "/v1/chat/completions",
+                               json={"model": model, "messages": user("hi"), **body})
+                self.assertEqual(r.status_code, 400, field)
+                self.assertEqual(r.json()["error"]["param"], field)
+        finally:
+            server.stop()
+
+
 class ApiKeyTest(unittest.TestCase):
     def test_bearer_key(self):
         server = ServerProcess("--api-key", "s3cret")

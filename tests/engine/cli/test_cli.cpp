@@ -280,6 +280,26 @@ class TestCli : public QObject {
     QVERIFY(run.value("workloads").toObject().value("copy").toObject().value("ngram").toObject().value("drafted").toInt() > 0);
   }
 
+  // bench beam: W beams hold fewer blocks than W independent sequences of their lengths.
+  // generate --beam-width prints the n best with their scores.
+  void beamSearchFromTheCli() {
+    Result r = run_cli({"bench", "beam", "--model", model_, "--threads", "2", "--widths", "4", "--max-tokens", "24", "--json"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QJsonObject row = QJsonDocument::fromJson(r.out.toUtf8()).object().value("rows").toArray().at(0).toObject();
+    QCOMPARE(row.value("width").toInt(), 4);
+    QVERIFY(row.value("beam_peak_blocks").toInt() > 0);
+    QVERIFY(row.value("beam_peak_blocks").toInt() < row.value("independent_blocks").toInt());
+    Result g = run_cli({"generate", "--model", model_, "--prompt", "Name a colour.", "--beam-width", "3", "--n", "2",
+                        "--max-tokens", "12"});
+    QVERIFY2(g.exit_code == 0, qPrintable(g.err));
+    QVERIFY2(g.out.contains("[beam 1]") && g.out.contains("[beam 2]") && !g.out.contains("[beam 3]"), qPrintable(g.out));
+    QVERIFY2(g.err.contains("beam 1: ") && g.err.contains("log-probability") && g.err.contains("beam search: width 3"),
+             qPrintable(g.err));
+    Result bad = run_cli({"generate", "--model", model_, "--prompt", "hi", "--beam-width", "2", "--n", "3"});
+    QCOMPARE(bad.exit_code, 1);
+    QVERIFY2(bad.err.contains("--n 3 is more than --beam-width 2"), qPrintable(bad.err));
+  }
+
   // generate --speculate prints the same reply as without it, and says what the drafts did.
   void generateWithSpeculationKeepsTheReply() {
     const QStringList base = {"generate", "--model", model_, "--prompt",
