@@ -213,6 +213,41 @@ class TestSpeculativeDecoding : public QObject {
     QVERIFY(spec.stats.num_accepted_tokens > 0);
   }
 
+  // A running sequence forked mid-reply while it speculates: parent and child each go on as
+  // plain decoding does (greedy: both give the plain reply).
+  void forkOfASpeculatingSequence() {
+    const Outcome plain = run_with(EngineConfig{}, {greedy(copy_prompt_, 48)});
+    Engine engine(*model_, *backend_, speculating(6, false));
+    Outcome out;
+    engine.subscribe([&](const EngineEvent& e) {
+      if (e.kind == EngineEventKind::error) qFatal("engine error: %s", e.reason.c_str());
+      if (e.kind != EngineEventKind::token) return;
+      auto& samples = out.tokens[e.request];
+      if (samples.size() <= static_cast<size_t>(e.index)) samples.resize(e.index + 1);
+      samples[e.index].push_back(e.token);
+    });
+    engine.submit(greedy(copy_prompt_, 48));
+    SequenceId parent = -1;
+    for (int step = 0; engine.step(); ++step) {
+      if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
+      if (step == 6) {
+        for (SequenceId id = 1; id < 8 && parent < 0; ++id)
+          if (engine.sequence(id)) parent = id;
+        QVERIFY(parent > 0);
+        engine.fork(parent);
+      }
+    }
+    QCOMPARE(out.tokens[1].size(), size_t(2));
+    const std::vector<int32_t>& expected = plain.tokens.at(1).at(0);
+    QCOMPARE(out.tokens[1][0], expected);
+    // The child's events start after the fork: its tokens are the tail of the same reply.
+    const std::vector<int32_t>& child = out.tokens[1][1];
+    QVERIFY(!child.empty() && child.size() < expected.size());
+    QVERIFY(std::equal(child.begin(), child.end(), expected.end() - static_cast<std::ptrdiff_t>(child.size())));
+    QVERIFY(engine.stats().num_accepted_tokens > 0);
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
+  }
+
   // A parked reply holds the same tokens as without drafts (its last sampled token not stored,
   // even when the reply ended inside a verified draft), and its next turn continues the same.
   void parkedReplyHoldsThePlainTokens() {
