@@ -14,6 +14,7 @@
 #include "engine/model/model.h"
 #include "engine/model/random_model.h"
 #include "engine/speculative/draft_model_drafter.h"
+#include "support/engine_run.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -27,29 +28,16 @@ const char* const kPrompts[] = {
     "List three colours of the rainbow.",
 };
 
-struct Outcome {
-  std::map<RequestId, std::vector<std::vector<int32_t>>> tokens;
+struct Outcome : test::EngineRecord {
   EngineStats stats;
 };
 
 Outcome run(const Model& model, Backend& backend, const EngineConfig& config, const std::vector<Request>& requests) {
   Engine engine(model, backend, config);
   Outcome out;
-  engine.subscribe([&](const EngineEvent& e) {
-    if (e.kind == EngineEventKind::token) {
-      auto& samples = out.tokens[e.request];
-      if (samples.size() <= static_cast<size_t>(e.index)) samples.resize(e.index + 1);
-      samples[e.index].push_back(e.token);
-    } else if (e.kind == EngineEventKind::error) {
-      qFatal("engine error: %s", e.reason.c_str());
-    }
-  });
+  out.listen(engine);
   for (const Request& r : requests) engine.submit(r);
-  int guard = 0;
-  while (engine.step()) {
-    if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
-    if (++guard > 20000) qFatal("the engine did not finish");
-  }
+  test::run_to_end(engine);
   out.stats = engine.stats();
   return out;
 }

@@ -14,6 +14,7 @@
 #include "engine/engine/engine.h"
 #include "engine/model/model.h"
 #include "engine/speculative/ngram_drafter.h"
+#include "support/engine_run.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -26,45 +27,15 @@ const char* const kCopyText =
     "All that glitters is not gold. The early bird catches the worm, but the second mouse gets the cheese.";
 const char* const kChats[] = {"Write a haiku about the sea.", "What is a hash table?", "Hi, who are you?"};
 
-struct Outcome {
-  std::map<RequestId, std::vector<std::vector<int32_t>>> tokens;  // per request, per sample
-  std::map<RequestId, std::vector<std::string>> text;  // per request, per sample
-  std::map<RequestId, std::string> finish;
-  std::map<RequestId, SequenceId> parked;
+struct Outcome : test::EngineRecord {
   EngineStats stats;
-  int64_t kv_frees = 0;
 };
-
-std::string& text_of(Outcome& out, const EngineEvent& e) {
-  auto& texts = out.text[e.request];
-  if (texts.size() <= static_cast<size_t>(e.index)) texts.resize(e.index + 1);
-  return texts[static_cast<size_t>(e.index)];
-}
 
 Outcome run(Engine& engine, const std::vector<Request>& requests) {
   Outcome out;
-  engine.subscribe([&](const EngineEvent& e) {
-    if (e.kind == EngineEventKind::token) {
-      auto& samples = out.tokens[e.request];
-      if (samples.size() <= static_cast<size_t>(e.index)) samples.resize(e.index + 1);
-      samples[e.index].push_back(e.token);
-      text_of(out, e) += e.text;
-    } else if (e.kind == EngineEventKind::finished) {
-      out.finish[e.request] += e.reason;
-      text_of(out, e) += e.text;
-      if (e.parked) out.parked[e.request] = e.seq;
-    } else if (e.kind == EngineEventKind::error) {
-      qFatal("engine error: %s", e.reason.c_str());
-    } else if (e.kind == EngineEventKind::kv && e.kv.kind == KvEventKind::free) {
-      ++out.kv_frees;
-    }
-  });
+  out.listen(engine);
   for (const Request& r : requests) engine.submit(r);
-  int guard = 0;
-  while (engine.step()) {
-    if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
-    if (++guard > 20000) qFatal("the engine did not finish");
-  }
+  test::run_to_end(engine);
   out.stats = engine.stats();
   return out;
 }
@@ -219,13 +190,7 @@ class TestSpeculativeDecoding : public QObject {
     const Outcome plain = run_with(EngineConfig{}, {greedy(copy_prompt_, 48)});
     Engine engine(*model_, *backend_, speculating(6, false));
     Outcome out;
-    engine.subscribe([&](const EngineEvent& e) {
-      if (e.kind == EngineEventKind::error) qFatal("engine error: %s", e.reason.c_str());
-      if (e.kind != EngineEventKind::token) return;
-      auto& samples = out.tokens[e.request];
-      if (samples.size() <= static_cast<size_t>(e.index)) samples.resize(e.index + 1);
-      samples[e.index].push_back(e.token);
-    });
+    out.listen(engine);
     engine.submit(greedy(copy_prompt_, 48));
     SequenceId parent = -1;
     for (int step = 0; engine.step(); ++step) {
