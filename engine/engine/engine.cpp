@@ -159,8 +159,8 @@ void Engine::start_request(RequestId id, Request request) {
   if (error.empty() && (request.beam_width < 0 || request.beam_width > 32)) error = "beam_width must be 0 (off) or 2 to 32";
   if (error.empty() && beam && request.n > request.beam_width)
     error = "n is " + std::to_string(request.n) + ", more than the beam width " + std::to_string(request.beam_width);
-  if (error.empty() && beam && (!request.sample_params.empty() || request.park_when_done || request.continue_seq >= 0))
-    error = "beam search takes no per-sample settings, parked sequence or continuation";
+  if (error.empty() && beam && (!request.sample_params.empty() || request.park_when_done))
+    error = "beam search takes no per-sample settings and parks no sequence";
   if (error.empty() && beam && !(request.length_penalty >= -10.0f && request.length_penalty <= 10.0f))
     error = "length_penalty must be from -10 to 10";
   for (int32_t t : request.prompt)

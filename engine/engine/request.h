@@ -32,7 +32,8 @@ struct Request {
   // their common prefix's blocks; copy-on-write where they diverge; a pruned beam's blocks are
   // freed). Deterministic: the sampling settings but max_tokens, ignore_eos and stop are not
   // used. The n best hypotheses (n <= beam_width) come out at the end, best first, ranked by
-  // sum of log-probabilities / (tokens ^ length_penalty); nothing streams before.
+  // sum of log-probabilities / (tokens ^ length_penalty); nothing streams before. No beam is
+  // parked at the end; a continued sequence (continue_seq) becomes the first beam and goes too.
   int beam_width = 0;
   float length_penalty = 1.0f;
 };

@@ -108,6 +108,42 @@ class TestMainWindow : public QObject {
     QVERIFY(!compare->isVisible());
   }
 
+  // Beams in the compare view: n beams of one beam search, best first, distinct replies; the
+  // picked one continues, and nothing of the beams stays in the pool.
+  void aCompareByBeamSearchShowsTheBestBeams() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    PoolFrame last;
+    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) { last = f; });
+    loaded(w);
+    AppSettings s = w.settings();
+    s.sampling.maxTokens = 16;
+    w.applySettings(s);
+    w.newChat();
+    w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(3);
+    auto* beams = w.findChild<QCheckBox*>(QStringLiteral("beamSearch"));
+    auto* vary = w.findChild<QCheckBox*>(QStringLiteral("varySettings"));
+    vary->setChecked(true);
+    beams->setChecked(true);
+    QVERIFY(!vary->isChecked());  // one or the other
+    sendAndWait(w, QStringLiteral("What is the capital of France?"));
+    auto* compare = w.findChild<CompareView*>(QStringLiteral("compareView"));
+    QVERIFY(compare->isVisible());
+    QCOMPARE(compare->numColumns(), 3);
+    QCOMPARE(compare->titles().first(), QStringLiteral("beam 1 (most likely)"));
+    const QStringList texts{compare->text(0), compare->text(1), compare->text(2)};
+    for (const QString& t : texts) QVERIFY2(!t.trimmed().isEmpty(), qPrintable(texts.join(" | ")));
+    QCOMPARE(QSet<QString>(texts.begin(), texts.end()).size(), 3);
+    QTRY_VERIFY_WITH_TIMEOUT(last.stats.num_running == 0 && last.stats.kv.num_used_blocks == 0, 5000);
+    w.findChild<QPushButton*>(QStringLiteral("pickSample1"))->click();
+    QCOMPARE(w.chat(w.currentChat())->messages[1].content, texts[1]);
+    // The chat goes on from the picked beam (its prompt through the prefix cache).
+    w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(1);
+    sendAndWait(w, QStringLiteral("And of Italy?"));
+    QCOMPARE(w.chat(w.currentChat())->messages.size(), 4);
+  }
+
   void aCompareWithDifferentSettingsSamplesEachColumnItsWay() {
     AppServices services;
     MainWindow w(services);

@@ -140,6 +140,10 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
       request.n = static_cast<int>(std::min<size_t>(settings.columns.size(), 8));
       for (int i = 0; i < request.n; ++i) request.sample_params.push_back(samplingParams(settings.columns[static_cast<size_t>(i)]));
     }
+    if (settings.beamSearch && request.n > 1 && settings.columns.empty()) {
+      request.beam_width = request.n;
+      request.park_when_done = false;  // the beams go at the end; the next turn is served by the prefix cache
+    }
     const size_t n = static_cast<size_t>(request.n);
     c.numPromptTokens = turn.num_submitted;
     c.sentBytes.assign(n, 0);

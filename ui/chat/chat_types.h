@@ -33,6 +33,9 @@ struct TurnSettings {
   ContextPolicy contextPolicy = ContextPolicy::dropOldest;  // resolved: never appDefault here
   bool continuesReply = false;  // the turn continues the chat's last reply (cut by its length)
   quint64 seed = 0;    // 0: a fresh random seed each turn
+  // Compare by beam search: numSamples beams (Request::beam_width), shown best first when the
+  // search ends; the sampling settings but maxTokens are not used.
+  bool beamSearch = false;
   // Compare with different settings: one entry per column (their numSamples and columns are
   // ignored); empty: numSamples samples of these settings.
   std::vector<TurnSettings> columns;

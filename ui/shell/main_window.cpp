@@ -201,6 +201,13 @@ QWidget* MainWindow::buildChatPanel() {
   m_varySettings->setObjectName(QStringLiteral("varySettings"));
   m_varySettings->setToolTip(tr("Each compare column samples with its own settings (Columns…); the prompt is still computed once"));
   row->addWidget(m_varySettings);
+  m_beamSearch = new QCheckBox(tr("Beams"), panel);
+  m_beamSearch->setObjectName(QStringLiteral("beamSearch"));
+  m_beamSearch->setToolTip(tr("The columns are the most likely replies by beam search (as many beams as samples), best "
+                              "first; they share their KV blocks and show when the search ends"));
+  row->addWidget(m_beamSearch);
+  connect(m_varySettings, &QCheckBox::toggled, this, [this](bool on) { if (on) m_beamSearch->setChecked(false); });
+  connect(m_beamSearch, &QCheckBox::toggled, this, [this](bool on) { if (on) m_varySettings->setChecked(false); });
   auto* columns = new QPushButton(tr("Columns…"), panel);
   columns->setObjectName(QStringLiteral("editCompareColumns"));
   connect(columns, &QPushButton::clicked, this, &MainWindow::showCompareColumns);
@@ -448,7 +455,10 @@ TurnSettings MainWindow::nextTurnSettings(QStringList& columnTitles) const {
   settings.numSamples = n;
   settings.contextPolicy = m_settings.contextPolicy;  // the chat's own, when it has one, wins
   columnTitles.clear();
-  if (n > 1 && m_varySettings->isChecked()) {
+  if (n > 1 && m_beamSearch->isChecked()) {
+    settings.beamSearch = true;
+    for (int i = 0; i < n; ++i) columnTitles << (i == 0 ? tr("beam 1 (most likely)") : tr("beam %1").arg(i + 1));
+  } else if (n > 1 && m_varySettings->isChecked()) {
     settings = m_settings.variedTurn(n);
     settings.contextPolicy = m_settings.contextPolicy;
     for (const TurnSettings& column : settings.columns) columnTitles << describeSampling(column);

@@ -133,6 +133,7 @@ class MainWindow : public QMainWindow {
   QComboBox* m_contextPolicy = nullptr;  // the chat's: app default, drop oldest turns, stop and ask
   QSpinBox* m_samples = nullptr;
   QCheckBox* m_varySettings = nullptr;
+  QCheckBox* m_beamSearch = nullptr;
   QPushButton* m_send = nullptr;
   QPushButton* m_stop = nullptr;
   QPushButton* m_regenerate = nullptr;

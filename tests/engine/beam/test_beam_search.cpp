@@ -200,7 +200,7 @@ class TestBeamSearch : public QObject {
     Outcome bad = run(again, {too_many, too_wide, parked});
     QVERIFY2(bad.errors[1].find("more than the beam width") != std::string::npos, bad.errors[1].c_str());
     QVERIFY2(bad.errors[2].find("beam_width must be") != std::string::npos, bad.errors[2].c_str());
-    QVERIFY2(bad.errors[3].find("parked") != std::string::npos, bad.errors[3].c_str());
+    QVERIFY2(bad.errors[3].find("parks no sequence") != std::string::npos, bad.errors[3].c_str());
     for (RequestId id : {1, 2, 3}) QCOMPARE(bad.done[id], 1);
   }
 };
