@@ -156,6 +156,7 @@ void Engine::end_beam_search(BeamGroup& g) {
     e.request = request;
     e.index = static_cast<int>(i);
     e.num_cached_prompt_tokens = cached;
+    e.beam = true;
     for (int32_t t : hyps[i].tokens) {
       e.kind = EngineEventKind::token;
       e.token = t;

@@ -57,6 +57,7 @@ struct EngineEvent {
   // and its rank score (that sum / tokens ^ length_penalty).
   double cumulative_logprob = 0.0;
   double beam_score = 0.0;
+  bool beam = false;  // token and finished events of a beam-search hypothesis
 };
 
 using EventSink = std::function<void(const EngineEvent&)>;

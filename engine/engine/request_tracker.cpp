@@ -74,6 +74,7 @@ void RequestTracker::on_event(const EngineEvent& e) {
       s.finish_reason = e.reason;
       s.cumulative_logprob = e.cumulative_logprob;
       s.beam_score = e.beam_score;
+      s.beam = e.beam;
       if (s.first_token_at < 0) s.first_token_at = s.last_token_at = t;
     }
   }

@@ -33,6 +33,7 @@ struct SampleOutput {
   SpeculationCounts spec;       // drafts verified and kept, decode steps (speculative decoding)
   double cumulative_logprob = 0;  // beam search: the hypothesis' summed log-probability
   double beam_score = 0;          // and its rank score
+  bool beam = false;              // a beam-search hypothesis (its tokens came at the end, at once)
 };
 
 struct RequestOutput {

@@ -136,6 +136,14 @@ class TestMainWindow : public QObject {
     for (const QString& t : texts) QVERIFY2(!t.trimmed().isEmpty(), qPrintable(texts.join(" | ")));
     QCOMPARE(QSet<QString>(texts.begin(), texts.end()).size(), 3);
     QTRY_VERIFY_WITH_TIMEOUT(last.stats.num_running == 0 && last.stats.kv.num_used_blocks == 0, 5000);
+    // Under each column: its log-probability and no decode speed (the tokens all came at the end).
+    for (int i = 0; i < 3; ++i) {
+      const ReplyMetrics m = w.sampleMetrics(w.currentChat(), i);
+      QVERIFY(m.beamSearch);
+      QVERIFY2(m.summary().contains(QStringLiteral("beam search")) && !m.summary().contains(QStringLiteral("tok/s")),
+               qPrintable(m.summary()));
+      QVERIFY(m.logprob < 0);
+    }
     w.findChild<QPushButton*>(QStringLiteral("pickSample1"))->click();
     QCOMPARE(w.chat(w.currentChat())->messages[1].content, texts[1]);
     // The chat goes on from the picked beam (its prompt through the prefix cache).

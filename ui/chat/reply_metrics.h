@@ -20,6 +20,10 @@ struct ReplyMetrics {
   // Speculative decoding: drafted tokens verified, those kept, and the decode steps the reply
   // took (not saved with the chat).
   qint64 numDrafted = 0, numAccepted = 0, numDecodeSteps = 0;
+  // Beam search: the hypothesis' summed log-probability; its tokens all came when the search
+  // ended (secondsToFirstToken is the search's time, and there is no decode speed to show).
+  bool beamSearch = false;
+  double logprob = 0;
 
   bool isEmpty() const { return numTokens == 0 && finishReason.isEmpty(); }
   // A finished sample's figures; numPromptTokens: what its turn submitted.
@@ -34,11 +38,22 @@ struct ReplyMetrics {
     m.numDrafted = s.spec.drafted;
     m.numAccepted = s.spec.accepted;
     m.numDecodeSteps = s.spec.decode_steps;
+    if (s.beam) {
+      m.beamSearch = true;
+      m.logprob = s.cumulative_logprob;
+      m.tokensPerSecond = 0;
+    }
     return m;
   }
   // One line for the transcript: "12 tokens · 35.1 tok/s · first token 84 ms", and with
   // speculative decoding "· drafts 78% kept, 1.9 tokens a step".
   QString summary() const {
+    if (beamSearch)
+      return QStringLiteral("%1 tokens · beam search %2 s · log-probability %3%4")
+          .arg(numTokens)
+          .arg(secondsToFirstToken, 0, 'f', 2)
+          .arg(logprob, 0, 'f', 2)
+          .arg(finishReason == QLatin1String("length") ? QStringLiteral(" · cut at its length limit") : QString());
     QString drafts;
     if (numDrafted > 0 && numDecodeSteps > 0)
       drafts = QStringLiteral(" · drafts %1% kept, %2 tokens a step")
