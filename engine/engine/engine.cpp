@@ -214,8 +214,7 @@ void Engine::start_request(RequestId id, Request request) {
     kv_.resume(request.continue_seq);
     scheduler_.add_running(&live->s);
   } else {
-    std::lock_guard lock(mutex_);
-    live->s.id = next_seq_++;
+    live->s.id = new_sequence_id();
     live->s.tokens = std::move(request.prompt);
   }
   if (!live->s.in_kv) scheduler_.add_waiting(&live->s);
@@ -318,6 +317,12 @@ Engine::Live& Engine::add_child(Live& parent, SequenceId child, const SamplingPa
   kv_.fork(parent.s.id, child);
   scheduler_.add_running(&c.s);
   return c;
+}
+
+// Sequence ids are handed out to any thread's fork() too, hence the lock.
+SequenceId Engine::new_sequence_id() {
+  std::lock_guard lock(mutex_);
+  return next_seq_++;
 }
 
 void Engine::release_parked(SequenceId seq) {
@@ -429,12 +434,7 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
     SamplingParams p = live.params;
     p.seed += static_cast<uint64_t>(i);
     if (!live.fork_params.empty()) p = live.fork_params[static_cast<size_t>(i - 1)];
-    SequenceId id;
-    {
-      std::lock_guard lock(mutex_);
-      id = next_seq_++;
-    }
-    samplers.push_back(&add_child(live, id, p));
+    samplers.push_back(&add_child(live, new_sequence_id(), p));
     assert(samplers.back()->index == i);
   }
   live.num_to_fork = 0;
@@ -474,14 +474,19 @@ bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits)
     e.top_logprobs = std::move(lp.top);
   }
   publish(e);
-  const int64_t len = static_cast<int64_t>(live.s.tokens.size());
   const char* reason = nullptr;
   if (live.text.stopped()) reason = "stop";
-  else if (live.num_generated >= live.params.max_tokens || len >= config_.max_context || !kv_.fits_ever(len))
-    reason = "length";
+  else if (at_length_limit(live)) reason = "length";
   if (!reason) return true;
   finish(live, reason);
   return false;
+}
+
+// A sequence that may not grow: its max_tokens generated, the context full, or more tokens than
+// the whole pool holds.
+bool Engine::at_length_limit(const Live& live) const {
+  const auto len = static_cast<int64_t>(live.s.tokens.size());
+  return live.num_generated >= live.params.max_tokens || len >= config_.max_context || !kv_.fits_ever(len);
 }
 
 // Ends a sequence: parked (still resident) or freed, and forgotten by the scheduler.

@@ -134,6 +134,8 @@ class Engine {
   void after_logits(Live& live, std::span<const float> logits);
   void sample(Live& live, std::span<const float> logits);
   bool take_token(Live& live, int32_t next, std::span<const float> logits);
+  bool at_length_limit(const Live& live) const;
+  SequenceId new_sequence_id();
   void propose_drafts();
   void verify_drafts(Live& live, const ScheduledChunk& c, std::span<const float> rows);
   void drop_unverified_drafts();

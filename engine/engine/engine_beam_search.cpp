@@ -11,6 +11,14 @@
 #include "engine/sample/logprobs.h"
 
 namespace pagedchat {
+namespace {
+
+// A hypothesis' rank: its summed log-probability over its length (EOS included) ^ the penalty.
+double hypothesis_score(double logprob, size_t length, float length_penalty) {
+  return logprob / std::pow(static_cast<double>(std::max<size_t>(length, 1)), length_penalty);
+}
+
+}  // namespace
 
 void Engine::beam_logits(Live& live, std::span<const float> logits) {
   BeamGroup& g = *live.beam;
@@ -54,9 +62,6 @@ void Engine::select_beams(BeamGroup& g) {
 
   const Tokenizer& tok = *model_.tokenizer;
   const auto width = static_cast<size_t>(g.width);
-  auto score = [&](double logprob, size_t length) {
-    return logprob / std::pow(static_cast<double>(std::max<size_t>(length, 1)), g.length_penalty);
-  };
   std::vector<const Candidate*> chosen;
   for (size_t r = 0; r < candidates.size() && chosen.size() < width; ++r) {
     const Candidate& c = candidates[r];
@@ -68,7 +73,7 @@ void Engine::select_beams(BeamGroup& g) {
         h.tokens.assign(parent.s.tokens.begin() + parent.num_prompt, parent.s.tokens.end());
         h.logprob = c.logprob;
         h.ended = true;
-        h.score = score(c.logprob, h.tokens.size() + 1);
+        h.score = hypothesis_score(c.logprob, h.tokens.size() + 1, g.length_penalty);
         g.finished.push_back(std::move(h));
       }
       continue;
@@ -76,56 +81,45 @@ void Engine::select_beams(BeamGroup& g) {
     chosen.push_back(&c);
   }
 
-  // Forks first, while every beam holds only what it computed; then the pruned go; then each
-  // chosen continuation is appended to its beam.
-  std::vector<std::vector<const Candidate*>> children(g.live.size());
-  for (const Candidate* c : chosen) children[c->parent].push_back(c);
-  std::vector<std::pair<const Candidate*, Live*>> next;
-  for (size_t p = 0; p < g.live.size(); ++p) {
-    if (children[p].empty()) continue;
-    Live& parent = *live_.at(g.live[p]);
-    next.push_back({children[p][0], &parent});
-    for (size_t k = 1; k < children[p].size(); ++k) {
-      SequenceId id;
-      {
-        std::lock_guard lock(mutex_);
-        id = next_seq_++;
-      }
-      Live& child = add_child(parent, id, parent.params);
-      child.beam = &g;
-      child.num_generated = parent.num_generated;
-      next.push_back({children[p][k], &child});
+  // A parent's first continuation is the parent itself, each further one a fork of it. Forks
+  // first, while every beam holds only what it computed; then the pruned go; then each chosen
+  // continuation is appended to its beam, in rank order.
+  std::vector<Live*> beam_of(chosen.size());
+  std::vector<bool> continued(g.live.size(), false);
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    Live& parent = *live_.at(g.live[chosen[i]->parent]);
+    if (!continued[chosen[i]->parent]) {
+      continued[chosen[i]->parent] = true;
+      beam_of[i] = &parent;
+      continue;
     }
+    Live& child = add_child(parent, new_sequence_id(), parent.params);
+    child.beam = &g;
+    child.num_generated = parent.num_generated;
+    beam_of[i] = &child;
   }
   for (size_t p = 0; p < g.live.size(); ++p)
-    if (children[p].empty()) drop_beam(*live_.at(g.live[p]));
-  std::sort(next.begin(), next.end(), [&](const auto& a, const auto& b) {
-    return std::find(chosen.begin(), chosen.end(), a.first) < std::find(chosen.begin(), chosen.end(), b.first);
-  });
+    if (!continued[p]) drop_beam(*live_.at(g.live[p]));
   g.live.clear();
-  counters_.num_generated += static_cast<int64_t>(next.size());
+  counters_.num_generated += static_cast<int64_t>(chosen.size());
   requests_[g.request].sampled = true;
-  for (auto [c, beam] : next) {
-    beam->s.tokens.push_back(c->token);
-    beam->beam_logprob = c->logprob;
-    ++beam->num_generated;
-    g.live.push_back(beam->s.id);
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    Live& beam = *beam_of[i];
+    beam.s.tokens.push_back(chosen[i]->token);
+    beam.beam_logprob = chosen[i]->logprob;
+    ++beam.num_generated;
+    g.live.push_back(beam.s.id);
   }
 
   // Done: no beam left, every beam at its length, or W endings none of the beams can beat
   // (their score only falls as they grow while the length penalty is 1 or more: the usual rule).
-  bool done = g.live.empty();
-  if (!done) {
-    const Live& first = *live_.at(g.live.front());
-    const auto len = static_cast<int64_t>(first.s.tokens.size());
-    done = first.num_generated >= first.params.max_tokens || len >= config_.max_context || !kv_.fits_ever(len);
-  }
+  bool done = g.live.empty() || at_length_limit(*live_.at(g.live.front()));
   if (!done && g.finished.size() >= width) {
     std::vector<double> ended;
     for (const auto& h : g.finished) ended.push_back(h.score);
     std::sort(ended.rbegin(), ended.rend());
     const Live& best = *live_.at(g.live.front());
-    done = score(best.beam_logprob, static_cast<size_t>(best.num_generated)) < ended[width - 1];
+    done = hypothesis_score(best.beam_logprob, static_cast<size_t>(best.num_generated), g.length_penalty) < ended[width - 1];
   }
   if (done) end_beam_search(g);
 }
@@ -140,7 +134,7 @@ void Engine::end_beam_search(BeamGroup& g) {
     BeamGroup::Hypothesis h;
     h.tokens.assign(beam.s.tokens.begin() + beam.num_prompt, beam.s.tokens.end());
     h.logprob = beam.beam_logprob;
-    h.score = h.logprob / std::pow(static_cast<double>(std::max<size_t>(h.tokens.size(), 1)), g.length_penalty);
+    h.score = hypothesis_score(h.logprob, h.tokens.size(), g.length_penalty);
     hyps.push_back(std::move(h));
   }
   const std::vector<SequenceId> beams = g.live;
