@@ -26,6 +26,14 @@ double TokenProbs::prob_of(int32_t id) const {
   return 0.0;
 }
 
+int32_t TokenProbs::draw(double u) const {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    u -= probs[i];
+    if (u < 0.0) return ids[i];
+  }
+  return ids.back();
+}
+
 // work_ = the logits with the penalties over the recent window applied.
 void Sampler::penalize(std::span<const float> logits, std::span<const int32_t> history) {
   const auto n = static_cast<int32_t>(logits.size());

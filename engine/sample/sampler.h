@@ -18,6 +18,8 @@ struct TokenProbs {
   std::vector<double> probs;
 
   double prob_of(int32_t id) const;
+  // The token at u along the cumulative probabilities (0 <= u < their sum; the last past it).
+  int32_t draw(double u) const;
 };
 
 class Sampler {

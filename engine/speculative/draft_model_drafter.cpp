@@ -134,17 +134,12 @@ void DraftModelDrafter::run(std::vector<DraftJob*>& jobs, std::vector<std::vecto
     history.insert(history.end(), job.draft.begin(), job.draft.end());
     TokenProbs q;
     seq.sampler.distribution(row, history, q);
-    int32_t d = q.ids[0];
     if (job.params->temperature > 0.0f) {
-      double u = seq.sampler.next_uniform();
-      for (size_t j = 0; j < q.ids.size(); ++j) {
-        d = q.ids[j];
-        u -= q.probs[j];
-        if (u < 0.0) break;
-      }
+      job.draft.push_back(q.draw(seq.sampler.next_uniform()));
       job.draft_probs.push_back(std::move(q));
+    } else {
+      job.draft.push_back(q.ids[0]);
     }
-    job.draft.push_back(d);
   }
 }
 

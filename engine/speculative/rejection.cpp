@@ -33,12 +33,7 @@ int32_t accept_or_resample(const TokenProbs& p, int32_t draft, const TokenProbs*
     total += r;
   }
   if (residual.ids.empty()) return draft;  // p == q: a rejection cannot happen but by rounding
-  double u = rng.next_uniform() * total;
-  for (size_t i = 0; i < residual.ids.size(); ++i) {
-    u -= residual.probs[i];
-    if (u < 0.0) return residual.ids[i];
-  }
-  return residual.ids.back();
+  return residual.draw(rng.next_uniform() * total);
 }
 
 }  // namespace pagedchat

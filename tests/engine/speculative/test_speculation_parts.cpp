@@ -48,15 +48,6 @@ TokenProbs probs_of(const std::vector<double>& p) {
   return t;
 }
 
-// Draws a token from q with the given uniform.
-int32_t draw(const TokenProbs& q, double u) {
-  for (size_t i = 0; i < q.ids.size(); ++i) {
-    u -= q.probs[i];
-    if (u < 0) return q.ids[i];
-  }
-  return q.ids.back();
-}
-
 }  // namespace
 
 class TestSpeculationParts : public QObject {
@@ -139,7 +130,7 @@ class TestSpeculationParts : public QObject {
       std::map<int32_t, int> seen;
       int kept = 0;
       for (int i = 0; i < n; ++i) {
-        const int32_t d = draw(q, drafter_rng.next_uniform());
+        const int32_t d = q.draw(drafter_rng.next_uniform());
         const int32_t y = accept_or_resample(target, d, &q, rng, residual);
         ++seen[y];
         kept += y == d;
