@@ -11,7 +11,7 @@
 #include "app/cli/default_model.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
-#include "engine/engine/request_tracker.h"
+#include "engine/engine/request_runner.h"
 
 namespace pagedchat::cli {
 namespace {
@@ -23,17 +23,11 @@ struct Run {
 
 Run run(const Model& model, Backend& backend, const EngineConfig& config, Request request) {
   Engine engine(model, backend, config);
-  RequestTracker tracker(engine);
-  const int n = request.n;
-  const RequestId id = engine.submit(std::move(request));
-  tracker.track(id, n);
+  RequestRunner runner(engine);
   Run r;
-  while (!tracker.output(id)->done) {
-    const bool more = engine.step();
+  const RequestOutput out = runner.run_all(std::move(request), [&] {
     r.peak_blocks = std::max(r.peak_blocks, engine.stats().kv.num_used_blocks);
-    if (!more && !tracker.output(id)->done) fail("the engine went idle before the request ended");
-  }
-  const RequestOutput out = tracker.take_output(id);
+  });
   if (!out.ok()) fail("%s", out.error.c_str());
   for (const SampleOutput& s : out.samples) r.lengths.push_back(s.tokens.size());
   return r;

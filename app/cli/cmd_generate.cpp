@@ -76,16 +76,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
     request.beam_width = beam_width;
     request.n = num_beams_shown;
     request.length_penalty = length_penalty;
-    RequestTracker tracker(engine);
-    const RequestId id = engine.submit(std::move(request));
-    tracker.track(id, num_beams_shown);
     int64_t peak_blocks = 0;
-    while (!tracker.output(id)->done) {
-      const bool more = engine.step();
+    RequestRunner runner(engine);
+    const RequestOutput out = runner.run_all(std::move(request), [&] {
       peak_blocks = std::max<int64_t>(peak_blocks, engine.stats().kv.num_used_blocks);
-      if (!more && !tracker.output(id)->done) fail("the engine went idle before the beam search ended");
-    }
-    const RequestOutput out = tracker.take_output(id);
+    });
     if (!out.ok()) fail("%s", out.error.c_str());
     for (size_t i = 0; i < out.samples.size(); ++i) {
       const SampleOutput& s = out.samples[i];

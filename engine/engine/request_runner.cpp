@@ -16,24 +16,14 @@ RequestRun RequestRunner::run(Request request, const std::function<void(std::str
   const int64_t prefilled_before = engine_.stats().num_prefill_tokens;
   run.id = engine_.submit(std::move(request));
   tracker_.track(run.id, 1);
-  bool abort_sent = false, ended = false, went_idle = false;
-  while (!ended) {
-    if (!abort_sent && should_abort && should_abort()) {
-      engine_.abort(run.id);
-      abort_sent = true;
-    }
-    const bool more = engine_.step();
-    for (const RequestUpdate& u : tracker_.take_updates()) {
-      if (on_text)
-        for (const EngineEvent& e : u.events)
-          if (!e.text.empty()) on_text(e.text);
-      ended = ended || u.done;
-    }
-    if (!more && !ended) {
-      went_idle = true;  // nothing left to do and no end event: the engine lost the request (our bug)
-      break;
-    }
-  }
+  const bool went_idle = !step_until_done(
+      run.id,
+      [&](const RequestUpdate& u) {
+        if (on_text)
+          for (const EngineEvent& e : u.events)
+            if (!e.text.empty()) on_text(e.text);
+      },
+      should_abort, {});
   running_ = false;
   RequestOutput out = tracker_.take_output(run.id);
   const SampleOutput& s = out.samples[0];
@@ -54,6 +44,39 @@ RequestRun RequestRunner::run(Request request, const std::function<void(std::str
   run.prompt_seconds = first;
   run.decode_seconds = out.done_at - first;
   return run;
+}
+
+RequestOutput RequestRunner::run_all(Request request, const std::function<void()>& after_step) {
+  if (running_) fail("RequestRunner::run_all is not reentrant");
+  running_ = true;
+  const int n = request.n;
+  const RequestId id = engine_.submit(std::move(request));
+  tracker_.track(id, n);
+  const bool ended = step_until_done(id, {}, {}, after_step);
+  running_ = false;
+  RequestOutput out = tracker_.take_output(id);
+  if (!ended) out.error = "the engine went idle before request " + std::to_string(id) + " ended";
+  return out;
+}
+
+bool RequestRunner::step_until_done(RequestId id, const std::function<void(const RequestUpdate&)>& on_update,
+                                    const std::function<bool()>& should_abort, const std::function<void()>& after_step) {
+  bool abort_sent = false;
+  while (true) {
+    if (!abort_sent && should_abort && should_abort()) {
+      engine_.abort(id);
+      abort_sent = true;
+    }
+    const bool more = engine_.step();
+    if (after_step) after_step();
+    bool ended = false;
+    for (const RequestUpdate& u : tracker_.take_updates()) {
+      if (on_update) on_update(u);
+      ended = ended || u.done;
+    }
+    if (ended) return true;
+    if (!more) return false;  // nothing left to do and no end event: the engine lost the request
+  }
 }
 
 }  // namespace pagedchat

@@ -45,9 +45,18 @@ class RequestRunner {
   RequestRun run(Request request, const std::function<void(std::string_view)>& on_text = {},
                  const std::function<bool()>& should_abort = {});
 
+  // Any n (samples, or a beam search's hypotheses): submits `request`, steps the engine until it
+  // ends and returns its whole output (error set if the engine went idle without ending it).
+  // after_step runs after every step (to watch the engine's stats, say).
+  RequestOutput run_all(Request request, const std::function<void()>& after_step = {});
+
   Engine& engine() { return engine_; }
 
  private:
+  // Steps until request `id` ends; false when the engine went idle first (our bug).
+  bool step_until_done(RequestId id, const std::function<void(const RequestUpdate&)>& on_update,
+                       const std::function<bool()>& should_abort, const std::function<void()>& after_step);
+
   Engine& engine_;
   RequestTracker tracker_;
   bool running_ = false;
