@@ -17,7 +17,6 @@ struct SpeculationOptions {
   int32_t draft_tokens = 0;  // K for the draft model (1-16); 0: the default
   bool adaptive = true;      // false: always the whole proposal up to K (to measure acceptance)
   int threads = 0;           // the draft model's CPU threads, 0 = all cores
-  bool enabled() const { return (!speculate.empty() && speculate != "off") || !draft_model.empty(); }
 };
 
 // Throws Error naming the problem (a bad --speculate, both drafters, a draft model that cannot
