@@ -13,6 +13,7 @@ APT_PACKAGES=(
   qt6-httpserver-dev
   qcoro-qt6-dev
   libsentencepiece-dev libpcre2-dev
+  libcurl4-openssl-dev libssl-dev zlib1g-dev nlohmann-json3-dev
 )
 # Extra packages a caller needs (installer/screenshots.sh: xvfb xauth).
 read -r -a EXTRA <<< "${PAGEDCHAT_APT_EXTRA:-}"

@@ -20,6 +20,7 @@ int cmd_check(const std::vector<std::string>& args);          // `check kernels`
 int cmd_check_backend(const std::vector<std::string>& args);  // `check backend`: CUDA vs CPU logits
 int cmd_bench_decode(const std::vector<std::string>& args);   // `bench decode`: batch-1 ms/token (floor on CUDA)
 int cmd_bench_kernels(const std::vector<std::string>& args);  // `bench kernels` (CUDA builds)
+int cmd_models(const std::vector<std::string>& args);  // `models list | info | pull`
 int cmd_serve(const std::vector<std::string>& args);  // runs pagedchat-server (Qt) with these arguments
 
 }  // namespace pagedchat::cli

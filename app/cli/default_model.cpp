@@ -12,7 +12,7 @@ std::string resolve_model_path(const std::string& given) {
   if (!given.empty()) return given;
   std::string p = default_model_path();
   if (!std::filesystem::exists(p))
-    fail("the default model '%s' is not there; run installer/fetch-models.sh (or pass --model PATH)", p.c_str());
+    fail("the default model '%s' is not there; run `pagedchat-cli models pull default` to download it (about 93 MB), or pass --model PATH (`pagedchat-cli models list` shows the GGUFs on this machine)", p.c_str());
   return p;
 }
 

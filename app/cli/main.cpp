@@ -54,10 +54,12 @@ const char* kUsage =
     "            [--tolerance T]   CUDA backend vs CPU backend logits, greedy teacher-forced (CUDA builds)\n"
     "  serve     [--model PATH] [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--threads N] [--kv-blocks N]\n"
     "            the OpenAI-compatible API (runs pagedchat-server; `pagedchat-cli serve --help` lists all options)\n"
+    "  models    list [--folder DIR]... [--json] | info FILE | pull default | pull REPO FILE [--revision R]\n"
+    "            the GGUFs on this machine (and other tools' caches) with whether each runs here; downloads\n"
     "MODEL/BACKEND options: --model PATH | --random-weights tiny|llama-3.2-1b|llama-3.1-8b [--weights-seed S];\n"
     "            --backend cpu|cuda [--kv-type f16|f32|q8_0 (cpu; default f16)] [--dtype bf16|f16]\n"
     "            [--gpu-memory-fraction F (default 0.9 of the memory free after the weights, for the KV pool)]\n"
-    "Without --model the default model is used (installer/fetch-models.sh fetches it).\n";
+    "Without --model the default model is used (`pagedchat-cli models pull default` fetches it).\n";
 
 }  // namespace
 
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
     if (command == "tokenize") return pagedchat::cli::cmd_tokenize(args);
     if (command == "bench") return pagedchat::cli::cmd_bench(args);
     if (command == "check") return pagedchat::cli::cmd_check(args);
+    if (command == "models") return pagedchat::cli::cmd_models(args);
     if (command == "serve") return pagedchat::cli::cmd_serve(args);
     std::fprintf(stderr, "pagedchat-cli: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
   hc.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();
   if (!QFileInfo::exists(hc.modelPath)) {
-    std::fprintf(stderr, "pagedchat-server: error: the model '%s' is not there; run installer/fetch-models.sh or pass --model PATH\n",
+    std::fprintf(stderr, "pagedchat-server: error: the model '%s' is not there; run `pagedchat-cli models pull default` or pass --model PATH\n",
                  qPrintable(hc.modelPath));
     return 1;
   }

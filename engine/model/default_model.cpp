@@ -1,15 +1,18 @@
-// The default model's path (see default_model.h).
+// The models folder and the default model's path (see default_model.h).
 #include "engine/model/default_model.h"
 
 #include <cstdlib>
 
 namespace pagedchat {
 
+std::string models_dir() {
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.cache/pagedchat/models";
+}
+
 std::string default_model_path() {
   if (const char* m = std::getenv("PAGEDCHAT_MODEL"); m && *m) return m;
-  const char* home = std::getenv("HOME");
-  std::string base = home ? home : ".";
-  return base + "/.cache/pagedchat/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+  return models_dir() + "/" + kDefaultModelFile;
 }
 
 }  // namespace pagedchat

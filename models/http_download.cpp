@@ -1,0 +1,344 @@
+// A resumable, verified file download on libcurl (see http_download.h).
+#include "models/http_download.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "models/sha256.h"
+
+namespace fs = std::filesystem;
+
+namespace pagedchat::models {
+namespace {
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct CurlHandle {
+  CURL* h;
+  curl_slist* headers = nullptr;
+  CurlHandle() : h((global_init(), curl_easy_init())) {
+    if (!h) fail("could not start an HTTP client (curl_easy_init)");
+  }
+  ~CurlHandle() {
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(h);
+  }
+  void set_headers(const std::vector<std::string>& lines) {
+    for (const auto& l : lines) headers = curl_slist_append(headers, l.c_str());
+    if (headers) curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  }
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+// Collects a response's status and headers; a redirect's headers are dropped when the next
+// response starts (its status line), so what remains is the final response's.
+struct HeaderSink {
+  long status = 0;
+  std::map<std::string, std::string> headers;
+  static size_t on_header(char* data, size_t size, size_t count, void* self) {
+    auto* sink = static_cast<HeaderSink*>(self);
+    std::string line(data, size * count);
+    if (line.rfind("HTTP/", 0) == 0) {
+      sink->headers.clear();
+      const size_t sp = line.find(' ');
+      sink->status = sp == std::string::npos ? 0 : std::atol(line.c_str() + sp + 1);
+    } else if (const size_t colon = line.find(':'); colon != std::string::npos) {
+      sink->headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+    }
+    return size * count;
+  }
+};
+
+// One connection's worth of a download: appends to the open .part file and hashes as it goes.
+struct Transfer {
+  std::FILE* out = nullptr;
+  Sha256* hash = nullptr;
+  uint64_t offset = 0;      // bytes in the .part before this connection
+  uint64_t written = 0;     // bytes this connection added
+  uint64_t total = 0;       // the whole file's size, once known
+  bool accepted = false;    // the response was checked and its body is the file's bytes
+  bool restart = false;     // the server ignored our Range: start the file over
+  std::string refusal;      // why the body was refused (status, space)
+  HeaderSink head;
+  const DownloadRequest* request = nullptr;
+  std::string directory;
+
+  // The first body bytes: decide from the status whether they continue the .part.
+  bool accept(CURL* h) {
+    if (head.status == 206) {
+      // Content-Range: bytes START-END/TOTAL
+      const std::string range = head.headers.count("content-range") ? head.headers["content-range"] : "";
+      unsigned long long start = 0, end = 0, whole = 0;
+      if (std::sscanf(range.c_str(), "bytes %llu-%llu/%llu", &start, &end, &whole) != 3 || start != offset) {
+        refusal = "the server answered a resume with the wrong range '" + range + "'";
+        return false;
+      }
+      total = whole;
+    } else if (head.status == 200) {
+      if (offset > 0) restart = true;  // a full body: what the .part holds is replaced
+      curl_off_t length = -1;
+      curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      total = length > 0 ? static_cast<uint64_t>(length) : 0;
+      if (restart) return false;
+    } else {
+      refusal = format("the server answered HTTP %ld", head.status);
+      return false;
+    }
+    if (request->expected_size && total && total != request->expected_size) {
+      refusal = format("the server offers %llu bytes where %llu were expected", (unsigned long long)total,
+                       (unsigned long long)request->expected_size);
+      return false;
+    }
+    if (!total) total = request->expected_size;
+    if (total) {
+      std::error_code ec;
+      const fs::space_info space = fs::space(directory, ec);
+      const uint64_t need = total - std::min(total, offset);
+      if (!ec && space.available < need) {
+        refusal = format("not enough disk space in %s: %s needed, %s free", directory.c_str(),
+                         std::to_string(need).c_str(), std::to_string(space.available).c_str());
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static size_t on_body(char* data, size_t size, size_t count, void* self) {
+    auto* t = static_cast<Transfer*>(self);
+    const size_t n = size * count;
+    if (!t->accepted) {
+      if (t->head.status != 200 && t->head.status != 206) return n;  // an error page: read and drop
+      if (!t->accept(t->curl)) return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
+      t->accepted = true;
+    }
+    if (std::fwrite(data, 1, n, t->out) != n) {
+      t->refusal = "could not write the downloaded bytes (disk full?)";
+      return 0;
+    }
+    t->hash->update(data, n);
+    t->written += n;
+    return n;
+  }
+
+  static int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* t = static_cast<Transfer*>(self);
+    if (t->request->cancel && t->request->cancel->load()) return 1;  // aborts (CURLE_ABORTED_BY_CALLBACK)
+    if (t->request->on_progress && t->accepted) t->request->on_progress({t->offset + t->written, t->total});
+    return 0;
+  }
+
+  CURL* curl = nullptr;
+};
+
+// Errors worth another connection: the network, not the server's answer.
+bool transient(CURLcode code) {
+  switch (code) {
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_GOT_NOTHING:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::string describe_status(long status) {
+  switch (status) {
+    case 401: return "HTTP 401: the server wants a token (for Hugging Face: set HF_TOKEN)";
+    case 403: return "HTTP 403: access denied (a gated repository needs its terms accepted and HF_TOKEN set)";
+    case 404: return "HTTP 404: not found";
+    case 429: return "HTTP 429: too many requests; try again later";
+    default: return format("HTTP %ld", status);
+  }
+}
+
+std::string resolve_location(const std::string& base, const std::string& location) {
+  if (location.find("://") != std::string::npos) return location;
+  const size_t scheme = base.find("://");
+  const size_t host_end = base.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  const std::string origin = host_end == std::string::npos ? base : base.substr(0, host_end);
+  if (!location.empty() && location[0] == '/') return origin + location;
+  const size_t last = base.rfind('/');
+  return (last == std::string::npos || last < origin.size() ? origin + "/" : base.substr(0, last + 1)) + location;
+}
+
+HttpHead http_head(const std::string& url, const std::vector<std::string>& headers) {
+  CurlHandle c;
+  HeaderSink sink;
+  curl_easy_setopt(c.h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c.h, CURLOPT_NOBODY, 1L);
+  curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c.h, CURLOPT_HEADERFUNCTION, &HeaderSink::on_header);
+  curl_easy_setopt(c.h, CURLOPT_HEADERDATA, &sink);
+  curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT, 20L);
+  curl_easy_setopt(c.h, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
+  c.set_headers(headers);
+  const CURLcode rc = curl_easy_perform(c.h);
+  if (rc != CURLE_OK) fail("cannot reach %s: %s", url.c_str(), curl_easy_strerror(rc));
+  return {sink.status, sink.headers, url};
+}
+
+DownloadResult download_file(const DownloadRequest& request) {
+  const fs::path dest(request.destination);
+  const std::string directory = dest.has_parent_path() ? dest.parent_path().string() : ".";
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  if (ec) fail("cannot create the folder %s: %s", directory.c_str(), ec.message().c_str());
+  const std::string part = partial_path(request.destination);
+
+  DownloadResult result;
+  result.path = request.destination;
+  Sha256 hash;
+  // A .part from an earlier run: its bytes are hashed again, then the rest is asked for.
+  uint64_t have = 0;
+  if (fs::is_regular_file(part, ec)) {
+    have = fs::file_size(part, ec);
+    if (request.expected_size && have > request.expected_size) {
+      fs::remove(part, ec);
+      have = 0;
+    } else if (have > 0) {
+      std::FILE* in = std::fopen(part.c_str(), "rb");
+      std::vector<char> buf(1 << 20);
+      size_t n;
+      while (in && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0) hash.update(buf.data(), n);
+      if (in) std::fclose(in);
+      result.resumed = true;
+    }
+  }
+
+  std::string last_error;
+  uint64_t total = request.expected_size;
+  for (int attempt = 1; attempt <= request.max_attempts; ++attempt) {
+    if (request.cancel && request.cancel->load()) throw DownloadCancelled();
+    if (total && have == total) break;  // the .part is already whole
+    std::FILE* out = std::fopen(part.c_str(), have ? "ab" : "wb");
+    if (!out) fail("cannot write %s", part.c_str());
+    Transfer t;
+    t.out = out;
+    t.hash = &hash;
+    t.offset = have;
+    t.request = &request;
+    t.directory = directory;
+    CurlHandle c;
+    t.curl = c.h;
+    curl_easy_setopt(c.h, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(c.h, CURLOPT_MAXREDIRS, 10L);
+    curl_easy_setopt(c.h, CURLOPT_HEADERFUNCTION, &HeaderSink::on_header);
+    curl_easy_setopt(c.h, CURLOPT_HEADERDATA, &t.head);
+    curl_easy_setopt(c.h, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+    curl_easy_setopt(c.h, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(c.h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c.h, CURLOPT_XFERINFOFUNCTION, &Transfer::on_progress);
+    curl_easy_setopt(c.h, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT, 20L);
+    curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_TIME, request.stall_seconds);
+    curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
+    const std::string range = "Range: bytes=" + std::to_string(have) + "-";
+    std::vector<std::string> headers = request.headers;
+    if (have) headers.push_back(range);
+    c.set_headers(headers);
+    const CURLcode rc = curl_easy_perform(c.h);
+    std::fclose(out);
+    ++result.attempts;
+    have += t.written;
+    if (t.written && attempt > 1) result.resumed = true;
+    if (t.total) total = t.total;
+
+    if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
+    if (t.restart) {  // the server sent the whole file: start over from byte 0
+      fs::remove(part, ec);
+      hash = Sha256();
+      have = 0;
+      result.resumed = false;
+      continue;
+    }
+    if (t.head.status == 416 && have > 0) {
+      // Nothing past what we have: the .part is whole if its size is the file's.
+      const std::string cr = t.head.headers.count("content-range") ? t.head.headers["content-range"] : "";
+      unsigned long long whole = 0;
+      if (std::sscanf(cr.c_str(), "bytes */%llu", &whole) == 1 && whole == have) {
+        total = have;
+        break;
+      }
+      fs::remove(part, ec);
+      hash = Sha256();
+      have = 0;
+      continue;
+    }
+    if (!t.refusal.empty()) fail("downloading %s failed: %s", request.url.c_str(), t.refusal.c_str());
+    if (rc == CURLE_OK && t.head.status >= 400) {
+      // A busy or failing server may answer the next connection; anything else is final.
+      const bool retry = t.head.status == 429 || t.head.status >= 500;
+      last_error = format("HTTP %ld", t.head.status);
+      if (!retry) fail("downloading %s failed: %s", request.url.c_str(), describe_status(t.head.status).c_str());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
+      continue;
+    }
+    if (rc == CURLE_OK) {
+      if (total && have < total) {  // closed early without an error: resume
+        last_error = "the connection closed early";
+        continue;
+      }
+      total = have;
+      break;
+    }
+    last_error = curl_easy_strerror(rc);
+    if (!transient(rc)) fail("downloading %s failed: %s", request.url.c_str(), last_error.c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+  }
+  if (!total || have != total)
+    fail("downloading %s failed after %d connections: %s", request.url.c_str(), request.max_attempts,
+         last_error.empty() ? "incomplete" : last_error.c_str());
+
+  result.bytes = have;
+  result.sha256 = hash.hex();
+  if (request.expected_size && have != request.expected_size) {
+    fs::remove(part, ec);
+    fail("downloaded %llu bytes where %llu were expected", (unsigned long long)have,
+         (unsigned long long)request.expected_size);
+  }
+  if (!request.expected_sha256.empty() && lower(request.expected_sha256) != result.sha256) {
+    fs::remove(part, ec);
+    fail("the download's sha256 is %s, not the published %s; the file was deleted", result.sha256.c_str(),
+         request.expected_sha256.c_str());
+  }
+  fs::rename(part, request.destination, ec);
+  if (ec) fail("cannot rename %s: %s", part.c_str(), ec.message().c_str());
+  if (request.on_progress) request.on_progress({have, have});
+  return result;
+}
+
+}  // namespace pagedchat::models

@@ -1,0 +1,75 @@
+#pragma once
+// Downloading one file over HTTP(S) with libcurl, as a model download needs it: redirects
+// followed, written to "<destination>.part" and renamed only once complete and verified, a
+// dropped connection resumed with a Range request (also across runs: a .part left by a
+// cancel or a crash is continued), the size and sha256 checked, the disk's free space checked
+// before writing. Blocking: the app runs it on a thread of its own and cancels it through an
+// atomic flag.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/common/error.h"
+
+namespace pagedchat::models {
+
+struct DownloadProgress {
+  uint64_t received = 0;  // bytes of the file so far, those of a resumed .part included
+  uint64_t total = 0;     // 0 while unknown
+};
+
+struct DownloadRequest {
+  std::string url;
+  std::string destination;      // the final path; its folder is created
+  std::string expected_sha256;  // lowercase hex; empty: not checked
+  uint64_t expected_size = 0;   // 0: taken from the response
+  std::vector<std::string> headers;  // extra request headers ("Authorization: Bearer ...")
+  std::function<void(const DownloadProgress&)> on_progress;  // on the downloading thread
+  const std::atomic<bool>* cancel = nullptr;                 // set: stop, keeping the .part
+  int max_attempts = 6;     // connections tried, resuming after each that drops
+  long stall_seconds = 30;  // a connection that moves no byte for this long counts as dropped
+};
+
+struct DownloadResult {
+  std::string path;
+  uint64_t bytes = 0;
+  std::string sha256;
+  int attempts = 0;     // connections made
+  bool resumed = false; // some bytes came from an earlier connection or run
+};
+
+// Thrown when DownloadRequest::cancel was set; the .part file is kept for a later resume.
+class DownloadCancelled : public Error {
+ public:
+  DownloadCancelled() : Error("the download was cancelled") {}
+};
+
+// Throws Error naming the cause: an HTTP status, a size or sha256 mismatch (the .part is then
+// deleted: its bytes are wrong), too little disk space, or the connection failing
+// max_attempts times.
+DownloadResult download_file(const DownloadRequest& request);
+
+// The path a download writes to until it is complete.
+inline std::string partial_path(const std::string& destination) { return destination + ".part"; }
+
+struct HttpHead {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased; the last value of each
+  std::string url;                             // the URL asked
+};
+
+// A HEAD request that does not follow redirects (the hub's metadata is on the redirect itself).
+// Throws Error when no response comes.
+HttpHead http_head(const std::string& url, const std::vector<std::string>& headers = {});
+
+// "HTTP 401: ..." with what the status usually means for a download.
+std::string describe_status(long status);
+
+// `location` resolved against `base` (absolute, or an absolute path on base's host).
+std::string resolve_location(const std::string& base, const std::string& location);
+
+}  // namespace pagedchat::models

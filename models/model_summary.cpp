@@ -1,0 +1,110 @@
+// Reading a model's summary from its GGUF header (see model_summary.h).
+#include "models/model_summary.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "engine/common/error.h"
+#include "engine/common/ggml_type.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+
+namespace pagedchat::models {
+namespace {
+
+// The tokenizer kinds Tokenizer::from_gguf builds (engine/tokenizer/tokenizer.cpp).
+bool tokenizer_supported(const std::string& kind) { return kind == "gpt2" || kind == "llama"; }
+
+std::string commonest_weight_type(const GgufFile& f) {
+  std::map<std::string, uint64_t> bytes_by_type;
+  for (const GgufTensorInfo& t : f.tensors())
+    if (t.shape.size() >= 2) bytes_by_type[std::string(ggml_type_name(static_cast<uint32_t>(t.type)))] += t.num_bytes;
+  std::string best;
+  uint64_t most = 0;
+  for (const auto& [name, bytes] : bytes_by_type)
+    if (bytes > most) most = bytes, best = name;
+  return best;
+}
+
+// The first reason this build cannot run the file, or empty. It checks what a load checks
+// before the weights: the hyperparameters (ModelConfig), the tokenizer kind and that every
+// tensor's type can be computed with.
+std::string first_problem(const GgufFile& f) {
+  if (const auto parts = f.opt_uint("split.count"); parts && *parts > 1)
+    return format("it is split into %llu files; split GGUFs are not supported yet (join them with llama-gguf-split --merge)",
+                  (unsigned long long)*parts);
+  try {
+    ModelConfig::from_gguf(f);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  const std::string tokenizer = f.opt_string("tokenizer.ggml.model").value_or("");
+  if (tokenizer.empty()) return "it has no tokenizer (tokenizer.ggml.model is missing)";
+  if (!tokenizer_supported(tokenizer)) return "tokenizer '" + tokenizer + "' is not supported (gpt2 and llama are)";
+  for (const GgufTensorInfo& t : f.tensors()) {
+    auto traits = ggml_type_traits(static_cast<uint32_t>(t.type));
+    if (!traits || !traits->computable)
+      return "tensor '" + t.name + "' has type " + std::string(ggml_type_name(static_cast<uint32_t>(t.type))) +
+             ", which is not supported";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string file_type_name(uint64_t id) {
+  static const std::map<uint64_t, const char*> kNames = {
+      {0, "F32"},      {1, "F16"},      {2, "Q4_0"},     {3, "Q4_1"},    {7, "Q8_0"},     {8, "Q5_0"},
+      {9, "Q5_1"},     {10, "Q2_K"},    {11, "Q3_K_S"},  {12, "Q3_K_M"}, {13, "Q3_K_L"},  {14, "Q4_K_S"},
+      {15, "Q4_K_M"},  {16, "Q5_K_S"},  {17, "Q5_K_M"},  {18, "Q6_K"},   {19, "IQ2_XXS"}, {20, "IQ2_XS"},
+      {21, "Q2_K_S"},  {22, "IQ3_XS"},  {23, "IQ3_XXS"}, {24, "IQ1_S"},  {25, "IQ4_NL"},  {26, "IQ3_S"},
+      {27, "IQ3_M"},   {28, "IQ2_S"},   {29, "IQ2_M"},   {30, "IQ4_XS"}, {31, "IQ1_M"},   {32, "BF16"},
+      {36, "TQ1_0"},   {37, "TQ2_0"},
+  };
+  auto it = kNames.find(id);
+  return it == kNames.end() ? std::string() : it->second;
+}
+
+std::string format_parameters(uint64_t n) {
+  if (n >= 1'000'000'000ull) return format("%.1fB", n / 1e9);
+  if (n >= 1'000'000ull) return format("%.0fM", n / 1e6);
+  if (n >= 1'000ull) return format("%.0fK", n / 1e3);
+  return std::to_string(n);
+}
+
+std::string format_bytes(uint64_t b) {
+  if (b >= 1'000'000'000ull) return format("%.2f GB", b / 1e9);
+  if (b >= 1'000'000ull) return format("%.1f MB", b / 1e6);
+  if (b >= 1'000ull) return format("%.1f kB", b / 1e3);
+  return format("%llu bytes", static_cast<unsigned long long>(b));
+}
+
+ModelSummary summarize_model(const std::string& path) {
+  // open() of a FIFO or a device would block or read forever: only regular files are GGUFs.
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) fail("cannot open '%s': no such file", path.c_str());
+  if (!S_ISREG(st.st_mode)) fail("'%s' is not a regular file", path.c_str());
+
+  const GgufFile f = GgufFile::open(path);
+  ModelSummary s;
+  s.path = path;
+  s.file_size = f.file_size();
+  s.architecture = f.opt_string("general.architecture").value_or("");
+  std::string stem = std::filesystem::path(path).filename().string();
+  if (stem.size() > 5 && stem.ends_with(".gguf")) stem.resize(stem.size() - 5);
+  s.name = f.opt_string("general.name").value_or(stem);
+  if (s.name.empty()) s.name = stem;
+  for (const GgufTensorInfo& t : f.tensors()) s.parameters += static_cast<uint64_t>(t.num_elements());
+  if (auto ft = f.opt_uint("general.file_type")) s.quantization = file_type_name(*ft);
+  if (s.quantization.empty()) s.quantization = commonest_weight_type(f);
+  if (!s.architecture.empty()) s.context_length = f.opt_uint(s.architecture + ".context_length").value_or(0);
+  s.has_chat_template = f.has("tokenizer.chat_template");
+  s.problem = first_problem(f);
+  s.supported = s.problem.empty();
+  return s;
+}
+
+}  // namespace pagedchat::models

@@ -1,0 +1,121 @@
+// What a GGUF is, from its header: the real models at hand, fixtures of other architectures,
+// split and broken files, and files that are not regular (a FIFO must not hang the scan).
+#include <sys/stat.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "engine/common/error.h"
+#include "models/model_summary.h"
+#include "tests/support/model_fixtures.h"
+#include "tests/support/test_env.h"
+
+using namespace pagedchat;
+using namespace pagedchat::models;
+
+class ModelSummaryTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void theDefaultModel() {
+    PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
+    const ModelSummary s = summarize_model(path);
+    QCOMPARE(s.architecture, std::string("llama"));
+    QCOMPARE(s.quantization, std::string("Q4_1"));
+    QCOMPARE(s.context_length, uint64_t(8192));
+    QCOMPARE(s.parameters, uint64_t(134515008));  // SmolLM2-135M: every tensor's elements
+    QCOMPARE(s.file_size, uint64_t(98362432));
+    QVERIFY(s.has_chat_template);
+    QVERIFY(s.supported);
+    QVERIFY(s.problem.empty());
+    QCOMPARE(format_parameters(s.parameters), std::string("135M"));
+  }
+
+  void gemmaIsReadButNotRunHere() {
+    PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_GEMMA");
+    const ModelSummary s = summarize_model(path);
+    QCOMPARE(s.architecture, std::string("gemma3"));
+    QCOMPARE(s.quantization, std::string("Q4_K_M"));
+    QCOMPARE(s.context_length, uint64_t(32768));
+    QCOMPARE(s.name, std::string("Gemma 3 270m"));
+    QVERIFY(!s.supported);
+    QCOMPARE(s.problem, std::string("architecture 'gemma3' is not supported (llama, mistral and qwen2 are)"));
+  }
+
+  void fixturesOfEachVerdict_data() {
+    QTest::addColumn<QString>("architecture");
+    QTest::addColumn<QString>("tokenizer");
+    QTest::addColumn<uint>("splits");
+    QTest::addColumn<QString>("problem");
+    QTest::newRow("llama") << "llama" << "gpt2" << 0u << "";
+    QTest::newRow("qwen2") << "qwen2" << "gpt2" << 0u << "";
+    QTest::newRow("mistral, sentencepiece") << "mistral" << "llama" << 0u << "";
+    QTest::newRow("phi3") << "phi3" << "llama" << 0u << "architecture 'phi3' is not supported (llama, mistral and qwen2 are)";
+    QTest::newRow("rwkv tokenizer") << "llama" << "rwkv" << 0u << "tokenizer 'rwkv' is not supported (gpt2 and llama are)";
+    QTest::newRow("split") << "llama" << "gpt2" << 3u
+                           << "it is split into 3 files; split GGUFs are not supported yet (join them with llama-gguf-split --merge)";
+  }
+  void fixturesOfEachVerdict() {
+    QFETCH(QString, architecture);
+    QFETCH(QString, tokenizer);
+    QFETCH(uint, splits);
+    QFETCH(QString, problem);
+    QTemporaryDir dir;
+    test::FixtureModel m;
+    m.architecture = architecture.toStdString();
+    m.tokenizer = tokenizer.toStdString();
+    m.split_count = splits;
+    const QString path = dir.filePath("m.gguf");
+    test::write_fixture(path, test::fixture_gguf(m));
+    const ModelSummary s = summarize_model(path.toStdString());
+    QCOMPARE(QString::fromStdString(s.problem), problem);
+    QCOMPARE(s.supported, problem.isEmpty());
+    QCOMPARE(s.architecture, m.architecture);
+    QCOMPARE(s.parameters, uint64_t(8 * 4 + 8 * 2));
+    QCOMPARE(s.context_length, uint64_t(2048));
+  }
+
+  void quantizationWithoutFileTypeIsTheCommonestWeightType() {
+    QTemporaryDir dir;
+    test::FixtureModel m;
+    m.file_type = ~0u;
+    m.chat_template = false;
+    m.name = "";
+    const QString path = dir.filePath("no-type.gguf");
+    test::write_fixture(path, test::fixture_gguf(m));
+    const ModelSummary s = summarize_model(path.toStdString());
+    QCOMPARE(s.quantization, std::string("F32"));  // 128 bytes of F32 against 32 of F16
+    QVERIFY(!s.has_chat_template);
+    QCOMPARE(s.name, std::string("no-type"));  // an empty general.name: the file's name
+  }
+
+  void fileTypeNames() {
+    QCOMPARE(file_type_name(15), std::string("Q4_K_M"));
+    QCOMPARE(file_type_name(7), std::string("Q8_0"));
+    QCOMPARE(file_type_name(32), std::string("BF16"));
+    QCOMPARE(file_type_name(4), std::string());  // retired in llama.cpp
+    QCOMPARE(format_bytes(92871040), std::string("92.9 MB"));
+    QCOMPARE(format_parameters(1235814400), std::string("1.2B"));
+  }
+
+  void unreadableFilesThrowWithoutHanging() {
+    QTemporaryDir dir;
+    const QString fifo = dir.filePath("pipe.gguf");
+    QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+    QVERIFY_THROWS_EXCEPTION(Error, summarize_model(fifo.toStdString()));
+    QVERIFY_THROWS_EXCEPTION(Error, summarize_model(dir.filePath("missing.gguf").toStdString()));
+    QVERIFY_THROWS_EXCEPTION(Error, summarize_model(dir.path().toStdString()));
+    const QString text = dir.filePath("readme.gguf");
+    test::write_fixture(text, "this is not a GGUF file at all");
+    QVERIFY_THROWS_EXCEPTION(Error, summarize_model(text.toStdString()));
+    // Every prefix of a valid header is refused (the parser checks each count against the file).
+    const QByteArray whole = test::fixture_gguf({});
+    for (qsizetype n : {4, 8, 24, 100, static_cast<int>(whole.size()) - 1}) {
+      const QString cut = dir.filePath(QString("cut%1.gguf").arg(n));
+      test::write_fixture(cut, whole.left(n));
+      QVERIFY_THROWS_EXCEPTION(Error, summarize_model(cut.toStdString()));
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(ModelSummaryTest)
+#include "test_model_summary.moc"

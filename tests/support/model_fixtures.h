@@ -1,0 +1,107 @@
+#pragma once
+// Small files for the model library's tests: GGUF headers of a given architecture (enough
+// metadata and one tensor for ModelConfig to judge them, not a runnable model), ZIP archives
+// (a wheel's layout), and writing them where a test lays out another tool's folders.
+
+#include <zlib.h>
+
+#include <QByteArray>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QString>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/gguf_builder.h"
+
+namespace pagedchat::test {
+
+struct FixtureModel {
+  std::string architecture = "llama";
+  std::string name = "Tiny";
+  std::string tokenizer = "gpt2";
+  uint32_t file_type = 3;  // Q4_1 (llama.cpp's numbering); ~0u: none written
+  bool chat_template = true;
+  uint64_t context = 2048;
+  uint32_t split_count = 0;  // > 1: a shard of a split GGUF
+};
+
+inline QByteArray fixture_gguf(const FixtureModel& m) {
+  GgufBuilder b;
+  const std::string a = m.architecture;
+  b.add_string("general.architecture", a);
+  b.add_string("general.name", m.name);
+  if (m.file_type != ~0u) b.add_u32("general.file_type", m.file_type);
+  if (m.split_count) b.add_u32("split.count", m.split_count);
+  b.add_u32(a + ".block_count", 2);
+  b.add_u32(a + ".embedding_length", 8);
+  b.add_u32(a + ".attention.head_count", 2);
+  b.add_u32(a + ".feed_forward_length", 16);
+  b.add_u64(a + ".context_length", m.context);
+  b.add_string("tokenizer.ggml.model", m.tokenizer);
+  if (m.chat_template) b.add_string("tokenizer.chat_template", "{{ messages }}");
+  // token_embd: 8 x 4 in F32 (type 0), and a 8 x 2 F16 (type 1) norm-like tensor: 48 parameters.
+  b.add_tensor("token_embd.weight", 0, {8, 4}, std::vector<uint8_t>(8 * 4 * 4, 0));
+  b.add_tensor("output_norm.weight", 1, {8, 2}, std::vector<uint8_t>(8 * 2 * 2, 0));
+  const std::vector<uint8_t> bytes = b.build();
+  return QByteArray(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size()));
+}
+
+// Writes bytes at path, making its folders; fails the test on error.
+inline void write_fixture(const QString& path, const QByteArray& bytes) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QFile f(path);
+  QVERIFY2(f.open(QIODevice::WriteOnly), qPrintable(path));
+  QCOMPARE(f.write(bytes), bytes.size());
+}
+
+struct ZipEntry {
+  QString name;
+  QByteArray bytes;
+  bool deflate = true;
+};
+
+// A ZIP archive as wheels are written: local headers, the data, a central directory.
+inline QByteArray zip_archive(const std::vector<ZipEntry>& entries) {
+  auto u16 = [](QByteArray& b, uint32_t v) { b.append(char(v & 0xff)).append(char((v >> 8) & 0xff)); };
+  auto u32 = [&](QByteArray& b, uint32_t v) { u16(b, v & 0xffff); u16(b, v >> 16); };
+  QByteArray out, dir;
+  for (const ZipEntry& e : entries) {
+    QByteArray data = e.bytes;
+    if (e.deflate) {
+      z_stream z{};
+      deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+      data.resize(static_cast<qsizetype>(deflateBound(&z, static_cast<uLong>(e.bytes.size()))));
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(e.bytes.data()));
+      z.avail_in = static_cast<uInt>(e.bytes.size());
+      z.next_out = reinterpret_cast<Bytef*>(data.data());
+      z.avail_out = static_cast<uInt>(data.size());
+      deflate(&z, Z_FINISH);
+      data.resize(static_cast<qsizetype>(z.total_out));
+      deflateEnd(&z);
+    }
+    const uint32_t crc = crc32(0, reinterpret_cast<const Bytef*>(e.bytes.constData()), static_cast<uInt>(e.bytes.size()));
+    const QByteArray name = e.name.toUtf8();
+    const uint32_t offset = static_cast<uint32_t>(out.size());
+    const uint32_t method = e.deflate ? 8 : 0;
+    u32(out, 0x04034b50); u16(out, 20); u16(out, 0); u16(out, method); u32(out, 0);
+    u32(out, crc); u32(out, static_cast<uint32_t>(data.size())); u32(out, static_cast<uint32_t>(e.bytes.size()));
+    u16(out, static_cast<uint32_t>(name.size())); u16(out, 0);
+    out.append(name).append(data);
+    u32(dir, 0x02014b50); u16(dir, 20); u16(dir, 20); u16(dir, 0); u16(dir, method); u32(dir, 0);
+    u32(dir, crc); u32(dir, static_cast<uint32_t>(data.size())); u32(dir, static_cast<uint32_t>(e.bytes.size()));
+    u16(dir, static_cast<uint32_t>(name.size())); u16(dir, 0); u16(dir, 0); u16(dir, 0); u16(dir, 0); u32(dir, 0);
+    u32(dir, offset);
+    dir.append(name);
+  }
+  const uint32_t dirOffset = static_cast<uint32_t>(out.size());
+  out.append(dir);
+  u32(out, 0x06054b50); u16(out, 0); u16(out, 0);
+  u16(out, static_cast<uint32_t>(entries.size())); u16(out, static_cast<uint32_t>(entries.size()));
+  u32(out, static_cast<uint32_t>(dir.size())); u32(out, dirOffset); u16(out, 0);
+  return out;
+}
+
+}  // namespace pagedchat::test
