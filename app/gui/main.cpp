@@ -1,12 +1,11 @@
 // pagedchat: the desktop app. Opens the main window on the model given by --model, or the
-// default model; chats are restored from the app's data folder.
+// default model, or the welcome page on a first run; chats are restored from the app's data folder.
 
 #include <QApplication>
 #include <QCommandLineParser>
 
 #include <algorithm>
 
-#include "engine/model/default_model.h"
 #include "ui/shell/app_services.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/screenshot_tour.h"
@@ -31,14 +30,11 @@ int main(int argc, char** argv) {
   parser.addOption(screenshotsOpt);
   parser.process(app);
 
-  QString model = parser.value(modelOpt);
-  if (model.isEmpty()) {
-    model = QString::fromStdString(pagedchat::default_model_path());
-  }
   AppServices services;  // the database, the engine thread and the local API: outlive the window
   MainWindow window(services);
   window.show();
   if (parser.isSet(screenshotsOpt)) new ScreenshotTour(window, parser.value(screenshotsOpt));  // owned by the window
-  window.loadModel(model, parser.isSet(threadsOpt) ? std::max(0, parser.value(threadsOpt).toInt()) : -1);
+  // A first run (no --model, the default model not fetched yet) opens on the welcome page.
+  window.openAtStart(parser.value(modelOpt), parser.isSet(threadsOpt) ? std::max(0, parser.value(threadsOpt).toInt()) : -1);
   return app.exec();
 }

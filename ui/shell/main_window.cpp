@@ -28,6 +28,7 @@
 #include "ui/chat/compare_view.h"
 #include "ui/bridge/engine_bridge.h"
 #include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/library/model_library_dialog.h"
 #include "ui/shell/model_loader.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "ui/bridge/local_api_server.h"
@@ -53,8 +54,12 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   chats->setFeatures(QDockWidget::DockWidgetMovable);
   chats->setWidget(buildLeftPanel());
   addDockWidget(Qt::LeftDockWidgetArea, chats);
-  setCentralWidget(buildChatPanel());
+  m_chatPanel = buildChatPanel();
+  m_central = new QStackedWidget(this);
+  m_central->addWidget(m_chatPanel);
+  setCentralWidget(m_central);
   buildFileMenu();
+  buildWelcome();
   buildKvDock();
   buildActions();
   m_status = new QLabel(tr("No model"), this);
@@ -293,6 +298,9 @@ void MainWindow::connectBridge() {
   connect(m_loader, &ModelLoader::modelInUse, this, [this](const QString& path) {
     setWindowTitle(tr("PagedChat — %1").arg(QFileInfo(path).completeBaseName()));
     m_modelReady = true;
+    m_central->setCurrentWidget(m_chatPanel);
+    m_loader->setErrorBoxes(true);  // from now on a failed load leaves this model in use
+    if (m_library) m_library->setModelInUse(path);
     m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
     m_chats->engineReplaced();
     updateControls();

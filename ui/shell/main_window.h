@@ -7,6 +7,7 @@
 // database, the engine thread and the local API server are AppServices', handed in.
 
 #include <QMainWindow>
+#include <QPointer>
 #include <QTimer>
 
 #include "ui/shell/app_settings.h"
@@ -32,6 +33,8 @@ class ChatListWidget;
 class CompareView;
 class EngineBridge;
 class TranscriptView;
+class ModelLibraryDialog;
+class WelcomeView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -44,6 +47,16 @@ class MainWindow : public QMainWindow {
   // progress dialog showing; see ModelLoader.
   void loadModel(const QString& path, int threads = -1);
   const AppSettings& settings() const { return m_settings; }
+  // The welcome page in place of the chat (no model in use: a first run, a file that is gone),
+  // with a sentence under its buttons when message is given. ui/shell/main_window_library.cpp.
+  void showWelcome(const QString& message = QString(), bool error = false);
+  // The app's start: the model asked for, else the default model; the welcome page when none
+  // was asked for and the default one is not there (a first run). threads as for loadModel.
+  void openAtStart(const QString& requested, int threads = -1);
+  bool welcomeShown() const;
+  WelcomeView* welcomeView() const { return m_welcome; }
+  ModelLibraryDialog* modelLibrary() const;  // null unless open
+  QStringList modelFolders() const;  // the folders the user added to the library
   // Saves new settings; engine changes reload the model in use.
   void applySettings(const AppSettings& settings);
   // The local OpenAI-compatible API on this window's engine (when built with the server):
@@ -77,6 +90,7 @@ class MainWindow : public QMainWindow {
   void setEnginePaused(bool paused);
   void showSettings();
   void showCompareColumns();
+  void showModelLibrary();
   void stepEngine();
 
  signals:
@@ -94,6 +108,8 @@ class MainWindow : public QMainWindow {
   void buildApiServer(QToolBar* toolBar);
   void restoreApiServer();
   void buildFileMenu();
+  void buildWelcome();
+  void setModelFolders(const QStringList& folders);
   void fillRecentMenu();
   void connectBridge();
   void connectChats();
@@ -123,6 +139,10 @@ class MainWindow : public QMainWindow {
   QTimer m_renderTimer;  // tokens arrive faster than a person reads: redraw at ~30 Hz
   QTimer m_saveSystemPromptTimer;
   ChatListWidget* m_list = nullptr;
+  QStackedWidget* m_central = nullptr;  // the chat panel, or the welcome page
+  QWidget* m_chatPanel = nullptr;
+  WelcomeView* m_welcome = nullptr;
+  QPointer<ModelLibraryDialog> m_library;
   QStackedWidget* m_stack = nullptr;
   TranscriptView* m_transcript = nullptr;
   CompareView* m_compare = nullptr;

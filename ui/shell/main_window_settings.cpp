@@ -65,6 +65,9 @@ void MainWindow::buildFileMenu() {
     m_loader->chooseAndLoad(m_settings.engineConfig(), QString::fromStdString(pagedchat::default_model_path()));
   });
   open->setShortcut(QKeySequence::Open);
+  QAction* library = file->addAction(tr("Model &library…"), this, &MainWindow::showModelLibrary);
+  library->setObjectName(QStringLiteral("modelLibraryAction"));
+  library->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
   m_recentMenu = file->addMenu(tr("Open &recent"));
   m_recentMenu->setObjectName(QStringLiteral("recentModels"));
   connect(m_loader, &ModelLoader::recentModelsChanged, this, &MainWindow::fillRecentMenu);

@@ -101,7 +101,7 @@ QCoro::Task<> ModelLoader::run(QString path, EngineBridge::Config config) {
     m_currentPath = QFileInfo(path).absoluteFilePath();
     remember(path);
     emit modelInUse(m_currentPath);
-  } else if (!message.isEmpty()) {
+  } else if (!message.isEmpty() && m_errorBoxes) {
     // Not exec(): the app keeps running (and tests keep driving it) while the box is up.
     auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the model"),
                                 tr("%1 could not be loaded.").arg(QFileInfo(path).fileName()), QMessageBox::Ok, m_window);

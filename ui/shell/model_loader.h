@@ -34,6 +34,9 @@ class ModelLoader : public QObject {
   QWidget* progressWidget() const { return m_progress; }  // hidden unless loading
   QString currentPath() const { return m_currentPath; }  // the model in use; empty before one
   QStringList recentModels() const;                      // most recent first
+  // Whether a failed load opens an error box (the default). The window turns it off while no
+  // model is in use: the welcome page says it instead, with nothing over an empty window.
+  void setErrorBoxes(bool on) { m_errorBoxes = on; }
 
  signals:
   // ok: the model is in use (message: its description). Otherwise message is the error, or
@@ -54,5 +57,6 @@ class ModelLoader : public QObject {
   QLabel* m_progressLabel;
   QProgressBar* m_progressBar;
   bool m_loading = false;
+  bool m_errorBoxes = true;
   QString m_currentPath;
 };

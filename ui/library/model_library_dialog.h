@@ -1,0 +1,54 @@
+#pragma once
+// The model library (File > Model library…): every model on this machine (model_list_widget.h)
+// with the one in use and the recent ones, opened with a double-click or Load; the folders
+// the user adds (remembered); a downloaded model deleted (only files in PagedChat's own models
+// folder: other tools' files are theirs); a model's folder revealed in the file manager; and a
+// download from a Hugging Face repository by its name and file name, with progress and Cancel.
+
+#include <QDialog>
+#include <QStringList>
+
+class ModelDownload;
+class ModelListWidget;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+
+class ModelLibraryDialog : public QDialog {
+  Q_OBJECT
+ public:
+  ModelLibraryDialog(const QStringList& folders, const QStringList& recent, const QString& inUse, const QString& modelsDir,
+                     QWidget* parent = nullptr);
+
+  QStringList folders() const { return m_folders; }
+  void addFolder(const QString& dir);  // also what "Add folder…" does after its dialog
+  void downloadFromHub(const QString& repo, const QString& file);
+  // Deletes a model downloaded into the models folder; false (and a message) for any other file.
+  bool deleteModel(const QString& path);
+  void setModelInUse(const QString& path);
+  ModelListWidget* modelList() const { return m_list; }
+  ModelDownload* download() const { return m_download; }
+  QString message() const;
+
+ signals:
+  void foldersChanged(const QStringList& folders);
+  void loadRequested(const QString& path);
+
+ private:
+  void rescan();
+  void updateButtons();
+  void say(const QString& text, bool error = false);
+
+  QStringList m_folders, m_recent;
+  QString m_modelsDir;
+  QString m_inUse;
+  ModelListWidget* m_list;
+  QListWidget* m_folderList;
+  QPushButton *m_load, *m_reveal, *m_delete, *m_removeFolder, *m_hubGet, *m_hubCancel;
+  QLineEdit *m_repo, *m_file;
+  QProgressBar* m_progress;
+  QLabel* m_message;
+  ModelDownload* m_download;
+};

@@ -1,0 +1,135 @@
+// The model table and its background scan (see model_list_widget.h).
+#include "ui/library/model_list_widget.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QMetaObject>
+#include <QPointer>
+#include <QThread>
+
+#include <set>
+
+#include "engine/common/error.h"
+
+namespace models = pagedchat::models;
+
+ModelListWidget::ModelListWidget(QWidget* parent) : QTreeWidget(parent) {
+  setObjectName(QStringLiteral("modelList"));
+  setColumnCount(kColumns);
+  setHeaderLabels({tr("Model"), tr("Architecture"), tr("Parameters"), tr("Quantization"), tr("Context"), tr("Size"),
+                   tr("Template"), tr("Runs here"), tr("Found in")});
+  setRootIsDecorated(false);
+  setUniformRowHeights(true);
+  setAlternatingRowColors(true);
+  setSortingEnabled(true);
+  sortByColumn(kSource, Qt::AscendingOrder);
+  header()->setStretchLastSection(false);
+  header()->setSectionResizeMode(kName, QHeaderView::Stretch);
+  for (int c = kArchitecture; c < kColumns; ++c) header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  connect(this, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    if (item && item->data(0, kSupportedRole).toBool()) emit modelActivated(item->data(0, kPathRole).toString());
+  });
+}
+
+void ModelListWidget::refresh(const QStringList& folders, const QStringList& files) {
+  m_scanning = true;
+  const int generation = ++m_generation;
+  std::vector<std::string> extra;
+  for (const QString& f : folders) extra.push_back(f.toStdString());
+  std::vector<std::string> recent;
+  for (const QString& f : files) recent.push_back(f.toStdString());
+  QPointer<ModelListWidget> self(this);
+  QThread* worker = QThread::create([self, generation, extra, recent] {
+    std::vector<models::FoundModel> found = models::scan_places(models::standard_places(extra));
+    std::set<std::string> listed;
+    for (const auto& f : found) listed.insert(QFileInfo(QString::fromStdString(f.path)).canonicalFilePath().toStdString());
+    for (const std::string& r : recent) {
+      const QString canonical = QFileInfo(QString::fromStdString(r)).canonicalFilePath();
+      if (!canonical.isEmpty() && listed.insert(canonical.toStdString()).second)
+        found.push_back({r, "Recent", QFileInfo(QString::fromStdString(r)).fileName().toStdString()});
+    }
+    std::vector<Row> rows;
+    for (auto& f : found) {
+      Row row{f, {}, {}};
+      try {
+        row.summary = models::summarize_model(f.path);
+      } catch (const std::exception& e) {
+        row.error = QString::fromUtf8(e.what());
+      }
+      rows.push_back(std::move(row));
+    }
+    // Posted to the application object (always alive); the widget may be gone by then.
+    QMetaObject::invokeMethod(QCoreApplication::instance(), [self, generation, rows = std::move(rows)] {
+      if (!self || generation != self->m_generation) return;
+      self->fill(rows);
+    }, Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+}
+
+void ModelListWidget::fill(const std::vector<Row>& rows) {
+  const QString keep = selectedPath();
+  setSortingEnabled(false);
+  clear();
+  for (const Row& r : rows) {
+    auto* item = new QTreeWidgetItem(this);
+    const auto& s = r.summary;
+    const QString path = QString::fromStdString(r.found.path);
+    item->setText(kName, QString::fromStdString(r.found.label));
+    item->setData(0, kPathRole, path);
+    item->setText(kSource, QString::fromStdString(r.found.source));
+    item->setToolTip(kName, path);
+    if (!r.error.isEmpty()) {
+      item->setText(kRuns, tr("no: not a readable GGUF"));
+      item->setToolTip(kRuns, r.error);
+      item->setData(0, kSupportedRole, false);
+      item->setForeground(kName, palette().brush(QPalette::Disabled, QPalette::Text));
+      continue;
+    }
+    item->setText(kArchitecture, QString::fromStdString(s.architecture));
+    item->setText(kParameters, QString::fromStdString(models::format_parameters(s.parameters)));
+    item->setText(kQuantization, QString::fromStdString(s.quantization));
+    item->setText(kContext, s.context_length ? QString::number(s.context_length) : QString());
+    item->setText(kSize, QString::fromStdString(models::format_bytes(s.file_size)));
+    item->setText(kTemplate, s.has_chat_template ? tr("yes") : tr("no"));
+    item->setText(kRuns, s.supported ? tr("yes") : tr("no: %1").arg(QString::fromStdString(s.problem)));
+    item->setToolTip(kRuns, s.supported ? tr("This build can run it") : QString::fromStdString(s.problem));
+    item->setData(0, kSupportedRole, s.supported);
+    if (!s.supported)
+      for (int c = 0; c < kColumns; ++c) item->setForeground(c, palette().brush(QPalette::Disabled, QPalette::Text));
+    if (path == keep) setCurrentItem(item);
+  }
+  setSortingEnabled(true);
+  markInUse();
+  m_scanning = false;
+  emit scanned(topLevelItemCount());
+}
+
+void ModelListWidget::setModelInUse(const QString& path) {
+  m_inUse = QFileInfo(path).canonicalFilePath();
+  markInUse();
+}
+
+void ModelListWidget::markInUse() {
+  for (int i = 0; i < topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = topLevelItem(i);
+    const bool inUse = !m_inUse.isEmpty() && QFileInfo(item->data(0, kPathRole).toString()).canonicalFilePath() == m_inUse;
+    QFont f = item->font(kName);
+    f.setBold(inUse);
+    item->setFont(kName, f);
+    const QString label = item->text(kName).remove(tr(" (in use)"));
+    item->setText(kName, inUse ? label + tr(" (in use)") : label);
+  }
+}
+
+QString ModelListWidget::selectedPath() const {
+  const QTreeWidgetItem* item = currentItem();
+  return item ? item->data(0, kPathRole).toString() : QString();
+}
+
+bool ModelListWidget::selectedSupported() const {
+  const QTreeWidgetItem* item = currentItem();
+  return item && item->data(0, kSupportedRole).toBool();
+}
