@@ -3,6 +3,8 @@
 # chats generating at once, a fork of the first, a compare round of 3 samples), saving
 # main.png (the window after the fork), kv_pool.png (the KV block-pool panel), settings.png (the
 # settings dialog), compare.png and compare_view.png into OUT_DIR. The tour's chats go to a throwaway data folder.
+# Then a first run: the app in an empty home (with the models laid out as Hugging Face's cache
+# and LM Studio keep theirs) saves welcome.png and model_library.png at 1366x768.
 # Usage: installer/screenshots.sh [OUT_DIR]   (default: screenshots/ in the repo, git-ignored)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,4 +22,14 @@ trap 'rm -rf "$data"' EXIT
 XDG_DATA_HOME="$data" XDG_CONFIG_HOME="$data" \
   xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$BUILD_DIR/app/gui/pagedchat" --model "$MODEL" --screenshots "$OUT_DIR"
+# The first run: no default model in this home, so the window opens on the welcome page.
+home="$data/home"
+mkdir -p "$home/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF/snapshots/main" \
+  "$home/.lmstudio/models/google/gemma-3-270m-GGUF"
+ln -sf "$MODEL" "$home/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF/snapshots/main/smollm2-135m-instruct-q4_1.gguf"
+GEMMA="$HOME/.cache/pagedchat/models/gemma-3-270m-q4_k_m.gguf"
+[ -f "$GEMMA" ] && ln -sf "$GEMMA" "$home/.lmstudio/models/google/gemma-3-270m-GGUF/gemma-3-270m-Q4_K_M.gguf"
+HOME="$home" XDG_DATA_HOME="$data/first" XDG_CONFIG_HOME="$data/first" \
+  xvfb-run -a -s "-screen 0 1366x768x24" \
+  "$BUILD_DIR/app/gui/pagedchat" --screenshots "$OUT_DIR"
 echo "screenshots in $OUT_DIR"

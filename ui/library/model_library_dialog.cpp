@@ -34,6 +34,12 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   m_list = new ModelListWidget(this);
   m_list->setModelInUse(inUse);
   v->addWidget(m_list, 1);
+  auto* detail = new QLabel(this);
+  detail->setObjectName(QStringLiteral("libraryModelDetail"));
+  detail->setWordWrap(true);
+  detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(detail);
+  connect(m_list, &QTreeWidget::currentItemChanged, detail, [this, detail] { detail->setText(m_list->selectedDetail()); });
   auto* actions = new QHBoxLayout;
   m_load = new QPushButton(tr("Load"), this);
   m_load->setObjectName(QStringLiteral("libraryLoad"));
@@ -71,10 +77,10 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   auto* form = new QFormLayout(hubBox);
   m_repo = new QLineEdit(hubBox);
   m_repo->setObjectName(QStringLiteral("hubRepo"));
-  m_repo->setPlaceholderText(QStringLiteral("bartowski/SmolLM2-135M-Instruct-GGUF"));
+  m_repo->setPlaceholderText(tr("owner/Model-GGUF, as in the hub's URL"));
   m_file = new QLineEdit(hubBox);
   m_file->setObjectName(QStringLiteral("hubFile"));
-  m_file->setPlaceholderText(QStringLiteral("SmolLM2-135M-Instruct-Q4_K_M.gguf"));
+  m_file->setPlaceholderText(tr("Model-Q4_K_M.gguf (a file of that repository)"));
   form->addRow(tr("Repository"), m_repo);
   form->addRow(tr("File"), m_file);
   auto* hh = new QHBoxLayout;

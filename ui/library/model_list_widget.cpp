@@ -17,16 +17,25 @@ namespace models = pagedchat::models;
 ModelListWidget::ModelListWidget(QWidget* parent) : QTreeWidget(parent) {
   setObjectName(QStringLiteral("modelList"));
   setColumnCount(kColumns);
-  setHeaderLabels({tr("Model"), tr("Architecture"), tr("Parameters"), tr("Quantization"), tr("Context"), tr("Size"),
-                   tr("Template"), tr("Runs here"), tr("Found in")});
+  // Short headers, so the verdict keeps room at 1024 px; each says in full in its tooltip.
+  setHeaderLabels({tr("Model"), tr("Arch."), tr("Params"), tr("Quant."), tr("Context"), tr("Size"), tr("Template"),
+                   tr("Found in"), tr("Runs here")});
+  const QStringList tips = {tr("The repository and file, or Ollama's model:tag"), tr("general.architecture"),
+                            tr("Parameters: every tensor's elements"), tr("Quantization (general.file_type)"),
+                            tr("Context length the model was trained for"), tr("File size"),
+                            tr("Whether the file carries its chat template"), tr("Which tool's folder it is in"),
+                            tr("Whether this build can run it, and if not why")};
+  for (int c = 0; c < kColumns; ++c) headerItem()->setToolTip(c, tips[c]);
   setRootIsDecorated(false);
   setUniformRowHeights(true);
   setAlternatingRowColors(true);
   setSortingEnabled(true);
   sortByColumn(kSource, Qt::AscendingOrder);
-  header()->setStretchLastSection(false);
-  header()->setSectionResizeMode(kName, QHeaderView::Stretch);
-  for (int c = kArchitecture; c < kColumns; ++c) header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  header()->setStretchLastSection(true);
+  header()->setSectionResizeMode(kName, QHeaderView::Interactive);
+  header()->resizeSection(kName, 280);
+  for (int c = kArchitecture; c < kRuns; ++c) header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  header()->setSectionResizeMode(kRuns, QHeaderView::Stretch);  // elided to the width left; the line under says it whole
   connect(this, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     if (item && item->data(0, kSupportedRole).toBool()) emit modelActivated(item->data(0, kPathRole).toString());
   });
@@ -122,6 +131,12 @@ void ModelListWidget::markInUse() {
     const QString label = item->text(kName).remove(tr(" (in use)"));
     item->setText(kName, inUse ? label + tr(" (in use)") : label);
   }
+}
+
+QString ModelListWidget::selectedDetail() const {
+  const QTreeWidgetItem* item = currentItem();
+  if (!item) return QString();
+  return tr("%1 — runs here: %2").arg(item->data(0, kPathRole).toString(), item->text(kRuns));
 }
 
 QString ModelListWidget::selectedPath() const {

@@ -15,7 +15,8 @@
 class ModelListWidget : public QTreeWidget {
   Q_OBJECT
  public:
-  enum Column { kName, kArchitecture, kParameters, kQuantization, kContext, kSize, kTemplate, kRuns, kSource, kColumns };
+  // "Runs here" last and stretched: its reason is the longest text and the one to read whole.
+  enum Column { kName, kArchitecture, kParameters, kQuantization, kContext, kSize, kTemplate, kSource, kRuns, kColumns };
   static constexpr int kPathRole = Qt::UserRole;       // the file's path
   static constexpr int kSupportedRole = Qt::UserRole + 1;
 
@@ -25,6 +26,7 @@ class ModelListWidget : public QTreeWidget {
   void refresh(const QStringList& folders, const QStringList& files = {});
   void setModelInUse(const QString& path);  // shown in bold, "in use"
   QString selectedPath() const;
+  QString selectedDetail() const;  // its path and verdict in full, for a line under the table
   bool selectedSupported() const;
   bool isScanning() const { return m_scanning; }
 

@@ -11,6 +11,9 @@
 #include <cstdio>
 
 #include "ui/chat/compare_view.h"
+#include "ui/library/model_library_dialog.h"
+#include "ui/library/model_list_widget.h"
+#include "ui/library/welcome_view.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/settings_dialog.h"
@@ -23,6 +26,30 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString outDir) : QObject(&wi
   connect(&m_window, &MainWindow::turnDone, this, [this] { ++m_turnsDone; });
   connect(&m_window, &MainWindow::modelReady, this, [this] { QTimer::singleShot(0, this, &ScreenshotTour::run); },
           Qt::SingleShotConnection);
+  // main() calls openAtStart after this; the first turn of the event loop knows the page.
+  QTimer::singleShot(0, this, [this] {
+    if (m_window.welcomeShown()) runWelcome();
+  });
+}
+
+void ScreenshotTour::runWelcome() {
+  if (!QDir().mkpath(m_outDir)) return finish(1, QStringLiteral("cannot create %1").arg(m_outDir));
+  m_window.resize(1366, 768);
+  auto waitScanned = [](ModelListWidget* list) {
+    QElapsedTimer clock;
+    clock.start();
+    while (list && list->isScanning() && clock.elapsed() < 20000) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    QApplication::processEvents();
+  };
+  waitScanned(m_window.welcomeView()->modelList());
+  if (!save(&m_window, QStringLiteral("welcome.png"))) return finish(1, {});
+  m_window.showModelLibrary();
+  ModelLibraryDialog* library = m_window.modelLibrary();
+  waitScanned(library->modelList());
+  library->modelList()->setCurrentItem(library->modelList()->topLevelItem(0));
+  QApplication::processEvents();
+  if (!save(library, QStringLiteral("model_library.png"))) return finish(1, {});
+  finish(0, {});
 }
 
 bool ScreenshotTour::send(const QString& text) {

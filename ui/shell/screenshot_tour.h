@@ -2,7 +2,8 @@
 // A scripted tour of the app for screenshots (installer/screenshots.sh runs it under Xvfb): two
 // chats generating at once, a fork of the first, a compare round of 3 samples; it saves the
 // main window, the compare view and the KV block-pool panel as PNGs and quits the app. It
-// drives the window as a user would (its slots and widgets) on the real engine.
+// drives the window as a user would (its slots and widgets) on the real engine. A window that
+// starts on the welcome page (a first run) is shot instead as welcome.png and model_library.png.
 
 #include <QObject>
 #include <QString>
@@ -17,6 +18,7 @@ class ScreenshotTour : public QObject {
 
  private:
   void run();
+  void runWelcome();
   bool send(const QString& text);  // sends into the current chat, returns at once
   bool waitForTurns(int count);    // false when the replies take longer than the time allowed
   bool save(QWidget* widget, const QString& name);
