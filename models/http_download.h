@@ -53,6 +53,10 @@ class DownloadCancelled : public Error {
 // max_attempts times.
 DownloadResult download_file(const DownloadRequest& request);
 
+// Throws Error ("not enough disk space in DIR: 1.20 GB needed, 800.0 MB free") when the file
+// system of `directory` has less than `bytes` free.
+void check_space(const std::string& directory, uint64_t bytes);
+
 // The path a download writes to until it is complete.
 inline std::string partial_path(const std::string& destination) { return destination + ".part"; }
 

@@ -196,6 +196,24 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(read_all(dest), bytes);
   }
 
+  void tooLittleDiskSpaceIsSaidBeforeAnyByte() {
+    test::FakeHub hub;
+    hub.addRawFile("/big.gguf", QByteArray(1000, 'x'));
+    QTemporaryDir dir;
+    DownloadRequest r;
+    r.url = (hub.endpoint() + "/big.gguf").toStdString();
+    r.destination = dir.filePath("big.gguf").toStdString();
+    r.expected_size = uint64_t(1) << 60;  // an exabyte: no test machine has it free
+    try {
+      download_file(r);
+      QFAIL("no disk-space error");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).rfind("not enough disk space in " + dir.path().toStdString() + ": ", 0) == 0, e.what());
+    }
+    QCOMPARE(hub.requests().size(), 0);
+    QCOMPARE(files_below(dir.path()), QStringList{});
+  }
+
   void zipMembers() {
     QTemporaryDir dir;
     const QByteArray big = random_bytes(300000, 7) + QByteArray(300000, 'x');  // compressible half
