@@ -39,12 +39,6 @@ std::vector<std::string> auth_headers() {
   return {std::string("Authorization: Bearer ") + token};
 }
 
-std::string origin_of(const std::string& url) {
-  const size_t scheme = url.find("://");
-  const size_t end = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  return end == std::string::npos ? url : url.substr(0, end);
-}
-
 }  // namespace
 
 std::string hub_endpoint() {
@@ -84,10 +78,19 @@ std::string hub_destination(const HubFile& f, const std::string& models_dir) {
   return (fs::path(models_dir) / "hf" / f.repo / f.file).string();
 }
 
-HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint) {
+HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint, const std::atomic<bool>* cancel) {
   check_hub_file(f);
-  const std::string url = resolve_url(f, endpoint);
-  const HttpHead h = http_head(url, auth_headers());
+  std::string url = resolve_url(f, endpoint);
+  HttpHead h = http_head(url, auth_headers(), cancel);
+  // A renamed repository answers with a redirect to its new resolve URL on the hub itself,
+  // without the file's headers: followed (a few times at most), as huggingface_hub does.
+  for (int hop = 0; hop < 5 && h.status >= 300 && h.status < 400 && header(h, "x-linked-etag").empty() &&
+                    header(h, "x-linked-size").empty() && !header(h, "location").empty() &&
+                    origin_of(resolve_location(url, header(h, "location"))) == origin_of(url);
+       ++hop) {
+    url = resolve_location(url, header(h, "location"));
+    h = http_head(url, auth_headers(), cancel);
+  }
   if (h.status == 404 || h.status == 401 || h.status == 403) {
     const std::string code = header(h, "x-error-code");
     if (code == "EntryNotFound") fail("'%s' has no file '%s' (revision %s)", f.repo.c_str(), f.file.c_str(), f.revision.c_str());
@@ -103,7 +106,10 @@ HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint) {
   std::string etag = unquote(header(h, "x-linked-etag"));
   if (etag.empty()) etag = unquote(header(h, "etag"));
   if (is_sha256_hex(etag)) info.sha256 = etag;  // small non-LFS files carry a git hash instead
-  const std::string size = header(h, "x-linked-size").empty() ? header(h, "content-length") : header(h, "x-linked-size");
+  // A redirect's own Content-Length is its body's, not the file's.
+  const std::string size = !header(h, "x-linked-size").empty() ? header(h, "x-linked-size")
+                           : h.status == 200                    ? header(h, "content-length")
+                                                                : std::string();
   info.size = size.empty() ? 0 : std::strtoull(size.c_str(), nullptr, 10);
   const std::string location = header(h, "location");
   info.download_url = h.status >= 300 && h.status < 400 && !location.empty() ? resolve_location(url, location) : url;
@@ -113,7 +119,7 @@ HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint) {
 std::string pull_hub_file(const HubFile& f, const std::string& models_dir,
                           std::function<void(const DownloadProgress&)> on_progress, const std::atomic<bool>* cancel) {
   const std::string endpoint = hub_endpoint();
-  const HubFileInfo info = fetch_hub_file_info(f, endpoint);
+  const HubFileInfo info = fetch_hub_file_info(f, endpoint, cancel);
   const std::string dest = hub_destination(f, models_dir);
   std::error_code ec;
   if (fs::is_regular_file(dest, ec) && !info.sha256.empty() && fs::file_size(dest, ec) == info.size &&

@@ -35,10 +35,10 @@ std::string hub_destination(const HubFile& f, const std::string& models_dir);
 
 // Asks the hub about a file; throws Error with the hub's reason (no such repository or file,
 // gated, unreachable).
-HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint);
+HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint, const std::atomic<bool>* cancel = nullptr);
 
 // Downloads a file (checked against the hub's sha256 and size) unless a verified copy is there;
-// returns its path.
+// returns its path. A cancel (DownloadCancelled) keeps what was downloaded for the next pull.
 std::string pull_hub_file(const HubFile& f, const std::string& models_dir,
                           std::function<void(const DownloadProgress&)> on_progress = {},
                           const std::atomic<bool>* cancel = nullptr);

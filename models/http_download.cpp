@@ -93,7 +93,7 @@ struct Transfer {
       const std::string range = head.headers.count("content-range") ? head.headers["content-range"] : "";
       unsigned long long start = 0, end = 0, whole = 0;
       if (std::sscanf(range.c_str(), "bytes %llu-%llu/%llu", &start, &end, &whole) != 3 || start != offset) {
-        refusal = "the server answered a resume with the wrong range '" + range + "'";
+        restart = true;  // not the bytes after ours: what the .part holds cannot be trusted to continue
         return false;
       }
       total = whole;
@@ -189,19 +189,30 @@ std::string describe_status(long status) {
   }
 }
 
+std::string origin_of(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t host_end = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  return host_end == std::string::npos ? url : url.substr(0, host_end);
+}
+
 std::string resolve_location(const std::string& base, const std::string& location) {
   if (location.find("://") != std::string::npos) return location;
-  const size_t scheme = base.find("://");
-  const size_t host_end = base.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  const std::string origin = host_end == std::string::npos ? base : base.substr(0, host_end);
+  const std::string origin = origin_of(base);
   if (!location.empty() && location[0] == '/') return origin + location;
   const size_t last = base.rfind('/');
   return (last == std::string::npos || last < origin.size() ? origin + "/" : base.substr(0, last + 1)) + location;
 }
 
-HttpHead http_head(const std::string& url, const std::vector<std::string>& headers) {
+HttpHead http_head(const std::string& url, const std::vector<std::string>& headers, const std::atomic<bool>* cancel) {
   CurlHandle c;
   HeaderSink sink;
+  if (cancel) {
+    curl_easy_setopt(c.h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c.h, CURLOPT_XFERINFOFUNCTION, +[](void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+      return static_cast<const std::atomic<bool>*>(flag)->load() ? 1 : 0;
+    });
+    curl_easy_setopt(c.h, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(cancel));
+  }
   curl_easy_setopt(c.h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c.h, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -212,8 +223,9 @@ HttpHead http_head(const std::string& url, const std::vector<std::string>& heade
   curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
   c.set_headers(headers);
   const CURLcode rc = curl_easy_perform(c.h);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
   if (rc != CURLE_OK) fail("cannot reach %s: %s", url.c_str(), curl_easy_strerror(rc));
-  return {sink.status, sink.headers, url};
+  return {sink.status, sink.headers};
 }
 
 DownloadResult download_file(const DownloadRequest& request) {
@@ -222,7 +234,7 @@ DownloadResult download_file(const DownloadRequest& request) {
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec) fail("cannot create the folder %s: %s", directory.c_str(), ec.message().c_str());
-  const std::string part = partial_path(request.destination);
+  const std::string part = partial_path(request.destination, request.expected_sha256);
 
   DownloadResult result;
   result.path = request.destination;
@@ -238,9 +250,14 @@ DownloadResult download_file(const DownloadRequest& request) {
       std::FILE* in = std::fopen(part.c_str(), "rb");
       std::vector<char> buf(1 << 20);
       size_t n;
-      while (in && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0) hash.update(buf.data(), n);
+      while (in && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0) {
+        if (request.cancel && request.cancel->load()) {
+          std::fclose(in);
+          throw DownloadCancelled();
+        }
+        hash.update(buf.data(), n);
+      }
       if (in) std::fclose(in);
-      result.resumed = true;
     }
   }
 
@@ -282,18 +299,16 @@ DownloadResult download_file(const DownloadRequest& request) {
     if (have) headers.push_back(range);
     c.set_headers(headers);
     const CURLcode rc = curl_easy_perform(c.h);
-    std::fclose(out);
-    ++result.attempts;
+    // The last buffered bytes are written here: a full disk shows now, not as a short file.
+    if (std::fclose(out) != 0 && t.refusal.empty()) t.refusal = "could not write the downloaded bytes (disk full?)";
     have += t.written;
-    if (t.written && attempt > 1) result.resumed = true;
     if (t.total) total = t.total;
 
     if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
-    if (t.restart) {  // the server sent the whole file: start over from byte 0
+    if (t.restart) {  // the server sent the whole file, or another range: start over from byte 0
       fs::remove(part, ec);
       hash = Sha256();
       have = 0;
-      result.resumed = false;
       continue;
     }
     if (t.head.status == 416 && have > 0) {
@@ -337,6 +352,11 @@ DownloadResult download_file(const DownloadRequest& request) {
     fail("downloading %s failed after %d connections: %s", request.url.c_str(), request.max_attempts,
          last_error.empty() ? "incomplete" : last_error.c_str());
 
+  // What is on disk is what was counted (a write that failed unseen would make it shorter).
+  if (fs::file_size(part, ec) != have || ec) {
+    fs::remove(part, ec);
+    fail("%s holds fewer bytes than were downloaded (disk full?); it was deleted", part.c_str());
+  }
   result.bytes = have;
   result.sha256 = hash.hex();
   if (request.expected_size && have != request.expected_size) {

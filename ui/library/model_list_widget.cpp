@@ -41,6 +41,11 @@ ModelListWidget::ModelListWidget(QWidget* parent) : QTreeWidget(parent) {
   });
 }
 
+ModelListWidget::~ModelListWidget() {
+  for (const QPointer<QThread>& t : m_workers)
+    if (t) t->wait();
+}
+
 void ModelListWidget::refresh(const QStringList& folders, const QStringList& files) {
   m_scanning = true;
   const int generation = ++m_generation;
@@ -75,6 +80,8 @@ void ModelListWidget::refresh(const QStringList& folders, const QStringList& fil
     }, Qt::QueuedConnection);
   });
   connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  m_workers.removeAll(nullptr);
+  m_workers.append(worker);
   worker->start();
 }
 
@@ -124,12 +131,12 @@ void ModelListWidget::setModelInUse(const QString& path) {
 void ModelListWidget::markInUse() {
   for (int i = 0; i < topLevelItemCount(); ++i) {
     QTreeWidgetItem* item = topLevelItem(i);
+    if (!item->data(0, kSupportedRole).toBool()) continue;
     const bool inUse = !m_inUse.isEmpty() && QFileInfo(item->data(0, kPathRole).toString()).canonicalFilePath() == m_inUse;
     QFont f = item->font(kName);
     f.setBold(inUse);
     item->setFont(kName, f);
-    const QString label = item->text(kName).remove(tr(" (in use)"));
-    item->setText(kName, inUse ? label + tr(" (in use)") : label);
+    item->setText(kRuns, inUse ? tr("yes, in use") : tr("yes"));
   }
 }
 

@@ -4,7 +4,10 @@
 // ("no: architecture 'phi3' is not supported ..." in the row, before anyone tries). Scanning
 // and reading headers run on a worker thread; rows arrive when it is done.
 
+#include <QList>
+#include <QPointer>
 #include <QStringList>
+#include <QThread>
 #include <QTreeWidget>
 
 #include <vector>
@@ -21,10 +24,11 @@ class ModelListWidget : public QTreeWidget {
   static constexpr int kSupportedRole = Qt::UserRole + 1;
 
   explicit ModelListWidget(QWidget* parent = nullptr);
+  ~ModelListWidget() override;  // waits for its scans (they post rows to a widget that must be there or known gone)
 
   // Scans the standard places, `folders` and the `files` given (recent ones, source "Recent").
   void refresh(const QStringList& folders, const QStringList& files = {});
-  void setModelInUse(const QString& path);  // shown in bold, "in use"
+  void setModelInUse(const QString& path);  // its row in bold, "yes, in use" under Runs here
   QString selectedPath() const;
   QString selectedDetail() const;  // its path and verdict in full, for a line under the table
   bool selectedSupported() const;
@@ -46,4 +50,5 @@ class ModelListWidget : public QTreeWidget {
   QString m_inUse;
   bool m_scanning = false;
   int m_generation = 0;  // a newer refresh supersedes the rows of an older one
+  QList<QPointer<QThread>> m_workers;
 };

@@ -89,9 +89,7 @@ WelcomeView::WelcomeView(QWidget* parent)
   });
   connect(m_download, &ModelDownload::progress, this, [this](qint64 received, qint64 total) {
     m_progress->setValue(total ? static_cast<int>(1000 * received / total) : 0);
-    m_message->setText(tr("Downloading: %1 of %2")
-                           .arg(QString::fromStdString(pagedchat::models::format_bytes(received)),
-                                total ? QString::fromStdString(pagedchat::models::format_bytes(total)) : tr("?")));
+    m_message->setText(ModelDownload::progressText(received, total));
   });
   connect(m_download, &ModelDownload::finished, this, [this](const QString& path) {
     setDownloading(false);

@@ -25,7 +25,12 @@ void MainWindow::buildWelcome() {
   m_central->addWidget(m_welcome);
   // Until a model is in use a failed load is said on the welcome page, not in a box.
   m_loader->setErrorBoxes(false);
-  connect(m_welcome, &WelcomeView::modelChosen, this, [this](const QString& path) { loadModel(path); });
+  connect(m_welcome, &WelcomeView::modelChosen, this, [this](const QString& path) {
+    if (m_loader->isLoading())
+      m_welcome->showMessage(tr("Another model is loading; choose again when it is done."), false);
+    else
+      loadModel(path);
+  });
   connect(m_welcome, &WelcomeView::openFileRequested, this, [this] {
     m_loader->chooseAndLoad(m_settings.engineConfig(), QString::fromStdString(pagedchat::models_dir()));
   });
@@ -57,13 +62,15 @@ bool MainWindow::welcomeShown() const { return m_central->currentWidget() == m_w
 
 void MainWindow::showModelLibrary() {
   if (m_library) {
+    m_library->setRecent(m_loader->recentModels());
+    m_library->rescan();
+    m_library->show();
     m_library->raise();
     m_library->activateWindow();
     return;
   }
   m_library = new ModelLibraryDialog(modelFolders(), m_loader->recentModels(), m_loader->currentPath(),
                                      QString::fromStdString(pagedchat::models_dir()), this);
-  m_library->setAttribute(Qt::WA_DeleteOnClose);
   connect(m_library, &ModelLibraryDialog::foldersChanged, this, [this](const QStringList& folders) {
     setModelFolders(folders);
     if (welcomeShown()) m_welcome->refresh(folders, m_loader->recentModels());
