@@ -65,6 +65,15 @@ bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* soc
 void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   const QString path = request.url().path();
   const Method method = request.method();
+  // Before any route, /health included: a web page the user visits must not reach them.
+  const QByteArray origin = request.value("Origin");
+  if (auto refusal = checkHost(request.value("Host"), m_options.admission)) throw *refusal;
+  if (auto refusal = checkOrigin(origin, m_options.admission)) throw *refusal;
+  if (!origin.isEmpty()) socket->setProperty(kCorsOriginProperty, origin);  // every answer on it says it (http_reply.cpp)
+  if (method == Method::Options) {  // a CORS preflight of an allowed origin
+    writeHttpResponse(socket, 204, "text/plain", {}, origin.isEmpty() ? HttpHeaders{} : corsHeaders(origin, true));
+    return;
+  }
   auto expect = [&](Method m) {
     if (method != m)
       throw ApiError(405, QStringLiteral("'%1' does not accept this method").arg(path), QStringLiteral("invalid_request_error"));
@@ -100,13 +109,17 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
 
 void ApiServer::checkApiKey(const QHttpServerRequest& request) const {
   if (m_options.apiKey.isEmpty()) return;
-  const QByteArray expected = "Bearer " + m_options.apiKey.toUtf8();
-  if (request.value("Authorization") != expected)
+  // The scheme's case does not matter (RFC 9110); the key's does.
+  const QByteArray given = request.value("Authorization").trimmed();
+  const qsizetype space = given.indexOf(' ');
+  const bool ok = space > 0 && given.left(space).toLower() == "bearer" && given.mid(space + 1).trimmed() == m_options.apiKey.toUtf8();
+  if (!ok)
     throw ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), QStringLiteral("invalid_request_error"), {},
                    QStringLiteral("invalid_api_key"));
 }
 
 void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat) {
+  if (auto refusal = checkJsonContentType(request.value("Content-Type"))) throw *refusal;
   CompletionRequest parsed = chat ? parseChatCompletion(request.body(), m_options.limits)
                                   : parseTextCompletion(request.body(), m_options.limits);
   const QString modelId = m_router.modelId();
@@ -155,5 +168,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
 
 void ApiServer::writeError(QTcpSocket* socket, const ApiError& error) {
   ++m_counters.numRejected;
-  if (socket) writeHttpResponse(socket, error.status, "application/json", error.toJson());
+  // A client told to come back later is told when (RFC 6585): the queue moves within a second.
+  const HttpHeaders extra = error.status == 429 ? HttpHeaders{{"Retry-After", "1"}} : HttpHeaders{};
+  if (socket) writeHttpResponse(socket, error.status, "application/json", error.toJson(), extra);
 }

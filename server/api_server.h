@@ -18,6 +18,7 @@
 
 #include "server/completion_request.h"
 #include "server/metrics_text.h"
+#include "server/request_admission.h"
 
 class RequestRouter;
 struct ApiError;
@@ -28,6 +29,7 @@ struct ServerOptions {
   QString apiKey;                  // empty: no key asked
   qint64 maxBodyBytes = 1 << 20;   // larger bodies get 413
   CompletionLimits limits;
+  AdmissionPolicy admission;       // which Host names and browser Origins may call (request_admission.h)
 };
 
 class ApiServer : public QAbstractHttpServer {

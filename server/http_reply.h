@@ -11,6 +11,10 @@ class QTcpSocket;
 
 using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
 
+// The socket property holding the Origin of an allowed cross-origin request: every response
+// written on that socket then carries Access-Control-Allow-Origin (request_admission.h).
+inline constexpr const char* kCorsOriginProperty = "pagedchat_cors_origin";
+
 void writeHttpResponse(QTcpSocket* socket, int status, const QByteArray& contentType, const QByteArray& body,
                        const HttpHeaders& extra = {});
 void writeChunkedHead(QTcpSocket* socket, int status, const QByteArray& contentType);

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
       {"host", "Address to bind (default 127.0.0.1; 0.0.0.0 exposes the server to the network).", "address", "127.0.0.1"},
       {"port", "TCP port (0: any free port).", "port", "8080"},
       {"api-key", "Require 'Authorization: Bearer KEY' (default: env PAGEDCHAT_API_KEY, else no key).", "key"},
+      {"allowed-hosts", "Host names clients may use besides localhost and IP addresses, comma-separated (* : any). "
+                        "Others get 403: a web page reaching the server by DNS rebinding uses its own name.", "names"},
+      {"allow-origin", "A web page origin allowed to call the API from a browser (CORS), e.g. http://localhost:3000; "
+                       "repeatable, * for any. By default browsers' cross-origin requests get 403.", "origin"},
       {"backend", "Where the forward pass runs: cpu, or cuda (an NVIDIA GPU; a build with CUDA).", "name", "cpu"},
       {"dtype", "cuda: the 16-bit type of weights, activations and KV: bf16 or f16 (default bf16).", "type"},
       {"kv-type", "The KV pool's element type: cpu f16 (default), f32 or q8_0; cuda only its --dtype.", "type"},
@@ -156,6 +160,9 @@ int main(int argc, char** argv) {
   }
   so.port = static_cast<quint16>(intOption(p, "port", 0, 65535));
   so.apiKey = p.isSet("api-key") ? p.value("api-key") : qEnvironmentVariable("PAGEDCHAT_API_KEY");
+  for (const QString& h : p.value("allowed-hosts").split(',', Qt::SkipEmptyParts)) so.admission.allowedHosts << h.trimmed();
+  for (const QString& list : p.values("allow-origin"))
+    for (const QString& o : list.split(',', Qt::SkipEmptyParts)) so.admission.allowedOrigins << o.trimmed();
   so.maxBodyBytes = intOption(p, "max-body-bytes", 1024, 1 << 30);
   so.limits.maxTokens = intOption(p, "max-tokens", 1, 1 << 20);
   so.limits.maxN = intOption(p, "max-n", 1, 256);

@@ -1,0 +1,159 @@
+"""The real pagedchat-server against what a hostile web page or a sloppy client sends (issue 23,
+first probes): a DNS-rebinding Host, a cross-origin page with and without --allow-origin (CORS
+preflight and the headers of the answer), POSTs that are not JSON, a lowercase 'bearer', an
+HTTP/1.1 request without Host, and a 429 that says when to retry. Loopback only, bounded.
+Run by ctest (server_test_hostile_clients)."""
+import http.client
+import json
+import os
+import socket
+import sys
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from server_process import ServerProcess  # noqa: E402
+
+CHAT = json.dumps({"model": "SmolLM2-135M-Instruct.Q4_1", "max_tokens": 4, "temperature": 0,
+                   "messages": [{"role": "user", "content": "Hi"}]})
+
+
+def request(server, method, path, body=None, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    # http.client adds Host: 127.0.0.1:PORT unless one is given.
+    conn.request(method, path, body=body, headers=headers or {})
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+
+
+def error_code(data):
+    return json.loads(data)["error"]["code"]
+
+
+class DefaultPolicyTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess("--api-key", "k3y")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def auth(self, **extra):
+        return {"Authorization": "Bearer k3y", "Content-Type": "application/json", **extra}
+
+    def test_a_rebinding_host_is_refused_on_every_route(self):
+        for method, path, body in [("GET", "/v1/models", None), ("GET", "/health", None),
+                                   ("POST", "/v1/chat/completions", CHAT)]:
+            status, _, data = request(self.server, method, path, body, self.auth(Host="evil.example:8080"))
+            self.assertEqual(status, 403, path)
+            self.assertEqual(error_code(data), "host_not_allowed")
+        status, _, _ = request(self.server, "GET", "/v1/models", headers=self.auth(Host="localhost:1"))
+        self.assertEqual(status, 200)
+
+    def test_a_cross_origin_page_is_refused(self):
+        status, headers, data = request(self.server, "POST", "/v1/chat/completions", CHAT,
+                                        self.auth(Origin="https://evil.example"))
+        self.assertEqual(status, 403)
+        self.assertEqual(error_code(data), "origin_not_allowed")
+        self.assertNotIn("access-control-allow-origin", headers)
+        # Its preflight too.
+        status, headers, _ = request(self.server, "OPTIONS", "/v1/chat/completions",
+                                     headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+        self.assertEqual(status, 403)
+
+    def test_a_simple_post_a_page_could_send_is_refused(self):
+        for ctype in ["text/plain", "application/x-www-form-urlencoded", None]:
+            headers = {"Authorization": "Bearer k3y"}
+            if ctype:
+                headers["Content-Type"] = ctype
+            status, _, data = request(self.server, "POST", "/v1/chat/completions", CHAT, headers)
+            self.assertEqual(status, 415, ctype)
+            self.assertEqual(error_code(data), "unsupported_media_type")
+        status, _, _ = request(self.server, "POST", "/v1/chat/completions", CHAT, self.auth())
+        self.assertEqual(status, 200)
+
+    def test_the_auth_scheme_is_case_insensitive_the_key_is_not(self):
+        base = {"Content-Type": "application/json"}
+        self.assertEqual(request(self.server, "GET", "/v1/models", headers={**base, "Authorization": "bearer k3y"})[0], 200)
+        self.assertEqual(request(self.server, "GET", "/v1/models", headers={**base, "Authorization": "BEARER k3y"})[0], 200)
+        self.assertEqual(request(self.server, "GET", "/v1/models", headers={**base, "Authorization": "Bearer K3Y"})[0], 401)
+        self.assertEqual(request(self.server, "GET", "/v1/models", headers={**base, "Authorization": "Basic k3y"})[0], 401)
+
+    def test_http11_without_host_is_a_400(self):
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=30) as s:
+            s.sendall(b"GET /v1/models HTTP/1.1\r\nAuthorization: Bearer k3y\r\n\r\n")
+            reply = s.recv(65536).decode(errors="replace")
+        self.assertTrue(reply.startswith("HTTP/1.1 400"), reply[:200])
+        self.assertIn("missing_host", reply)
+
+class FullQueueTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess("--max-active", "1")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def auth(self):
+        return {"Content-Type": "application/json"}
+
+    def test_a_full_queue_says_when_to_retry(self):
+        # --max-active 1: a long stream holds the one slot while a second request comes.
+        body = json.dumps({"model": "SmolLM2-135M-Instruct.Q4_1", "max_tokens": 400, "ignore_eos": True,
+                           "stream": True, "messages": [{"role": "user", "content": "Count."}]})
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=120)
+        conn.request("POST", "/v1/chat/completions", body=body, headers=self.auth())
+        first = conn.getresponse()
+        self.assertEqual(first.status, 200)
+        first.readline()  # the stream has started: the request is in flight
+        status, headers, data = request(self.server, "POST", "/v1/chat/completions", CHAT, self.auth())
+        conn.close()
+        self.assertEqual(status, 429)
+        self.assertEqual(headers.get("retry-after"), "1")
+        self.assertEqual(error_code(data), "queue_full")
+
+
+class AllowedOriginTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess("--allow-origin", "http://localhost:3000", "--allowed-hosts", "gpu-box.lan")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def test_the_preflight_and_the_answer_name_the_origin(self):
+        status, headers, _ = request(self.server, "OPTIONS", "/v1/chat/completions",
+                                     headers={"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST",
+                                              "Access-Control-Request-Headers": "content-type"})
+        self.assertEqual(status, 204)
+        self.assertEqual(headers["access-control-allow-origin"], "http://localhost:3000")
+        self.assertIn("POST", headers["access-control-allow-methods"])
+        self.assertIn("Content-Type", headers["access-control-allow-headers"])
+        # The answer itself, whole and streamed, carries the header a browser needs to read it.
+        status, headers, _ = request(self.server, "POST", "/v1/chat/completions", CHAT,
+                                     {"Origin": "http://localhost:3000", "Content-Type": "application/json"})
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["access-control-allow-origin"], "http://localhost:3000")
+        stream = json.dumps({**json.loads(CHAT), "stream": True})
+        status, headers, data = request(self.server, "POST", "/v1/chat/completions", stream,
+                                        {"Origin": "http://localhost:3000", "Content-Type": "application/json"})
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["access-control-allow-origin"], "http://localhost:3000")
+        self.assertIn(b"data: [DONE]", data)
+        # Another origin still is not.
+        status, _, _ = request(self.server, "POST", "/v1/chat/completions", CHAT,
+                               {"Origin": "http://localhost:3001", "Content-Type": "application/json"})
+        self.assertEqual(status, 403)
+
+    def test_an_allowed_host_name(self):
+        self.assertEqual(request(self.server, "GET", "/v1/models", headers={"Host": "gpu-box.lan:8080"})[0], 200)
+        self.assertEqual(request(self.server, "GET", "/v1/models", headers={"Host": "evil.example"})[0], 403)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
