@@ -138,6 +138,10 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
                                      .arg(model->config().vocab_size),
                                  QStringLiteral("prompt[%1]").arg(i));
   }
+  for (const auto& [token, bias] : parsed.params.logit_bias)
+    if (token >= model->config().vocab_size)
+      throw ApiError::badRequest(QStringLiteral("logit_bias token %1 is outside the vocabulary (%2 tokens)").arg(token).arg(model->config().vocab_size),
+                                 QStringLiteral("logit_bias"));
   if (chat) engineRequest.prompt = model->encode_chat(parsed.messages);
   else if (!parsed.promptTokens.empty()) engineRequest.prompt = parsed.promptTokens;
   else engineRequest.prompt = model->tokenizer->encode(parsed.prompt, true, false);  // plain text: BOS, no specials

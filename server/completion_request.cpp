@@ -145,6 +145,40 @@ void parseCommon(const QJsonObject& o, const CompletionLimits& limits, Completio
       r.includeUsage = opts.value(QLatin1String("include_usage")).toBool();
     }
   }
+  if (given(o, "logit_bias")) {
+    const QJsonValue bv = o.value(QLatin1String("logit_bias"));
+    if (!bv.isObject()) badType(QStringLiteral("logit_bias"), QStringLiteral("an object of token id -> bias"), bv);
+    const QJsonObject biases = bv.toObject();
+    if (biases.size() > 1024) throw ApiError::badRequest(QStringLiteral("'logit_bias' has more than 1024 entries"), "logit_bias");
+    for (auto it = biases.begin(); it != biases.end(); ++it) {
+      bool ok = false;
+      const qlonglong id = it.key().toLongLong(&ok);
+      const QString param = QStringLiteral("logit_bias.%1").arg(it.key());
+      if (!ok || id < 0 || id > std::numeric_limits<int32_t>::max())
+        throw ApiError::badRequest(QStringLiteral("'logit_bias' keys must be token ids, not '%1'").arg(it.key()), "logit_bias");
+      if (!it.value().isDouble()) badType(param, QStringLiteral("a number"), it.value());
+      const double bias = it.value().toDouble();
+      if (!(bias >= -100.0 && bias <= 100.0)) outOfRange(param, QStringLiteral("in [-100, 100]"));
+      p.logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(bias));
+    }
+    if (r.beamWidth > 0 && !p.logit_bias.empty())
+      throw ApiError::badRequest(QStringLiteral("'logit_bias' is not supported with beam search"), "logit_bias");
+  }
+  // Fields of the API we do not implement yet: refused by name rather than silently ignored
+  // (a client asking for JSON or a tool call would get free text and not know why).
+  const auto unsupported = [&](const char* key, auto acceptable) {
+    if (given(o, key) && !acceptable(o.value(QLatin1String(key))))
+      throw ApiError::badRequest(QStringLiteral("'%1' is not supported by this server yet").arg(QLatin1String(key)), key);
+  };
+  unsupported("response_format", [](const QJsonValue& v) { return v.isObject() && v.toObject().value("type") == QLatin1String("text"); });
+  unsupported("tools", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });
+  unsupported("tool_choice", [](const QJsonValue& v) { return v == QLatin1String("none"); });
+  unsupported("functions", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });
+  unsupported("function_call", [](const QJsonValue& v) { return v == QLatin1String("none"); });
+  unsupported("parallel_tool_calls", [](const QJsonValue& v) { return v.isBool(); });
+  unsupported("suffix", [](const QJsonValue& v) { return v.isString() && v.toString().isEmpty(); });
+  unsupported("echo", [](const QJsonValue& v) { return v == QJsonValue(false); });
+  unsupported("best_of", [&](const QJsonValue& v) { return v.isDouble() && v.toDouble() == 1.0; });
   // logprobs: chat asks with a boolean and top_logprobs (0..20); completions with an integer
   // (0..5, the number of alternatives).
   if (r.kind == CompletionRequest::Kind::chat) {

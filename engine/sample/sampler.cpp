@@ -40,6 +40,8 @@ void Sampler::penalize(std::span<const float> logits, std::span<const int32_t> h
   work_.assign(logits.begin(), logits.end());
   for (float l : work_)
     if (!std::isfinite(l)) throw Error("the model produced a non-finite logit; its weights are likely corrupt");
+  for (const auto& [id, bias] : params_.logit_bias)
+    if (id < n) work_[id] += bias;  // ids past the vocabulary are refused before a request runs
   bool penalize = params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
                   params_.presence_penalty != 0.0f;
   if (!penalize || history.empty()) return;

@@ -23,6 +23,10 @@ std::string SamplingParams::validate() const {
   if (num_logprobs < -1 || num_logprobs > 20) return format("num_logprobs %d must be -1 (off) to 20", num_logprobs);
   for (const auto& s : stop)
     if (s.empty()) return "stop strings must not be empty";
+  for (const auto& [id, bias] : logit_bias) {
+    if (id < 0) return format("logit_bias token %d must be >= 0", id);
+    if (!std::isfinite(bias) || std::fabs(bias) > 100.0f) return format("logit_bias %g (token %d) must be in [-100, 100]", bias, id);
+  }
   return {};
 }
 

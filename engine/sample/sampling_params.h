@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pagedchat {
@@ -23,6 +24,9 @@ struct SamplingParams {
   // Log-probabilities on each token event: -1 off; n >= 0 the chosen token's and the n most
   // likely tokens' (engine/sample/logprobs.h). At most 20, as the OpenAI API allows.
   int num_logprobs = -1;
+  // Added to a token's logit before the penalties and every filter (OpenAI's logit_bias): -100
+  // bans a token in practice, +100 all but forces it. Ids must be inside the vocabulary.
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
   // Empty if valid, else what is wrong (a bad request gets this as its error).
   std::string validate() const;

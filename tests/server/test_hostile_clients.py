@@ -7,6 +7,7 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import unittest
@@ -88,6 +89,59 @@ class DefaultPolicyTest(unittest.TestCase):
             reply = s.recv(65536).decode(errors="replace")
         self.assertTrue(reply.startswith("HTTP/1.1 400"), reply[:200])
         self.assertIn("missing_host", reply)
+
+def token_id(text):
+    out = subprocess.run([os.environ["PAGEDCHAT_CLI"], "tokenize", "--model", os.environ["PAGEDCHAT_TEST_MODEL"],
+                          "--text", text, "--no-special"], capture_output=True, text=True, check=True).stdout.split()
+    assert len(out) == 1, out
+    return int(out[0])
+
+
+class UnsupportedFieldsTest(unittest.TestCase):
+    """Fields of the API we do not implement are refused by name, not ignored; logit_bias works."""
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def chat(self, **fields):
+        body = {**json.loads(CHAT), "max_tokens": 8, "messages": [{"role": "user", "content": "What is the capital of France?"}],
+                **fields}
+        status, _, data = request(self.server, "POST", "/v1/chat/completions", json.dumps(body),
+                                  {"Content-Type": "application/json"})
+        return status, json.loads(data)
+
+    def test_unsupported_fields_are_400_naming_them(self):
+        for field, value in [("response_format", {"type": "json_object"}),
+                             ("response_format", {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}),
+                             ("tools", [{"type": "function", "function": {"name": "f", "parameters": {}}}]),
+                             ("tool_choice", "auto"), ("functions", [{"name": "f"}]), ("best_of", 2), ("echo", True)]:
+            status, data = self.chat(**{field: value})
+            self.assertEqual(status, 400, field)
+            self.assertEqual(data["error"]["param"], field)
+            self.assertIn("is not supported", data["error"]["message"])
+        # Their neutral values are accepted.
+        for field, value in [("response_format", {"type": "text"}), ("tools", []), ("tool_choice", "none")]:
+            self.assertEqual(self.chat(**{field: value})[0], 200, field)
+
+    def test_logit_bias_bans_and_forces(self):
+        status, plain = self.chat(logprobs=True)
+        self.assertEqual(status, 200)
+        first = plain["choices"][0]["logprobs"]["content"][0]["token"]  # the greedy reply's first token
+        status, banned = self.chat(logprobs=True, logit_bias={str(token_id(first)): -100})
+        self.assertEqual(status, 200)
+        self.assertNotEqual(banned["choices"][0]["logprobs"]["content"][0]["token"], first)
+        status, forced = self.chat(logit_bias={str(token_id("Hello")): 100}, max_tokens=3)
+        self.assertEqual(forced["choices"][0]["message"]["content"], "HelloHelloHello")
+        for bad, why in [({"abc": 1}, "keys must be token ids"), ({"5": 101}, "in [-100, 100]"),
+                         ({"99999999": 1}, "outside the vocabulary"), ([1, 2], "an object")]:
+            status, data = self.chat(logit_bias=bad)
+            self.assertEqual(status, 400, bad)
+            self.assertIn(why, data["error"]["message"])
+
 
 class FullQueueTest(unittest.TestCase):
     @classmethod

@@ -38,6 +38,30 @@ class TestSampler : public QObject {
     QCOMPARE(s.sample(neg, {}), 1);
   }
 
+  void logitBiasMovesTokensBeforeEveryFilter() {
+    SamplingParams p;
+    std::vector<float> l = {0.1f, 2.0f, -1.0f, 1.5f};
+    p.logit_bias = {{1, -100.0f}};  // the argmax banned: the next best
+    QCOMPARE(Sampler(p).sample(l, {}), 3);
+    p.logit_bias = {{2, 100.0f}};  // the worst forced
+    QCOMPARE(Sampler(p).sample(l, {}), 2);
+    p.logit_bias = {{0, 1.0f}, {3, 0.5f}};  // small biases add: 1.1 and 2.0 tie with token 1, the lowest id wins
+    QCOMPARE(Sampler(p).sample(l, {}), 1);
+    p.logit_bias = {{0, 1.95f}};
+    QCOMPARE(Sampler(p).sample(l, {}), 0);
+    // At temperature 1 with top_k 1 the filter sees the biased logits: always the forced token.
+    p.logit_bias = {{2, 100.0f}};
+    p.top_k = 1;
+    const auto seen = draws(p, l, 200);
+    QCOMPARE(seen.size(), size_t(1));
+    QCOMPARE(seen.begin()->first, 2);
+    // Validation names the bad one.
+    p.logit_bias = {{5, 101.0f}};
+    QCOMPARE(p.validate(), std::string("logit_bias 101 (token 5) must be in [-100, 100]"));
+    p.logit_bias = {{-1, 1.0f}};
+    QCOMPARE(p.validate(), std::string("logit_bias token -1 must be >= 0"));
+  }
+
   void sameSeedSameDrawsOtherSeedOtherDraws() {
     SamplingParams p;
     p.temperature = 1.0f;
