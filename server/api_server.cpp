@@ -6,6 +6,7 @@
 #include <QPointer>
 #include <QTcpSocket>
 
+#include "engine/engine/request.h"
 #include "engine/model/model.h"
 #include "server/api_error.h"
 #include "server/body_limit_guard.h"
@@ -84,7 +85,7 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
     writeHttpResponse(socket, ready ? 200 : 503, "application/json", ready ? R"({"status":"ok"})" : R"({"status":"loading"})");
     return;
   }
-  checkApiKey(request);
+  const int userKey = checkApiKey(request);
   if (request.body().size() > m_options.maxBodyBytes)
     throw ApiError(413, QStringLiteral("the request body has %1 bytes; the limit is %2").arg(request.body().size()).arg(m_options.maxBodyBytes),
                    QStringLiteral("invalid_request_error"), {}, QStringLiteral("request_too_large"));
@@ -98,27 +99,31 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
     writeHttpResponse(socket, 200, "application/json", modelsJson(m_router.modelId(), QDateTime::currentSecsSinceEpoch()));
   } else if (path == QLatin1String("/v1/chat/completions")) {
     expect(Method::Post);
-    serveCompletion(request, socket, true);
+    serveCompletion(request, socket, true, userKey);
   } else if (path == QLatin1String("/v1/completions")) {
     expect(Method::Post);
-    serveCompletion(request, socket, false);
+    serveCompletion(request, socket, false, userKey);
   } else {
     throw notFound(path);
   }
 }
 
-void ApiServer::checkApiKey(const QHttpServerRequest& request) const {
-  if (m_options.apiKey.isEmpty()) return;
+int ApiServer::checkApiKey(const QHttpServerRequest& request) const {
+  if (m_options.apiKey.isEmpty() && m_options.userKeys.isEmpty()) return -1;
   // The scheme's case does not matter (RFC 9110); the key's does.
   const QByteArray given = request.value("Authorization").trimmed();
   const qsizetype space = given.indexOf(' ');
-  const bool ok = space > 0 && given.left(space).toLower() == "bearer" && given.mid(space + 1).trimmed() == m_options.apiKey.toUtf8();
-  if (!ok)
-    throw ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), QStringLiteral("invalid_request_error"), {},
+  if (space > 0 && given.left(space).toLower() == "bearer") {
+    const QByteArray key = given.mid(space + 1).trimmed();
+    if (!m_options.apiKey.isEmpty() && key == m_options.apiKey.toUtf8()) return -1;
+    for (qsizetype i = 0; i < m_options.userKeys.size(); ++i)
+      if (key == m_options.userKeys[i].toUtf8()) return static_cast<int>(i);
+  }
+  throw ApiError(401, QStringLiteral("a valid API key is required (Authorization: Bearer KEY)"), QStringLiteral("invalid_request_error"), {},
                    QStringLiteral("invalid_api_key"));
 }
 
-void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat) {
+void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey) {
   if (auto refusal = checkJsonContentType(request.value("Content-Type"))) throw *refusal;
   CompletionRequest parsed = chat ? parseChatCompletion(request.body(), m_options.limits)
                                   : parseTextCompletion(request.body(), m_options.limits);
@@ -148,6 +153,11 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   engineRequest.params = parsed.params;
   if (!parsed.hasSeed) engineRequest.params.seed = (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();
   engineRequest.n = parsed.n;
+  // Prefix-cache isolation: the user's key (with several users), then the client's own salt.
+  QByteArray salt;
+  if (userKey >= 0) salt = "user-key " + m_options.userKeys[userKey].toUtf8() + '\n';
+  if (!parsed.cacheSalt.isEmpty()) salt += "cache_salt " + parsed.cacheSalt.toUtf8();
+  if (!salt.isEmpty()) engineRequest.cache_salt = pagedchat::cache_salt_of(std::string_view(salt.constData(), salt.size()));
   engineRequest.beam_width = parsed.beamWidth;
   engineRequest.length_penalty = parsed.lengthPenalty;
   const int64_t numPromptTokens = static_cast<int64_t>(engineRequest.prompt.size());

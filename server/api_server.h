@@ -26,7 +26,10 @@ struct ApiError;
 struct ServerOptions {
   QHostAddress host = QHostAddress::LocalHost;  // loopback unless asked otherwise
   quint16 port = 8080;
-  QString apiKey;                  // empty: no key asked
+  QString apiKey;                  // empty: no key asked (unless userKeys has some)
+  // Keys of several users (--api-key-file): each user's requests get a cache salt of their own,
+  // so one cannot learn from cached_tokens or timing what another sent.
+  QStringList userKeys;
   qint64 maxBodyBytes = 1 << 20;   // larger bodies get 413
   CompletionLimits limits;
   AdmissionPolicy admission;       // which Host names and browser Origins may call (request_admission.h)
@@ -48,8 +51,9 @@ class ApiServer : public QAbstractHttpServer {
 
  private:
   void route(const QHttpServerRequest& request, QTcpSocket* socket);
-  void checkApiKey(const QHttpServerRequest& request) const;
-  void serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat);
+  // The user key the request was made with (-1: the single --api-key, or no key asked); throws 401.
+  int checkApiKey(const QHttpServerRequest& request) const;
+  void serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey);
   void writeError(QTcpSocket* socket, const ApiError& error);
 
   ServerOptions m_options;

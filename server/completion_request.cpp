@@ -145,6 +145,12 @@ void parseCommon(const QJsonObject& o, const CompletionLimits& limits, Completio
       r.includeUsage = opts.value(QLatin1String("include_usage")).toBool();
     }
   }
+  if (given(o, "cache_salt")) {
+    const QJsonValue sv = o.value(QLatin1String("cache_salt"));
+    if (!sv.isString()) badType(QStringLiteral("cache_salt"), QStringLiteral("a string"), sv);
+    r.cacheSalt = sv.toString();
+    if (r.cacheSalt.isEmpty() || r.cacheSalt.size() > 256) outOfRange(QStringLiteral("cache_salt"), QStringLiteral("1 to 256 characters"));
+  }
   if (given(o, "logit_bias")) {
     const QJsonValue bv = o.value(QLatin1String("logit_bias"));
     if (!bv.isObject()) badType(QStringLiteral("logit_bias"), QStringLiteral("an object of token id -> bias"), bv);

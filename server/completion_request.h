@@ -38,6 +38,8 @@ struct CompletionRequest {
   float lengthPenalty = 1.0f;
   bool stream = false;
   bool includeUsage = false;  // stream_options.include_usage: a last chunk with usage
+  // vLLM's cache_salt: only requests with the same salt share prefix-cache blocks.
+  QString cacheSalt;
 };
 
 // Both throw ApiError on a malformed or invalid body.

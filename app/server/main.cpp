@@ -5,6 +5,7 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QFile>
 #include <QFileInfo>
 #include <QThread>
 
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
       {"host", "Address to bind (default 127.0.0.1; 0.0.0.0 exposes the server to the network).", "address", "127.0.0.1"},
       {"port", "TCP port (0: any free port).", "port", "8080"},
       {"api-key", "Require 'Authorization: Bearer KEY' (default: env PAGEDCHAT_API_KEY, else no key).", "key"},
+      {"api-key-file", "Keys of several users, one a line (# comments): each user's requests share prefix-cache "
+                       "blocks only with that user's, so cached_tokens tells no one what another sent.", "path"},
       {"allowed-hosts", "Host names clients may use besides localhost and IP addresses, comma-separated (* : any). "
                         "Others get 403: a web page reaching the server by DNS rebinding uses its own name.", "names"},
       {"allow-origin", "A web page origin allowed to call the API from a browser (CORS), e.g. http://localhost:3000; "
@@ -160,6 +163,21 @@ int main(int argc, char** argv) {
   }
   so.port = static_cast<quint16>(intOption(p, "port", 0, 65535));
   so.apiKey = p.isSet("api-key") ? p.value("api-key") : qEnvironmentVariable("PAGEDCHAT_API_KEY");
+  if (p.isSet("api-key-file")) {
+    QFile f(p.value("api-key-file"));
+    if (!f.open(QIODevice::ReadOnly)) {
+      std::fprintf(stderr, "pagedchat-server: cannot read --api-key-file '%s'\n", qPrintable(p.value("api-key-file")));
+      return 2;
+    }
+    for (const QByteArray& line : f.readAll().split('\n')) {
+      const QByteArray key = line.trimmed();
+      if (!key.isEmpty() && !key.startsWith('#')) so.userKeys << QString::fromUtf8(key);
+    }
+    if (so.userKeys.isEmpty()) {
+      std::fprintf(stderr, "pagedchat-server: --api-key-file '%s' holds no key\n", qPrintable(p.value("api-key-file")));
+      return 2;
+    }
+  }
   for (const QString& h : p.value("allowed-hosts").split(',', Qt::SkipEmptyParts)) so.admission.allowedHosts << h.trimmed();
   for (const QString& list : p.values("allow-origin"))
     for (const QString& o : list.split(',', Qt::SkipEmptyParts)) so.admission.allowedOrigins << o.trimmed();

@@ -203,6 +203,7 @@ void Engine::start_request(RequestId id, Request request) {
     live->fork_params.assign(request.sample_params.begin() + 1, request.sample_params.end());
   live->num_prompt = static_cast<int32_t>(held.size() + request.prompt.size());
   live->park_when_done = request.park_when_done;
+  live->s.cache_salt = request.cache_salt;
   if (request.continue_seq >= 0) {
     // Resumed where it stopped: only the new tokens are computed.
     live->s.id = request.continue_seq;
@@ -306,6 +307,7 @@ Engine::Live& Engine::add_child(Live& parent, SequenceId child, const SamplingPa
   live->s.num_computed = parent.s.num_computed;
   live->s.in_kv = true;
   live->s.prefilled = true;
+  live->s.cache_salt = parent.s.cache_salt;  // a recomputed fork must not land in another salt's cache
   live->request = parent.request;
   live->num_prompt = parent.num_prompt;
   live->park_when_done = parent.park_when_done;

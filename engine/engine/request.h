@@ -2,6 +2,7 @@
 // What a client asks of the engine: a prompt to continue, how to sample, and how many samples.
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "engine/kv/kv_types.h"
@@ -36,6 +37,12 @@ struct Request {
   // parked at the end; a continued sequence (continue_seq) becomes the first beam and goes too.
   int beam_width = 0;
   float length_penalty = 1.0f;
+  // Prefix-cache isolation (vLLM's cache_salt): 0 shares cached blocks with every request;
+  // another value only with requests of the same salt (cache_salt_of() makes one from a string).
+  uint64_t cache_salt = 0;
 };
+
+// A nonzero salt from a client's string (FNV-1a; stable across runs and builds).
+uint64_t cache_salt_of(std::string_view text);
 
 }  // namespace pagedchat

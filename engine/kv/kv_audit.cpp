@@ -89,7 +89,7 @@ std::string KvManager::check_sequences() const {
   for (const auto& [id, s] : seqs_) {
     if (static_cast<int64_t>(s.block_table.size()) != num_blocks_for(s.num_tokens))
       return format("seq %lld: %zu blocks for %d tokens", (long long)id, s.block_table.size(), s.num_tokens);
-    uint64_t parent_hash = root_hash_, parent_id = 0;
+    uint64_t parent_hash = s.root_hash, parent_id = 0;
     for (size_t i = 0; i < s.block_table.size(); ++i) {
       int32_t b = s.block_table[i];
       if (!on_device(s) && (b < 0 || b >= host_.num_blocks() || !host_.in_use(b)))

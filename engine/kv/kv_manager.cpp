@@ -146,7 +146,7 @@ void KvManager::copy_on_write(SequenceId seq, Sequence& s) {
 
 void KvManager::seal_last(Sequence& s) {
   size_t i = s.block_table.size() - 1;
-  uint64_t parent_hash = root_hash_, parent_content_id = 0;
+  uint64_t parent_hash = s.root_hash, parent_content_id = 0;
   if (i > 0) {
     const BlockContent& parent = pool_.block(s.block_table[i - 1]).content;
     parent_hash = parent.hash;

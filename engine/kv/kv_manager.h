@@ -64,6 +64,7 @@ struct PrefixHit {
   int32_t num_revived = 0;        // of blocks, those now cached (ref 0): each uses one available block
   int32_t num_prompt_tokens = 0;  // the prompt's length (for the hit-rate stat)
   MatchKind stop = MatchKind::miss;  // why the walk stopped (miss also when it reached the end)
+  uint64_t root_hash = 0;         // the chain's root: the pool's, or the pool's mixed with a cache salt
 };
 
 // What plan_reclaim() decided; apply() releases, then swaps out, then preempts.
@@ -111,7 +112,10 @@ class KvManager {
 
   // --- New prompts ----------------------------------------------------------------------
   // Walks the prompt's full blocks through the prefix cache; stops at the first miss.
-  PrefixHit find_prefix(std::span<const int32_t> prompt) const;
+  // cache_salt != 0: the prompt's blocks hash from a root of their own (mixed with the salt), so
+  // they match only blocks of sequences started with the same salt (vLLM's cache_salt: one
+  // client cannot learn from cache hits what another sent). 0: the pool's common root.
+  PrefixHit find_prefix(std::span<const int32_t> prompt, uint64_t cache_salt = 0) const;
   // Blocks that start() and a first append of num_new_tokens take from the available ones.
   int32_t num_blocks_to_start(const PrefixHit& hit, int32_t num_new_tokens) const;
   // Creates running sequence `seq` holding the hit blocks (ref + 1 each; cached ones revived).
@@ -201,6 +205,7 @@ class KvManager {
     std::vector<int32_t> block_table;  // [num_blocks_for(num_tokens)] device or host ids
     int32_t num_tokens = 0;
     uint64_t last_used = 0;  // parked LRU order
+    uint64_t root_hash = 0;  // its first block's parent hash (the pool's root, or a salted one)
   };
   struct Counters {
     int64_t lookup_tokens = 0, hit_tokens = 0, lookup_collisions = 0, lookup_lineage = 0;

@@ -6,14 +6,15 @@
 
 namespace pagedchat {
 
-PrefixHit KvManager::find_prefix(std::span<const int32_t> prompt) const {
+PrefixHit KvManager::find_prefix(std::span<const int32_t> prompt, uint64_t cache_salt) const {
   PrefixHit hit;
+  hit.root_hash = cache_salt == 0 ? root_hash_ : hash_block_tokens(root_hash_ ^ cache_salt, {});
   hit.num_prompt_tokens = static_cast<int32_t>(prompt.size());
   const size_t bs = static_cast<size_t>(block_size());
   // The last prompt token is always computed (its logits start the reply), so a prompt that
   // ends on a block boundary does not look up its last block.
   size_t num_full = prompt.empty() ? 0 : (prompt.size() - 1) / bs;
-  uint64_t parent_hash = root_hash_, parent_content_id = 0;
+  uint64_t parent_hash = hit.root_hash, parent_content_id = 0;
   for (size_t i = 0; i < num_full; ++i) {
     std::span<const int32_t> tokens = prompt.subspan(i * bs, bs);
     uint64_t hash = pool_.hash_fn()(parent_hash, tokens);
@@ -40,6 +41,7 @@ void KvManager::start(SequenceId seq, const PrefixHit& hit) {
   Sequence s;
   s.block_table = hit.blocks;
   s.num_tokens = hit.num_tokens;
+  s.root_hash = hit.root_hash ? hit.root_hash : root_hash_;
   for (int32_t b : hit.blocks) {
     assert(pool_.is_full(b) && pool_.block(b).registered && "stale PrefixHit");
     pool_.add_ref(b);

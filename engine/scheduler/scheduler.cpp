@@ -165,7 +165,7 @@ void Scheduler::swap_in(KvManager& kv, ScheduledStep& step) {
 void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step) {
   while (!waiting_.empty() && budget > 0 && num_running() < config_.max_num_seqs) {
     SchedSequence* seq = waiting_.front();
-    PrefixHit hit = kv.find_prefix(seq->tokens);
+    PrefixHit hit = kv.find_prefix(seq->tokens, seq->cache_salt);
     auto chunk_len = [&] { return std::min(static_cast<int32_t>(seq->tokens.size()) - hit.num_tokens, budget); };
     int32_t n = chunk_len();
     if (kv.num_blocks_to_start(hit, n) > kv.num_available_blocks()) {
@@ -174,7 +174,7 @@ void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& 
       if (!plan.enough) break;
       kv.apply(plan);
       step.reclaimed.insert(step.reclaimed.end(), plan.reclaim.begin(), plan.reclaim.end());
-      hit = kv.find_prefix(seq->tokens);
+      hit = kv.find_prefix(seq->tokens, seq->cache_salt);
       n = chunk_len();
       if (kv.num_blocks_to_start(hit, n) > kv.num_available_blocks()) break;
     }

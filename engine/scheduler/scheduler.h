@@ -30,6 +30,7 @@ struct SchedSequence {
   // spare: the scheduler cuts them to the token budget and the free blocks (it never
   // preempts or reclaims for them) and drops them from a sequence it does not schedule.
   int32_t num_draft = 0;
+  uint64_t cache_salt = 0;       // its prompt matches cached blocks of this salt only (KvManager::find_prefix)
 
   int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
 };

@@ -143,6 +143,55 @@ class UnsupportedFieldsTest(unittest.TestCase):
             self.assertIn(why, data["error"]["message"])
 
 
+SECRET_SYSTEM = ("You are the assistant of ACME's legal team. The merger code name is BLUE HERON and the "
+                 "closing date is the fourteenth of March; never reveal either to anyone outside the team.")
+
+
+class CacheSaltTest(unittest.TestCase):
+    """The prefix cache must not tell one client what another sent (issue 23, item 6): a right
+    guess of another client's system prompt shows in cached_tokens unless the two are salted apart."""
+    @classmethod
+    def setUpClass(cls):
+        cls.keys = os.path.abspath(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"pagedchat-keys-{os.getpid()}.txt"))
+        with open(cls.keys, "w") as f:
+            f.write("# one key a line\nalice-key\nbob-key\n")
+        cls.server = ServerProcess("--api-key-file", cls.keys)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        os.remove(cls.keys)
+
+    def cached(self, key, system, **fields):
+        body = {"model": "SmolLM2-135M-Instruct.Q4_1", "max_tokens": 2, "temperature": 0,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": "Hi"}], **fields}
+        status, _, data = request(self.server, "POST", "/v1/chat/completions", json.dumps(body),
+                                  {"Content-Type": "application/json", "Authorization": "Bearer " + key})
+        self.assertEqual(status, 200, data)
+        return json.loads(data)["usage"]["prompt_tokens_details"]["cached_tokens"]
+
+    def test_a_right_guess_under_another_key_gets_no_cached_tokens(self):
+        self.assertEqual(self.cached("alice-key", SECRET_SYSTEM), 0)    # alice's prompt, now cached
+        self.assertGreater(self.cached("alice-key", SECRET_SYSTEM), 0)  # alice herself is served from it
+        self.assertEqual(self.cached("bob-key", SECRET_SYSTEM), 0)      # bob's right guess learns nothing
+        self.assertEqual(request(self.server, "GET", "/v1/models", headers={"Authorization": "Bearer eve"})[0], 401)
+
+    def test_cache_salt_separates_one_keys_requests(self):
+        # A prompt of its own, so nothing cached by the other test chains into it.
+        system = "Tenant notes: the quarterly figures are confidential until the board has met; " * 2
+        self.assertEqual(self.cached("bob-key", system, cache_salt="tenant-1"), 0)
+        self.assertGreater(self.cached("bob-key", system, cache_salt="tenant-1"), 0)
+        self.assertEqual(self.cached("bob-key", system, cache_salt="tenant-2"), 0)
+        self.assertEqual(self.cached("bob-key", system), 0)
+        # The same salt under another key is still another user's.
+        self.assertEqual(self.cached("alice-key", system, cache_salt="tenant-1"), 0)
+        status, _, data = request(self.server, "POST", "/v1/chat/completions",
+                                  json.dumps({**json.loads(CHAT), "cache_salt": ""}),
+                                  {"Content-Type": "application/json", "Authorization": "Bearer bob-key"})
+        self.assertEqual(status, 400)
+        self.assertEqual(json.loads(data)["error"]["param"], "cache_salt")
+
+
 class FullQueueTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

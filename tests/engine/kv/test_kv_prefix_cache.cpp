@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/engine/request.h"
 #include "engine/kv/kv_manager.h"
 
 using namespace pagedchat;
@@ -30,8 +31,8 @@ std::vector<int32_t> table_of(const KvManager& kv, SequenceId seq) {
 }
 
 // Starts seq on prompt through the prefix cache and appends the rest; returns the hit.
-PrefixHit run_prompt(KvManager& kv, SequenceId seq, const std::vector<int32_t>& prompt) {
-  PrefixHit hit = kv.find_prefix(prompt);
+PrefixHit run_prompt(KvManager& kv, SequenceId seq, const std::vector<int32_t>& prompt, uint64_t salt = 0) {
+  PrefixHit hit = kv.find_prefix(prompt, salt);
   kv.start(seq, hit);
   std::vector<int64_t> slot_mapping;
   kv.append(seq, std::span(prompt).subspan(hit.num_tokens), slot_mapping);
@@ -50,6 +51,32 @@ class TestKvPrefixCache : public QObject {
     QVERIFY(hash_block_tokens(root, a) != hash_block_tokens(root, c));
     QVERIFY(hash_block_tokens(root, a) != hash_block_tokens(root_block_hash(8), a));
     QVERIFY(hash_block_tokens(root, a) != hash_block_tokens(hash_block_tokens(root, a), a));
+  }
+
+  void aCacheSaltSharesOnlyWithTheSameSalt() {
+    KvManager kv({.num_blocks = 32, .block_size = 4});
+    const std::vector<int32_t> secret = iota_tokens(1, 13);  // 3 full blocks and one token
+    run_prompt(kv, 1, secret, cache_salt_of("alice"));
+    QCOMPARE(kv.check_invariants(), std::string());
+    // Another salt, and no salt: nothing hits, so the cache says nothing of what alice sent.
+    QCOMPARE(kv.find_prefix(secret, cache_salt_of("bob")).num_tokens, 0);
+    QCOMPARE(kv.find_prefix(secret).num_tokens, 0);
+    // The same salt: every full block but the last token's.
+    QCOMPARE(kv.find_prefix(secret, cache_salt_of("alice")).num_tokens, 12);
+    // Released to the cache, still only alice's.
+    kv.free(1);
+    QCOMPARE(kv.find_prefix(secret, cache_salt_of("bob")).num_tokens, 0);
+    PrefixHit again = run_prompt(kv, 2, secret, cache_salt_of("alice"));
+    QCOMPARE(again.num_tokens, 12);
+    // Unsalted sequences share among themselves as before, apart from alice's.
+    run_prompt(kv, 3, secret);
+    QCOMPARE(kv.find_prefix(secret).num_tokens, 12);
+    QVERIFY(table_of(kv, 3)[0] != table_of(kv, 2)[0]);
+    // A fork keeps its parent's salt: its full blocks chain from alice's root.
+    kv.fork(2, 4);
+    QCOMPARE(kv.check_invariants(), std::string());
+    QCOMPARE(cache_salt_of("alice"), cache_salt_of("alice"));
+    QVERIFY(cache_salt_of("") != 0);
   }
 
   void reusesEveryFullBlockThatHits() {
