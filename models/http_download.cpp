@@ -246,18 +246,8 @@ DownloadResult download_file(const DownloadRequest& request) {
     if (request.expected_size && have > request.expected_size) {
       fs::remove(part, ec);
       have = 0;
-    } else if (have > 0) {
-      std::FILE* in = std::fopen(part.c_str(), "rb");
-      std::vector<char> buf(1 << 20);
-      size_t n;
-      while (in && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0) {
-        if (request.cancel && request.cancel->load()) {
-          std::fclose(in);
-          throw DownloadCancelled();
-        }
-        hash.update(buf.data(), n);
-      }
-      if (in) std::fclose(in);
+    } else if (have > 0 && !hash.update_from_file(part, request.cancel)) {
+      throw DownloadCancelled();
     }
   }
 
@@ -305,20 +295,17 @@ DownloadResult download_file(const DownloadRequest& request) {
     if (t.total) total = t.total;
 
     if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
-    if (t.restart) {  // the server sent the whole file, or another range: start over from byte 0
-      fs::remove(part, ec);
-      hash = Sha256();
-      have = 0;
-      continue;
-    }
     if (t.head.status == 416 && have > 0) {
-      // Nothing past what we have: the .part is whole if its size is the file's.
+      // Nothing past what we have: the .part is whole if its size is the file's, else stale.
       const std::string cr = t.head.headers.count("content-range") ? t.head.headers["content-range"] : "";
       unsigned long long whole = 0;
       if (std::sscanf(cr.c_str(), "bytes */%llu", &whole) == 1 && whole == have) {
         total = have;
         break;
       }
+      t.restart = true;
+    }
+    if (t.restart) {  // the whole file, another range, or a stale .part: start over from byte 0
       fs::remove(part, ec);
       hash = Sha256();
       have = 0;

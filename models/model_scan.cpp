@@ -128,10 +128,15 @@ std::vector<FoundModel> scan_places(const std::vector<ScanPlace>& places) {
   std::vector<FoundModel> found;
   for (const ScanPlace& place : places) {
     std::error_code ec;
+    if (place.layout == PlaceLayout::kFile) {
+      if (fs::is_regular_file(place.dir, ec)) found.push_back({place.dir, place.source, fs::path(place.dir).filename().string()});
+      continue;
+    }
     if (!fs::is_directory(place.dir, ec)) continue;
     switch (place.layout) {
       case PlaceLayout::kHuggingFace: scan_hugging_face(place, found); break;
       case PlaceLayout::kOllama: scan_ollama(place, found); break;
+      case PlaceLayout::kFile: break;  // above
       case PlaceLayout::kFolder:
         for (const fs::path& f : gguf_files_below(place.dir, kMaxDepth)) {
           // Our own downloads from the hub are kept as hf/OWNER/NAME/FILE: label them so.

@@ -15,6 +15,7 @@ enum class PlaceLayout {
   kFolder,       // *.gguf anywhere below (a few levels deep)
   kHuggingFace,  // models--OWNER--NAME/snapshots/REV/**.gguf, links into blobs/
   kOllama,       // manifests/REGISTRY/NAMESPACE/MODEL/TAG (JSON) naming blobs/sha256-HEX
+  kFile,         // dir is one file (a recent model), listed when it is a regular file
 };
 
 struct ScanPlace {

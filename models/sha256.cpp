@@ -37,16 +37,27 @@ std::string Sha256::hex() {
   return out;
 }
 
-std::string sha256_of_file(const std::string& path) {
+bool Sha256::update_from_file(const std::string& path, const std::atomic<bool>* cancel) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) fail("cannot read '%s'", path.c_str());
-  Sha256 h;
   std::vector<char> buf(1 << 20);
   size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) h.update(buf.data(), n);
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
+    if (cancel && cancel->load()) {
+      std::fclose(f);
+      return false;
+    }
+    update(buf.data(), n);
+  }
   const bool bad = std::ferror(f);
   std::fclose(f);
   if (bad) fail("error reading '%s'", path.c_str());
+  return true;
+}
+
+std::string sha256_of_file(const std::string& path) {
+  Sha256 h;
+  h.update_from_file(path);
   return h.hex();
 }
 

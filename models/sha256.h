@@ -2,6 +2,7 @@
 // SHA-256 over a stream of bytes (OpenSSL's EVP digest), as lowercase hex: what the Hugging
 // Face hub publishes for an LFS file and PyPI for a wheel.
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -15,6 +16,9 @@ class Sha256 {
   Sha256(Sha256&&) noexcept;
   Sha256& operator=(Sha256&&) noexcept;
   void update(const void* data, size_t size);
+  // Adds a whole file, read in chunks; false when `cancel` was set meanwhile (the state is then
+  // partial). Throws Error when the file cannot be read.
+  bool update_from_file(const std::string& path, const std::atomic<bool>* cancel = nullptr);
   std::string hex();  // finishes the digest; the object is then reset
 
  private:

@@ -21,6 +21,13 @@ QString hostName(const QByteArray& header) {
   return h;
 }
 
+// Whether value is in a user's allow-list (case aside), or the list allows any ("*").
+bool listed(const QStringList& allowed, const QString& value) {
+  for (const QString& a : allowed)
+    if (a == QLatin1String("*") || a.compare(value, Qt::CaseInsensitive) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 std::optional<ApiError> checkHost(const QByteArray& hostHeader, const AdmissionPolicy& policy) {
@@ -30,8 +37,7 @@ std::optional<ApiError> checkHost(const QByteArray& hostHeader, const AdmissionP
   const QString host = hostName(hostHeader);
   if (host == QLatin1String("localhost") || host.endsWith(QLatin1String(".localhost"))) return std::nullopt;
   if (!QHostAddress(host).isNull()) return std::nullopt;  // an IP literal cannot be rebound
-  for (const QString& allowed : policy.allowedHosts)
-    if (allowed == QLatin1String("*") || allowed.compare(host, Qt::CaseInsensitive) == 0) return std::nullopt;
+  if (listed(policy.allowedHosts, host)) return std::nullopt;
   return forbidden(QStringLiteral("the host name '%1' is not allowed (a web page may be reaching this server through "
                                   "DNS rebinding); start the server with --allowed-hosts %1 to allow it")
                        .arg(host),
@@ -41,8 +47,7 @@ std::optional<ApiError> checkHost(const QByteArray& hostHeader, const AdmissionP
 std::optional<ApiError> checkOrigin(const QByteArray& origin, const AdmissionPolicy& policy) {
   if (origin.isEmpty()) return std::nullopt;
   const QString o = QString::fromLatin1(origin).trimmed();
-  for (const QString& allowed : policy.allowedOrigins)
-    if (allowed == QLatin1String("*") || allowed.compare(o, Qt::CaseInsensitive) == 0) return std::nullopt;
+  if (listed(policy.allowedOrigins, o)) return std::nullopt;
   return forbidden(QStringLiteral("requests from the web page at '%1' are not allowed; start the server with "
                                   "--allow-origin %1 to allow them")
                        .arg(o),

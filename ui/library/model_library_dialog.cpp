@@ -34,12 +34,7 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   m_list = new ModelListWidget(this);
   m_list->setModelInUse(inUse);
   v->addWidget(m_list, 1);
-  auto* detail = new QLabel(this);
-  detail->setObjectName(QStringLiteral("libraryModelDetail"));
-  detail->setWordWrap(true);
-  detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(detail);
-  connect(m_list, &QTreeWidget::currentItemChanged, detail, [this, detail] { detail->setText(m_list->selectedDetail()); });
+  v->addWidget(m_list->createDetailLabel(this, QStringLiteral("libraryModelDetail")));
   auto* actions = new QHBoxLayout;
   m_load = new QPushButton(tr("Load"), this);
   m_load->setObjectName(QStringLiteral("libraryLoad"));

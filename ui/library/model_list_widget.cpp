@@ -8,7 +8,6 @@
 #include <QPointer>
 #include <QThread>
 
-#include <set>
 
 #include "engine/common/error.h"
 
@@ -51,18 +50,11 @@ void ModelListWidget::refresh(const QStringList& folders, const QStringList& fil
   const int generation = ++m_generation;
   std::vector<std::string> extra;
   for (const QString& f : folders) extra.push_back(f.toStdString());
-  std::vector<std::string> recent;
-  for (const QString& f : files) recent.push_back(f.toStdString());
+  std::vector<models::ScanPlace> places = models::standard_places(extra);
+  for (const QString& f : files) places.push_back({"Recent", f.toStdString(), models::PlaceLayout::kFile});
   QPointer<ModelListWidget> self(this);
-  QThread* worker = QThread::create([self, generation, extra, recent] {
-    std::vector<models::FoundModel> found = models::scan_places(models::standard_places(extra));
-    std::set<std::string> listed;
-    for (const auto& f : found) listed.insert(QFileInfo(QString::fromStdString(f.path)).canonicalFilePath().toStdString());
-    for (const std::string& r : recent) {
-      const QString canonical = QFileInfo(QString::fromStdString(r)).canonicalFilePath();
-      if (!canonical.isEmpty() && listed.insert(canonical.toStdString()).second)
-        found.push_back({r, "Recent", QFileInfo(QString::fromStdString(r)).fileName().toStdString()});
-    }
+  QThread* worker = QThread::create([self, generation, places] {
+    std::vector<models::FoundModel> found = models::scan_places(places);  // each file once, a recent one too
     std::vector<Row> rows;
     for (auto& f : found) {
       Row row{f, {}, {}};
@@ -138,6 +130,15 @@ void ModelListWidget::markInUse() {
     item->setFont(kName, f);
     item->setText(kRuns, inUse ? tr("yes, in use") : tr("yes"));
   }
+}
+
+QLabel* ModelListWidget::createDetailLabel(QWidget* parent, const QString& objectName) {
+  auto* detail = new QLabel(parent);
+  detail->setObjectName(objectName);
+  detail->setWordWrap(true);
+  detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  connect(this, &QTreeWidget::currentItemChanged, detail, [this, detail] { detail->setText(selectedDetail()); });
+  return detail;
 }
 
 QString ModelListWidget::selectedDetail() const {

@@ -4,6 +4,7 @@
 // ("no: architecture 'phi3' is not supported ..." in the row, before anyone tries). Scanning
 // and reading headers run on a worker thread; rows arrive when it is done.
 
+#include <QLabel>
 #include <QList>
 #include <QPointer>
 #include <QStringList>
@@ -31,6 +32,8 @@ class ModelListWidget : public QTreeWidget {
   void setModelInUse(const QString& path);  // its row in bold, "yes, in use" under Runs here
   QString selectedPath() const;
   QString selectedDetail() const;  // its path and verdict in full, for a line under the table
+  // That line: a label under the table that follows the selection.
+  QLabel* createDetailLabel(QWidget* parent, const QString& objectName);
   bool selectedSupported() const;
   bool isScanning() const { return m_scanning; }
 

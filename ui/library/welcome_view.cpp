@@ -57,11 +57,7 @@ WelcomeView::WelcomeView(QWidget* parent)
                           this));
   m_list = new ModelListWidget(this);
   v->addWidget(m_list, 1);
-  auto* detail = new QLabel(this);
-  detail->setObjectName(QStringLiteral("welcomeModelDetail"));
-  detail->setWordWrap(true);
-  detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(detail);
+  v->addWidget(m_list->createDetailLabel(this, QStringLiteral("welcomeModelDetail")));
   auto* listRow = new QHBoxLayout;
   m_openSelected = new QPushButton(tr("Open selected model"), this);
   m_openSelected->setObjectName(QStringLiteral("openSelectedModel"));
@@ -79,10 +75,7 @@ WelcomeView::WelcomeView(QWidget* parent)
   connect(open, &QPushButton::clicked, this, &WelcomeView::openFileRequested);
   connect(library, &QPushButton::clicked, this, &WelcomeView::libraryRequested);
   connect(m_list, &ModelListWidget::modelActivated, this, &WelcomeView::modelChosen);
-  connect(m_list, &QTreeWidget::currentItemChanged, this, [this, detail] {
-    m_openSelected->setEnabled(m_list->selectedSupported());
-    detail->setText(m_list->selectedDetail());
-  });
+  connect(m_list, &QTreeWidget::currentItemChanged, this, [this] { m_openSelected->setEnabled(m_list->selectedSupported()); });
   connect(m_list, &ModelListWidget::scanned, this, [this] { m_openSelected->setEnabled(m_list->selectedSupported()); });
   connect(m_openSelected, &QPushButton::clicked, this, [this] {
     if (m_list->selectedSupported()) emit modelChosen(m_list->selectedPath());
