@@ -2,14 +2,18 @@
 #include "server/api_server.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QHttpServerRequest>
 #include <QPointer>
 #include <QTcpSocket>
+#include <QTimer>
+
+#include <memory>
 
 #include "engine/engine/request.h"
 #include "engine/model/model.h"
 #include "server/api_error.h"
-#include "server/body_limit_guard.h"
+#include "server/connection_guard.h"
 #include "server/completion_json.h"
 #include "server/completion_session.h"
 #include "server/request_router.h"
@@ -35,13 +39,59 @@ ApiServer::ApiServer(ServerOptions options, RequestRouter& router, QObject* pare
 ApiServer::~ApiServer() { m_router.abandon(this); }
 
 quint16 ApiServer::start() {
-  auto* tcp = new BodyLimitGuard(m_options.maxBodyBytes, this);
+  auto* tcp = new ConnectionGuard(m_options.connection, this);
   if (!tcp->listen(m_options.host, m_options.port)) {
     delete tcp;
     return 0;
   }
   bind(tcp);
+  m_listener = tcp;
   return tcp->serverPort();
+}
+
+int ApiServer::numSessions() const { return static_cast<int>(findChildren<CompletionSession*>(Qt::FindDirectChildrenOnly).size()); }
+
+void ApiServer::shutdown(int graceMs, std::function<void()> done) {
+  if (m_shuttingDown) return endSessions();  // asked twice: no more grace
+  m_shuttingDown = true;
+  m_shutdownDone = std::move(done);
+  if (m_listener) m_listener->close();  // new connections are refused by the kernel
+  // Polled: a session ends through deleteLater, whose moment no signal marks.
+  auto* poll = new QTimer(this);
+  connect(poll, &QTimer::timeout, this, [this, poll] {
+    if (numSessions() > 0) return;
+    poll->stop();
+    finishShutdown();
+  });
+  poll->start(20);
+  QTimer::singleShot(graceMs, this, [this] { endSessions(); });
+}
+
+void ApiServer::endSessions() {
+  for (CompletionSession* session : findChildren<CompletionSession*>(Qt::FindDirectChildrenOnly)) session->endForShutdown();
+}
+
+// Every response is written to its socket: the sockets close once Qt has handed their bytes to
+// the kernel (which sends them after the process is gone), a client that reads nothing is
+// waited for a second at most.
+void ApiServer::finishShutdown() {
+  if (!m_shutdownDone) return;
+  const QList<QTcpSocket*> sockets = m_listener ? m_listener->connections() : QList<QTcpSocket*>{};
+  for (QTcpSocket* socket : sockets) socket->disconnectFromHost();
+  auto* flush = new QTimer(this);
+  auto started = std::make_shared<QElapsedTimer>();
+  started->start();
+  connect(flush, &QTimer::timeout, this, [this, flush, started] {
+    bool pending = false;
+    for (QTcpSocket* socket : m_listener ? m_listener->connections() : QList<QTcpSocket*>{})
+      pending |= socket->state() != QAbstractSocket::UnconnectedState && socket->bytesToWrite() > 0;
+    if (pending && started->elapsed() < 1000) return;
+    flush->stop();
+    std::function<void()> done = std::move(m_shutdownDone);
+    m_shutdownDone = nullptr;
+    if (done) done();
+  });
+  flush->start(10);
 }
 
 void ApiServer::missingHandler(const QHttpServerRequest& request, QTcpSocket* socket) {
@@ -50,7 +100,7 @@ void ApiServer::missingHandler(const QHttpServerRequest& request, QTcpSocket* so
 
 // Nothing a client sends may take the process down: every failure becomes an error response.
 bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) {
-  BodyLimitGuard::requestComplete(socket);
+  ConnectionGuard::requestParsed(socket);
   try {
     route(request, socket);
   } catch (const ApiError& e) {
@@ -71,6 +121,8 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   if (auto refusal = checkHost(request.value("Host"), m_options.admission)) throw *refusal;
   if (auto refusal = checkOrigin(origin, m_options.admission)) throw *refusal;
   if (!origin.isEmpty()) socket->setProperty(kCorsOriginProperty, origin);  // every answer on it says it (http_reply.cpp)
+  if (m_shuttingDown)
+    throw ApiError(503, QStringLiteral("the server is shutting down"), QStringLiteral("server_error"), {}, QStringLiteral("shutting_down"));
   if (method == Method::Options) {  // a CORS preflight of an allowed origin
     writeHttpResponse(socket, 204, "text/plain", {}, origin.isEmpty() ? HttpHeaders{} : corsHeaders(origin, true));
     return;
@@ -86,13 +138,17 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
     return;
   }
   const int userKey = checkApiKey(request);
-  if (request.body().size() > m_options.maxBodyBytes)
-    throw ApiError(413, QStringLiteral("the request body has %1 bytes; the limit is %2").arg(request.body().size()).arg(m_options.maxBodyBytes),
+  if (request.body().size() > m_options.connection.maxBodyBytes)
+    throw ApiError(413, QStringLiteral("the request body has %1 bytes; the limit is %2").arg(request.body().size()).arg(m_options.connection.maxBodyBytes),
                    QStringLiteral("invalid_request_error"), {}, QStringLiteral("request_too_large"));
   if (path == QLatin1String("/metrics")) {
     expect(Method::Get);
     ServerCounters counters = m_counters;
     counters.numActive = m_router.numActive();
+    if (m_listener) {
+      counters.numConnections = m_listener->numConnections();
+      counters.numConnectionsRefused = m_listener->numRefused();
+    }
     writeHttpResponse(socket, 200, "text/plain; version=0.0.4", prometheusText(m_router.stats(), counters));
   } else if (path == QLatin1String("/v1/models")) {
     expect(Method::Get);
@@ -165,7 +221,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   ResponseHead head{QStringLiteral("%1-%2").arg(chat ? "chatcmpl" : "cmpl").arg(m_nextId++), QDateTime::currentSecsSinceEpoch(),
                     modelId, chat};
   auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, parsed.params.num_logprobs >= 0,
-                                        numPromptTokens, m_router, m_counters);
+                                        numPromptTokens, m_router, m_counters, m_options.connection);
   session->setParent(this);  // a server that stops takes its sessions along
   QPointer<CompletionSession> guard(session);
   const pagedchat::RequestId id = m_router.submit(std::move(engineRequest), this, [guard](const RequestUpdate& update) {
@@ -183,6 +239,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
 void ApiServer::writeError(QTcpSocket* socket, const ApiError& error) {
   ++m_counters.numRejected;
   // A client told to come back later is told when (RFC 6585): the queue moves within a second.
-  const HttpHeaders extra = error.status == 429 ? HttpHeaders{{"Retry-After", "1"}} : HttpHeaders{};
+  HttpHeaders extra = error.status == 429 ? HttpHeaders{{"Retry-After", "1"}} : HttpHeaders{};
+  if (m_shuttingDown) extra.append(qMakePair(QByteArray("Connection"), QByteArray("close")));
   if (socket) writeHttpResponse(socket, error.status, "application/json", error.toJson(), extra);
 }

@@ -14,12 +14,15 @@
 #include <QHostAddress>
 #include <QString>
 
+#include <functional>
 #include <random>
 
 #include "server/completion_request.h"
+#include "server/connection_limits.h"
 #include "server/metrics_text.h"
 #include "server/request_admission.h"
 
+class ConnectionGuard;
 class RequestRouter;
 struct ApiError;
 
@@ -30,7 +33,7 @@ struct ServerOptions {
   // Keys of several users (--api-key-file): each user's requests get a cache salt of their own,
   // so one cannot learn from cached_tokens or timing what another sent.
   QStringList userKeys;
-  qint64 maxBodyBytes = 1 << 20;   // larger bodies get 413
+  ConnectionLimits connection;     // body and head sizes, timeouts, the connection cap, slow readers
   CompletionLimits limits;
   AdmissionPolicy admission;       // which Host names and browser Origins may call (request_admission.h)
 };
@@ -45,6 +48,13 @@ class ApiServer : public QAbstractHttpServer {
   // Requests in flight are aborted (their blocks freed at the engine's next step).
   ~ApiServer() override;
 
+  // A graceful end (SIGTERM): stops listening, answers new requests on open connections 503,
+  // lets the requests in flight finish for up to graceMs, then ends the rest (a stream with an
+  // error event and [DONE], a whole response with 503) and calls `done` once every response is
+  // written. Calling it again ends the rest at once.
+  void shutdown(int graceMs, std::function<void()> done);
+  int numSessions() const;
+
  protected:
   bool handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) override;
   void missingHandler(const QHttpServerRequest& request, QTcpSocket* socket) override;
@@ -56,8 +66,14 @@ class ApiServer : public QAbstractHttpServer {
   void serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey);
   void writeError(QTcpSocket* socket, const ApiError& error);
 
+  void endSessions();
+  void finishShutdown();
+
   ServerOptions m_options;
   RequestRouter& m_router;
+  ConnectionGuard* m_listener = nullptr;
+  bool m_shuttingDown = false;
+  std::function<void()> m_shutdownDone;
   ServerCounters m_counters;
   std::random_device m_seeds;  // a request without a seed samples differently each time
   int64_t m_nextId = 1;

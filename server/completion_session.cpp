@@ -2,6 +2,7 @@
 #include "server/completion_session.h"
 
 #include <QTcpSocket>
+#include <QTimer>
 
 #include <algorithm>
 
@@ -12,7 +13,8 @@
 #include "server/metrics_text.h"
 
 CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage,
-                                     bool wantLogprobs, int64_t numPromptTokens, RequestRouter& router, ServerCounters& counters)
+                                     bool wantLogprobs, int64_t numPromptTokens, RequestRouter& router, ServerCounters& counters,
+                                     const ConnectionLimits& limits)
     : m_socket(socket),
       m_head(std::move(head)),
       m_stream(stream),
@@ -22,8 +24,18 @@ CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int 
       m_counters(counters),
       m_choices(static_cast<size_t>(numChoices)),
       m_logprobs(static_cast<size_t>(numChoices)),
-      m_wantLogprobs(wantLogprobs) {
+      m_wantLogprobs(wantLogprobs),
+      m_maxQueuedBytes(std::max<qint64>(limits.maxQueuedBytes, 1)),
+      m_holdTimer(new QTimer(this)) {
   connect(socket, &QTcpSocket::disconnected, this, &CompletionSession::onDisconnected);
+  connect(socket, &QTcpSocket::bytesWritten, this, &CompletionSession::checkBacklog);
+  m_holdTimer->setSingleShot(true);
+  m_holdTimer->setInterval(limits.slowReaderTimeoutMs);
+  connect(m_holdTimer, &QTimer::timeout, this, &CompletionSession::onSlowReader);
+}
+
+CompletionSession::~CompletionSession() {
+  if (m_held) --m_counters.numHeld;
 }
 
 void CompletionSession::start(pagedchat::RequestId id) {
@@ -50,6 +62,49 @@ void CompletionSession::onUpdate(const pagedchat::RequestUpdate& update) {
     }
   }
   if (update.done && !m_ended) complete();
+  if (!m_ended) checkBacklog();
+}
+
+// Past maxQueuedBytes unread, the request stops being scheduled (its output waits in the engine,
+// not here); once the client has read half of it, it goes on. Only streams queue: a whole
+// response is written once, at the end.
+void CompletionSession::checkBacklog() {
+  if (m_ended || !m_socket || !m_stream || m_id < 0) return;
+  const qint64 queued = m_socket->bytesToWrite();
+  if (!m_held && queued > m_maxQueuedBytes) setHeld(true);
+  else if (m_held && queued <= m_maxQueuedBytes / 2) setHeld(false);
+}
+
+void CompletionSession::setHeld(bool held) {
+  m_held = held;
+  m_router.hold(m_id, held);
+  if (held) {
+    ++m_counters.numSlowReaderHolds;
+    ++m_counters.numHeld;
+    m_holdTimer->start();
+  } else {
+    --m_counters.numHeld;
+    m_holdTimer->stop();
+  }
+}
+
+// The client did not catch up: its request is aborted and the connection dropped with what it
+// left unread (closing gracefully would wait on that client for ever).
+void CompletionSession::onSlowReader() {
+  if (m_ended) return;
+  m_ended = true;
+  ++m_counters.numSlowReaderAborts;
+  m_router.abort(m_id);
+  if (m_socket) m_socket->abort();
+  deleteLater();
+}
+
+void CompletionSession::endForShutdown() {
+  if (m_ended) return;
+  if (m_id >= 0) m_router.abort(m_id);
+  ++m_counters.numEndedByShutdown;
+  endWithError(ApiError(503, QStringLiteral("the server is shutting down; the reply was cut short"), QStringLiteral("server_error"), {},
+                        QStringLiteral("shutting_down")));
 }
 
 void CompletionSession::onToken(const pagedchat::EngineEvent& e) {
@@ -107,6 +162,10 @@ void CompletionSession::onError(const QString& message) {
                    : tooLong  ? ApiError::badRequest(message, m_head.chat ? QStringLiteral("messages") : QStringLiteral("prompt"),
                                                      QStringLiteral("context_length_exceeded"))
                               : ApiError::badRequest(message);
+  endWithError(error);
+}
+
+void CompletionSession::endWithError(const ApiError& error) {
   m_ended = true;
   if (m_socket) {
     if (m_stream) {

@@ -3,6 +3,8 @@
 
 #include <QTcpSocket>
 
+#include "server/connection_guard.h"
+
 namespace {
 
 QByteArray reasonPhrase(int status) {
@@ -15,7 +17,10 @@ QByteArray reasonPhrase(int status) {
     case 415: return "Unsupported Media Type";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
+    case 417: return "Expectation Failed";
+    case 431: return "Request Header Fields Too Large";
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
@@ -45,6 +50,7 @@ void writeHttpResponse(QTcpSocket* socket, int status, const QByteArray& content
   out += "\r\n";
   out += body;
   socket->write(out);
+  ConnectionGuard::responseWritten(socket);
 }
 
 void writeChunkedHead(QTcpSocket* socket, int status, const QByteArray& contentType) {
@@ -57,4 +63,7 @@ void writeChunk(QTcpSocket* socket, const QByteArray& data) {
   socket->write(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
 }
 
-void writeLastChunk(QTcpSocket* socket) { socket->write("0\r\n\r\n"); }
+void writeLastChunk(QTcpSocket* socket) {
+  socket->write("0\r\n\r\n");
+  ConnectionGuard::responseWritten(socket);
+}

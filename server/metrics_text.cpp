@@ -42,5 +42,14 @@ QByteArray prometheusText(const pagedchat::EngineStats& s, const ServerCounters&
   metric(out, "http_requests_total", "counter", "Completion requests given to the engine.", static_cast<double>(server.numRequests));
   metric(out, "http_requests_rejected_total", "counter", "Requests refused with an error status.", static_cast<double>(server.numRejected));
   metric(out, "http_requests_aborted_total", "counter", "Requests whose client hung up before the end.", static_cast<double>(server.numAborted));
+  metric(out, "http_slow_reader_holds_total", "counter", "Requests held back because their client read its stream too slowly.",
+         static_cast<double>(server.numSlowReaderHolds));
+  metric(out, "http_slow_reader_aborts_total", "counter", "Held requests aborted when their client did not catch up in time.",
+         static_cast<double>(server.numSlowReaderAborts));
+  metric(out, "http_requests_held", "gauge", "Requests held back now (their clients read too slowly).", server.numHeld);
+  metric(out, "http_connections", "gauge", "Open HTTP connections.", server.numConnections);
+  metric(out, "http_connections_refused_total", "counter", "Connections over the cap, answered 503.",
+         static_cast<double>(server.numConnectionsRefused));
+  metric(out, "sequences_held", "gauge", "Sequences not scheduled while their clients catch up.", s.num_held);
   return out;
 }

@@ -16,7 +16,13 @@ struct ServerCounters {
   int64_t numRejected = 0;          // refused before the engine (4xx, 503)
   int64_t numAborted = 0;           // clients that hung up before their reply ended
   int64_t numCachedPromptTokens = 0;  // prompt tokens served from the prefix cache
+  int64_t numSlowReaderHolds = 0;   // requests held back because their client read too slowly
+  int64_t numSlowReaderAborts = 0;  // of those, aborted when the client did not catch up in time
+  int64_t numEndedByShutdown = 0;   // requests still running when the shutdown's grace ran out
   int numActive = 0;                // requests the engine host holds (what 429 is decided on)
+  int numHeld = 0;                  // requests held back now (slow readers)
+  int numConnections = 0;           // open HTTP connections
+  int64_t numConnectionsRefused = 0;  // connections over the cap, answered 503
 };
 
 QByteArray prometheusText(const pagedchat::EngineStats& stats, const ServerCounters& server);

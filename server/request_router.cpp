@@ -107,6 +107,17 @@ void RequestRouter::abort(pagedchat::RequestId id) {
   wake();
 }
 
+void RequestRouter::hold(pagedchat::RequestId id, bool held) {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(m_mutex);
+    if (!m_engine || !m_routes.count(id)) return;
+    m_engine->hold(id, held);
+    wake = m_wake;
+  }
+  wake();
+}
+
 void RequestRouter::abandon(QObject* context) {
   std::function<void()> wake;
   {

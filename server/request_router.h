@@ -62,6 +62,8 @@ class RequestRouter {
   // Returns -1 when nothing is attached or maxActive requests are in flight.
   pagedchat::RequestId submit(pagedchat::Request request, QObject* context, Listener listener);
   void abort(pagedchat::RequestId id);
+  // Holds a request back while its client reads too slowly (Engine::hold), or lets it go on.
+  void hold(pagedchat::RequestId id, bool held);
   // context is going away (a server being stopped): its requests are aborted and no listener
   // of theirs runs again. Call it on context's thread, before it is destroyed.
   void abandon(QObject* context);

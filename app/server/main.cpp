@@ -1,33 +1,32 @@
 // pagedchat-server: the OpenAI-compatible API on the engine, headless. `pagedchat-cli serve`
 // runs this program (the CLI itself stays Qt-free). It binds first and loads the model after,
 // so /health answers "loading" (503) meanwhile; a model that fails to load ends the process
-// with the reason on stderr.
+// with the reason on stderr. SIGTERM or SIGINT ends it gracefully (exit 0): no new connections,
+// the requests in flight finish within --shutdown-timeout or are cut short with an error
+// event and [DONE]; a second signal cuts them short at once.
 
-#include <QCommandLineParser>
 #include <QCoreApplication>
-#include <QFile>
-#include <QFileInfo>
 #include <QThread>
+
+#include <sys/resource.h>
 
 #include <cstdio>
 
-#include "engine/backend/kv_type.h"
-#include "engine/common/error.h"
-#include "engine/model/default_model.h"
-#include "runtime/backend_registry.h"
+#include "app/server/server_arguments.h"
+#include "app/server/termination_signals.h"
 #include "server/api_server.h"
 #include "server/engine_host.h"
 
 namespace {
 
-int intOption(const QCommandLineParser& p, const QString& name, int lo, int hi) {
-  bool ok = false;
-  const int v = p.value(name).toInt(&ok);
-  if (!ok || v < lo || v > hi) {
-    std::fprintf(stderr, "pagedchat-server: --%s must be an integer from %d to %d\n", qPrintable(name), lo, hi);
-    std::exit(2);
+// Each connection is a descriptor: take what the hard limit allows (as most servers do), so
+// the default connection cap sits below a limit that is not the shell's 1024 by accident.
+void raiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
   }
-  return v;
 }
 
 }  // namespace
@@ -35,155 +34,11 @@ int intOption(const QCommandLineParser& p, const QString& name, int lo, int hi) 
 int main(int argc, char** argv) {
   QCoreApplication app(argc, argv);
   QCoreApplication::setApplicationName("pagedchat-server");
-  QCommandLineParser p;
-  p.setApplicationDescription("The OpenAI-compatible API (/v1/chat/completions, /v1/completions, /v1/models, /health, /metrics).");
-  p.addHelpOption();
-  p.addOptions({
-      {"model", "GGUF model file (default: the default model).", "path"},
-      {"model-id", "The model name clients send (default: the file name without .gguf).", "id"},
-      {"host", "Address to bind (default 127.0.0.1; 0.0.0.0 exposes the server to the network).", "address", "127.0.0.1"},
-      {"port", "TCP port (0: any free port).", "port", "8080"},
-      {"api-key", "Require 'Authorization: Bearer KEY' (default: env PAGEDCHAT_API_KEY, else no key).", "key"},
-      {"api-key-file", "Keys of several users, one a line (# comments): each user's requests share prefix-cache "
-                       "blocks only with that user's, so cached_tokens tells no one what another sent.", "path"},
-      {"allowed-hosts", "Host names clients may use besides localhost and IP addresses, comma-separated (* : any). "
-                        "Others get 403: a web page reaching the server by DNS rebinding uses its own name.", "names"},
-      {"allow-origin", "A web page origin allowed to call the API from a browser (CORS), e.g. http://localhost:3000; "
-                       "repeatable, * for any. By default browsers' cross-origin requests get 403.", "origin"},
-      {"backend", "Where the forward pass runs: cpu, or cuda (an NVIDIA GPU; a build with CUDA).", "name", "cpu"},
-      {"dtype", "cuda: the 16-bit type of weights, activations and KV: bf16 or f16 (default bf16).", "type"},
-      {"kv-type", "The KV pool's element type: cpu f16 (default), f32 or q8_0; cuda only its --dtype.", "type"},
-      {"gpu-memory-fraction", "cuda: share of the GPU memory free after the weights for the KV pool (default 0.9).", "x"},
-      {"threads", "CPU threads of the forward pass (0: all cores).", "n", "0"},
-      {"kv-blocks", "KV blocks in the pool (0: enough for 2 full contexts).", "n", "0"},
-      {"block-size", "Tokens per KV block.", "n", "16"},
-      {"max-context", "Tokens per sequence (0: the model's, capped at 4096).", "n", "0"},
-      {"max-active", "Requests in flight before 429.", "n", "256"},
-      {"max-tokens", "Largest max_tokens a request may ask (also the default).", "n", "2048"},
-      {"max-n", "Most samples (n) per request.", "n", "16"},
-      {"max-body-bytes", "Largest request body before 413.", "n", "1048576"},
-      {"speculate", "Speculative decoding by prompt lookup: ngram or ngram:K (K drafted tokens, 1-16; default 6), or off.", "drafter"},
-      {"draft-model", "Speculative decoding with a draft model: a GGUF sharing the model's vocabulary.", "path"},
-      {"draft-tokens", "Draft-model tokens per step, 1-16 (default 4).", "n"},
-      {"fixed-draft", "Always draft K tokens instead of adapting to acceptance and batch size."},
-      {"load-delay-ms", "Tests: wait this long before loading the model.", "ms", "0"},
-  });
-  p.process(app);
-
-  EngineHost::Config hc;
-  hc.modelPath = p.isSet("model") ? p.value("model") : QString::fromStdString(pagedchat::default_model_path());
-  pagedchat::BackendOptions& backend = hc.engine.backend;
-  backend.name = p.value("backend").toStdString();
-  backend.threads = intOption(p, "threads", 0, 1024);
-  if (backend.name != "cpu" && backend.name != "cuda") {
-    std::fprintf(stderr, "pagedchat-server: --backend must be cpu or cuda (got '%s')\n", qPrintable(p.value("backend")));
-    return 2;
-  }
-  if (backend.name == "cpu" && (p.isSet("dtype") || p.isSet("gpu-memory-fraction"))) {
-    std::fprintf(stderr, "pagedchat-server: --dtype and --gpu-memory-fraction are for --backend cuda\n");
-    return 2;
-  }
-  if (p.isSet("kv-type")) {
-    backend.kv_type = p.value("kv-type").toStdString();
-    bool known = backend.kv_type == "bf16" || backend.kv_type == "f16";  // cuda: its 16-bit types
-    if (backend.name == "cpu") {
-      try {
-        pagedchat::parse_kv_type(backend.kv_type);
-        known = true;
-      } catch (const pagedchat::Error&) {
-        known = false;
-      }
-    }
-    if (!known) {
-      std::fprintf(stderr, "pagedchat-server: --kv-type must be %s (got '%s')\n",
-                   backend.name == "cpu" ? "f32, f16 or q8_0" : "the cuda --dtype, bf16 or f16", backend.kv_type.c_str());
-      return 2;
-    }
-  }
-  if (backend.name == "cuda") {
-    // Refused before binding, with the reason: a build without CUDA, or no GPU here.
-    if (!pagedchat::backend_built("cuda")) {
-      std::fprintf(stderr, "pagedchat-server: error: --backend cuda: this build has no CUDA backend (configure with "
-                           "-DPAGEDCHAT_CUDA=ON on a machine with the CUDA toolkit)\n");
-      return 1;
-    }
-    if (!pagedchat::cuda_available()) {
-      std::fprintf(stderr, "pagedchat-server: error: --backend cuda needs an NVIDIA GPU, and the CUDA runtime finds none on "
-                           "this machine\n");
-      return 1;
-    }
-    backend.dtype = p.isSet("dtype") ? p.value("dtype").toStdString() : !backend.kv_type.empty() ? backend.kv_type : "bf16";
-    if (backend.dtype != "bf16" && backend.dtype != "f16") {
-      std::fprintf(stderr, "pagedchat-server: --dtype must be bf16 or f16\n");
-      return 2;
-    }
-    bool ok = true;
-    backend.gpu_memory_fraction = p.isSet("gpu-memory-fraction") ? p.value("gpu-memory-fraction").toDouble(&ok) : 0.9;
-    if (!ok || backend.gpu_memory_fraction < 0.01 || backend.gpu_memory_fraction > 1.0) {
-      std::fprintf(stderr, "pagedchat-server: --gpu-memory-fraction must be a number from 0.01 to 1\n");
-      return 2;
-    }
-  }
-  pagedchat::EngineConfig& ec = hc.engine.engine;
-  ec.block_size = intOption(p, "block-size", 1, 256);
-  // SmolLM2 declares 8192 tokens; 4096 and two contexts' worth of blocks keep the default pool
-  // modest (~190 MB for SmolLM2-135M at f16 KV) while dozens of short requests run at once.
-  ec.max_context = intOption(p, "max-context", 0, 1 << 20);
-  if (ec.max_context == 0) ec.max_context = 4096;
-  ec.num_blocks = intOption(p, "kv-blocks", 0, 1 << 24);
-  hc.engine.num_contexts = 2;  // with --kv-blocks 0 (on a GPU: capped by what it holds)
-  pagedchat::SpeculationOptions& spec = hc.engine.speculation;
-  spec.speculate = p.value("speculate").toStdString();
-  spec.draft_model = p.value("draft-model").toStdString();
-  spec.draft_tokens = p.isSet("draft-tokens") ? intOption(p, "draft-tokens", 1, 16) : 0;
-  spec.adaptive = !p.isSet("fixed-draft");
-  spec.threads = backend.threads;
-  if (!spec.speculate.empty() && spec.speculate != "off" && spec.speculate != "ngram" &&
-      !(spec.speculate.rfind("ngram:", 0) == 0 && spec.speculate.size() > 6)) {
-    std::fprintf(stderr, "pagedchat-server: --speculate must be ngram, ngram:K or off (got '%s')\n", spec.speculate.c_str());
-    return 2;
-  }
-  if (!spec.draft_model.empty() && !QFileInfo::exists(QString::fromStdString(spec.draft_model))) {
-    std::fprintf(stderr, "pagedchat-server: error: the draft model '%s' is not there\n", spec.draft_model.c_str());
-    return 1;
-  }
-  hc.maxActive = intOption(p, "max-active", 1, 1 << 20);
-  hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
-  hc.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();
-  if (!QFileInfo::exists(hc.modelPath)) {
-    std::fprintf(stderr, "pagedchat-server: error: the model '%s' is not there; run `pagedchat-cli models pull default` or pass --model PATH\n",
-                 qPrintable(hc.modelPath));
-    return 1;
-  }
-
-  ServerOptions so;
-  if (!so.host.setAddress(p.value("host"))) {
-    std::fprintf(stderr, "pagedchat-server: --host '%s' is not an IP address\n", qPrintable(p.value("host")));
-    return 2;
-  }
-  so.port = static_cast<quint16>(intOption(p, "port", 0, 65535));
-  so.apiKey = p.isSet("api-key") ? p.value("api-key") : qEnvironmentVariable("PAGEDCHAT_API_KEY");
-  if (p.isSet("api-key-file")) {
-    QFile f(p.value("api-key-file"));
-    if (!f.open(QIODevice::ReadOnly)) {
-      std::fprintf(stderr, "pagedchat-server: cannot read --api-key-file '%s'\n", qPrintable(p.value("api-key-file")));
-      return 2;
-    }
-    for (const QByteArray& line : f.readAll().split('\n')) {
-      const QByteArray key = line.trimmed();
-      if (!key.isEmpty() && !key.startsWith('#')) so.userKeys << QString::fromUtf8(key);
-    }
-    if (so.userKeys.isEmpty()) {
-      std::fprintf(stderr, "pagedchat-server: --api-key-file '%s' holds no key\n", qPrintable(p.value("api-key-file")));
-      return 2;
-    }
-  }
-  for (const QString& h : p.value("allowed-hosts").split(',', Qt::SkipEmptyParts)) so.admission.allowedHosts << h.trimmed();
-  for (const QString& list : p.values("allow-origin"))
-    for (const QString& o : list.split(',', Qt::SkipEmptyParts)) so.admission.allowedOrigins << o.trimmed();
-  so.maxBodyBytes = intOption(p, "max-body-bytes", 1024, 1 << 30);
-  so.limits.maxTokens = intOption(p, "max-tokens", 1, 1 << 20);
-  so.limits.maxN = intOption(p, "max-n", 1, 256);
+  ServerSetup setup;
+  if (const int rc = parseServerArguments(app, setup); rc >= 0) return rc;
+  raiseDescriptorLimit();
+  const EngineHost::Config& hc = setup.host;
+  const ServerOptions& so = setup.server;
 
   EngineHost host(hc);
   QThread engineThread;
@@ -206,6 +61,13 @@ int main(int argc, char** argv) {
   QObject::connect(&host, &EngineHost::loadFailed, &app, [](const QString& e) {
     std::fprintf(stderr, "pagedchat-server: error: %s\n", qPrintable(e));
     QCoreApplication::exit(1);
+  });
+  TerminationSignals termination;
+  QObject::connect(&termination, &TerminationSignals::requested, &server, [&server, &setup](int signalNumber) {
+    std::printf("pagedchat-server: signal %d: shutting down (%d requests in flight, %d s to finish)\n", signalNumber,
+                server.numSessions(), setup.shutdownTimeoutMs / 1000);
+    std::fflush(stdout);
+    server.shutdown(setup.shutdownTimeoutMs, [] { QCoreApplication::exit(0); });
   });
   engineThread.start();
   QMetaObject::invokeMethod(&host, &EngineHost::load, Qt::QueuedConnection);

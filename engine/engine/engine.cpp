@@ -26,7 +26,7 @@ uint64_t fork_seed(uint64_t parent_seed, SequenceId child) {
 }  // namespace
 
 struct Engine::Command {
-  enum class Kind { submit, abort, fork, rewind, release } kind;
+  enum class Kind { submit, abort, hold, unhold, fork, rewind, release } kind;
   RequestId request = -1;
   Request body;
   SequenceId seq = -1, child = -1;
@@ -79,6 +79,11 @@ void Engine::abort(RequestId id) {
   commands_.push_back({Command::Kind::abort, id, {}});
 }
 
+void Engine::hold(RequestId id, bool held) {
+  std::lock_guard lock(mutex_);
+  commands_.push_back({held ? Command::Kind::hold : Command::Kind::unhold, id, {}});
+}
+
 SequenceId Engine::fork(SequenceId parent, int32_t at_token) {
   std::lock_guard lock(mutex_);
   SequenceId child = next_seq_++;
@@ -115,6 +120,7 @@ EngineStats Engine::stats() const {
   s.num_running = scheduler_.num_running();
   s.num_swapped = scheduler_.num_swapped();
   s.num_parked = static_cast<int32_t>(parked_.size());
+  for (const auto& [seq, live] : live_) s.num_held += live->s.held ? 1 : 0;
   s.kv = kv_.stats(backend_.kv_block_bytes(backend_.kv_shape().block_size));
   return s;
 }
@@ -139,6 +145,8 @@ void Engine::apply_commands() {
     switch (c.kind) {
       case Command::Kind::submit: start_request(c.request, std::move(c.body)); break;
       case Command::Kind::abort: abort_request(c.request, "abort"); break;
+      case Command::Kind::hold: hold_request(c.request, true); break;
+      case Command::Kind::unhold: hold_request(c.request, false); break;
       case Command::Kind::fork: fork_sequence(c.seq, c.child, c.num_tokens); break;
       case Command::Kind::rewind: rewind_parked(c.seq, c.num_tokens); break;
       case Command::Kind::release: release_parked(c.seq); break;
@@ -237,6 +245,11 @@ void Engine::abort_request(RequestId id, const char* reason) {
   beams_.erase(id);
 }
 
+void Engine::hold_request(RequestId id, bool held) {
+  for (auto& [seq, live] : live_)
+    if (live->request == id) live->s.held = held;
+}
+
 // Runs between steps (from apply_commands), so no append of this step has happened yet: the
 // KV manager holds exactly the parent's computed tokens, as fork() requires.
 void Engine::fork_sequence(SequenceId parent, SequenceId child, int32_t at_token) {
@@ -308,6 +321,7 @@ Engine::Live& Engine::add_child(Live& parent, SequenceId child, const SamplingPa
   live->s.in_kv = true;
   live->s.prefilled = true;
   live->s.cache_salt = parent.s.cache_salt;  // a recomputed fork must not land in another salt's cache
+  live->s.held = parent.s.held;              // another sample of a request its client holds back
   live->request = parent.request;
   live->num_prompt = parent.num_prompt;
   live->park_when_done = parent.park_when_done;

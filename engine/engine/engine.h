@@ -56,6 +56,7 @@ struct EngineStats {
   int64_t num_spec_decodes = 0;    // decode chunks that verified drafts
   int64_t num_plain_decodes = 0;   // decode chunks without drafts
   int32_t num_waiting = 0, num_running = 0, num_swapped = 0, num_parked = 0;
+  int32_t num_held = 0;            // sequences held by their clients (Engine::hold), in any queue
   KvStats kv;
 };
 
@@ -68,6 +69,10 @@ class Engine {
   // --- Any thread -----------------------------------------------------------------------
   RequestId submit(Request request);
   void abort(RequestId id);  // its sequences end ("abort") and free their blocks at the next step
+  // Holds a request's sequences back (a client that reads its stream too slowly) or lets them
+  // go on: held, they keep their place and blocks but are not scheduled, and are the first to
+  // be preempted when memory runs short. Their output is unchanged by the pause.
+  void hold(RequestId id, bool held);
   // Forks a sequence between two steps; the child shares every block of the parent
   // (copy-on-write: the first append into the shared partial last block copies it).
   // - Parked parent (see Request::park_when_done): the child is parked too.
@@ -120,6 +125,7 @@ class Engine {
   void apply_commands();
   void start_request(RequestId id, Request request);
   void abort_request(RequestId id, const char* reason);
+  void hold_request(RequestId id, bool held);
   void fork_sequence(SequenceId parent, SequenceId child, int32_t at_token);
   void fork_parked(SequenceId parent, SequenceId child, int32_t at_token);
   void rewind_parked(SequenceId seq, int32_t num_tokens);

@@ -20,7 +20,7 @@ void Engine::propose_drafts() {
   std::vector<Live*> decoding;
   for (auto& [id, l] : live_) {
     const SchedSequence& s = l->s;
-    if (s.in_kv && !s.swapped && s.prefilled && s.num_remaining() == 1 && l->num_to_fork == 0 && !l->beam) decoding.push_back(l.get());
+    if (s.in_kv && !s.swapped && !s.held && s.prefilled && s.num_remaining() == 1 && l->num_to_fork == 0 && !l->beam) decoding.push_back(l.get());
   }
   if (decoding.empty()) return;
   std::sort(decoding.begin(), decoding.end(), [](const Live* a, const Live* b) { return a->s.id < b->s.id; });

@@ -50,6 +50,11 @@ void Scheduler::remove(SequenceId id) {
   swapped_.erase(std::remove_if(swapped_.begin(), swapped_.end(), same), swapped_.end());
 }
 
+bool Scheduler::has_work() const {
+  auto unheld = [](const auto& queue) { return std::any_of(queue.begin(), queue.end(), [](const SchedSequence* s) { return !s->held; }); };
+  return unheld(waiting_) || unheld(running_) || unheld(swapped_);
+}
+
 ScheduledStep Scheduler::schedule(KvManager& kv) {
   ScheduledStep step;
   int32_t budget = config_.max_batched_tokens;
@@ -57,7 +62,8 @@ ScheduledStep Scheduler::schedule(KvManager& kv) {
   schedule_running(kv, /*decode=*/true, budget, step);
   schedule_running(kv, /*decode=*/false, budget, step);
   // A step that had to preempt admits nothing new: the victims come back first.
-  if (step.preempted.empty() && step.swapped_out.empty() && swapped_.empty()) schedule_waiting(kv, budget, step);
+  const bool swapped_wait = std::any_of(swapped_.begin(), swapped_.end(), [](const SchedSequence* s) { return !s->held; });
+  if (step.preempted.empty() && step.swapped_out.empty() && !swapped_wait) schedule_waiting(kv, budget, step);
   step.num_tokens = config_.max_batched_tokens - budget;
   return step;
 }
@@ -67,6 +73,7 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
   for (SchedSequence* seq : order) {
     if (budget == 0) break;
     if (!seq->in_kv || seq->swapped) continue;  // preempted earlier in this step
+    if (seq->held) continue;
     if (seq->prefilled != decode) continue;
     int32_t remaining = seq->num_remaining();
     if (remaining == 0) continue;  // its next token is not sampled yet
@@ -94,9 +101,12 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
 // itself is preempted and false returned.
 bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step) {
   if (num_blocks <= kv.num_available_blocks()) return true;
-  std::vector<SequenceId> candidates;
+  // Victims are taken from the back: held sequences (their clients read nothing) go there, so
+  // they go first, the latest arrival among the others next.
+  std::vector<SequenceId> candidates, held;
   for (SchedSequence* s : running_)
-    if (s != seq && !is_scheduled(step, s)) candidates.push_back(s->id);
+    if (s != seq && !is_scheduled(step, s)) (s->held ? held : candidates).push_back(s->id);
+  candidates.insert(candidates.end(), held.begin(), held.end());
   ReclaimPlan plan = kv.plan_reclaim(num_blocks, candidates, config_.preempt_mode);
   if (!plan.enough) {
     kv.preempt(seq->id);
@@ -145,8 +155,12 @@ void Scheduler::send_back(SchedSequence* seq, ScheduledStep& step) {
 // Swapped sequences return, oldest first, while their blocks fit (before they are appended to
 // in this step: the swap-in transfers run before the forward pass).
 void Scheduler::swap_in(KvManager& kv, ScheduledStep& step) {
-  while (!swapped_.empty() && num_running() < config_.max_num_seqs) {
-    SchedSequence* seq = swapped_.front();
+  for (auto it = swapped_.begin(); it != swapped_.end() && num_running() < config_.max_num_seqs;) {
+    SchedSequence* seq = *it;
+    if (seq->held) {  // stays in host memory until its client reads again
+      ++it;
+      continue;
+    }
     if (!kv.can_swap_in(seq->id)) {
       // Parked sequences make way; running ones do not (they finish first).
       ReclaimPlan plan = kv.plan_reclaim(kv.num_blocks_to_swap_in(seq->id), {}, config_.preempt_mode);
@@ -155,7 +169,7 @@ void Scheduler::swap_in(KvManager& kv, ScheduledStep& step) {
       step.reclaimed.insert(step.reclaimed.end(), plan.reclaim.begin(), plan.reclaim.end());
     }
     kv.swap_in(seq->id);
-    swapped_.pop_front();
+    it = swapped_.erase(it);
     seq->swapped = false;
     insert_sorted(running_, seq);
     step.swapped_in.push_back(seq->id);
@@ -163,8 +177,12 @@ void Scheduler::swap_in(KvManager& kv, ScheduledStep& step) {
 }
 
 void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step) {
-  while (!waiting_.empty() && budget > 0 && num_running() < config_.max_num_seqs) {
-    SchedSequence* seq = waiting_.front();
+  for (auto it = waiting_.begin(); it != waiting_.end() && budget > 0 && num_running() < config_.max_num_seqs;) {
+    SchedSequence* seq = *it;
+    if (seq->held) {  // a held preempted sequence does not hold up the queue behind it
+      ++it;
+      continue;
+    }
     PrefixHit hit = kv.find_prefix(seq->tokens, seq->cache_salt);
     auto chunk_len = [&] { return std::min(static_cast<int32_t>(seq->tokens.size()) - hit.num_tokens, budget); };
     int32_t n = chunk_len();
@@ -181,7 +199,7 @@ void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& 
     kv.start(seq->id, hit);
     std::vector<int64_t> slots;
     kv.append(seq->id, std::span<const int32_t>(seq->tokens).subspan(hit.num_tokens, n), slots);
-    waiting_.pop_front();
+    it = waiting_.erase(it);
     seq->in_kv = true;
     seq->num_computed = hit.num_tokens + n;
     seq->prefilled = seq->num_remaining() == 0;

@@ -4,7 +4,8 @@
 // prefilled in chunks, then new prompts (FCFS), each started through the prefix cache. Under
 // memory pressure parked sequences are released, then running ones preempted (the latest
 // arrival first) by recompute, or by swap to the host pool when the mode says so and it has
-// room; swapped sequences come back, oldest first, before any new prompt. It decides and applies the KV calls of a step in one place and
+// room; swapped sequences come back, oldest first, before any new prompt. Held sequences are
+// skipped everywhere and preempted before any other. It decides and applies the KV calls of a step in one place and
 // in the order the KV manager needs (preempt before append); it runs no model.
 
 #include <cstdint>
@@ -31,6 +32,9 @@ struct SchedSequence {
   // preempts or reclaims for them) and drops them from a sequence it does not schedule.
   int32_t num_draft = 0;
   uint64_t cache_salt = 0;       // its prompt matches cached blocks of this salt only (KvManager::find_prefix)
+  // Held by its client (a reader that fell behind): not scheduled, not swapped back in; it keeps
+  // its blocks, but is the first to be preempted when another sequence needs memory.
+  bool held = false;
 
   int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
 };
@@ -84,7 +88,8 @@ class Scheduler {
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
   int32_t num_swapped() const { return static_cast<int32_t>(swapped_.size()); }
-  bool has_work() const { return !waiting_.empty() || !running_.empty() || !swapped_.empty(); }
+  // Whether any sequence can be scheduled (held ones wait for their client).
+  bool has_work() const;
 
  private:
   bool make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step);

@@ -11,7 +11,7 @@ import urllib.request
 
 
 class ServerProcess:
-    def __init__(self, *extra_args, wait_loaded=True, via_cli=False):
+    def __init__(self, *extra_args, wait_loaded=True, via_cli=False, preexec_fn=None):
         server = os.environ.get("PAGEDCHAT_SERVER")
         model = os.environ.get("PAGEDCHAT_TEST_MODEL")
         if not server or not model or not os.path.exists(model):
@@ -19,7 +19,7 @@ class ServerProcess:
         # via_cli: started as users do, `pagedchat-cli serve` (which execs pagedchat-server).
         program = [os.environ["PAGEDCHAT_CLI"], "serve"] if via_cli else [server]
         args = [*program, "--model", model, "--port", "0", *extra_args]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
         self.log = []
         self.port = None
         ready = threading.Event()

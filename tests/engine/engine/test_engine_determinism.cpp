@@ -2,7 +2,8 @@
 // 7 others, with block sizes 4, 16 and 32, through the prefix cache, under a pool so small that
 // sequences are preempted (recomputed, or swapped to a host pool and back), with chunked prefill at 8 tokens a step, and as one
 // of n = 4 parallel samples (whose prompt is computed once), and as the next turn of a parked
-// sequence or of a fork of it (copy-on-write of the shared last block). Rests on the CPU forward giving
+// sequence or of a fork of it (copy-on-write of the shared last block), and held back by its
+// client mid-reply (Engine::hold) in a pool small enough that the held are preempted. Rests on the CPU forward giving
 // the same bits for a row whatever else is in the batch (test_forward_invariance).
 
 #include <QtTest>
@@ -181,6 +182,47 @@ class TestEngineDeterminism : public QObject {
     QCOMPARE(out.stats.kv.num_swapped_blocks, 0);
     // Only victims that found no host room are recomputed.
     QCOMPARE(out.stats.num_recomputed_tokens == 0, out.stats.num_preempted == 0);
+  }
+
+  void held_mid_reply_then_let_go() {
+    // The tiny pool again: the held requests are the ones preempted, the others run on.
+    EngineConfig c;
+    c.block_size = 4;
+    size_t longest = 0;
+    for (const auto& p : prompts_) longest = std::max(longest, p.size());
+    c.num_blocks = static_cast<int32_t>((longest + kMaxTokens + 3) / 4) + 2;
+    Engine engine(*model_, *backend_, c);
+    Outcome out;
+    engine.subscribe([&](const EngineEvent& e) {
+      if (e.kind == EngineEventKind::token) out.tokens[e.request].resize(1), out.tokens[e.request][0].push_back(e.token);
+      if (e.kind == EngineEventKind::finished) out.finish[e.request] += e.reason;
+    });
+    for (const Request& r : all_requests()) engine.submit(r);
+    for (int i = 0; i < 4; ++i) engine.step();
+    for (RequestId id : {1, 3, 5, 7}) engine.hold(id, true);
+    std::map<RequestId, size_t> at_hold;
+    for (RequestId id : {1, 3, 5, 7}) at_hold[id] = out.tokens[id].empty() ? 0 : out.tokens[id][0].size();
+    int steps = 0;
+    while (engine.step() && ++steps < 10000) {
+      if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
+    }
+    // Only held work is left: step() says there is nothing to do, and the held got no token.
+    QCOMPARE(engine.stats().num_held, 4);
+    for (RequestId id : {2, 4, 6, 8}) QCOMPARE(out.finish[id], std::string("length"));
+    for (RequestId id : {1, 3, 5, 7}) {
+      QCOMPARE(out.tokens[id].empty() ? size_t(0) : out.tokens[id][0].size(), at_hold[id]);
+      QVERIFY(out.finish[id].empty());
+    }
+    for (RequestId id : {1, 3, 5, 7}) engine.hold(id, false);
+    while (engine.step() && ++steps < 10000) {
+    }
+    for (size_t i = 0; i < prompts_.size(); ++i) {
+      const RequestId id = static_cast<RequestId>(i) + 1;
+      QCOMPARE(out.tokens[id][0], alone_[i]);
+      QCOMPARE(out.finish[id], std::string("length"));
+    }
+    QCOMPARE(engine.stats().num_held, 0);
+    QCOMPARE(engine.stats().kv.num_used_blocks, 0);
   }
 
   void prefix_cache_hit() {

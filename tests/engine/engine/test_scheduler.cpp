@@ -1,7 +1,7 @@
 // The scheduler against a real KV manager, no model: decode tokens before prompt chunks, the
 // token budget and the running cap, FCFS admission, prefix-cache starts, preemption of the
-// latest arrival, parked sequences released for a new prompt, and each chunk's slots as its
-// block table gives them.
+// latest arrival, parked sequences released for a new prompt, each chunk's slots as its
+// block table gives them, and held sequences (slow clients) skipped and preempted first.
 
 #include <QtTest>
 
@@ -177,6 +177,88 @@ class TestScheduler : public QObject {
     QCOMPARE(s.chunks[0].num_recomputed, 0);
     QCOMPARE(s.chunks[1].num_recomputed, 8);
     QCOMPARE(f.sched.num_waiting(), 1);
+  }
+
+  void a_held_sequence_is_skipped_and_resumes_where_it_was() {
+    Fixture f(64, 4, 100, 8);
+    SchedSequence* a = f.add(tokens(5, 100));
+    f.add(tokens(5, 200));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    f.sample_all(s);
+    a->held = true;
+    for (int i = 0; i < 3; ++i) {
+      s = f.sched.schedule(f.kv);
+      QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 5 + i, 1, true}}));
+      f.sample_all(s);
+    }
+    QCOMPARE(a->num_computed, 5);
+    QCOMPARE(f.kv.num_tokens(1), 5);  // its K/V kept
+    // With only held work left, there is none to do (the engine's step loop must not spin).
+    f.sched.remove(2);
+    f.kv.free(2);
+    QVERIFY(!f.sched.has_work());
+    a->held = false;
+    QVERIFY(f.sched.has_work());
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 5, 1, true}}));
+    QCOMPARE(f.kv.check_invariants(), std::string());
+  }
+
+  void a_held_sequence_is_preempted_before_a_later_arrival() {
+    // As latest_arrival_is_preempted, but the first arrival is held: it goes, not the third.
+    Fixture f(6, 4, 100, 8);
+    SchedSequence* a = f.add(tokens(8, 100));
+    f.add(tokens(8, 200));
+    SchedSequence* c = f.add(tokens(8, 300));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    f.sample_all(s);
+    a->held = true;
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.preempted, (std::vector<SequenceId>{1}));
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 8, 1, true}, {3, 8, 1, true}}));
+    QVERIFY(!a->in_kv);
+    QVERIFY(c->in_kv);
+    // Held and waiting, it neither comes back nor holds up a later prompt behind it.
+    f.sample_all(s);
+    f.sched.remove(2);
+    f.kv.free(2);
+    f.add(tokens(3, 400));
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{3, 9, 1, true}, {4, 0, 3, false}}));
+    QVERIFY(!a->in_kv);
+    a->held = false;  // first in line again once its 3 blocks are free
+    f.sample_all(s);
+    f.sched.remove(3);
+    f.kv.free(3);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{4, 3, 1, true}, {1, 0, 9, false}}));
+    QCOMPARE(s.chunks[1].num_recomputed, 8);
+    QCOMPARE(f.kv.check_invariants(), std::string());
+  }
+
+  void a_held_swapped_sequence_stays_in_host_memory() {
+    Fixture f(6, 4, 100, 8, /*num_host_blocks=*/8);
+    f.add(tokens(8, 100));
+    f.add(tokens(8, 200));
+    SchedSequence* c = f.add(tokens(8, 300));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    f.sample_all(s);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.swapped_out, (std::vector<SequenceId>{3}));
+    c->held = true;
+    f.sample_all(s);
+    f.sched.remove(1);
+    f.kv.free(1);
+    f.add(tokens(3, 400));
+    s = f.sched.schedule(f.kv);
+    QVERIFY(s.swapped_in.empty());
+    QVERIFY(c->swapped);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 9, 1, true}, {4, 0, 3, false}}));  // the new prompt is not held up
+    c->held = false;
+    f.sample_all(s);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.swapped_in, (std::vector<SequenceId>{3}));
+    QCOMPARE(f.kv.check_invariants(), std::string());
   }
 
   void latest_arrival_is_swapped_out_and_back() {

@@ -1,0 +1,292 @@
+"""The real pagedchat-server against connections that would hold it (issue 23, items 2 and 8):
+framings that could be read two ways, a declared body far over the limit, Expect: 100-continue,
+slow-loris senders and idle connections (closed within the timeouts, while a long reply on an
+otherwise quiet connection is not), a connection cap answered with 503, and the process's
+descriptor limit reached without the server spinning. Loopback only; every wait is bounded.
+Run by ctest (server_test_connection_limits)."""
+import json
+import os
+import resource
+import socket
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from server_process import ServerProcess  # noqa: E402
+
+MODEL = "SmolLM2-135M-Instruct.Q4_1"
+CHAT = json.dumps({"model": MODEL, "max_tokens": 4, "temperature": 0, "messages": [{"role": "user", "content": "Hi"}]}).encode()
+
+
+def connect(server, timeout=30):
+    return socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
+
+
+def head(path, body_len=None, extra=""):
+    lines = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    if body_len is not None:
+        lines += f"Content-Length: {body_len}\r\n"
+    return (lines + extra + "\r\n").encode()
+
+
+def read_reply(s, limit=1 << 20):
+    """What the server sends until it closes or a whole response (by Content-Length) is in."""
+    data = b""
+    while len(data) < limit:
+        try:
+            chunk = s.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not chunk:
+            break
+        data += chunk
+        end = data.find(b"\r\n\r\n")
+        if end >= 0 and not data.startswith(b"HTTP/1.1 100"):
+            length = [int(line.split(b":")[1]) for line in data[:end].split(b"\r\n") if line.lower().startswith(b"content-length:")]
+            if length and len(data) >= end + 4 + length[0]:
+                break
+    return data
+
+
+def closed_within(s, seconds):
+    """Whether the server closes (EOF or reset) the connection within `seconds`; returns what it sent."""
+    s.settimeout(0.2)
+    deadline = time.time() + seconds
+    got = b""
+    while time.time() < deadline:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return True, got
+        if not chunk:
+            return True, got
+        got += chunk
+    return False, got
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class FramingTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def exchange(self, data):
+        with connect(self.server) as s:
+            s.sendall(data)
+            return read_reply(s)
+
+    def test_two_different_content_lengths_are_a_400(self):
+        reply = self.exchange(head("/v1/chat/completions", len(CHAT), f"Content-Length: {len(CHAT) + 5}\r\n") + CHAT)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 400"), reply[:200])
+        self.assertIn(b"bad_content_length", reply)
+
+    def test_content_length_with_transfer_encoding_is_a_400(self):
+        reply = self.exchange(head("/v1/chat/completions", len(CHAT), "Transfer-Encoding: chunked\r\n") + CHAT)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 400"), reply[:200])
+        self.assertIn(b"bad_framing", reply)
+
+    def test_a_huge_declared_body_is_a_413_before_it_is_sent(self):
+        with connect(self.server, timeout=5) as s:
+            started = time.time()
+            s.sendall(head("/v1/chat/completions", 10 ** 14))
+            reply = read_reply(s)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 413"), reply[:200])
+        self.assertLess(time.time() - started, 3)
+
+    def test_expect_100_continue_is_answered_before_the_body(self):
+        with connect(self.server) as s:
+            s.sendall(head("/v1/chat/completions", len(CHAT), "Expect: 100-continue\r\n"))
+            s.settimeout(5)
+            interim = s.recv(4096)
+            self.assertTrue(interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"), interim)
+            s.sendall(CHAT)
+            s.settimeout(60)
+            reply = read_reply(s)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 200"), reply[:200])
+        self.assertIn(b'"finish_reason"', reply)
+
+    def test_an_unknown_expectation_is_a_417(self):
+        reply = self.exchange(head("/v1/chat/completions", len(CHAT), "Expect: teapot\r\n") + CHAT)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 417"), reply[:200])
+
+    def test_headers_past_64_kib_are_a_431(self):
+        reply = self.exchange(head("/v1/chat/completions", len(CHAT), "X-Junk: " + "a" * 70000 + "\r\n") + CHAT)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 431"), reply[:200])
+
+    def test_pipelined_requests_are_each_answered(self):
+        one = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        with connect(self.server) as s:
+            s.sendall(one + one)
+            s.settimeout(5)
+            data = b""
+            while data.count(b"HTTP/1.1 200") < 2:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        self.assertEqual(data.count(b"HTTP/1.1 200"), 2, data[:400])
+
+
+class TimeoutTest(unittest.TestCase):
+    READ, IDLE = 2, 3
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess("--read-timeout", str(cls.READ), "--idle-timeout", str(cls.IDLE))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def test_slow_loris_connections_are_closed_within_the_read_timeout(self):
+        conns = [connect(self.server) for _ in range(100)]
+        for s in conns:
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.time()
+        # A header line every half second: never done, always busy.
+        while time.time() - started < self.READ + 1:
+            for i, s in enumerate(conns):
+                try:
+                    s.sendall(f"X-Slow-{i}: 1\r\n".encode())
+                except OSError:
+                    pass
+            time.sleep(0.5)
+        timed_out = 0
+        for s in conns:
+            closed, got = closed_within(s, 3)
+            self.assertTrue(closed)
+            timed_out += got.startswith(b"HTTP/1.1 408")
+            s.close()
+        self.assertLess(time.time() - started, self.READ + 6)
+        self.assertGreater(timed_out, 90)  # a reset may beat the 408 to a few of them
+
+    def test_idle_connections_are_closed_within_the_idle_timeout(self):
+        conns = [connect(self.server) for _ in range(200)]
+        started = time.time()
+        for s in conns:
+            closed, got = closed_within(s, self.IDLE + 3 - (time.time() - started))
+            self.assertTrue(closed)
+            self.assertEqual(got, b"")
+            s.close()
+        self.assertGreater(time.time() - started, self.IDLE - 0.5)
+        # And one kept alive after its answer.
+        with connect(self.server) as s:
+            s.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            self.assertTrue(read_reply(s).startswith(b"HTTP/1.1 200"))
+            answered = time.time()
+            closed, _ = closed_within(s, self.IDLE + 3)
+            self.assertTrue(closed)
+            self.assertGreater(time.time() - answered, self.IDLE - 0.5)
+
+    def test_a_reply_longer_than_the_idle_timeout_is_not_cut(self):
+        # Not streamed: nothing crosses the connection until the reply is whole.
+        body = json.dumps({"model": MODEL, "max_tokens": 400, "temperature": 0, "logit_bias": {"2": -100, "0": -100},
+                           "messages": [{"role": "user", "content": "Count to a thousand."}]}).encode()
+        with connect(self.server, timeout=120) as s:
+            started = time.time()
+            s.sendall(head("/v1/chat/completions", len(body)) + body)
+            reply = read_reply(s)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 200"), reply[:200])
+        self.assertEqual(json.loads(reply.split(b"\r\n\r\n", 1)[1])["usage"]["completion_tokens"], 400)
+        print(f"a 400-token reply took {time.time() - started:.1f} s against an idle timeout of {self.IDLE} s")
+
+
+class ConnectionCapTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess("--max-connections", "20")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def test_connections_over_the_cap_get_a_503_and_the_rest_are_served(self):
+        conns = [connect(self.server) for _ in range(25)]
+        time.sleep(0.5)
+        held, refused = [], []
+        for s in conns:
+            s.settimeout(0.05)
+            try:
+                reply = s.recv(4096)
+            except socket.timeout:
+                held.append(s)
+                continue
+            refused.append(reply)
+            s.close()
+        # A connection the server is still closing (the start-up's /health poll) may count a moment.
+        self.assertGreaterEqual(len(refused), 5)
+        self.assertGreaterEqual(len(held), 19)
+        for reply in refused:
+            self.assertTrue(reply.startswith(b"HTTP/1.1 503"), reply[:200])
+            self.assertIn(b"too_many_connections", reply)
+            self.assertIn(b"Retry-After: 1", reply)
+        for s in held[:5]:
+            s.close()
+        time.sleep(0.3)
+        with connect(self.server, timeout=30) as s:
+            s.sendall(head("/v1/chat/completions", len(CHAT)) + CHAT)
+            self.assertTrue(read_reply(s).startswith(b"HTTP/1.1 200"))
+        metrics = self.server.metrics()
+        self.assertGreaterEqual(metrics["pagedchat_http_connections_refused_total"], 1)
+        for s in held[5:]:
+            s.close()
+        print(f"25 connections at a cap of 20: {len(held)} held, {len(refused)} answered 503")
+
+
+class DescriptorLimitTest(unittest.TestCase):
+    """Started with 128 descriptors: the default cap sits below them, so a flood of 400
+    connections is answered (503 past the cap) rather than left hanging, and costs little CPU."""
+
+    @classmethod
+    def setUpClass(cls):
+        def limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+        cls.server = ServerProcess(preexec_fn=limit)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def test_a_flood_of_connections_is_refused_without_spinning(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < 1024:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 1024), hard))
+        before = cpu_seconds(self.server.proc.pid)
+        conns, refused = [], 0
+        for _ in range(400):
+            s = connect(self.server, timeout=5)
+            conns.append(s)
+        time.sleep(1)
+        for s in conns:
+            s.settimeout(0.05)
+            try:
+                refused += s.recv(4096).startswith(b"HTTP/1.1 503")
+            except (socket.timeout, ConnectionResetError):
+                pass
+        time.sleep(2)
+        spent = cpu_seconds(self.server.proc.pid) - before
+        self.assertGreater(refused, 300)
+        self.assertLess(spent, 1.5, f"the server used {spent:.2f} s of CPU in 3 s with 400 connections")
+        for s in conns:
+            s.close()
+        time.sleep(0.5)
+        with connect(self.server, timeout=30) as s:
+            s.sendall(head("/v1/chat/completions", len(CHAT)) + CHAT)
+            self.assertTrue(read_reply(s).startswith(b"HTTP/1.1 200"))
+        print(f"400 connections at a limit of 128 descriptors: {refused} answered 503, {spent:.2f} s of server CPU")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
