@@ -1,14 +1,39 @@
 // pagedchat: the desktop app. Opens the main window on the model given by --model, or the
-// default model, or the welcome page on a first run; chats are restored from the app's data folder.
+// default model, or the welcome page on a first run; chats are restored from the app's data
+// folder, which one app holds at a time (a second start shows the first one's window).
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QMessageBox>
 
 #include <algorithm>
+#include <cstdio>
+#include <memory>
 
 #include "ui/shell/app_services.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/screenshot_tour.h"
+
+namespace {
+
+// Another app holds the chats: it shows its window and this start goes, saying so on stderr;
+// when it does not answer, a box says why no window opens (a start from a menu has no stderr).
+int leaveTheChatsToTheOther(const InstanceLock::Held& held) {
+  const QString folder = QDir::toNativeSeparators(held.folder);
+  if (held.raisedOther) {
+    std::fprintf(stderr, "PagedChat is already running on the chats in %s: its window was brought to the front.\n",
+                 qPrintable(folder));
+    return 0;
+  }
+  const QString text = QApplication::translate("main", "Another PagedChat holds the chats in %1 and does not answer. "
+                                                       "Close it, then start PagedChat again.").arg(folder);
+  std::fprintf(stderr, "%s\n", qPrintable(text));
+  QMessageBox::warning(nullptr, QStringLiteral("PagedChat"), text);
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -30,8 +55,14 @@ int main(int argc, char** argv) {
   parser.addOption(screenshotsOpt);
   parser.process(app);
 
-  AppServices services;  // the database, the engine thread and the local API: outlive the window
-  MainWindow window(services);
+  // The database, the engine thread and the local API: outlive the window.
+  std::unique_ptr<AppServices> services;
+  try {
+    services = std::make_unique<AppServices>();
+  } catch (const InstanceLock::Held& held) {
+    return leaveTheChatsToTheOther(held);
+  }
+  MainWindow window(*services);
   window.show();
   if (parser.isSet(screenshotsOpt)) new ScreenshotTour(window, parser.value(screenshotsOpt));  // owned by the window
   // A first run (no --model, the default model not fetched yet) opens on the welcome page.

@@ -15,10 +15,10 @@
 namespace pagedchat::test {
 
 // A UI suite's start: its chats go to a throwaway data folder (QStandardPaths' test mode), with
-// none left from an earlier run.
+// none left from an earlier run (the write-ahead log included: a new file would read it).
 inline void useFreshDataFolder() {
   QStandardPaths::setTestModeEnabled(true);
-  QFile::remove(ChatDatabase::defaultPath());
+  for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(ChatDatabase::defaultPath() + QLatin1String(suffix));
 }
 
 inline void loadAndWait(MainWindow& w, const QString& model) {

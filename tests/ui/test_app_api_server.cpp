@@ -82,8 +82,7 @@ class TestAppApiServer : public QObject {
 #ifndef PAGEDCHAT_HAVE_SERVER
     QSKIP("built without the server (Qt 6 HttpServer)");
 #endif
-    QStandardPaths::setTestModeEnabled(true);
-    QFile::remove(ChatDatabase::defaultPath());
+    pagedchat::test::useFreshDataFolder();
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
   }

@@ -31,8 +31,7 @@ class TestMainWindow : public QObject {
 
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QFile::remove(ChatDatabase::defaultPath());
+    pagedchat::test::useFreshDataFolder();
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
   }

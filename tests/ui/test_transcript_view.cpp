@@ -20,7 +20,7 @@ ChatRecord chatOf(ChatId id, const QStringList& contents) {
   ChatRecord chat;
   chat.id = id;
   for (int i = 0; i < contents.size(); ++i)
-    chat.messages.append({i % 2 == 0 ? QStringLiteral("user") : QStringLiteral("assistant"), contents[i], {}});
+    chat.messages.append({.role = i % 2 == 0 ? QStringLiteral("user") : QStringLiteral("assistant"), .content = contents[i]});
   return chat;
 }
 
@@ -257,6 +257,20 @@ class TestTranscriptView : public QObject {
     QCOMPARE(copies.at(0).at(0).toInt(), 1);
   }
 
+  // A reply the app died in (or whose model went) says so in words under it, and offers Continue.
+  void anInterruptedReplyIsSaidSoAndOffersContinue() {
+    TranscriptView view;
+    ChatRecord chat = chatOf(4, {QStringLiteral("question"), QStringLiteral("half an ans")});
+    chat.messages[1].metrics.finishReason = ReplyMetrics::kInterrupted;
+    view.showChat(chat, false);
+    QVERIFY2(view.toPlainText().endsWith(QStringLiteral("half an ans\ninterrupted before it ended (the app closed, or the model "
+                                                        "was changed) · fork here · copy · continue")),
+             qPrintable(view.toPlainText()));
+    QCOMPARE(anchorsOf(view.document()), (QStringList{QStringLiteral("edit:0"), QStringLiteral("fork:1"), QStringLiteral("copy:0"),
+                                                      QStringLiteral("fork:2"), QStringLiteral("copy:1"),
+                                                      QStringLiteral("continue:1")}));
+  }
+
   // Streaming, regenerating, metrics arriving and switching chats, each rendered on the one view
   // (which rebuilds only what changed) must read exactly as a fresh view's full render.
   void incrementalRenderEqualsAFullRender() {
@@ -270,7 +284,7 @@ class TestTranscriptView : public QObject {
       QCOMPARE(live.document()->toHtml(), fresh.document()->toHtml());
     };
     expectSame(chat, false);
-    chat.messages.append({QStringLiteral("assistant"), QString(), {}});
+    chat.messages.append({.role = QStringLiteral("assistant")});
     for (int n = 0; n <= reply.size(); n += 3) {
       chat.messages.last().content = reply.left(n);
       expectSame(chat, true);

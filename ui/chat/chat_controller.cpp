@@ -10,6 +10,7 @@
 
 namespace {
 const QString kSharedSystemPromptKey = QStringLiteral("shared_system_prompt");
+constexpr int kStreamSaveIntervalMs = 1000;  // a reply in flight is saved at most this often
 }  // namespace
 
 ChatController::ChatController(ChatDatabase& db, EngineBridge* bridge, QObject* parent)
@@ -31,6 +32,10 @@ QVector<ChatId> ChatController::restore() {
     ids.append(r.id);
     Chat c;
     c.record = std::move(r);
+    // The app died mid-reply: the reply keeps its text, marked interrupted; one with none goes.
+    const bool settled = settleInterruptedReply(c.record.messages);
+    c.record.firstInView = std::min(c.record.firstInView, static_cast<int>(c.record.messages.size()));
+    if (settled) save(c);
     add(std::move(c));
   }
   return ids;
@@ -41,7 +46,11 @@ const ChatController::Chat* ChatController::chat(ChatId id) const {
   return it == m_chats.end() ? nullptr : &it->second;
 }
 
-ChatId ChatController::nextId() const { return m_chats.empty() ? 1 : m_chats.rbegin()->first + 1; }
+// From the database, which never gives an id twice; without one (nothing is saved) any unused id does.
+ChatId ChatController::newId() {
+  const ChatId id = m_db.newChatId();
+  return id > 0 ? id : (m_chats.empty() ? 1 : m_chats.rbegin()->first + 1);
+}
 
 void ChatController::add(Chat c) {
   const ChatId id = c.record.id;
@@ -55,7 +64,16 @@ void ChatController::sendTitle(const Chat& c) {
 }
 
 void ChatController::save(const Chat& c) {
-  if (!m_db.saveChat(c.record)) emit status(c.record.id, tr("Could not save the chat: %1").arg(m_db.lastError()));
+  const ChatRecord* record = &c.record;
+  ChatRecord inFlight;
+  if (c.replying && c.numSamples == 1 && !c.record.messages.isEmpty() &&
+      c.record.messages.last().role == QLatin1String("assistant")) {
+    // The reply in flight is on disk as what it is if the app dies now: interrupted.
+    inFlight = c.record;
+    inFlight.messages.last().metrics.finishReason = ReplyMetrics::kInterrupted;
+    record = &inFlight;
+  }
+  if (!m_db.saveChat(*record)) emit status(c.record.id, tr("Could not save the chat: %1").arg(m_db.lastError()));
 }
 
 void ChatController::setSharedSystemPrompt(const QString& prompt) { m_sharedSystemPrompt = prompt; }
@@ -81,7 +99,7 @@ void ChatController::saveSystemPrompts(ChatId current) {
 
 ChatId ChatController::create() {
   Chat c;
-  c.record.id = nextId();
+  c.record.id = newId();
   c.record.title = tr("New chat %1").arg(c.record.id);
   save(c);
   const ChatId id = c.record.id;
@@ -101,7 +119,7 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
     --messageCount;
   }
   Chat child;
-  child.record.id = nextId();
+  child.record.id = newId();
   child.record.title = tr("%1 (fork)").arg(parent.record.title);
   child.record.parentId = parentId;
   child.record.forkedAtMessage = messageCount;
@@ -131,7 +149,7 @@ bool ChatController::send(ChatId id, const QString& text, const TurnSettings& se
     sendTitle(c);
     emit titleChanged(id, c.record.title);
   }
-  c.record.messages.append({QStringLiteral("user"), text, {}});
+  c.record.messages.append({.role = QStringLiteral("user"), .content = text});
   startTurn(c, settings, columnTitles);
   return true;
 }
@@ -160,7 +178,7 @@ bool ChatController::edit(ChatId id, int index, const QString& text, const TurnS
   if (index < 0 || index >= c.record.messages.size() || c.record.messages[index].role != QLatin1String("user")) return false;
   if (c.awaitingPick) pick(id, 0);
   QVector<QVector<MessageRecord>> versions = takeVersions(c.record.messages, index);
-  MessageRecord edited{QStringLiteral("user"), text, {}, std::move(versions), 0};
+  MessageRecord edited{.role = QStringLiteral("user"), .content = text, .otherVersions = std::move(versions)};
   edited.versionIndex = static_cast<int>(edited.otherVersions.size());  // the new one goes last
   c.record.messages.append(std::move(edited));
   c.record.firstInView = std::min(c.record.firstInView, index);
@@ -184,16 +202,7 @@ bool ChatController::switchVersion(ChatId id, int index, int delta) {
 
 // A reply that never started goes; when it was a new version, the latest one before it is shown.
 void ChatController::dropEmptyReply(Chat& c) {
-  if (c.numSamples != 1 || c.record.messages.isEmpty() || !c.record.messages.last().content.isEmpty()) return;
-  const int at = static_cast<int>(c.record.messages.size()) - 1;
-  if (c.record.messages[at].otherVersions.isEmpty()) {
-    c.record.messages.removeLast();
-    return;
-  }
-  ::switchVersion(c.record.messages, at, c.record.messages[at].versionIndex - 1);
-  // The empty one was the last version: it is dropped from the others.
-  QVector<QVector<MessageRecord>>& others = c.record.messages[at].otherVersions;
-  if (!others.isEmpty() && others.last().size() == 1 && others.last().first().content.isEmpty()) others.removeLast();
+  if (c.numSamples == 1) ::dropEmptyReply(c.record.messages);
 }
 
 // The regenerated reply's message exists now: it carries the versions it replaces.
@@ -218,8 +227,9 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   c.samples = QVector<QString>(c.numSamples);
   c.sampleMetrics = QVector<ReplyMetrics>(c.numSamples);
   c.continuedTokens = 0;
+  c.sinceSaved.invalidate();
   if (c.numSamples == 1) {
-    c.record.messages.append({QStringLiteral("assistant"), QString(), {}});
+    c.record.messages.append({.role = QStringLiteral("assistant")});
     attachPendingVersions(c);
   }
   save(c);
@@ -233,7 +243,8 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
   if (it == m_chats.end() || it->second.replying || it->second.awaitingPick) return false;
   Chat& c = it->second;
   if (c.record.messages.isEmpty() || c.record.messages.last().role != QLatin1String("assistant") ||
-      c.record.messages.last().metrics.finishReason != QLatin1String("length"))
+      (c.record.messages.last().metrics.finishReason != QLatin1String("length") &&
+       c.record.messages.last().metrics.finishReason != ReplyMetrics::kInterrupted))
     return false;
   if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
   settings.numSamples = 1;
@@ -244,6 +255,7 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
   c.replying = true;
   c.continuedTokens = c.record.messages.last().metrics.numTokens;
   c.contextFullTokens = 0;
+  c.sinceSaved.invalidate();
   emit replyingChanged(id, true);
   onEngine([id, messages = c.record.engineMessages(m_sharedSystemPrompt), settings](EngineBridge& b) { b.submit(id, messages, settings); });
   emit chatChanged(id);
@@ -260,7 +272,7 @@ bool ChatController::pick(ChatId id, int sample) {
   Chat& c = it->second;
   if (!c.awaitingPick || sample < 0 || sample >= c.samples.size()) return false;
   c.awaitingPick = false;
-  c.record.messages.append({QStringLiteral("assistant"), c.samples[sample], c.sampleMetrics[sample]});
+  c.record.messages.append({.role = QStringLiteral("assistant"), .content = c.samples[sample], .metrics = c.sampleMetrics[sample]});
   attachPendingVersions(c);
   c.numSamples = 1;
   onEngine([id, sample](EngineBridge& b) { b.pickSample(id, sample); });
@@ -292,7 +304,7 @@ ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnS
   }
   Chat child;
   child.record = c.record;
-  child.record.id = nextId();
+  child.record.id = newId();
   child.record.title = tr("%1 (recent)").arg(c.record.title);
   child.record.parentId = id;
   child.record.forkedAtMessage = static_cast<int>(c.record.messages.size());
@@ -314,6 +326,7 @@ void ChatController::engineReplaced() {
   for (auto& [id, c] : m_chats) {
     if (c.replying) {
       c.replying = false;
+      if (c.numSamples == 1) settleInterruptedReply(c.record.messages);  // its engine went with it
       emit replyingChanged(id, false);
       save(c);
     }
@@ -329,8 +342,15 @@ void ChatController::connectBridge() {
     auto it = m_chats.find(id);
     if (it == m_chats.end() || !it->second.replying) return;
     Chat& c = it->second;
-    if (c.numSamples == 1) c.record.messages.last().content += text;
-    else if (sample < c.samples.size()) c.samples[sample] += text;
+    if (c.numSamples == 1) {
+      c.record.messages.last().content += text;
+      if (!c.sinceSaved.isValid() || c.sinceSaved.elapsed() >= kStreamSaveIntervalMs) {
+        save(c);
+        c.sinceSaved.start();
+      }
+    } else if (sample < c.samples.size()) {
+      c.samples[sample] += text;
+    }
     emit chatChanged(id);
   });
   connect(m_bridge, &EngineBridge::replyFinished, this, [this](ChatId id, int sample, const ReplyMetrics& m) {

@@ -6,6 +6,7 @@
 // this side (the engine side keeps only what the engine holds: engine/chat/chat_session.h).
 // The window shows what this says (chatChanged, turnEnded) and asks it to act.
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -42,6 +43,9 @@ class ChatController : public QObject {
     // The last turn did not fit and the chat's policy is "stop and ask": the prompt's tokens
     // and the context; the transcript offers the choices (resolveContextFull).
     int contextFullTokens = 0, contextLength = 0;
+    // Since the reply in flight was last saved: it is saved as it streams in, at most once a
+    // second (what a crash loses of it), marked interrupted until it ends.
+    QElapsedTimer sinceSaved;
   };
   enum class ContextChoice { dropOldest, newChatFromRecent, cancel };
 
@@ -49,6 +53,7 @@ class ChatController : public QObject {
   ChatController(ChatDatabase& db, EngineBridge* bridge, QObject* parent = nullptr);
 
   // The chats saved in the database, parents before their forks; returns their ids in order.
+  // A reply the app died in is kept marked interrupted, or dropped when it had no text yet.
   QVector<ChatId> restore();
   const Chat* chat(ChatId id) const;
   const std::map<ChatId, Chat>& chats() const { return m_chats; }
@@ -78,7 +83,8 @@ class ChatController : public QObject {
   // Shows another version of the conversation from message messageIndex (delta -1, +1).
   bool switchVersion(ChatId id, int messageIndex, int delta);
   void stop(ChatId id);
-  // More of the chat's last reply, cut by its length limit (its footer offers Continue).
+  // More of the chat's last reply, cut by its length limit or interrupted (its footer offers
+  // Continue).
   bool continueReply(ChatId id, TurnSettings settings);
   // Compare: the chat continues with this sample.
   bool pick(ChatId id, int sample);
@@ -113,7 +119,7 @@ class ChatController : public QObject {
   void dropEmptyReply(Chat& c);
   void add(Chat c);
   void sendTitle(const Chat& c);
-  ChatId nextId() const;
+  ChatId newId();
   template <class F>
   void onEngine(F f);
 

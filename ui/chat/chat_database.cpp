@@ -1,4 +1,5 @@
-// SQLite persistence of the chats: schema, load, and each save as one transaction.
+// SQLite persistence of the chats: schema, load, chat ids, and each save as one transaction
+// of the rows that changed.
 #include "ui/chat/chat_database.h"
 
 #include <QDir>
@@ -16,8 +17,35 @@
 
 namespace {
 constexpr int kSchemaVersion = 1;
+// The settings key of the last chat id given (newChatId): ids are never given twice.
+const QString kLastChatIdKey = QStringLiteral("last_chat_id");
 // Qt binds a null QString as SQL NULL; the text columns are NOT NULL and an empty text is "".
 QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
+
+// Whether two messages save as the same row: what the messages table keeps of them (the
+// metrics not saved, such as the prompt's tokens, do not count).
+bool sameAsSaved(const MessageRecord& a, const MessageRecord& b);
+bool sameTails(const QVector<QVector<MessageRecord>>& a, const QVector<QVector<MessageRecord>>& b) {
+  if (a.size() != b.size()) return false;
+  if (a.constData() == b.constData()) return true;  // shared, as an unchanged copy is
+  for (int i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size()) return false;
+    for (int j = 0; j < a[i].size(); ++j)
+      if (!sameAsSaved(a[i][j], b[i][j])) return false;
+  }
+  return true;
+}
+bool sameAsSaved(const MessageRecord& a, const MessageRecord& b) {
+  return a.role == b.role && a.content == b.content && a.metrics.numTokens == b.metrics.numTokens &&
+         a.metrics.secondsToFirstToken == b.metrics.secondsToFirstToken &&
+         a.metrics.tokensPerSecond == b.metrics.tokensPerSecond && a.metrics.finishReason == b.metrics.finishReason &&
+         a.versionIndex == b.versionIndex && sameTails(a.otherVersions, b.otherVersions);
+}
+bool sameChatRow(const ChatRecord& a, const ChatRecord& b) {
+  return a.title == b.title && a.parentId == b.parentId && a.forkedAtMessage == b.forkedAtMessage &&
+         a.overridesSystemPrompt == b.overridesSystemPrompt && a.systemPrompt == b.systemPrompt &&
+         a.firstInView == b.firstInView && a.contextPolicy == b.contextPolicy;
+}
 }  // namespace
 
 QString ChatDatabase::defaultPath() {
@@ -87,7 +115,17 @@ ChatDatabase::ChatDatabase(const QString& path)
     fail(QStringLiteral("open %1").arg(path), m_db.lastError().text());
     return;
   }
-  m_open = exec(QStringLiteral("PRAGMA foreign_keys = ON")) &&
+  // WAL: a save appends its pages to a log (a streaming reply is saved often) instead of
+  // journaling and rewriting them in place. NORMAL syncs at checkpoints only: with WAL a crash
+  // of the app loses no commit, and a power cut may lose the last ones but never breaks the
+  // file. Where WAL cannot be used (no shared memory on the filesystem) the file keeps its
+  // journal and works the same.
+  {
+    QSqlQuery wal(m_db);
+    if (!wal.exec(QStringLiteral("PRAGMA journal_mode = WAL")) || !wal.next() || wal.value(0).toString() != QLatin1String("wal"))
+      qWarning("chat database: %s is not in WAL mode", qPrintable(path));
+  }
+  m_open = exec(QStringLiteral("PRAGMA synchronous = NORMAL")) && exec(QStringLiteral("PRAGMA foreign_keys = ON")) &&
            exec(QStringLiteral("CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")) &&
            exec(QStringLiteral("CREATE TABLE IF NOT EXISTS chats (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
                                "parent_id INTEGER NOT NULL, forked_at INTEGER NOT NULL, "
@@ -175,50 +213,108 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
       c.messages.append(r);
     }
   }
+  for (const ChatRecord& c : chats) m_saved[c.id] = c;
   return chats;
+}
+
+ChatId ChatDatabase::newChatId() {
+  if (!m_open) return -1;
+  if (!m_db.transaction()) {
+    fail(QStringLiteral("begin"), m_db.lastError().text());
+    return -1;
+  }
+  // The first statement writes, so the transaction holds the write lock before it reads: two
+  // connections bumping the counter at once take turns (Qt's SQLite waits on a busy file).
+  // The largest saved id counts too: files written before the counter (and the chats of a
+  // connection that gave ids another way) never see an id of theirs again.
+  QSqlQuery q(m_db);
+  const bool ok =
+      q.exec(QStringLiteral("INSERT OR IGNORE INTO settings (key, value) VALUES ('%1', '0')").arg(kLastChatIdKey)) &&
+      q.exec(QStringLiteral("UPDATE settings SET value = MAX(CAST(value AS INTEGER), (SELECT IFNULL(MAX(id), 0) FROM chats)) + 1 "
+                            "WHERE key = '%1'").arg(kLastChatIdKey)) &&
+      q.exec(QStringLiteral("SELECT value FROM settings WHERE key = '%1'").arg(kLastChatIdKey)) && q.next();
+  const ChatId id = ok ? q.value(0).toLongLong() : -1;
+  if (!ok) fail(QStringLiteral("new chat id"), q.lastError().text());
+  q.finish();
+  if (!ok || id <= 0) {
+    m_db.rollback();
+    return -1;
+  }
+  if (!m_db.commit()) {
+    fail(QStringLiteral("commit"), m_db.lastError().text());
+    m_db.rollback();
+    return -1;
+  }
+  return id;
 }
 
 bool ChatDatabase::saveChat(const ChatRecord& chat) {
   if (!m_open) return false;
+  const auto saved = m_saved.find(chat.id);
+  const ChatRecord* before = saved == m_saved.end() ? nullptr : &saved->second;
   if (!m_db.transaction()) return fail(QStringLiteral("begin"), m_db.lastError().text());
-  auto rollback = [this](const QString& what, const QSqlQuery& q) {
+  auto rollback = [this] {
     m_db.rollback();
-    return fail(what, q.lastError().text());
+    return false;
   };
-  QSqlQuery q(m_db);
-  q.prepare(QStringLiteral("INSERT OR REPLACE INTO chats (id, title, parent_id, forked_at, overrides_system, system_prompt, "
-                           "first_in_view, context_policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
-  q.addBindValue(chat.id);
-  q.addBindValue(text(chat.title));
-  q.addBindValue(chat.parentId);
-  q.addBindValue(chat.forkedAtMessage);
-  q.addBindValue(chat.overridesSystemPrompt ? 1 : 0);
-  q.addBindValue(text(chat.systemPrompt));
-  q.addBindValue(chat.firstInView);
-  q.addBindValue(static_cast<int>(chat.contextPolicy));
-  if (!q.exec()) return rollback(QStringLiteral("save chat %1").arg(chat.id), q);
-  QSqlQuery del(m_db);
-  del.prepare(QStringLiteral("DELETE FROM messages WHERE chat_id = ?"));
-  del.addBindValue(chat.id);
-  if (!del.exec()) return rollback(QStringLiteral("save chat %1").arg(chat.id), del);
-  QSqlQuery ins(m_db);
-  ins.prepare(QStringLiteral("INSERT INTO messages (chat_id, position, role, content, num_tokens, first_token_ms, "
-                             "tokens_per_second, finish_reason, versions, version_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  for (int i = 0; i < chat.messages.size(); ++i) {
-    const MessageRecord& m = chat.messages[i];
-    ins.addBindValue(chat.id);
-    ins.addBindValue(i);
-    ins.addBindValue(text(m.role));
-    ins.addBindValue(text(m.content));
-    ins.addBindValue(m.metrics.numTokens);
-    ins.addBindValue(m.metrics.secondsToFirstToken * 1000.0);
-    ins.addBindValue(m.metrics.tokensPerSecond);
-    ins.addBindValue(text(m.metrics.finishReason));
-    ins.addBindValue(versionsToJson(m.otherVersions));
-    ins.addBindValue(m.versionIndex);
-    if (!ins.exec()) return rollback(QStringLiteral("save message %1 of chat %2").arg(i).arg(chat.id), ins);
+  if (!saveChatRow(chat, before)) return rollback();
+  // A chat this connection has not seen: whatever the file holds of it goes. Otherwise only
+  // what follows its new end (an edit, a regenerate or a switch shortened it).
+  const int keep = before ? static_cast<int>(std::min(before->messages.size(), chat.messages.size())) : 0;
+  if (!before || before->messages.size() > chat.messages.size()) {
+    QSqlQuery del(m_db);
+    del.prepare(QStringLiteral("DELETE FROM messages WHERE chat_id = ? AND position >= ?"));
+    del.addBindValue(chat.id);
+    del.addBindValue(keep);
+    if (!del.exec()) {
+      fail(QStringLiteral("save chat %1").arg(chat.id), del.lastError().text());
+      return rollback();
+    }
   }
-  return m_db.commit() || fail(QStringLiteral("commit"), m_db.lastError().text());
+  for (int i = 0; i < chat.messages.size(); ++i)
+    if (i >= keep || !sameAsSaved(before->messages[i], chat.messages[i]))
+      if (!saveMessage(chat.id, i, chat.messages[i])) return rollback();
+  if (!m_db.commit()) {
+    fail(QStringLiteral("commit"), m_db.lastError().text());
+    return rollback();
+  }
+  m_saved[chat.id] = chat;
+  return true;
+}
+
+// The chat's row, when it is new or differs. Not INSERT OR REPLACE: replacing the row deletes
+// it first, and its messages with it (ON DELETE CASCADE).
+bool ChatDatabase::saveChatRow(const ChatRecord& chat, const ChatRecord* before) {
+  if (before && sameChatRow(*before, chat)) return true;
+  const QVariantList values{text(chat.title), chat.parentId, chat.forkedAtMessage, chat.overridesSystemPrompt ? 1 : 0,
+                            text(chat.systemPrompt), chat.firstInView, static_cast<int>(chat.contextPolicy), chat.id};
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("UPDATE chats SET title = ?, parent_id = ?, forked_at = ?, overrides_system = ?, system_prompt = ?, "
+                           "first_in_view = ?, context_policy = ? WHERE id = ?"));
+  for (const QVariant& v : values) q.addBindValue(v);
+  if (!q.exec()) return fail(QStringLiteral("save chat %1").arg(chat.id), q.lastError().text());
+  if (q.numRowsAffected() > 0) return true;
+  q.prepare(QStringLiteral("INSERT INTO chats (title, parent_id, forked_at, overrides_system, system_prompt, first_in_view, "
+                           "context_policy, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+  for (const QVariant& v : values) q.addBindValue(v);
+  return q.exec() || fail(QStringLiteral("save chat %1").arg(chat.id), q.lastError().text());
+}
+
+bool ChatDatabase::saveMessage(ChatId id, int position, const MessageRecord& m) {
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("INSERT OR REPLACE INTO messages (chat_id, position, role, content, num_tokens, first_token_ms, "
+                           "tokens_per_second, finish_reason, versions, version_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  q.addBindValue(id);
+  q.addBindValue(position);
+  q.addBindValue(text(m.role));
+  q.addBindValue(text(m.content));
+  q.addBindValue(m.metrics.numTokens);
+  q.addBindValue(m.metrics.secondsToFirstToken * 1000.0);
+  q.addBindValue(m.metrics.tokensPerSecond);
+  q.addBindValue(text(m.metrics.finishReason));
+  q.addBindValue(versionsToJson(m.otherVersions));
+  q.addBindValue(m.versionIndex);
+  return q.exec() || fail(QStringLiteral("save message %1 of chat %2").arg(position).arg(id), q.lastError().text());
 }
 
 bool ChatDatabase::removeChat(ChatId id) {
@@ -226,7 +322,9 @@ bool ChatDatabase::removeChat(ChatId id) {
   QSqlQuery q(m_db);
   q.prepare(QStringLiteral("DELETE FROM chats WHERE id = ?"));
   q.addBindValue(id);
-  return q.exec() || fail(QStringLiteral("remove chat %1").arg(id), q.lastError().text());
+  if (!q.exec()) return fail(QStringLiteral("remove chat %1").arg(id), q.lastError().text());
+  m_saved.erase(id);
+  return true;
 }
 
 QString ChatDatabase::setting(const QString& key, const QString& fallback) {

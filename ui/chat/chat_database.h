@@ -1,12 +1,18 @@
 #pragma once
 // Chats saved in SQLite through Qt SQL: one row per chat, one per message, and the app's
 // settings (the shared system prompt). Each save is one transaction, so a crash never leaves a
-// half-written chat behind. The stored values (column meanings, the schema version) are
-// written to disk: never renumber or reuse them.
+// half-written chat behind, and writes only the rows that changed since this connection last
+// saved (or loaded) the chat: a reply streaming in rewrites its own message, not the chat. The
+// file is in WAL mode. One app writes it at a time (ui/shell/instance_lock.h); chat ids come
+// from the file all the same, so two connections never give one id twice. The stored values
+// (column meanings, the schema version, the id counter) are written to disk: never renumber
+// or reuse them.
 
 #include <QSqlDatabase>
 #include <QString>
 #include <QVector>
+
+#include <map>
 
 #include "ui/chat/chat_record.h"
 
@@ -25,7 +31,14 @@ class ChatDatabase {
   QString lastError() const { return m_lastError; }
 
   QVector<ChatRecord> loadChats();  // by id
-  bool saveChat(const ChatRecord& chat);  // replaces the chat's row and all its messages
+  // A new chat's id: never given before by this file, a deleted chat's included (a counter in
+  // the settings, bumped in a transaction; at least one past the largest id saved). -1 when
+  // the file is not open.
+  ChatId newChatId();
+  // Makes the saved chat this one: its row and the messages that differ from what this
+  // connection saved or loaded last (all of them for a chat it has not seen), and removes
+  // messages past its end.
+  bool saveChat(const ChatRecord& chat);
   bool removeChat(ChatId id);
   QString setting(const QString& key, const QString& fallback = {});
   bool setSetting(const QString& key, const QString& value);
@@ -37,8 +50,12 @@ class ChatDatabase {
   bool exec(const QString& sql);
   bool addColumn(const QString& table, const QString& definition);  // unless the table has it
   bool fail(const QString& what, const QString& error);
+  bool saveChatRow(const ChatRecord& chat, const ChatRecord* before);
+  bool saveMessage(ChatId id, int position, const MessageRecord& m);
 
   QString m_connection;
+  // Each chat as this connection last saved or loaded it: what the next save is compared with.
+  std::map<ChatId, ChatRecord> m_saved;
   QSqlDatabase m_db;
   bool m_open = false;
   QString m_lastError;

@@ -10,14 +10,16 @@
 #include "ui/chat/chat_types.h"
 #include "ui/chat/reply_metrics.h"
 
+// Each member has an initializer, so {.role = ..., .content = ...} leaves out the others
+// without a -Wmissing-field-initializers warning.
 struct MessageRecord {
-  QString role;  // "user" or "assistant" (the system prompt is kept apart)
-  QString content;
-  ReplyMetrics metrics;  // replies only
+  QString role{};  // "user" or "assistant" (the system prompt is kept apart)
+  QString content{};
+  ReplyMetrics metrics{};  // replies only
   // Versions of the conversation from this message on (a regenerated reply, an edited
   // question): the others, each a whole tail (its first message here, then what followed it),
   // in the order they were made; this one is number versionIndex among them all (0-based).
-  QVector<QVector<MessageRecord>> otherVersions;
+  QVector<QVector<MessageRecord>> otherVersions{};
   int versionIndex = 0;
   int numVersions() const { return static_cast<int>(otherVersions.size()) + 1; }
 };
@@ -50,6 +52,37 @@ inline QVector<QVector<MessageRecord>> takeVersions(QVector<MessageRecord>& mess
   all.insert(std::clamp(messages[at].versionIndex, 0, static_cast<int>(all.size())), messages.mid(at));
   messages.resize(at);
   return all;
+}
+
+// The last message when it is a reply that got no text: it goes, and when it was a new version
+// (the last of its message's versions), the version before it is shown again. Returns whether
+// it dropped one.
+inline bool dropEmptyReply(QVector<MessageRecord>& messages) {
+  if (messages.isEmpty() || messages.last().role != QLatin1String("assistant") || !messages.last().content.isEmpty())
+    return false;
+  const int at = static_cast<int>(messages.size()) - 1;
+  if (messages[at].otherVersions.isEmpty()) {
+    messages.removeLast();
+    return true;
+  }
+  if (!switchVersion(messages, at, messages[at].versionIndex - 1)) return false;
+  // The empty one was the last version: it is dropped from the others.
+  QVector<QVector<MessageRecord>>& others = messages[at].otherVersions;
+  if (!others.isEmpty() && others.last().size() == 1 && others.last().first().content.isEmpty()) others.removeLast();
+  return true;
+}
+
+// A reply the app did not see end: the app died mid-reply (a reply in flight is saved marked
+// interrupted; before that was done it was saved with no finish reason), or its engine went.
+// Its text is kept, marked interrupted; a reply with no text goes. Returns whether it changed.
+inline bool settleInterruptedReply(QVector<MessageRecord>& messages) {
+  if (messages.isEmpty() || messages.last().role != QLatin1String("assistant")) return false;
+  QString& finish = messages.last().metrics.finishReason;
+  if (!finish.isEmpty() && finish != ReplyMetrics::kInterrupted) return false;  // it ended
+  if (messages.last().content.isEmpty()) return dropEmptyReply(messages);
+  if (finish == ReplyMetrics::kInterrupted) return false;
+  finish = ReplyMetrics::kInterrupted;
+  return true;
 }
 
 struct ChatRecord {

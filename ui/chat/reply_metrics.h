@@ -16,7 +16,10 @@ struct ReplyMetrics {
   double tokensPerSecond = 0;       // decode: tokens after the first over the time they took
   qint64 numPromptTokens = 0;       // prompt tokens this turn added to the sequence
   qint64 numCachedPromptTokens = 0; // of which the prefix cache served
-  QString finishReason;             // "stop", "length", "abort", "error"
+  // "stop", "length", "abort", "error"; "interrupted": the app (or its engine) went before the
+  // reply ended, as a reply in flight is saved. Saved with the chat: never rename these.
+  QString finishReason;
+  static inline const QString kInterrupted = QStringLiteral("interrupted");
   // Speculative decoding: drafted tokens verified, those kept, and the decode steps the reply
   // took (not saved with the chat).
   qint64 numDrafted = 0, numAccepted = 0, numDecodeSteps = 0;
@@ -48,6 +51,8 @@ struct ReplyMetrics {
   // One line for the transcript: "12 tokens · 35.1 tok/s · first token 84 ms", and with
   // speculative decoding "· drafts 78% kept, 1.9 tokens a step".
   QString summary() const {
+    // What was measured of an interrupted reply went with the app (or the engine).
+    if (finishReason == kInterrupted) return QStringLiteral("interrupted before it ended (the app closed, or the model was changed)");
     if (beamSearch)
       return QStringLiteral("%1 tokens · beam search %2 s · log-probability %3%4")
           .arg(numTokens)

@@ -149,7 +149,9 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
     s.outOfView = i < chat.firstInView;
     s.versionIndex = m.versionIndex;
     s.numVersions = m.numVersions();
-    s.canContinue = !replying && !s.user && i == chat.messages.size() - 1 && m.metrics.finishReason == QLatin1String("length");
+    // Cut by its length, or interrupted (the app or its model went): Continue writes more of it.
+    s.canContinue = !replying && !s.user && i == chat.messages.size() - 1 &&
+                    (m.metrics.finishReason == QLatin1String("length") || m.metrics.finishReason == ReplyMetrics::kInterrupted);
   }
   if (contextFullTokens > 0) {
     ShownMessage notice;

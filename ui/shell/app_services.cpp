@@ -6,7 +6,8 @@
 #include "ui/bridge/local_api_server.h"
 #endif
 
-AppServices::AppServices(const QString& databasePath) : m_db(std::make_unique<ChatDatabase>(databasePath)) {
+AppServices::AppServices(const QString& databasePath)
+    : m_lock(std::make_unique<InstanceLock>(databasePath)), m_db(std::make_unique<ChatDatabase>(databasePath)) {
   m_bridge = new EngineBridge();
   m_bridge->moveToThread(&m_engineThread);
   QObject::connect(&m_engineThread, &QThread::finished, m_bridge, &QObject::deleteLater);

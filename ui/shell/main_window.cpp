@@ -72,6 +72,13 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   statusBar()->addPermanentWidget(m_loader->progressWidget());
   connect(m_loader, &ModelLoader::loadingChanged, this, &MainWindow::updateControls);
   if (!m_db->isOpen()) m_status->setText(tr("Chats will not be saved: %1").arg(m_db->lastError()));
+  // A second start on these chats shows this window rather than opening one of its own.
+  connect(services.instanceLock(), &InstanceLock::raiseRequested, this, [this] {
+    setWindowState((windowState() & ~Qt::WindowMinimized) | Qt::WindowActive);
+    show();
+    raise();
+    activateWindow();
+  });
 
   m_renderTimer.setSingleShot(true);
   m_renderTimer.setInterval(33);
