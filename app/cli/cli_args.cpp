@@ -3,18 +3,36 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "engine/common/error.h"
+#include "engine/kv/kv_manager.h"
 
 namespace pagedchat::cli {
 
-Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& options,
-           const std::set<std::string>& flags) {
+namespace {
+
+// Options naming a file or folder: empty is never what the user meant.
+bool is_path_option(const std::string& name) {
+  auto ends_with = [&](const char* tail) {
+    const size_t n = std::char_traits<char>::length(tail);
+    return name.size() >= n && name.compare(name.size() - n, n, tail) == 0;
+  };
+  return ends_with("model") || ends_with("file") || name == "folder" || name == "out";
+}
+
+}  // namespace
+
+Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& options, const std::set<std::string>& flags,
+           size_t max_positional) {
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     if (a.rfind("--", 0) != 0) {
+      if (positional_.size() >= max_positional)
+        fail("unexpected argument '%s' (options start with --; see --help)", a.c_str());
       positional_.push_back(a);
       continue;
     }
@@ -23,6 +41,8 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& op
       flags_.insert(name);
     } else if (options.count(name)) {
       if (i + 1 >= argv.size()) fail("option --%s needs a value", name.c_str());
+      if (argv[i + 1].empty() && is_path_option(name))
+        fail("option --%s is empty (leave it out for the default)", name.c_str());
       values_[name].push_back(argv[++i]);
     } else {
       fail("unknown option --%s", name.c_str());
@@ -91,6 +111,32 @@ uint64_t Args::get_u64(const std::string& name, uint64_t fallback) const {
   if (errno || end == v->c_str() || *end || (*v)[0] == '-')
     fail("--%s must be a non-negative integer, got '%s'", name.c_str(), v->c_str());
   return x;
+}
+
+int Args::get_block_size(int fallback) const {
+  const int bs = get_int("block-size", fallback, 1, 32);
+  if (!is_valid_block_size(bs)) fail("--block-size must be %s (got %d)", kValidBlockSizes, bs);
+  return bs;
+}
+
+std::string read_text_file(const std::string& path, const char* option) {
+  constexpr size_t kMaxBytes = size_t(64) << 20;
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) fail("%s: cannot open '%s': %s", option, path.c_str(), std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    text.append(buf, n);
+    if (text.size() > kMaxBytes) {
+      if (f != stdin) std::fclose(f);
+      fail("%s: '%s' is larger than 64 MiB", option, path.c_str());
+    }
+  }
+  const bool bad = std::ferror(f) != 0;
+  if (f != stdin) std::fclose(f);
+  if (bad) fail("%s: cannot read '%s'", option, path.c_str());
+  return text;
 }
 
 }  // namespace pagedchat::cli

@@ -40,7 +40,7 @@ int cmd_bench_beam(const std::vector<std::string>& argv) {
   auto model = Model::load(resolve_model_path(args.get_or("model", "")));
   const std::vector<int> widths = args.get_int_list("widths", "4,8", 32);
   const int max_tokens = args.get_int("max-tokens", 64, 1, 4096);
-  const int block_size = args.get_int("block-size", 16, 1, 256);
+  const int block_size = args.get_block_size();
   CpuBackend backend(model->weights, args.get_int("threads", 0, 0, 1024));
   const std::vector<int32_t> prompt = model->encode_chat({{"user", "Write a short paragraph about the history of tea."}});
   EngineConfig config;

@@ -430,7 +430,7 @@ int cmd_bench_chat(const std::vector<std::string>& argv) {
   const int reply_tokens = args.get_int("reply-tokens", 24, 1, 512);
   const bool json = args.flag("json");
   EngineConfig one_chat;
-  one_chat.block_size = args.get_int("block-size", 16, 1, 32);
+  one_chat.block_size = args.get_block_size();
   auto model = load_model(args);
   const Script script = make_script(turns);
   one_chat.max_context = chat_token_bound(*model, script, reply_tokens);

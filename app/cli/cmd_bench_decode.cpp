@@ -23,7 +23,7 @@ int cmd_bench_decode(const std::vector<std::string>& argv) {
   const int prompt_tokens = args.get_int("prompt-tokens", 128, 1, 1 << 16);
   const int decode_tokens = args.get_int("decode-tokens", 128, 2, 1 << 16);
   const int repeats = args.get_int("repeats", 3, 1, 100);
-  const int block_size = args.get_int("block-size", 16, 1, 256);
+  const int block_size = args.get_block_size();
   const BackendOptions options = backend_options(args, args.get_int("threads", 0, 0, 1024), prompt_tokens);
   double copy_gbs = 0;
   if (options.name == "cuda") copy_gbs = device_copy_gbs();  // before the weights take the memory it needs

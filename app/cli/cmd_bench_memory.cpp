@@ -57,7 +57,7 @@ int cmd_bench_memory(const std::vector<std::string>& argv) {
   SyntheticChatConfig wc;
   wc.seed = args.get_u64("seed", 1);
   wc.num_requests = args.get_int("num-requests", 2000, 1, 1 << 20);
-  const int block_size = args.get_int("block-size", 16, 1, 32);
+  const int block_size = args.get_block_size();
   const int num_blocks = args.get_int("num-blocks", 2048, 1, 1 << 24);
   const int max_len = args.get_int("max-len", 2048, 1, 1 << 24);
   if (max_len < wc.prompt_max + wc.output_max)

@@ -174,7 +174,7 @@ int cmd_bench_throughput(const std::vector<std::string>& argv) {
   if (!dataset.empty() && (args.get("input-len") || args.get("output-len")))
     fail("--dataset synthetic-chat draws its own lengths: drop --input-len and --output-len");
   EngineConfig ec;
-  ec.block_size = args.get_int("block-size", 16, 1, 32);
+  ec.block_size = args.get_block_size();
   ec.num_blocks = args.get_int("num-blocks", 0, 0, 1 << 24);
   ec.max_batched_tokens = args.get_int("max-batched-tokens", 512, 1, 1 << 20);
   const int32_t vocab = model->config().vocab_size;

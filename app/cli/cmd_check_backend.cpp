@@ -77,7 +77,7 @@ int cmd_check_backend(const std::vector<std::string>& argv) {
   const ModelConfig& c = model->config();
   const int num_prompts = args.get_int("prompts", 4, 1, 64);
   const int steps = args.get_int("steps", 64, 0, 4096);
-  const int block_size = args.get_int("block-size", 16, 1, 256);
+  const int block_size = args.get_block_size();
   const std::string dtype = args.get_or("dtype", "bf16");
   // bf16 keeps 8 mantissa bits of every GEMM input, f16 11: errors ~8x apart.
   const double tolerance = args.get_double("tolerance", dtype == "f16" ? 1e-2 : 5e-2, 0.0, 10.0);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "app/cli/backend_choice.h"
 #include "app/cli/cli_args.h"
@@ -15,12 +16,17 @@ namespace pagedchat::cli {
 
 int cmd_generate(const std::vector<std::string>& argv) {
   Args args(argv,
-            with_speculation_options(with_backend_options({"prompt", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
+            with_speculation_options(with_backend_options({"prompt", "prompt-file", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
                                   "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads",
                                   "block-size", "beam-width", "n", "length-penalty"})),
             {"raw", "ignore-eos", "fixed-draft"});
-  auto prompt = args.get("prompt");
-  if (!prompt) fail("generate needs --prompt TEXT");
+  std::optional<std::string> prompt = args.get("prompt");
+  if (auto file = args.get("prompt-file")) {
+    // A prompt too long for a command line (a whole document): read as is, "-" for stdin.
+    if (prompt) fail("give --prompt or --prompt-file, not both");
+    prompt = read_text_file(*file, "--prompt-file");
+  }
+  if (!prompt) fail("generate needs --prompt TEXT or --prompt-file PATH");
 
   SamplingParams sp;
   sp.max_tokens = args.get_int("max-tokens", 256, 1, 1 << 20);
@@ -35,7 +41,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   sp.ignore_eos = args.flag("ignore-eos");
   sp.stop = args.get_all("stop");
   int threads = args.get_int("threads", 0, 0, 1024);
-  int block_size = args.get_int("block-size", 16, 1, 256);
+  int block_size = args.get_block_size();
 
   const int beam_width = args.get_int("beam-width", 0, 2, 32);
   const int num_beams_shown = args.get_int("n", 1, 1, 32);

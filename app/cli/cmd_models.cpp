@@ -62,7 +62,7 @@ struct ProgressPrinter {
 };
 
 int cmd_list(const std::vector<std::string>& argv) {
-  Args args(argv, {"folder"}, {"json"});
+  Args args(argv, {"folder"}, {"json"}, /*max_positional=*/1);
   if (!args.positional().empty()) fail("models list takes no file (use --folder DIR)");
   const auto found = models::scan_places(models::standard_places(args.get_all("folder")));
   const std::string default_path = default_model_path();
@@ -104,7 +104,7 @@ int cmd_list(const std::vector<std::string>& argv) {
 }
 
 int cmd_info(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"json"});
+  Args args(argv, {}, {"json"}, /*max_positional=*/2);
   if (args.positional().size() != 1) fail("models info takes one FILE");
   const ModelSummary s = models::summarize_model(args.positional()[0]);
   if (args.flag("json")) {
@@ -124,7 +124,7 @@ int cmd_info(const std::vector<std::string>& argv) {
 }
 
 int cmd_pull(const std::vector<std::string>& argv) {
-  Args args(argv, {"revision"}, {});
+  Args args(argv, {"revision"}, {}, /*max_positional=*/3);
   const auto& pos = args.positional();
   ProgressPrinter progress;
   std::string path;

@@ -14,7 +14,7 @@ namespace {
 
 const char* kUsage =
     "usage: pagedchat-cli COMMAND [options]\n"
-    "  generate  [--model PATH] --prompt TEXT [--raw] [--system TEXT] [--max-tokens N]\n"
+    "  generate  [--model PATH] --prompt TEXT | --prompt-file PATH|- [--raw] [--system TEXT] [--max-tokens N]\n"
     "            [--temperature T] [--seed S] [--top-k K] [--top-p P] [--min-p P]\n"
     "            [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P]\n"
     "            [--stop TEXT]... [--threads N] [--block-size N] [--ignore-eos] [MODEL/BACKEND options]\n"

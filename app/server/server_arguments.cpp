@@ -10,6 +10,7 @@
 
 #include "engine/backend/kv_type.h"
 #include "engine/common/error.h"
+#include "engine/kv/kv_manager.h"
 #include "engine/model/default_model.h"
 #include "runtime/backend_registry.h"
 
@@ -133,7 +134,11 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
     }
   }
   pagedchat::EngineConfig& ec = hc.engine.engine;
-  ec.block_size = intOption(p, "block-size", 1, 256);
+  ec.block_size = intOption(p, "block-size", 1, 32);
+  if (!pagedchat::is_valid_block_size(ec.block_size)) {
+    std::fprintf(stderr, "pagedchat-server: --block-size must be %s (got %d)\n", pagedchat::kValidBlockSizes, ec.block_size);
+    return 2;
+  }
   // SmolLM2 declares 8192 tokens; 4096 and two contexts' worth of blocks keep the default pool
   // modest (~190 MB for SmolLM2-135M at f16 KV) while dozens of short requests run at once.
   ec.max_context = intOption(p, "max-context", 0, 1 << 20);

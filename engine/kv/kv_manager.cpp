@@ -14,8 +14,7 @@ namespace pagedchat {
 namespace {
 const KvManagerConfig& validated(const KvManagerConfig& c) {
   int32_t bs = c.block_size;
-  if (bs < 1 || bs > 32 || (bs & (bs - 1)) != 0)
-    fail("KV block size %d is not one of 1, 2, 4, 8, 16, 32", bs);
+  if (!is_valid_block_size(bs)) fail("KV block size %d is not one of %s", bs, kValidBlockSizes);
   if (c.num_blocks <= 0) fail("the KV pool needs at least one block (got %d)", c.num_blocks);
   if (c.num_host_blocks < 0) fail("the host KV pool cannot have %d blocks", c.num_host_blocks);
   // Slots (block * block_size + offset) and token counts are 32-bit.

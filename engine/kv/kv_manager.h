@@ -47,6 +47,10 @@
 
 namespace pagedchat {
 
+// The block sizes the pool (and the attention kernels' block tables) take: powers of two to 32.
+constexpr bool is_valid_block_size(int32_t bs) { return bs >= 1 && bs <= 32 && (bs & (bs - 1)) == 0; }
+inline constexpr const char* kValidBlockSizes = "1, 2, 4, 8, 16 or 32";
+
 struct KvManagerConfig {
   int32_t num_blocks = 0;       // device pool
   int32_t block_size = 16;      // tokens per block: 1, 2, 4, 8, 16 or 32

@@ -2,6 +2,7 @@
 #include "engine/model/model_weights.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "engine/common/error.h"
@@ -60,6 +61,14 @@ ModelWeights ModelWeights::load(GgufFile file) {
   } else {
     w.output = w.token_embedding;
     w.tied_embeddings = true;
+  }
+  // Layers the header does not count would be left out of every forward pass without a word:
+  // a file whose block_count disagrees with its tensors is refused.
+  for (const GgufTensorInfo& t : f.tensors()) {
+    if (t.name.rfind("blk.", 0) != 0) continue;
+    const long layer = std::strtol(t.name.c_str() + 4, nullptr, 10);
+    if (layer >= c.num_layers)
+      fail("tensor '%s' belongs to layer %ld, but the header's block_count says %d layers", t.name.c_str(), layer, c.num_layers);
   }
   w.layers.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {

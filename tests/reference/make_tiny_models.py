@@ -182,15 +182,15 @@ def encode(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float)
 
 
 def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | None = None,
-          retype: tuple[str, Q] | None = None, rope_freqs_len: int | None = None) -> None:
-    """Writes `spec` as GGUF; drop/reshape/retype/rope_freqs_len break it on purpose."""
+          retype: tuple[str, Q] | None = None, rope_freqs_len: int | None = None, block_count: int | None = None) -> None:
+    """Writes `spec` as GGUF; drop/reshape/retype/rope_freqs_len/block_count break it on purpose."""
     rng = np.random.default_rng(spec.seed)
     a = spec.arch
     head_dim = spec.head_dim or spec.dim // spec.n_head
     q_dim, kv_dim = spec.n_head * head_dim, spec.n_head_kv * head_dim
     w = gguf.GGUFWriter(str(path), a)
     w.add_name(spec.name)
-    w.add_uint32(f"{a}.block_count", spec.n_layer)
+    w.add_uint32(f"{a}.block_count", spec.n_layer if block_count is None else block_count)
     w.add_uint32(f"{a}.context_length", 256)
     w.add_uint32(f"{a}.embedding_length", spec.dim)
     w.add_uint32(f"{a}.feed_forward_length", spec.n_ff)
@@ -417,6 +417,8 @@ def make_broken(out: Path) -> list[dict]:
         ("head_count_kv", Spec(**{**base.__dict__, "n_head_kv": 3}), {}, ["head_count", "head_count_kv"]),
         ("type_q2_k", kq, {"retype": ("blk.1.ffn_gate.weight", Q.Q2_K)}, ["blk.1.ffn_gate.weight", "Q2_K"]),
         ("rope_freqs_length", kq, {"rope_freqs_len": 32}, ["rope_freqs.weight", "elements"]),
+        # Layers the header does not count would silently be skipped.
+        ("block_count_short", base, {"block_count": base.n_layer - 1}, [f"blk.{base.n_layer - 1}.", "block_count"]),
     ]
     listed = []
     for cause, spec, breakage, words in cases:

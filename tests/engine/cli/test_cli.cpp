@@ -8,6 +8,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
+
+#include <sys/stat.h>
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine/request_runner.h"
@@ -213,6 +216,11 @@ class TestCli : public QObject {
         {{"generate", "--model", model_, "--prompt", "hi", "--speculate", "ngram", "--draft-model", model_}, 1, "choose one"},
         {{"generate", "--model", model_, "--prompt", "hi", "--draft-model", "/nonexistent.gguf"}, 1, "cannot open '/nonexistent.gguf'"},
         {{"generate", "--model", model_, "--prompt", "hi", "--draft-tokens", "3"}, 1, "--draft-tokens needs --draft-model"},
+        {{"generate", "--model", "", "--prompt", "hi"}, 1, "option --model is empty"},
+        {{"generate", "--model", model_, "--prompt", "hi", "stray"}, 1, "unexpected argument 'stray'"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--block-size", "3"}, 1, "--block-size must be 1, 2, 4, 8, 16 or 32"},
+        {{"generate", "--model", model_, "--prompt-file", "/nonexistent.txt"}, 1, "--prompt-file: cannot open '/nonexistent.txt'"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--prompt-file", "-"}, 1, "not both"},
         {{"frobnicate"}, 2, "unknown command"},
         {{}, 2, "usage"},
     };
@@ -221,6 +229,73 @@ class TestCli : public QObject {
       QVERIFY2(!r.crashed, qPrintable(c.args.join(' ')));
       QVERIFY2(r.exit_code == c.code, qPrintable(c.args.join(' ') + " -> " + QString::number(r.exit_code)));
       QVERIFY2(r.err.contains(QLatin1String(c.needle)), qPrintable(c.args.join(' ') + " -> " + r.err));
+    }
+  }
+
+  // A FIFO given as the model is refused at once (open() would wait for a writer for ever).
+  void aFifoIsNotAModel() {
+    QTemporaryDir dir;
+    const QByteArray fifo = QFile::encodeName(dir.filePath("model.gguf"));
+    QCOMPARE(::mkfifo(fifo.constData(), 0600), 0);
+    for (const QStringList& args : {QStringList{"generate", "--model", QString::fromUtf8(fifo), "--prompt", "hi"},
+                                    QStringList{"models", "info", QString::fromUtf8(fifo)}}) {
+      Result r = run_cli(args);
+      QVERIFY2(r.exit_code == 1, qPrintable(args.join(' ') + " -> " + QString::number(r.exit_code)));
+      QVERIFY2(r.err.contains("not a regular file"), qPrintable(r.err));
+    }
+  }
+
+  // A prompt too long for a command line comes from a file or stdin; the reply is the one
+  // --prompt gives, and a 1 MiB document is refused by the context, not by the shell.
+  void promptFromAFile() {
+    const QStringList common = {"generate", "--model", model_, "--max-tokens", "12", "--threads", "2"};
+    Result direct = run_cli(common + QStringList{"--prompt", "Name three colours."});
+    QCOMPARE(direct.exit_code, 0);
+    QTemporaryDir dir;
+    QFile f(dir.filePath("prompt.txt"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("Name three colours.");
+    f.close();
+    Result fromFile = run_cli(common + QStringList{"--prompt-file", f.fileName()});
+    QCOMPARE(fromFile.exit_code, 0);
+    QCOMPARE(fromFile.out, direct.out);
+    QProcess p;
+    p.start(QString::fromStdString(pagedchat::test::env_path("PAGEDCHAT_CLI")), common + QStringList{"--prompt-file", "-"});
+    QVERIFY(p.waitForStarted());
+    p.write("Name three colours.");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 0);
+    QCOMPARE(QString::fromUtf8(p.readAllStandardOutput()), direct.out);
+    QFile big(dir.filePath("big.txt"));
+    QVERIFY(big.open(QIODevice::WriteOnly));
+    QByteArray document;
+    while (document.size() < (1 << 20)) document += "The quick brown fox jumps over the lazy dog. ";
+    big.write(document);
+    big.close();
+    Result tooLong = run_cli(common + QStringList{"--raw", "--prompt-file", big.fileName()});
+    QCOMPARE(tooLong.exit_code, 1);
+    QVERIFY2(tooLong.err.contains("context"), qPrintable(tooLong.err));
+  }
+
+  // The server's command line is checked before it binds: stray arguments, an empty --model,
+  // a block size the KV pool does not take.
+  void serverRefusesBadArgumentsBeforeBinding() {
+    struct Case {
+      QStringList args;
+      const char* needle;
+    };
+    const QList<Case> cases = {
+        {{"serve", "--model", model_, "--port", "0", "stray"}, "unexpected argument 'stray'"},
+        {{"serve", "--model", "", "--port", "0"}, "--model is empty"},
+        {{"serve", "--model", model_, "--port", "0", "--block-size", "3"}, "--block-size must be 1, 2, 4, 8, 16 or 32"},
+        {{"serve", "--model", model_, "--port", "0", "--read-timeout", "0"}, "--read-timeout"},
+    };
+    for (const Case& c : cases) {
+      Result r = run_cli(c.args);
+      QVERIFY2(r.exit_code == 2, qPrintable(c.args.join(' ') + " -> " + QString::number(r.exit_code)));
+      QVERIFY2(r.err.contains(QLatin1String(c.needle)), qPrintable(c.args.join(' ') + " -> " + r.err));
+      QVERIFY2(!r.out.contains("listening"), "bound before refusing");
     }
   }
 
