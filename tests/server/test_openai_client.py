@@ -276,7 +276,8 @@ class OpenAiClientTest(unittest.TestCase):
             self.assertEqual(r.json()["error"]["code"], "request_too_large")
         except (httpx.RemoteProtocolError, httpx.WriteError, httpx.ReadError):
             pass  # the connection may also be closed while the client is still writing
-        self.assertLess(rss_kib() - before, 16 << 10, "the server buffered the body")
+        if not os.environ.get("PAGEDCHAT_SANITIZED"):  # ASan's quarantine holds freed memory
+            self.assertLess(rss_kib() - before, 16 << 10, "the server buffered the body")
         self.assertEqual(httpx.get(self.server.url + "/health").status_code, 200)
 
     def test_token_outside_vocabulary_400(self):

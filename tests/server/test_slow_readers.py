@@ -143,7 +143,8 @@ class SlowReaderTest(unittest.TestCase):
         grown = rss_peak - rss_before
         print(f"2 clients x n=8 x 1024 tokens with top_logprobs 20, never read: RSS {rss_before:.0f} -> peak {rss_peak:.0f} MiB "
               f"(+{grown:.0f}); held then aborted after {SLOW_READER_TIMEOUT} s")
-        self.assertLess(grown, 64)
+        if not os.environ.get("PAGEDCHAT_SANITIZED"):  # ASan's quarantine holds freed memory
+            self.assertLess(grown, 64)
 
 
 if __name__ == "__main__":
