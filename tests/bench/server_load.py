@@ -24,17 +24,12 @@ import urllib.request
 import httpx
 import openai
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
+from server_process import rss_mib  # noqa: E402
+
 QUESTIONS = ["What is a cat?", "Why is the sky blue?", "What is 7 times 6?", "Name a large city.", "What do bees make?",
              "What is ice?", "Who wrote Hamlet?", "What is a planet?", "Tell me about rivers.", "How do birds fly?"]
 GREEDY = [{"role": "user", "content": "Name three colours and say why you like them."}]
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def metrics(url):

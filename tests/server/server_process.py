@@ -5,8 +5,10 @@ The binary comes from $PAGEDCHAT_SERVER (ctest sets it), the model from $PAGEDCH
 import os
 import re
 import subprocess
+import resource
 import threading
 import time
+import unittest
 import urllib.request
 
 
@@ -81,3 +83,39 @@ class ServerProcess:
                 self.proc.wait()
         if self.proc.stdout:
             self.proc.stdout.close()
+
+
+def rss_mib(pid):
+    """The process's resident memory, MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds(pid):
+    """The process's user and system CPU time so far, seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def descriptor_limit(n):
+    """A preexec_fn: the child gets n descriptors at most."""
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
+class ServerTestCase(unittest.TestCase):
+    """Test classes whose tests share one server, started with SERVER_ARGS (and a descriptor
+    limit of DESCRIPTORS, when set) before the first and stopped after the last."""
+    SERVER_ARGS = ()
+    DESCRIPTORS = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ServerProcess(*cls.SERVER_ARGS, preexec_fn=descriptor_limit(cls.DESCRIPTORS) if cls.DESCRIPTORS else None)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()

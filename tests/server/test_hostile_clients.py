@@ -13,7 +13,7 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from server_process import ServerProcess  # noqa: E402
+from server_process import ServerProcess, ServerTestCase  # noqa: E402
 
 CHAT = json.dumps({"model": "SmolLM2-135M-Instruct.Q4_1", "max_tokens": 4, "temperature": 0,
                    "messages": [{"role": "user", "content": "Hi"}]})
@@ -33,14 +33,8 @@ def error_code(data):
     return json.loads(data)["error"]["code"]
 
 
-class DefaultPolicyTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = ServerProcess("--api-key", "k3y")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+class DefaultPolicyTest(ServerTestCase):
+    SERVER_ARGS = ("--api-key", "k3y")
 
     def auth(self, **extra):
         return {"Authorization": "Bearer k3y", "Content-Type": "application/json", **extra}
@@ -97,15 +91,8 @@ def token_id(text):
     return int(out[0])
 
 
-class UnsupportedFieldsTest(unittest.TestCase):
+class UnsupportedFieldsTest(ServerTestCase):
     """Fields of the API we do not implement are refused by name, not ignored; logit_bias works."""
-    @classmethod
-    def setUpClass(cls):
-        cls.server = ServerProcess()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
 
     def chat(self, **fields):
         body = {**json.loads(CHAT), "max_tokens": 8, "messages": [{"role": "user", "content": "What is the capital of France?"}],
@@ -192,14 +179,8 @@ class CacheSaltTest(unittest.TestCase):
         self.assertEqual(json.loads(data)["error"]["param"], "cache_salt")
 
 
-class FullQueueTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = ServerProcess("--max-active", "1")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+class FullQueueTest(ServerTestCase):
+    SERVER_ARGS = ("--max-active", "1")
 
     def auth(self):
         return {"Content-Type": "application/json"}
@@ -220,14 +201,8 @@ class FullQueueTest(unittest.TestCase):
         self.assertEqual(error_code(data), "queue_full")
 
 
-class AllowedOriginTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = ServerProcess("--allow-origin", "http://localhost:3000", "--allowed-hosts", "gpu-box.lan")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+class AllowedOriginTest(ServerTestCase):
+    SERVER_ARGS = ("--allow-origin", "http://localhost:3000", "--allowed-hosts", "gpu-box.lan")
 
     def test_the_preflight_and_the_answer_name_the_origin(self):
         status, headers, _ = request(self.server, "OPTIONS", "/v1/chat/completions",

@@ -13,20 +13,12 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from server_process import ServerProcess  # noqa: E402
+from server_process import ServerTestCase, rss_mib  # noqa: E402
 
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
 UNREAD_LIMIT = 128 * 1024
 SLOW_READER_TIMEOUT = 8
 NO_EOS = {"2": -100, "0": -100}  # <|im_end|> and <|endoftext|>: the reply runs to max_tokens
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def small_window_connection(port):
@@ -58,14 +50,8 @@ def streamed_text(raw):
     return text, done
 
 
-class SlowReaderTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = ServerProcess("--max-unread-bytes", str(UNREAD_LIMIT), "--slow-reader-timeout", str(SLOW_READER_TIMEOUT))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+class SlowReaderTest(ServerTestCase):
+    SERVER_ARGS = ("--max-unread-bytes", str(UNREAD_LIMIT), "--slow-reader-timeout", str(SLOW_READER_TIMEOUT))
 
     def post(self, conn, body):
         conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})

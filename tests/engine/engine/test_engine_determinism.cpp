@@ -82,6 +82,17 @@ class TestEngineDeterminism : public QObject {
   std::vector<std::vector<int32_t>> prompts_;
   std::vector<std::vector<int32_t>> alone_;  // each prompt's output, run alone
 
+  // Blocks of 4 tokens, as many as the longest request (prompt + kMaxTokens) needs plus
+  // `spare`: each request fits alone, all 8 together do not.
+  EngineConfig tiny_pool(int32_t spare) const {
+    EngineConfig c;
+    c.block_size = 4;
+    size_t longest = 0;
+    for (const auto& p : prompts_) longest = std::max(longest, p.size());
+    c.num_blocks = static_cast<int32_t>((longest + kMaxTokens + 3) / 4) + spare;
+    return c;
+  }
+
   std::vector<Request> all_requests() const {
     std::vector<Request> r;
     for (const auto& p : prompts_) r.push_back(greedy(p));
@@ -150,11 +161,7 @@ class TestEngineDeterminism : public QObject {
 
   void tiny_pool_preempts_and_recomputes() {
     // 12 blocks of 4 tokens: the longest request (prompt + 12) fits alone, all 8 do not.
-    EngineConfig c;
-    c.block_size = 4;
-    size_t longest = 0;
-    for (const auto& p : prompts_) longest = std::max(longest, p.size());
-    c.num_blocks = static_cast<int32_t>((longest + kMaxTokens + 3) / 4) + 1;
+    EngineConfig c = tiny_pool(1);
     Outcome out = check_batched(c);
     QVERIFY2(out.stats.num_preempted > 0, "the pool was meant to force preemption");
     QCOMPARE(out.stats.kv.num_preemptions, out.stats.num_preempted);
@@ -169,11 +176,7 @@ class TestEngineDeterminism : public QObject {
 
   void tiny_pool_preempts_by_swap() {
     // The same tiny pool with a host pool: victims are swapped out and back in.
-    EngineConfig c;
-    c.block_size = 4;
-    size_t longest = 0;
-    for (const auto& p : prompts_) longest = std::max(longest, p.size());
-    c.num_blocks = static_cast<int32_t>((longest + kMaxTokens + 3) / 4) + 1;
+    EngineConfig c = tiny_pool(1);
     c.num_host_blocks = 64;
     Outcome out = check_batched(c);
     QVERIFY2(out.stats.num_swapped_out > 0, "the pool was meant to force swapping");
@@ -186,11 +189,7 @@ class TestEngineDeterminism : public QObject {
 
   void held_mid_reply_then_let_go() {
     // The tiny pool again: the held requests are the ones preempted, the others run on.
-    EngineConfig c;
-    c.block_size = 4;
-    size_t longest = 0;
-    for (const auto& p : prompts_) longest = std::max(longest, p.size());
-    c.num_blocks = static_cast<int32_t>((longest + kMaxTokens + 3) / 4) + 2;
+    EngineConfig c = tiny_pool(2);
     Engine engine(*model_, *backend_, c);
     Outcome out;
     engine.subscribe([&](const EngineEvent& e) {

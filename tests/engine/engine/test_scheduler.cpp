@@ -40,6 +40,15 @@ struct Fixture {
     seqs.push_back(std::move(s));
     return seqs.back().get();
   }
+  // Three 8-token prompts prefilled in one step and sampled: in a pool of 6 blocks of 4 they
+  // fill it, so their first decodes need a block more than there is.
+  std::vector<SchedSequence*> fill_with_three_prompts() {
+    std::vector<SchedSequence*> out{add(tokens(8, 100)), add(tokens(8, 200)), add(tokens(8, 300))};
+    ScheduledStep s = sched.schedule(kv);
+    if (s.chunks.size() != 3) qFatal("the three prompts were meant to start in one step");
+    sample_all(s);
+    return out;
+  }
   // As the engine does after the forward: a sequence whose chunk reached its end samples.
   void sample_all(const ScheduledStep& step) {
     for (const ScheduledChunk& c : step.chunks)
@@ -207,13 +216,10 @@ class TestScheduler : public QObject {
   void a_held_sequence_is_preempted_before_a_later_arrival() {
     // As latest_arrival_is_preempted, but the first arrival is held: it goes, not the third.
     Fixture f(6, 4, 100, 8);
-    SchedSequence* a = f.add(tokens(8, 100));
-    f.add(tokens(8, 200));
-    SchedSequence* c = f.add(tokens(8, 300));
-    ScheduledStep s = f.sched.schedule(f.kv);
-    f.sample_all(s);
+    const std::vector<SchedSequence*> seqs = f.fill_with_three_prompts();
+    SchedSequence *a = seqs[0], *c = seqs[2];
     a->held = true;
-    s = f.sched.schedule(f.kv);
+    ScheduledStep s = f.sched.schedule(f.kv);
     QCOMPARE(s.preempted, (std::vector<SequenceId>{1}));
     QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 8, 1, true}, {3, 8, 1, true}}));
     QVERIFY(!a->in_kv);
@@ -238,12 +244,8 @@ class TestScheduler : public QObject {
 
   void a_held_swapped_sequence_stays_in_host_memory() {
     Fixture f(6, 4, 100, 8, /*num_host_blocks=*/8);
-    f.add(tokens(8, 100));
-    f.add(tokens(8, 200));
-    SchedSequence* c = f.add(tokens(8, 300));
+    SchedSequence* c = f.fill_with_three_prompts()[2];
     ScheduledStep s = f.sched.schedule(f.kv);
-    f.sample_all(s);
-    s = f.sched.schedule(f.kv);
     QCOMPARE(s.swapped_out, (std::vector<SequenceId>{3}));
     c->held = true;
     f.sample_all(s);
@@ -265,12 +267,8 @@ class TestScheduler : public QObject {
     // As above with a host pool: c moves to the host pool with its 8 computed tokens, and
     // comes back before any new prompt once a finishes, to decode from where it stopped.
     Fixture f(6, 4, 100, 8, /*num_host_blocks=*/4);
-    f.add(tokens(8, 100));
-    f.add(tokens(8, 200));
-    SchedSequence* c = f.add(tokens(8, 300));
+    SchedSequence* c = f.fill_with_three_prompts()[2];
     ScheduledStep s = f.sched.schedule(f.kv);
-    f.sample_all(s);
-    s = f.sched.schedule(f.kv);
     QCOMPARE(s.swapped_out, (std::vector<SequenceId>{3}));
     QVERIFY(s.preempted.empty());
     QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 8, 1, true}, {2, 8, 1, true}}));
