@@ -2,13 +2,11 @@
 #include "server/api_server.h"
 
 #include <QDateTime>
-#include <QElapsedTimer>
+#include <QDeadlineTimer>
 #include <QHttpServerRequest>
 #include <QPointer>
 #include <QTcpSocket>
 #include <QTimer>
-
-#include <memory>
 
 #include "engine/engine/request.h"
 #include "engine/model/model.h"
@@ -79,13 +77,11 @@ void ApiServer::finishShutdown() {
   const QList<QTcpSocket*> sockets = m_listener ? m_listener->connections() : QList<QTcpSocket*>{};
   for (QTcpSocket* socket : sockets) socket->disconnectFromHost();
   auto* flush = new QTimer(this);
-  auto started = std::make_shared<QElapsedTimer>();
-  started->start();
-  connect(flush, &QTimer::timeout, this, [this, flush, started] {
+  connect(flush, &QTimer::timeout, this, [this, flush, deadline = QDeadlineTimer(1000)] {
     bool pending = false;
     for (QTcpSocket* socket : m_listener ? m_listener->connections() : QList<QTcpSocket*>{})
       pending |= socket->state() != QAbstractSocket::UnconnectedState && socket->bytesToWrite() > 0;
-    if (pending && started->elapsed() < 1000) return;
+    if (pending && !deadline.hasExpired()) return;
     flush->stop();
     std::function<void()> done = std::move(m_shutdownDone);
     m_shutdownDone = nullptr;

@@ -97,22 +97,20 @@ pagedchat::RequestId RequestRouter::submit(pagedchat::Request request, QObject* 
 }
 
 void RequestRouter::abort(pagedchat::RequestId id) {
-  std::function<void()> wake;
-  {
-    std::lock_guard lock(m_mutex);
-    if (!m_engine || !m_routes.count(id)) return;
-    m_engine->abort(id);
-    wake = m_wake;
-  }
-  wake();
+  command(id, [id](pagedchat::Engine& engine) { engine.abort(id); });
 }
 
 void RequestRouter::hold(pagedchat::RequestId id, bool held) {
+  command(id, [id, held](pagedchat::Engine& engine) { engine.hold(id, held); });
+}
+
+// The wake runs outside the lock: it may take the owner's locks of its own.
+void RequestRouter::command(pagedchat::RequestId id, const std::function<void(pagedchat::Engine&)>& apply) {
   std::function<void()> wake;
   {
     std::lock_guard lock(m_mutex);
     if (!m_engine || !m_routes.count(id)) return;
-    m_engine->hold(id, held);
+    apply(*m_engine);
     wake = m_wake;
   }
   wake();

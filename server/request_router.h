@@ -76,6 +76,9 @@ class RequestRouter {
     Listener listener;
   };
 
+  // Queues a command for one of the API's requests on the attached engine, then wakes its owner;
+  // nothing when no engine is attached or the request is not the API's (or is over).
+  void command(pagedchat::RequestId id, const std::function<void(pagedchat::Engine&)>& apply);
   void deliverLocked();
   void failAllLocked(const std::string& message);
 

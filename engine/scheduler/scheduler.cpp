@@ -22,6 +22,12 @@ int32_t num_recomputed(const SchedSequence* seq, int32_t start, int32_t n) {
   return std::clamp(seq->num_recompute - start, 0, n);
 }
 
+// Whether a queue holds a sequence its client does not hold back (Engine::hold).
+template <typename Container>
+bool any_unheld(const Container& queue) {
+  return std::any_of(queue.begin(), queue.end(), [](const SchedSequence* s) { return !s->held; });
+}
+
 bool is_scheduled(const ScheduledStep& step, const SchedSequence* seq) {
   return std::any_of(step.chunks.begin(), step.chunks.end(), [&](const ScheduledChunk& c) { return c.seq == seq; });
 }
@@ -50,10 +56,7 @@ void Scheduler::remove(SequenceId id) {
   swapped_.erase(std::remove_if(swapped_.begin(), swapped_.end(), same), swapped_.end());
 }
 
-bool Scheduler::has_work() const {
-  auto unheld = [](const auto& queue) { return std::any_of(queue.begin(), queue.end(), [](const SchedSequence* s) { return !s->held; }); };
-  return unheld(waiting_) || unheld(running_) || unheld(swapped_);
-}
+bool Scheduler::has_work() const { return any_unheld(waiting_) || any_unheld(running_) || any_unheld(swapped_); }
 
 ScheduledStep Scheduler::schedule(KvManager& kv) {
   ScheduledStep step;
@@ -62,8 +65,7 @@ ScheduledStep Scheduler::schedule(KvManager& kv) {
   schedule_running(kv, /*decode=*/true, budget, step);
   schedule_running(kv, /*decode=*/false, budget, step);
   // A step that had to preempt admits nothing new: the victims come back first.
-  const bool swapped_wait = std::any_of(swapped_.begin(), swapped_.end(), [](const SchedSequence* s) { return !s->held; });
-  if (step.preempted.empty() && step.swapped_out.empty() && !swapped_wait) schedule_waiting(kv, budget, step);
+  if (step.preempted.empty() && step.swapped_out.empty() && !any_unheld(swapped_)) schedule_waiting(kv, budget, step);
   step.num_tokens = config_.max_batched_tokens - budget;
   return step;
 }
