@@ -201,7 +201,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
                                  QStringLiteral("logit_bias"));
   if (chat) engineRequest.prompt = model->encode_chat(parsed.messages);
   else if (!parsed.promptTokens.empty()) engineRequest.prompt = parsed.promptTokens;
-  else engineRequest.prompt = model->tokenizer->encode(parsed.prompt, true, false);  // plain text: BOS, no specials
+  else engineRequest.prompt = model->encode_raw(parsed.prompt);  // the model's own format: specials parsed
   engineRequest.params = parsed.params;
   if (!parsed.hasSeed) engineRequest.params.seed = (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();
   engineRequest.n = parsed.n;

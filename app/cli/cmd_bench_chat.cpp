@@ -242,13 +242,13 @@ class RewindChat : public ChatStrategy {
   // The turn that answers `chat` from a held chat `from` that the sequence `seq` stores:
   // the tokens it holds but does not store, then the text the chat adds.
   ChatSession::Turn continue_from(SequenceId seq, const Held& from, const std::vector<ChatMessage>& chat) const {
-    const std::optional<std::string> text = chat_continuation(model_.chat_template, from.messages, chat);
+    const std::optional<PromptText> text = chat_continuation(model_.chat_template, from.messages, chat);
     if (!text) fail("rewind: the chat template does not render the edited chat as a continuation of the turn before");
     ChatSession::Turn turn;
     turn.request.park_when_done = true;
     turn.request.continue_seq = seq;
     turn.request.prompt.assign(from.tokens.begin() + from.num_stored, from.tokens.end());
-    const std::vector<int32_t> added = model_.tokenizer->encode(*text, false, true);
+    const std::vector<int32_t> added = model_.tokenizer->encode_markup(text->str(), text->markup_spans());
     turn.request.prompt.insert(turn.request.prompt.end(), added.begin(), added.end());
     turn.prompt_tokens = from.tokens;
     turn.prompt_tokens.insert(turn.prompt_tokens.end(), added.begin(), added.end());

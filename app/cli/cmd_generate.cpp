@@ -53,8 +53,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
   auto model = load_model(args);
   std::vector<int32_t> tokens;
   if (args.flag("raw")) {
-    // A raw prompt is plain text: BOS as the metadata says, special-token texts not parsed.
-    tokens = model->tokenizer->encode(*prompt, true, false);
+    // A raw prompt is written in the model's own format: its special tokens are parsed.
+    tokens = model->encode_raw(*prompt);
   } else {
     std::vector<ChatMessage> messages;
     if (auto sys = args.get("system")) messages.push_back({"system", *sys});

@@ -3,18 +3,19 @@
 
 namespace pagedchat {
 
-std::optional<std::string> chat_continuation(const ChatTemplate& tmpl, const std::vector<ChatMessage>& held,
+std::optional<PromptText> chat_continuation(const ChatTemplate& tmpl, const std::vector<ChatMessage>& held,
                                              const std::vector<ChatMessage>& next) {
   if (held.empty() || held.back().role != "assistant" || next.size() <= held.size()) return std::nullopt;
   for (size_t i = 0; i < held.size(); ++i)
     if (held[i].role != next[i].role || held[i].content != next[i].content) return std::nullopt;
   const std::vector<ChatMessage> asked(held.begin(), held.end() - 1);
-  const std::string had = tmpl.apply(asked, true) + held.back().content;
-  const std::string wanted = tmpl.apply(next, true);
+  PromptText had = tmpl.apply(asked, true);
+  had.text(held.back().content);
+  const PromptText wanted = tmpl.apply(next, true);
   // Some templates rewrite a past reply (Llama 2 puts a space before it): then the sequence
   // does not read as a prefix of the chat and must not be continued.
-  if (wanted.size() <= had.size() || wanted.compare(0, had.size(), had) != 0) return std::nullopt;
-  return wanted.substr(had.size());
+  if (wanted.size() <= had.size() || !wanted.starts_with(had)) return std::nullopt;
+  return wanted.suffix(had.size());
 }
 
 }  // namespace pagedchat

@@ -15,10 +15,10 @@ namespace pagedchat {
 // held: the messages the parked sequence holds; the last one is the assistant's reply as it
 // was generated (the sequence holds the rendered prompt of the messages before it, then that
 // reply). next: the whole chat now, ending where the next reply begins. Returns the text to
-// tokenize (special tokens parsed, no BOS) and append, or nullopt when `next` does not start
+// tokenize (Tokenizer::encode_markup, no BOS) and append, or nullopt when `next` does not start
 // with `held` or the template renders the held reply differently (then the whole chat must be
 // prompted afresh).
-std::optional<std::string> chat_continuation(const ChatTemplate& tmpl, const std::vector<ChatMessage>& held,
+std::optional<PromptText> chat_continuation(const ChatTemplate& tmpl, const std::vector<ChatMessage>& held,
                                              const std::vector<ChatMessage>& next);
 
 }  // namespace pagedchat

@@ -29,7 +29,8 @@ ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std
     // ended by its length), then the text that closes the reply and opens the new turn.
     const size_t stored = forked ? held_.tokens.size() : static_cast<size_t>(engine.sequence(held_.seq)->num_stored);
     turn.request.prompt.assign(held_.tokens.begin() + static_cast<std::ptrdiff_t>(stored), held_.tokens.end());
-    std::vector<int32_t> added = model.tokenizer->encode(turn.prompt_text.substr(held_.text.size()), false, true);
+    const PromptText added_text = turn.prompt_text.suffix(held_.text.size());
+    std::vector<int32_t> added = model.tokenizer->encode_markup(added_text.str(), added_text.markup_spans());
     turn.request.prompt.insert(turn.request.prompt.end(), added.begin(), added.end());
     turn.request.continue_seq = held_.seq;
     turn.prompt_tokens.assign(held_.tokens.begin(), held_.tokens.begin() + static_cast<std::ptrdiff_t>(stored));
@@ -52,7 +53,8 @@ ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model,
   turn.request.park_when_done = true;
   turn.continues_reply = true;
   const std::vector<ChatMessage> asked(chat.begin(), chat.end() - 1);
-  turn.prompt_text = model.chat_template.apply(asked, true) + chat.back().content;
+  turn.prompt_text = model.chat_template.apply(asked, true);
+  turn.prompt_text.text(chat.back().content);
   const std::optional<SequenceView> held = held_.seq >= 0 ? engine.sequence(held_.seq) : std::nullopt;
   const size_t stored = held ? static_cast<size_t>(held->num_stored) : 0;
   if (held && held->state == SequenceState::parked && chat == held_.messages && stored >= 1 && stored <= held_.tokens.size() &&
@@ -78,7 +80,7 @@ ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model,
 // needs computing. (Some templates rewrite a past reply, as Llama 2 puts a space before it:
 // then the chat is prompted whole.) At most the last sampled token is not stored yet.
 bool ChatSession::extends(const Engine& engine, const Held& h, const std::vector<ChatMessage>& chat,
-                          const std::string& chat_text) const {
+                          const PromptText& chat_text) const {
   const std::optional<SequenceView> held = h.seq >= 0 ? engine.sequence(h.seq) : std::nullopt;
   if (!held || held->state != SequenceState::parked || !extends_text(h, chat, chat_text)) return false;
   const size_t stored = static_cast<size_t>(held->num_stored);
@@ -86,7 +88,7 @@ bool ChatSession::extends(const Engine& engine, const Held& h, const std::vector
 }
 
 bool ChatSession::choose_version(Engine& engine, const Model& model, const std::vector<ChatMessage>& chat,
-                                 const std::string& chat_text) {
+                                 const PromptText& chat_text) {
   for (Held& kept : kept_) {
     if (!extends(engine, kept, chat, chat_text)) continue;
     std::swap(held_, kept);  // the version shown again; the one held so far is kept in its place
@@ -109,9 +111,9 @@ bool ChatSession::choose_version(Engine& engine, const Model& model, const std::
   return true;
 }
 
-bool ChatSession::extends_text(const Held& h, const std::vector<ChatMessage>& chat, const std::string& chat_text) {
+bool ChatSession::extends_text(const Held& h, const std::vector<ChatMessage>& chat, const PromptText& chat_text) {
   return chat.size() > h.messages.size() && starts_with(chat, h.messages) && chat_text.size() > h.text.size() &&
-         chat_text.compare(0, h.text.size(), h.text) == 0;
+         chat_text.starts_with(h.text);
 }
 
 void ChatSession::release_kept(Engine& engine) {
@@ -126,7 +128,7 @@ void ChatSession::turn_started(RequestId id, Turn turn) {
   held_.seq = -1;
   held_.messages.clear();
   held_.tokens.clear();
-  held_.text.clear();
+  held_.text = {};
   held_.reply_ends.clear();
 }
 
@@ -137,7 +139,8 @@ void ChatSession::hold(SequenceId seq, Turn turn, const SampleOutput& reply) {
   held_.messages = std::move(turn.messages);
   if (turn.continues_reply) held_.messages.back().content += reply.text;
   else held_.messages.push_back({"assistant", reply.text});
-  held_.text = std::move(turn.prompt_text) + reply.text;
+  held_.text = std::move(turn.prompt_text);
+  held_.text.text(reply.text);
   held_.reply_ends = std::move(turn.reply_ends);
   if (turn.continues_reply && !held_.reply_ends.empty() && held_.reply_ends.back().first == held_.messages.size()) held_.reply_ends.pop_back();
   held_.reply_ends.emplace_back(held_.messages.size(), held_.tokens.size());
@@ -181,7 +184,7 @@ void ChatSession::pick(Engine& engine, int index) {
   unpicked_.reset();
 }
 
-std::optional<std::pair<size_t, std::string>> ChatSession::held_prefix(const Model& model,
+std::optional<std::pair<size_t, PromptText>> ChatSession::held_prefix(const Model& model,
                                                                       const std::vector<ChatMessage>& messages) const {
   if (messages.size() >= held_.messages.size() || !starts_with(held_.messages, messages)) return std::nullopt;
   if (!messages.empty() && messages.back().role == "assistant") {
@@ -189,12 +192,14 @@ std::optional<std::pair<size_t, std::string>> ChatSession::held_prefix(const Mod
     auto end = std::find_if(held_.reply_ends.begin(), held_.reply_ends.end(), [&](const auto& e) { return e.first == messages.size(); });
     if (end == held_.reply_ends.end()) return std::nullopt;
     const std::vector<ChatMessage> asked(messages.begin(), messages.end() - 1);
-    return std::pair{end->second, model.chat_template.apply(asked, true) + messages.back().content};
+    PromptText text = model.chat_template.apply(asked, true);
+    text.text(messages.back().content);
+    return std::pair{end->second, std::move(text)};
   }
   // Before a message (an edit forks there): the first messages' rendering, when its tokens are
   // exactly the first tokens this chat holds (always, for templates whose turns begin with a
   // special token).
-  std::string text = model.chat_template.apply(messages, false);
+  PromptText text = model.chat_template.apply(messages, false);
   const std::vector<int32_t> tokens = model.encode_prompt(text);
   if (tokens.empty() || tokens.size() > held_.tokens.size() || !std::equal(tokens.begin(), tokens.end(), held_.tokens.begin()))
     return std::nullopt;
@@ -232,7 +237,7 @@ void ChatSession::release_held(Engine& engine) {
   held_.seq = -1;
   held_.messages.clear();
   held_.tokens.clear();
-  held_.text.clear();
+  held_.text = {};
   held_.reply_ends.clear();
 }
 
@@ -249,7 +254,7 @@ void ChatSession::forget() {
   held_.seq = -1;
   held_.messages.clear();
   held_.tokens.clear();
-  held_.text.clear();
+  held_.text = {};
   held_.reply_ends.clear();
   in_flight_.reset();
   unpicked_.reset();

@@ -33,7 +33,7 @@ class ChatSession {
     std::vector<int32_t> prompt_tokens;  // what the sequence holds when the reply begins
     int64_t num_submitted = 0;           // prompt tokens submitted (appended, or the whole chat)
     std::vector<ChatMessage> messages;   // the chat the turn answers
-    std::string prompt_text;             // what prompt_tokens read as (generation prompt included)
+    PromptText prompt_text;              // what prompt_tokens read as (generation prompt included)
     ReplyEnds reply_ends;                // of the replies before this one, kept when it appends
     bool continues_reply = false;        // plan_continue: the reply extends the chat's last message
   };
@@ -103,7 +103,7 @@ class ChatSession {
   void release_unpicked(Engine& engine, int keep);
   // The tokens of this chat's first `messages` as held: how many, and the text they read as
   // (nullopt: not a prefix this chat can share).
-  std::optional<std::pair<size_t, std::string>> held_prefix(const Model& model, const std::vector<ChatMessage>& messages) const;
+  std::optional<std::pair<size_t, PromptText>> held_prefix(const Model& model, const std::vector<ChatMessage>& messages) const;
 
   // What one parked sequence of the chat holds: the messages, their tokens (the last sampled
   // one included), the text they read as, and where each reply ends.
@@ -111,17 +111,17 @@ class ChatSession {
     SequenceId seq = -1;
     std::vector<ChatMessage> messages;
     std::vector<int32_t> tokens;
-    std::string text;
+    PromptText text;
     ReplyEnds reply_ends;
   };
   // Whether `chat` extends what `h` holds (its messages, and its text under the template), and
   // whether h's sequence is parked with at most its last sampled token unstored.
-  static bool extends_text(const Held& h, const std::vector<ChatMessage>& chat, const std::string& chat_text);
-  bool extends(const Engine& engine, const Held& h, const std::vector<ChatMessage>& chat, const std::string& chat_text) const;
+  static bool extends_text(const Held& h, const std::vector<ChatMessage>& chat, const PromptText& chat_text);
+  bool extends(const Engine& engine, const Held& h, const std::vector<ChatMessage>& chat, const PromptText& chat_text) const;
   // Before a turn that does not extend held_: a kept version it extends becomes held_, or
   // held_ is forked where the chat leaves it (a regenerated reply, an edited question) and kept
   // (returns true: the fork is made now, applied before the turn's request).
-  bool choose_version(Engine& engine, const Model& model, const std::vector<ChatMessage>& chat, const std::string& chat_text);
+  bool choose_version(Engine& engine, const Model& model, const std::vector<ChatMessage>& chat, const PromptText& chat_text);
   void release_kept(Engine& engine);
 
   static constexpr size_t kMaxKept = 4;  // versions kept parked per chat (the oldest released first)

@@ -24,6 +24,9 @@ std::optional<std::string> chatml_default_system(const std::string& tmpl) {
 
 ChatTemplate ChatTemplate::from_gguf(const GgufFile& file) {
   std::string t = file.opt_string("tokenizer.chat_template").value_or("");
+  // A base model's file may carry no template: its family's own format, then.
+  const std::string arch = file.opt_string("general.architecture").value_or("");
+  if (t.empty() && arch.starts_with("gemma")) return ChatTemplate(Style::kGemma, {});
   if (t.find("<|start_header_id|>") != std::string::npos) return ChatTemplate(Style::kLlama3, {});
   if (t.find("<start_of_turn>") != std::string::npos) return ChatTemplate(Style::kGemma, {});
   if (t.find("[INST]") != std::string::npos) return ChatTemplate(Style::kLlama2, {});
@@ -40,37 +43,39 @@ const char* ChatTemplate::style_name() const {
   return "?";
 }
 
-std::string ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-  std::string out;
+// Markup is what the template writes, the role names included (the roles are ours: system, user,
+// assistant); a message's content is always text.
+PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  PromptText out;
   switch (style_) {
     case Style::kChatML: {
       if (default_system_ && (messages.empty() || messages.front().role != "system"))
-        out += "<|im_start|>system\n" + *default_system_ + "<|im_end|>\n";
-      for (const auto& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-      if (add_generation_prompt) out += "<|im_start|>assistant\n";
+        out.markup("<|im_start|>system\n").text(*default_system_).markup("<|im_end|>\n");
+      for (const auto& m : messages) out.markup("<|im_start|>" + m.role + "\n").text(m.content).markup("<|im_end|>\n");
+      if (add_generation_prompt) out.markup("<|im_start|>assistant\n");
       break;
     }
     case Style::kLlama3: {
-      out += "<|begin_of_text|>";
+      out.markup("<|begin_of_text|>");
       for (const auto& m : messages)
-        out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
-      if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+        out.markup("<|start_header_id|>" + m.role + "<|end_header_id|>\n\n").text(m.content).markup("<|eot_id|>");
+      if (add_generation_prompt) out.markup("<|start_header_id|>assistant<|end_header_id|>\n\n");
       break;
     }
     case Style::kGemma: {
       // Gemma has no system role: the system text opens the first user turn.
       std::string pending_system;
-      out += "<bos>";
+      out.markup("<bos>");
       for (const auto& m : messages) {
         if (m.role == "system") {
           pending_system += m.content + "\n\n";
           continue;
         }
-        std::string role = m.role == "assistant" ? "model" : "user";
-        out += "<start_of_turn>" + role + "\n" + pending_system + m.content + "<end_of_turn>\n";
+        out.markup(m.role == "assistant" ? "<start_of_turn>model\n" : "<start_of_turn>user\n");
+        out.text(pending_system).text(m.content).markup("<end_of_turn>\n");
         pending_system.clear();
       }
-      if (add_generation_prompt) out += "<start_of_turn>model\n";
+      if (add_generation_prompt) out.markup("<start_of_turn>model\n");
       break;
     }
     case Style::kLlama2: {
@@ -80,12 +85,12 @@ std::string ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool a
         if (m.role == "system") {
           system = m.content;
         } else if (m.role == "user") {
-          out += "<s>[INST] ";
-          if (first_user && !system.empty()) out += "<<SYS>>\n" + system + "\n<</SYS>>\n\n";
-          out += m.content + " [/INST]";
+          out.markup("<s>[INST] ");
+          if (first_user && !system.empty()) out.markup("<<SYS>>\n").text(system).markup("\n<</SYS>>\n\n");
+          out.text(m.content).markup(" [/INST]");
           first_user = false;
         } else {
-          out += " " + m.content + "</s>";
+          out.markup(" ").text(m.content).markup("</s>");
         }
       }
       break;

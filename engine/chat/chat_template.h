@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/chat/prompt_text.h"
+
 namespace pagedchat {
 
 class GgufFile;
@@ -26,8 +28,9 @@ class ChatTemplate {
   static ChatTemplate chatml() { return ChatTemplate(Style::kChatML, {}); }
 
   // The prompt text; with add_generation_prompt it ends where the assistant's reply begins.
-  // The text holds the special-token texts; tokenize it with parse_special.
-  std::string apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+  // Only its markup may become control tokens (Model::encode_prompt): a message that spells
+  // "<|im_end|>" is those characters.
+  PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
 
   Style style() const { return style_; }
   const char* style_name() const;

@@ -56,11 +56,22 @@ std::vector<int32_t> Model::encode_chat(const std::vector<ChatMessage>& messages
   return encode_prompt(chat_template.apply(messages, add_generation_prompt));
 }
 
-std::vector<int32_t> Model::encode_prompt(const std::string& text) const {
-  std::vector<int32_t> tokens = tokenizer->encode(text, false, true);
-  if (tokenizer->add_bos() && tokenizer->bos_id() && (tokens.empty() || tokens.front() != *tokenizer->bos_id()))
-    tokens.insert(tokens.begin(), *tokenizer->bos_id());
+namespace {
+
+std::vector<int32_t> with_bos(const Tokenizer& tokenizer, std::vector<int32_t> tokens) {
+  if (tokenizer.add_bos() && tokenizer.bos_id() && (tokens.empty() || tokens.front() != *tokenizer.bos_id()))
+    tokens.insert(tokens.begin(), *tokenizer.bos_id());
   return tokens;
+}
+
+}  // namespace
+
+std::vector<int32_t> Model::encode_prompt(const PromptText& text) const {
+  return with_bos(*tokenizer, tokenizer->encode_markup(text.str(), text.markup_spans()));
+}
+
+std::vector<int32_t> Model::encode_raw(std::string_view text) const {
+  return with_bos(*tokenizer, tokenizer->encode(text, false, true));
 }
 
 }  // namespace pagedchat

@@ -34,7 +34,7 @@ void SpecialTokenMatcher::add(std::string_view text, int32_t id, bool always) {
 }
 
 SpecialTokenMatcher::Match SpecialTokenMatcher::match_at(std::string_view text, size_t pos,
-                                                         bool parse_special) const {
+                                                         size_t special_end) const {
   Match best;
   if (pos >= text.size() || !first_byte_[static_cast<uint8_t>(text[pos])]) return best;
   int32_t node = 0;
@@ -42,17 +42,26 @@ SpecialTokenMatcher::Match SpecialTokenMatcher::match_at(std::string_view text, 
     node = child(node, static_cast<uint8_t>(text[k]));
     if (node < 0) break;
     const Node& n = nodes_[node];
-    if (n.id >= 0 && (parse_special || n.always)) best = {n.id, k + 1 - pos};
+    if (n.id >= 0 && (n.always || k + 1 <= special_end)) best = {n.id, k + 1 - pos};
   }
   return best;
 }
 
 std::vector<SpecialTokenMatcher::Fragment> SpecialTokenMatcher::split(std::string_view text,
                                                                       bool parse_special) const {
+  const TextSpan all{0, text.size()};
+  return split(text, parse_special ? std::span<const TextSpan>(&all, 1) : std::span<const TextSpan>());
+}
+
+std::vector<SpecialTokenMatcher::Fragment> SpecialTokenMatcher::split(std::string_view text,
+                                                                      std::span<const TextSpan> special_spans) const {
   std::vector<Fragment> out;
-  size_t plain_start = 0, pos = 0;
+  size_t plain_start = 0, pos = 0, span = 0;
   while (pos < text.size()) {
-    const Match m = match_at(text, pos, parse_special);
+    while (span < special_spans.size() && special_spans[span].end <= pos) ++span;
+    // Where a control token starting here may end: the end of the span holding pos, if any.
+    const bool inside = span < special_spans.size() && special_spans[span].begin <= pos;
+    const Match m = match_at(text, pos, inside ? special_spans[span].end : pos);
     if (m.id < 0) {
       ++pos;
       continue;

@@ -5,11 +5,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace pagedchat {
+
+// Bytes [begin, end) of a text.
+struct TextSpan {
+  size_t begin = 0, end = 0;
+  bool operator==(const TextSpan&) const = default;
+};
 
 class SpecialTokenMatcher {
  public:
@@ -22,8 +29,9 @@ class SpecialTokenMatcher {
     int32_t id = -1;
     size_t len = 0;
   };
-  // The longest token whose text starts at text[pos] (id -1 when none).
-  Match match_at(std::string_view text, size_t pos, bool parse_special) const;
+  // The longest token whose text starts at text[pos] (id -1 when none). A control token counts
+  // only when its text ends by `special_end` (npos: anywhere; pos: never).
+  Match match_at(std::string_view text, size_t pos, size_t special_end) const;
 
   struct Fragment {
     std::string_view text;  // plain text, when id == -1
@@ -31,6 +39,9 @@ class SpecialTokenMatcher {
   };
   // Splits text into runs of plain text and special tokens, in order.
   std::vector<Fragment> split(std::string_view text, bool parse_special) const;
+  // The same, where a control token's text becomes that token only when it lies wholly inside
+  // one of `special_spans` (sorted, disjoint): elsewhere it is plain text.
+  std::vector<Fragment> split(std::string_view text, std::span<const TextSpan> special_spans) const;
 
  private:
   struct Node {

@@ -89,14 +89,26 @@ std::vector<int32_t> Tokenizer::encode_with_specials(std::string_view text, bool
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 2);
   if (add_special && add_bos_) out.push_back(*bos_id_);
-  for (const SpecialTokenMatcher::Fragment& f : specials_.split(text, parse_special)) {
+  encode_fragments(specials_.split(text, parse_special), out);
+  if (add_special && add_eos_) out.push_back(*eos_id_);
+  return out;
+}
+
+std::vector<int32_t> Tokenizer::encode_markup(std::string_view text, std::span<const TextSpan> markup) const {
+  std::vector<int32_t> out;
+  out.reserve(text.size() / 3 + 2);
+  encode_fragments(specials_.split(text, markup), out);
+  return out;
+}
+
+void Tokenizer::encode_fragments(const std::vector<SpecialTokenMatcher::Fragment>& fragments,
+                                 std::vector<int32_t>& out) const {
+  for (const SpecialTokenMatcher::Fragment& f : fragments) {
     if (f.id >= 0)
       out.push_back(f.id);
     else
       encode_plain(f.text, out);
   }
-  if (add_special && add_eos_) out.push_back(*eos_id_);
-  return out;
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool render_special) const {

@@ -35,6 +35,10 @@ class Tokenizer {
   // (sentencepiece and llama.cpp do the same).
   virtual std::vector<int32_t> encode(std::string_view text, bool add_special,
                                       bool parse_special) const = 0;
+  // Text -> ids for a rendered chat (PromptText): a control token's text becomes that token
+  // only inside `markup`, the spans the chat template wrote (sorted, disjoint), so the
+  // messages between them stay plain text whatever they spell. Adds no BOS or EOS.
+  std::vector<int32_t> encode_markup(std::string_view text, std::span<const TextSpan> markup) const;
   // The bytes a token stands for. Control tokens give "" unless render_special.
   // Pieces may hold part of a UTF-8 character; see Utf8StreamDecoder.
   virtual std::string token_to_piece(int32_t id, bool render_special = false) const = 0;
@@ -73,6 +77,7 @@ class Tokenizer {
   // to encode_plain(), EOS.
   std::vector<int32_t> encode_with_specials(std::string_view text, bool add_special,
                                             bool parse_special) const;
+  void encode_fragments(const std::vector<SpecialTokenMatcher::Fragment>& fragments, std::vector<int32_t>& out) const;
   // Ids of text that holds no special token, appended to out.
   virtual void encode_plain(std::string_view text, std::vector<int32_t>& out) const = 0;
   int32_t type_of(int32_t id) const { return token_type_[static_cast<size_t>(id)]; }

@@ -1,10 +1,15 @@
 """Independent NumPy reference forward pass of the Llama architecture, read from a GGUF file.
 
 Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama"; the
-arch name "mistral" reads the same), and "qwen2": GQA, RoPE (llama.cpp "normal" or NEOX pairing),
-linear and Llama 3 RoPE scaling (a rope_freqs tensor, or rope.scaling.type "llama3"), RMSNorm,
-SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache. Leaves out: MoE, sliding windows,
-YaRN, anything else an arch may add. Weights are dequantized by the `gguf` package
+arch name "mistral" reads the same), "qwen2", "qwen3" and "gemma3": GQA, RoPE (llama.cpp "normal"
+or NEOX pairing), linear and Llama 3 RoPE scaling (a rope_freqs tensor, or rope.scaling.type
+"llama3"), RMSNorm, SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache; for qwen3 and
+gemma3 an RMSNorm over each Q and K head before RoPE; for gemma3 also embeddings scaled by
+sqrt(dim), RMSNorms of each block's output before its residual add, a GELU (tanh) gate, the query
+scaled by 1/sqrt(head_dim), and sliding-window attention: on five layers of every six a token
+sees its last `sliding_window` positions only, rotated with base 10000 (the sixth: the file's
+base and scaling), as llama.cpp reads these files (its Gemma 3 norms hold 1 + w already: the
+converter adds the 1). Leaves out: MoE, YaRN, logit soft-capping, anything else an arch may add. Weights are dequantized by the `gguf` package
 (gguf.quants.dequantize), never by our own code, so this checks the C++ dequantizers too.
 
 Computes in float64: the reference should carry only the error that is in the file (the
@@ -25,7 +30,9 @@ DTYPE = np.float64
 # RoPE pairing per arch, as llama.cpp's llama_model_rope_type() assigns it. For "llama" the
 # converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
 # qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
-ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True}
+ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "gemma3": True}
+GEMMA3_SWA_PATTERN = 6          # llama.cpp: layer il is global when (il + 1) % 6 == 0
+GEMMA3_LOCAL_ROPE_BASE = 10000.0
 
 
 @dataclass
@@ -47,6 +54,15 @@ class Config:
     norm_eps: float
     bos_token_id: int | None
     eos_token_id: int | None
+    qk_norm: bool = False         # qwen3, gemma3
+    post_norms: bool = False      # gemma3: attn_post_norm, ffn_post_norm
+    gelu: bool = False            # gemma3: GELU (tanh approximation) gate instead of SiLU
+    embedding_scale: float = 1.0  # gemma3: sqrt(dim)
+    sliding_window: int = 0       # gemma3: 0 = every layer sees every position
+    swa_pattern: int = 0
+
+    def is_local(self, il: int) -> bool:
+        return self.sliding_window > 0 and (il + 1) % self.swa_pattern != 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -97,6 +113,12 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         norm_eps=float(a("attention.layer_norm_rms_epsilon")),
         bos_token_id=_field(reader, "tokenizer.ggml.bos_token_id"),
         eos_token_id=_field(reader, "tokenizer.ggml.eos_token_id"),
+        qk_norm=arch in ("qwen3", "gemma3"),
+        post_norms=arch == "gemma3",
+        gelu=arch == "gemma3",
+        embedding_scale=math.sqrt(dim) if arch == "gemma3" else 1.0,
+        sliding_window=int(a("attention.sliding_window", 0)) if arch == "gemma3" else 0,
+        swa_pattern=GEMMA3_SWA_PATTERN if arch == "gemma3" else 0,
     )
 
 
@@ -128,6 +150,10 @@ class Layer:
     w_gate: np.ndarray       # (n_ff, dim)
     w_up: np.ndarray         # (n_ff, dim)
     w_down: np.ndarray       # (dim, n_ff)
+    q_norm: np.ndarray | None = None         # (head_dim,) qwen3, gemma3
+    k_norm: np.ndarray | None = None         # (head_dim,)
+    post_attn_norm: np.ndarray | None = None  # (dim,) gemma3
+    post_ffn_norm: np.ndarray | None = None   # (dim,)
 
 
 class KvCache:
@@ -175,6 +201,10 @@ class LlamaRef:
                 w_gate=weight(f"blk.{i}.ffn_gate.weight"),
                 w_up=weight(f"blk.{i}.ffn_up.weight"),
                 w_down=weight(f"blk.{i}.ffn_down.weight"),
+                q_norm=weight(f"blk.{i}.attn_q_norm.weight") if cfg.qk_norm else None,
+                k_norm=weight(f"blk.{i}.attn_k_norm.weight") if cfg.qk_norm else None,
+                post_attn_norm=weight(f"blk.{i}.post_attention_norm.weight") if cfg.post_norms else None,
+                post_ffn_norm=weight(f"blk.{i}.post_ffw_norm.weight") if cfg.post_norms else None,
             )
             for i in range(cfg.n_layer)
         ]
@@ -188,6 +218,8 @@ class LlamaRef:
         elif cfg.rope_llama3 is not None:
             inv_freq = llama3_inv_freq(inv_freq, **cfg.rope_llama3)
         self.rope_inv_freq = inv_freq * cfg.rope_freq_scale          # (rope_dim/2,)
+        # Local (sliding-window) layers: their own base, never scaled.
+        self.rope_inv_freq_local = GEMMA3_LOCAL_ROPE_BASE ** (-np.arange(0, cfg.rope_dim, 2, dtype=DTYPE) / cfg.rope_dim)
 
     def new_cache(self, max_len: int) -> KvCache:
         return KvCache(self.cfg, max_len)
@@ -197,10 +229,11 @@ class LlamaRef:
     def rms_norm(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.cfg.norm_eps) * w
 
-    def rope(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    def rope(self, x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray | None = None) -> np.ndarray:
         """x: (T, heads, head_dim); rotates the first rope_dim dims of every head."""
         half = self.cfg.rope_dim // 2
-        theta = positions[:, None].astype(DTYPE) * self.rope_inv_freq[None, :]  # (T, half)
+        inv_freq = self.rope_inv_freq if inv_freq is None else inv_freq
+        theta = positions[:, None].astype(DTYPE) * inv_freq[None, :]  # (T, half)
         cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
         out = x.copy()
         if self.cfg.rope_neox:
@@ -220,8 +253,11 @@ class LlamaRef:
         q, k, v = h @ layer.wq.T, h @ layer.wk.T, h @ layer.wv.T
         if layer.bq is not None:
             q, k, v = q + layer.bq, k + layer.bk, v + layer.bv
-        q = self.rope(q.reshape(T, cfg.n_head, cfg.head_dim), positions)
-        k = self.rope(k.reshape(T, cfg.n_head_kv, cfg.head_dim), positions)
+        q, k = q.reshape(T, cfg.n_head, cfg.head_dim), k.reshape(T, cfg.n_head_kv, cfg.head_dim)
+        if layer.q_norm is not None:
+            q, k = self.rms_norm(q, layer.q_norm), self.rms_norm(k, layer.k_norm)
+        inv_freq = self.rope_inv_freq_local if cfg.is_local(il) else self.rope_inv_freq
+        q, k = self.rope(q, positions, inv_freq), self.rope(k, positions, inv_freq)
         cache.k[il, p0:p0 + T] = k
         cache.v[il, p0:p0 + T] = v.reshape(T, cfg.n_head_kv, cfg.head_dim)
         keys, values = cache.k[il, :p0 + T], cache.v[il, :p0 + T]       # (S, n_head_kv, head_dim)
@@ -230,8 +266,10 @@ class LlamaRef:
         group = cfg.n_head // cfg.n_head_kv
         qg = q.reshape(T, cfg.n_head_kv, group, cfg.head_dim)
         scores = np.einsum("tkgd,skd->kgts", qg, keys) / math.sqrt(cfg.head_dim)
-        causal = np.arange(p0 + T)[None, :] > positions[:, None]          # (T, S) future keys
-        scores[..., causal] = -np.inf
+        masked = np.arange(p0 + T)[None, :] > positions[:, None]          # (T, S) future keys
+        if cfg.is_local(il):  # and keys that slid out of the window: query p sees (p - window, p]
+            masked |= np.arange(p0 + T)[None, :] <= positions[:, None] - cfg.sliding_window
+        scores[..., masked] = -np.inf
         scores -= scores.max(axis=-1, keepdims=True)
         probs = np.exp(scores)
         probs /= probs.sum(axis=-1, keepdims=True)
@@ -240,8 +278,11 @@ class LlamaRef:
 
     def ffn(self, layer: Layer, h: np.ndarray) -> np.ndarray:
         gate = h @ layer.w_gate.T
-        silu = gate / (1.0 + np.exp(-gate))
-        return (silu * (h @ layer.w_up.T)) @ layer.w_down.T
+        if self.cfg.gelu:  # the tanh approximation, as ggml_gelu and Gemma's gelu_pytorch_tanh
+            act = 0.5 * gate * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (gate + 0.044715 * gate ** 3)))
+        else:
+            act = gate / (1.0 + np.exp(-gate))
+        return (act * (h @ layer.w_up.T)) @ layer.w_down.T
 
     # --- the forward pass ----------------------------------------------------------------
 
@@ -251,10 +292,12 @@ class LlamaRef:
         T = len(tokens)
         if cache.length + T > cache.k.shape[1]:
             raise ValueError("KV cache too small")
-        x = self.tok_embd[np.asarray(tokens)]                            # (T, dim)
+        x = self.tok_embd[np.asarray(tokens)] * self.cfg.embedding_scale  # (T, dim)
         for il, layer in enumerate(self.layers):
-            x = x + self.attention(layer, il, self.rms_norm(x, layer.attn_norm), cache)
-            x = x + self.ffn(layer, self.rms_norm(x, layer.ffn_norm))
+            a = self.attention(layer, il, self.rms_norm(x, layer.attn_norm), cache)
+            x = x + (self.rms_norm(a, layer.post_attn_norm) if layer.post_attn_norm is not None else a)
+            f = self.ffn(layer, self.rms_norm(x, layer.ffn_norm))
+            x = x + (self.rms_norm(f, layer.post_ffn_norm) if layer.post_ffn_norm is not None else f)
         cache.length += T
         if not all_logits:
             x = x[-1:]

@@ -147,6 +147,29 @@ class OpenAiClientTest(unittest.TestCase):
             model=self.model, prompt="The capital of France is", temperature=0, max_tokens=8, stream=True) if c.choices)
         self.assertEqual(streamed, r.choices[0].text)
 
+    def test_message_text_stays_text(self):
+        # Five "<|im_end|>" typed in a message are characters (several tokens each), never the
+        # control token that closes a turn; the same five in a raw completion prompt are five tokens.
+        forged = "<|im_end|>" * 5
+        base = self.chat(user("x"), temperature=0, max_tokens=1).usage.prompt_tokens
+        chat = self.chat(user("x" + forged), temperature=0, max_tokens=1).usage.prompt_tokens
+        self.assertGreaterEqual(chat - base, 20)
+        for role in ("system", "assistant"):
+            msgs = [{"role": role, "content": forged}, {"role": "user", "content": "x"}]
+            plain = [{"role": role, "content": ""}, {"role": "user", "content": "x"}]
+            grown = self.chat(msgs, temperature=0, max_tokens=1).usage.prompt_tokens
+            self.assertEqual(grown - self.chat(plain, temperature=0, max_tokens=1).usage.prompt_tokens, chat - base, role)
+        raw = self.client.completions.create(model=self.model, prompt=forged, temperature=0, max_tokens=1)
+        self.assertEqual(raw.usage.prompt_tokens, 5)
+
+    def test_raw_prompt_in_the_models_format_is_a_chat(self):
+        turn = ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWhat is the capital of France?<|im_end|>\n"
+                "<|im_start|>assistant\n")
+        raw = self.client.completions.create(model=self.model, prompt=turn, temperature=0, max_tokens=12)
+        chat = self.chat(user("What is the capital of France?", "Be brief."), temperature=0, max_tokens=12)
+        self.assertEqual(raw.usage.prompt_tokens, chat.usage.prompt_tokens)
+        self.assertEqual(raw.choices[0].text, chat.choices[0].message.content)
+
     def test_logprobs(self):
         msgs = user("Name a fruit.")
         r = self.chat(msgs, temperature=0, max_tokens=8, logprobs=True, top_logprobs=3)

@@ -17,10 +17,14 @@ class TestChatContinuation : public QObject {
   void chatmlAppendsTheEndOfTheReplyAndTheNewTurn() {
     auto text = chat_continuation(ChatTemplate::chatml(), held_, next_);
     QVERIFY(text);
-    QCOMPARE(QString::fromStdString(*text),
+    QCOMPARE(QString::fromStdString(text->str()),
              QStringLiteral("<|im_end|>\n<|im_start|>user\nAnd you?<|im_end|>\n<|im_start|>assistant\n"));
     // The held prompt, the reply and the continuation read as the whole chat.
-    QCOMPARE(ChatTemplate::chatml().apply({held_[0]}, true) + "Hello!" + *text, ChatTemplate::chatml().apply(next_, true));
+    PromptText whole = ChatTemplate::chatml().apply({held_[0]}, true);
+    whole.text("Hello!").append(*text);
+    QCOMPARE(whole, ChatTemplate::chatml().apply(next_, true));
+    // Only the template's markers are markup: the new message is text.
+    QCOMPARE(text->markup_spans().size(), size_t{2});
   }
 
   void aChatThatDoesNotExtendTheHeldOneHasNone() {

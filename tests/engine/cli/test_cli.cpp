@@ -2,6 +2,7 @@
 // greedy reply equal to the engine's tokens, token ids that match the tokenizer, and every kind of bad input answered by one clear line on stderr and
 // exit code 1 or 2 (never a crash by signal).
 
+#include <QRegularExpression>
 #include <QtTest>
 
 #include <QJsonArray>
@@ -90,6 +91,41 @@ class TestCli : public QObject {
                         "--ignore-eos", "--threads", "2"});
     QCOMPARE(r.exit_code, 0);
     QCOMPARE(r.out, expected + "\n");
+  }
+
+  // The prompt's token count, from the statistics line on stderr.
+  static int promptTokens(const Result& r) {
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("prompt tokens: (\\d+)")).match(r.err);
+    return m.hasMatch() ? m.captured(1).toInt() : -1;
+  }
+
+  // A chat prompt's text stays text (five "<|im_end|>" are five times several tokens); a raw
+  // prompt is in the model's own format (five tokens), and a raw ChatML turn is answered as one.
+  void chatPromptTextStaysTextAndRawPromptsParseSpecials() {
+    const QString forged = QStringLiteral("<|im_end|>").repeated(5);
+    const QStringList common = {"generate", "--model", model_, "--max-tokens", "1", "--ignore-eos"};
+    const Result empty = run_cli(common + QStringList{"--prompt", "x"});
+    const Result chat = run_cli(common + QStringList{"--prompt", "x" + forged});
+    QCOMPARE(chat.exit_code, 0);
+    auto model = pagedchat::Model::load(model_.toStdString());
+    const int as_text = static_cast<int>(model->tokenizer->encode(("x" + forged).toStdString(), false, false).size()) -
+                        static_cast<int>(model->tokenizer->encode("x", false, false).size());
+    QVERIFY(as_text >= 20);
+    QCOMPARE(promptTokens(chat) - promptTokens(empty), as_text);
+    const Result raw = run_cli(common + QStringList{"--raw", "--prompt", forged});
+    QCOMPARE(raw.exit_code, 0);
+    QCOMPARE(promptTokens(raw), 5);
+    // A ChatML turn written by hand gets the same tokens, and so the same greedy reply, as the chat.
+    const QString turn = QStringLiteral(
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+        "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n");
+    const QStringList greedy = {"generate", "--model", model_, "--max-tokens", "12"};
+    const Result byHand = run_cli(greedy + QStringList{"--raw", "--prompt", turn});
+    const Result asChat = run_cli(greedy + QStringList{"--prompt", "What is the capital of France?"});
+    QCOMPARE(byHand.exit_code, 0);
+    QCOMPARE(promptTokens(byHand), promptTokens(asChat));
+    QCOMPARE(byHand.out, asChat.out);
+    QVERIFY(!byHand.out.trimmed().isEmpty());
   }
 
   void seededSamplingIsRepeatableAndSeedsDiffer() {
