@@ -1,6 +1,7 @@
 // Reading and checking a Llama-family model's hyperparameters from GGUF metadata.
 #include "engine/model/model_config.h"
 
+#include <cmath>
 #include <optional>
 
 #include "engine/common/error.h"
@@ -16,14 +17,32 @@ int checked_int(const GgufFile& f, const std::string& key, int lo, int hi) {
   return static_cast<int>(v);
 }
 
+// Gemma 3 as llama.cpp reads it (the file holds no key for most of this): norms written with
+// the 1 of Gemma's (1 + w) already added by the converter, so they are plain RMSNorms here.
+void read_gemma3(const GgufFile& f, ModelConfig& c) {
+  c.post_norms = true;
+  c.ffn_activation = FfnActivation::kGeluTanh;
+  c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
+  // Gemma scales queries by query_pre_attn_scalar^-1/2: head_dim for every size but the 27B,
+  // whose scalar is dim / heads (Gemma's own config; GGUF files carry no key for it).
+  const int scalar = c.num_layers == 62 ? c.dim / c.num_heads : c.head_dim;
+  c.attention_scale = 1.0f / std::sqrt(static_cast<float>(scalar));
+  if (f.has("gemma3.attention.sliding_window")) {
+    c.sliding_window = checked_int(f, "gemma3.attention.sliding_window", 0, 1 << 24);
+    c.sliding_window_pattern = 6;
+  }
+  if (f.opt_float("gemma3.final_logit_softcapping").value_or(0.0) != 0.0)
+    fail("final logit soft-capping is not supported");
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   ModelConfig c;
   c.architecture = f.get_string("general.architecture");
   const std::string& a = c.architecture;
-  if (a != "llama" && a != "mistral" && a != "qwen2")
-    fail("architecture '%s' is not supported (llama, mistral and qwen2 are)", a.c_str());
+  if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "gemma3")
+    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3 and gemma3 are)", a.c_str());
   c.name = f.opt_string("general.name").value_or(a);
 
   c.num_layers = checked_int(f, a + ".block_count", 1, 1024);
@@ -51,10 +70,12 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.rope_dim = f.has(a + ".rope.dimension_count") ? checked_int(f, a + ".rope.dimension_count", 2, c.head_dim)
                                                   : c.head_dim;
   if (c.rope_dim % 2 != 0) fail("rope.dimension_count %d is odd", c.rope_dim);
-  c.rope_layout = a == "qwen2" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
+  c.rope_layout = a == "qwen2" || a == "qwen3" || a == "gemma3" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
   // qwen2 always has Q/K/V biases; llama and mistral files may carry them (llama.cpp loads
-  // them when present), so their presence decides.
-  c.qkv_bias = a == "qwen2" || f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  // them when present), so their presence decides. qwen3 and gemma3 have none.
+  c.qkv_bias = a == "qwen2" || ((a == "llama" || a == "mistral") && f.find_tensor("blk.0.attn_q.bias") != nullptr);
+  c.qk_norm = a == "qwen3" || a == "gemma3";
+  if (a == "gemma3") read_gemma3(f, c);
 
   // Scaling: "linear" divides every frequency by the factor (also what a factor with no type
   // means, as in llama.cpp); "llama3" scales low frequencies only. Llama 3.1+ files usually

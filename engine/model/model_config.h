@@ -1,8 +1,11 @@
 #pragma once
 // Hyperparameters of a Llama-family model, read from GGUF metadata ("<arch>.*" keys).
 // Supported architectures: llama (SmolLM2, TinyLlama, Llama 2/3.x, Mistral files), mistral,
-// qwen2 (QKV bias, NEOX rotary layout). Others are refused with a clear error.
+// qwen2 (QKV bias, NEOX rotary layout), qwen3 (QK-norm, no bias), gemma3 (QK-norm, post-block
+// norms, GELU gate, scaled embeddings, sliding-window attention on five layers of six, with
+// their own RoPE base). Others are refused with a clear error.
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +25,10 @@ struct RopeScalingLlama3 {
   float original_context_length = 8192.0f;
 };
 
+// The gate's activation in the gated feed-forward block: SiLU (SwiGLU: Llama, Qwen) or GELU
+// with the tanh approximation (GeGLU: Gemma).
+enum class FfnActivation { kSilu, kGeluTanh };
+
 struct ModelConfig {
   std::string architecture;
   std::string name;
@@ -40,7 +47,30 @@ struct ModelConfig {
   float rope_linear_factor = 1.0f;  // linear scaling: positions divided by this
   RopeScalingLlama3 rope_llama3;
   bool qkv_bias = false;  // Q/K/V projections have biases (qwen2; optional in llama files)
+  bool qk_norm = false;   // RMSNorm over each Q and K head before RoPE (qwen3, gemma3)
+  bool post_norms = false;  // RMSNorm of each block's output before its residual add (gemma3)
+  FfnActivation ffn_activation = FfnActivation::kSilu;
+  float embedding_scale = 1.0f;  // token embeddings are multiplied by this (gemma3: sqrt(dim))
+  float attention_scale = 0.0f;  // scores are q.k times this; 0: 1/sqrt(head_dim)
+  // Sliding-window attention (gemma3): on a local layer a token attends to its last
+  // sliding_window positions only (itself included), and RoPE uses rope_freq_base_local,
+  // unscaled; every sliding_window_pattern-th layer is global (every position, the file's
+  // RoPE base and scaling). 0: every layer is global.
+  int sliding_window = 0;
+  int sliding_window_pattern = 0;
+  float rope_freq_base_local = 10000.0f;
 
+  bool is_local_layer(int layer) const {
+    return sliding_window > 0 && (layer + 1) % sliding_window_pattern != 0;
+  }
+  // The keys a token of `layer` attends to at most (0: all before it).
+  int window_of(int layer) const { return is_local_layer(layer) ? sliding_window : 0; }
+  float query_scale() const { return attention_scale > 0.0f ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim)); }
+  // Whether the forward pass is Llama's (what the CUDA backend implements).
+  bool is_plain_llama() const {
+    return !qk_norm && !post_norms && ffn_activation == FfnActivation::kSilu && embedding_scale == 1.0f &&
+           attention_scale == 0.0f && sliding_window == 0;
+  }
   int q_dim() const { return num_heads * head_dim; }
   int kv_dim() const { return num_kv_heads * head_dim; }
 

@@ -84,6 +84,14 @@ ModelWeights ModelWeights::load(GgufFile file) {
       L.bk = vector_f32(f, p + "attn_k.bias", c.kv_dim());
       L.bv = vector_f32(f, p + "attn_v.bias", c.kv_dim());
     }
+    if (c.qk_norm) {
+      L.q_norm = vector_f32(f, p + "attn_q_norm.weight", c.head_dim);
+      L.k_norm = vector_f32(f, p + "attn_k_norm.weight", c.head_dim);
+    }
+    if (c.post_norms) {
+      L.post_attn_norm = vector_f32(f, p + "post_attention_norm.weight", c.dim);
+      L.post_ffn_norm = vector_f32(f, p + "post_ffw_norm.weight", c.dim);
+    }
     L.ffn_norm = vector_f32(f, p + "ffn_norm.weight", c.dim);
     L.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
     L.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
@@ -91,7 +99,16 @@ ModelWeights ModelWeights::load(GgufFile file) {
   }
   w.rope_inv_freq = rope_inverse_frequencies(
       c, f.find_tensor("rope_freqs.weight") ? vector_f32(f, "rope_freqs.weight", c.rope_dim / 2) : std::vector<float>{});
+  if (c.sliding_window > 0) w.rope_inv_freq_local = local_rope_inverse_frequencies(c);
   return w;
+}
+
+std::vector<float> local_rope_inverse_frequencies(const ModelConfig& config) {
+  ModelConfig local = config;
+  local.rope_freq_base = config.rope_freq_base_local;
+  local.rope_linear_factor = 1.0f;
+  local.rope_llama3 = {};
+  return rope_inverse_frequencies(local);
 }
 
 std::vector<float> rope_inverse_frequencies(const ModelConfig& c, std::vector<float> factors) {

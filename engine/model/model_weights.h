@@ -30,10 +30,13 @@ struct LayerWeights {
   WeightMatrix wv;               // [kv_dim, dim]
   WeightMatrix wo;               // [dim, q_dim]
   std::vector<float> bq, bk, bv; // [q_dim], [kv_dim], [kv_dim]; empty without QKV bias
+  std::vector<float> q_norm, k_norm;  // [head_dim] each; empty without QK-norm
+  std::vector<float> post_attn_norm;  // [dim]; empty without post-block norms
   std::vector<float> ffn_norm;   // [dim]
   WeightMatrix w_gate;           // [ffn_dim, dim]
   WeightMatrix w_up;             // [ffn_dim, dim]
   WeightMatrix w_down;           // [dim, ffn_dim]
+  std::vector<float> post_ffn_norm;  // [dim]; empty without post-block norms
 };
 
 struct ModelWeights {
@@ -45,6 +48,11 @@ struct ModelWeights {
   WeightMatrix output;              // [vocab, dim]; the token embedding when tied
   bool tied_embeddings = false;
   std::vector<float> rope_inv_freq; // [rope_dim / 2], scaling applied
+  std::vector<float> rope_inv_freq_local; // [rope_dim / 2] of the local layers; empty without sliding windows
+  // A layer's rotary frequencies.
+  const std::vector<float>& rope_inv_freq_of(int layer) const {
+    return config.is_local_layer(layer) ? rope_inv_freq_local : rope_inv_freq;
+  }
   // The matrices' bytes when no file holds them (random_model.h); empty for a loaded file.
   std::vector<std::unique_ptr<uint8_t[]>> owned_tensors;
 
@@ -56,5 +64,7 @@ struct ModelWeights {
 // Inverse rotary frequencies of a config: per-pair divisors `factors` ([rope_dim / 2], from a
 // rope_freqs tensor) when given, else Llama 3 scaling from the config; linear scaling after.
 std::vector<float> rope_inverse_frequencies(const ModelConfig& config, std::vector<float> factors = {});
+// Those of the config's local (sliding-window) layers: their own base, never scaled.
+std::vector<float> local_rope_inverse_frequencies(const ModelConfig& config);
 
 }  // namespace pagedchat

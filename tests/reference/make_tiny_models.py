@@ -6,7 +6,9 @@ it is well under 1 MB and its float64 forward takes milliseconds. Together they 
 real test model (SmolLM2: llama, Q4_1/Q8_0, tied, GQA 3) does not: qwen2 (QKV bias, NEOX RoPE),
 Llama 3 RoPE scaling (a rope_freqs tensor, or the scaling keys), linear RoPE scaling, Q/K/V bias
 on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim / head_count,
-rope_dim < head_dim, the "mistral" arch name, and the weight types F32, F16, BF16, Q4_0, Q4_1,
+rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-norm, post-block
+norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
+own RoPE base), and the weight types F32, F16, BF16, Q4_0, Q4_1,
 Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
 feature is implemented, not merely that it did not matter.
@@ -75,6 +77,7 @@ class Spec:
     extra_kv: dict = field(default_factory=dict)  # key suffix -> value (float or str)
     rope_freqs: bool = False      # write a rope_freqs.weight tensor (Llama 3 scaling factors)
     qkv_bias: bool = False        # write attn_{q,k,v}.bias (always for qwen2)
+    sliding_window: int = 0       # gemma3: written as attention.sliding_window
     features: list = field(default_factory=list)  # what the model proves (see feature_off)
     seed: int = 0
 
@@ -130,6 +133,19 @@ MODELS = [
          types=dict(embd=Q.F16, q=Q.Q5_0, k=Q.Q5_1, v=Q.Q4_0, o=Q.Q8_0, gate=Q.Q4_1, up=Q.Q5_0,
                     down=Q.Q8_0),
          qkv_bias=True, features=["qkv_bias"], seed=8),
+    # qwen3: an RMSNorm over each Q and K head before RoPE, NEOX pairs, no Q/K/V bias.
+    Spec("qwen3_qk_norm", "qwen3", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=2, head_dim=32,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q5_0, v=Q.Q8_0, o=Q.Q4_0, gate=Q.Q8_0, up=Q.Q5_1,
+                    down=Q.Q8_0),
+         eps=1e-6, rope_base=1e6, features=["qk_norm", "neox", "gqa"], seed=9),
+    # gemma3: six layers, so that one is global (layer 5) and five slide; a window of 16 that the
+    # 37-token list outgrows; post-block norms near 2, so the blocks weigh against the residual
+    # (the embeddings, scaled by sqrt(dim)) enough for each feature to show; GQA 4 over one KV head as in the 270M; head_dim 32 from key_length.
+    Spec("gemma3_sliding_window", "gemma3", dim=64, n_head=4, n_head_kv=1, n_ff=128, n_layer=6, head_dim=32,
+         types=dict(embd=Q.Q8_0, q=Q.Q5_0, k=Q.Q5_0, v=Q.Q8_0, o=Q.Q8_0, gate=Q.Q5_0, up=Q.Q5_0,
+                    down=Q.Q8_0),
+         eps=1e-6, rope_base=1e6, sliding_window=16,
+         features=["qk_norm", "post_norms", "gelu", "embedding_scale", "sliding_window", "local_rope"], seed=10),
 ]
 
 
@@ -203,6 +219,8 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
         w.add_uint32(f"{a}.attention.value_length", head_dim)
     if spec.rope_dim:
         w.add_uint32(f"{a}.rope.dimension_count", spec.rope_dim)
+    if spec.sliding_window:
+        w.add_uint32(f"{a}.attention.sliding_window", spec.sliding_window)
     for key, value in spec.extra_kv.items():
         (w.add_string if isinstance(value, str) else w.add_float32)(f"{a}.{key}", value)
 
@@ -233,7 +251,13 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
             vector(p + "attn_q.bias", q_dim, 0.0, 0.5)
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.5)
             vector(p + "attn_v.bias", kv_dim, 0.0, 0.5)
+        if a in ("qwen3", "gemma3"):
+            vector(p + "attn_q_norm.weight", head_dim, 1.0, 0.3)
+            vector(p + "attn_k_norm.weight", head_dim, 1.0, 0.3)
         matrix(p + "attn_output.weight", "o", spec.dim, q_dim, q_dim ** -0.5)
+        if a == "gemma3":
+            vector(p + "post_attention_norm.weight", spec.dim, 2.0, 0.5)
+            vector(p + "post_ffw_norm.weight", spec.dim, 2.0, 0.5)
         vector(p + "ffn_norm.weight", spec.dim, 1.0, 0.2)
         matrix(p + "ffn_gate.weight", "gate", spec.n_ff, spec.dim, spec.dim ** -0.5)
         matrix(p + "ffn_up.weight", "up", spec.n_ff, spec.dim, spec.dim ** -0.5)
@@ -303,6 +327,22 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
             L.wo = L.wo.reshape(L.wo.shape[0], cfg.n_head, cfg.head_dim)[:, perm].reshape(L.wo.shape)
             if L.bq is not None:
                 L.bq = L.bq.reshape(cfg.n_head, cfg.head_dim)[perm].reshape(-1)
+    elif feature == "qk_norm":
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            L.q_norm = L.k_norm = None
+    elif feature == "post_norms":
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            L.post_attn_norm = L.post_ffn_norm = None
+    elif feature == "gelu":
+        cfg.gelu = False
+    elif feature == "embedding_scale":
+        cfg.embedding_scale = 1.0
+    elif feature == "sliding_window":
+        cfg.sliding_window = 1 << 20  # the local layers kept (their RoPE), their window never reached
+    elif feature == "local_rope":
+        r.rope_inv_freq_local = ref.rope_inv_freq
     else:
         raise ValueError(feature)
     return r
@@ -389,7 +429,9 @@ def make_model(spec: Spec, out: Path) -> dict:
         "config": {"architecture": c.arch, "num_layers": c.n_layer, "dim": c.dim, "num_heads": c.n_head,
                    "num_kv_heads": c.n_head_kv, "head_dim": c.head_dim, "rope_dim": c.rope_dim,
                    "ffn_dim": c.n_ff, "vocab_size": c.n_vocab, "tied_embeddings": ref.tied_embeddings,
-                   "qkv_bias": ref.layers[0].bq is not None, "neox": c.rope_neox},
+                   "qkv_bias": ref.layers[0].bq is not None, "neox": c.rope_neox,
+                   "qk_norm": c.qk_norm, "post_norms": c.post_norms, "gelu": c.gelu,
+                   "sliding_window": c.sliding_window},
         "weight_types": sorted({t.name for t in spec.types.values()}),
         "feature_effects": effects,
         "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],
@@ -407,7 +449,7 @@ def make_broken(out: Path) -> list[dict]:
     kq = next(s for s in MODELS if s.name == "llama3_rope_freqs_kquants")
     qwen = next(s for s in MODELS if s.name == "qwen2_bias_neox")
     cases = [
-        ("arch_gemma3", Spec(**{**base.__dict__, "arch": "gemma3"}), {}, ["architecture", "gemma3"]),
+        ("arch_falcon", Spec(**{**base.__dict__, "arch": "falcon"}), {}, ["architecture", "falcon"]),
         ("missing_tensor", base, {"drop": "blk.1.ffn_up.weight"}, ["blk.1.ffn_up.weight", "missing"]),
         ("missing_bias", qwen, {"drop": "blk.1.attn_k.bias"}, ["blk.1.attn_k.bias", "missing"]),
         ("missing_norm", base, {"drop": "output_norm.weight"}, ["output_norm.weight", "missing"]),

@@ -1,4 +1,5 @@
-// The CPU forward pass: embedding, then per layer attention and SwiGLU blocks, then logits.
+// The CPU forward pass: embedding, then per layer attention and gated feed-forward blocks
+// (Llama's, with what Qwen 3 and Gemma 3 add), then logits.
 #include "engine/backend/cpu/cpu_backend.h"
 
 #include "engine/backend/cpu/attention/paged_attention.h"
@@ -66,12 +67,19 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
   // Embedding lookup.
   pool_.parallel_for(n, [&](int64_t t) {
     const WeightMatrix& e = w_.token_embedding;
-    dequantize_row(e.type, e.row(batch.token_ids[t]), x_.data() + t * c.dim, c.dim);
+    float* x = x_.data() + t * c.dim;
+    dequantize_row(e.type, e.row(batch.token_ids[t]), x, c.dim);
+    if (c.embedding_scale != 1.0f)
+      for (int i = 0; i < c.dim; ++i) x[i] *= c.embedding_scale;
   });
 
   // Rotary angles depend on the position only: once per token, not once per layer.
   if (rope_.size() < static_cast<size_t>(n)) rope_.resize(n);
   pool_.parallel_for(n, [&](int64_t t) { rope_[t].compute(batch.positions[t], w_.rope_inv_freq); });
+  if (c.sliding_window > 0) {
+    if (rope_local_.size() < static_cast<size_t>(n)) rope_local_.resize(n);
+    pool_.parallel_for(n, [&](int64_t t) { rope_local_[t].compute(batch.positions[t], w_.rope_inv_freq_local); });
+  }
 
   for (int l = 0; l < c.num_layers; ++l) {
     attention_block(batch, l);
@@ -102,7 +110,8 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
                {&L.wv, v_.data(), c.kv_dim(), packed_.find(L.wv)}},
               act_, n, pool_, precision_);
 
-  // Bias, rotary embedding, and the new K/V into their slots.
+  // Bias, QK-norm, rotary embedding, and the new K/V into their slots.
+  const std::vector<cpu::RopeAngles>& rope = c.is_local_layer(l) ? rope_local_ : rope_;
   pool_.parallel_for(n, [&](int64_t t) {
     float* q = q_.data() + t * c.q_dim();
     float* k = k_.data() + t * c.kv_dim();
@@ -112,16 +121,32 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
       cpu::add_inplace(k, L.bk.data(), c.kv_dim());
       cpu::add_inplace(v, L.bv.data(), c.kv_dim());
     }
-    cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, rope_[t]);
-    cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, rope_[t]);
+    if (c.qk_norm) {
+      for (int h = 0; h < c.num_heads; ++h) cpu::rms_norm(q + h * c.head_dim, L.q_norm.data(), q + h * c.head_dim, c.head_dim, c.rms_eps);
+      for (int h = 0; h < c.num_kv_heads; ++h) cpu::rms_norm(k + h * c.head_dim, L.k_norm.data(), k + h * c.head_dim, c.head_dim, c.rms_eps);
+    }
+    cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, rope[t]);
+    cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, rope[t]);
     int64_t slot = batch.slot_mapping[t];
     for (int h = 0; h < c.num_kv_heads; ++h) kv_.store(l, slot, h, k + h * c.head_dim, v + h * c.head_dim);
   });
 
-  cpu::paged_attention(batch, kv_, l, {c.num_heads, c.num_kv_heads, c.head_dim}, q_.data(), attn_.data(), pool_);
+  cpu::paged_attention(batch, kv_, l, {c.num_heads, c.num_kv_heads, c.head_dim, c.query_scale(), c.window_of(l)},
+                       q_.data(), attn_.data(), pool_);
 
   act_.prepare(attn_.data(), n, c.q_dim());
   cpu::matmul({{&L.wo, proj_.data(), c.dim, packed_.find(L.wo)}}, act_, n, pool_, precision_);
+  add_residual(L.post_attn_norm, n);
+}
+
+// x += the block's output (in proj_), normalized first by `post_norm` when the model has one.
+void CpuBackend::add_residual(const std::vector<float>& post_norm, int64_t n) {
+  const ModelConfig& c = w_.config;
+  if (!post_norm.empty())
+    pool_.parallel_for(n, [&](int64_t t) {
+      float* p = proj_.data() + t * c.dim;
+      cpu::rms_norm(p, post_norm.data(), p, c.dim, c.rms_eps);
+    });
   cpu::add_inplace(x_.data(), proj_.data(), n * c.dim);
 }
 
@@ -134,10 +159,15 @@ void CpuBackend::ffn_block(int l, int64_t n) {
   act_.prepare(xn_.data(), n, c.dim);
   cpu::matmul({{&L.w_gate, gate_.data(), c.ffn_dim, packed_.find(L.w_gate)},
                {&L.w_up, up_.data(), c.ffn_dim, packed_.find(L.w_up)}}, act_, n, pool_, precision_);
-  pool_.parallel_for(n, [&](int64_t t) { cpu::swiglu(gate_.data() + t * c.ffn_dim, up_.data() + t * c.ffn_dim, c.ffn_dim); });
+  pool_.parallel_for(n, [&](int64_t t) {
+    float* gate = gate_.data() + t * c.ffn_dim;
+    const float* up = up_.data() + t * c.ffn_dim;
+    if (c.ffn_activation == FfnActivation::kGeluTanh) cpu::geglu(gate, up, c.ffn_dim);
+    else cpu::swiglu(gate, up, c.ffn_dim);
+  });
   act_.prepare(gate_.data(), n, c.ffn_dim);
   cpu::matmul({{&L.w_down, proj_.data(), c.dim, packed_.find(L.w_down)}}, act_, n, pool_, precision_);
-  cpu::add_inplace(x_.data(), proj_.data(), n * c.dim);
+  add_residual(L.post_ffn_norm, n);
 }
 
 }  // namespace pagedchat

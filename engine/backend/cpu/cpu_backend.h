@@ -38,6 +38,8 @@ class CpuBackend final : public Backend {
  private:
   void attention_block(const ForwardBatch& batch, int layer);
   void ffn_block(int layer, int64_t num_tokens);
+  // x += the block output in proj_, put through post_norm first when it is not empty.
+  void add_residual(const std::vector<float>& post_norm, int64_t num_tokens);
 
   const ModelWeights& w_;
   ThreadPool pool_;
@@ -49,7 +51,8 @@ class CpuBackend final : public Backend {
   cpu::PreparedActivations act_;
   // Scratch, sized per batch: [num_tokens, width]
   std::vector<float> x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_;
-  std::vector<cpu::RopeAngles> rope_;  // [num_tokens]
+  std::vector<cpu::RopeAngles> rope_;        // [num_tokens]
+  std::vector<cpu::RopeAngles> rope_local_;  // [num_tokens] of local (sliding-window) layers
 };
 
 }  // namespace pagedchat

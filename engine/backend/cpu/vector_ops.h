@@ -45,11 +45,13 @@ inline void axpy_f32(float a, const float* x, float* y, int64_t n) {
 #endif
   for (; i < n; ++i) y[i] += a * x[i];
 }
-// out = x / rms(x) * weight
+// out = x / rms(x) * weight (out may be x)
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps);
 // x[i] = silu(gate[i]) * up[i], written over gate (exp by exp_approx: the same bits as the
 // scalar silu_mul_approx, and as the CUDA kernel)
 void swiglu(float* gate, const float* up, int64_t n);
+// x[i] = gelu_tanh(gate[i]) * up[i], written over gate (Gemma's gated feed-forward), by the same exp
+void geglu(float* gate, const float* up, int64_t n);
 // x[i] = exp_approx(x[i]), vectorized
 void exp_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);

@@ -4,6 +4,7 @@
 //   without partition splits), and whether its tokens come as one prefill chunk or one by one;
 // - each output is within float rounding of attention computed in double over the values the
 //   pool holds (its KV type's rounding included);
+// - with a sliding window, each token sees only its last W positions (the same checks);
 // - the KV types store what they promise: f16 rounds to nearest, q8_0 stays within half a step.
 
 #include <QtTest>
@@ -77,7 +78,7 @@ std::vector<float> queries(const Pool& p, const Chunk& c, uint32_t seed) {
 
 // Runs the chunks as one batch; returns each chunk's output rows.
 std::vector<std::vector<float>> run(const Pool& p, const std::vector<Chunk>& chunks, uint32_t seed, int threads,
-                                    const AttentionKernel& kernel) {
+                                    const AttentionKernel& kernel, int window = 0) {
   ForwardBatch batch;
   std::vector<float> q;
   for (const Chunk& c : chunks) {
@@ -88,8 +89,8 @@ std::vector<std::vector<float>> run(const Pool& p, const std::vector<Chunk>& chu
   }
   std::vector<float> out(q.size(), NAN);
   ThreadPool pool(threads);
-  paged_attention(batch, p.kv, 0, {p.shape.num_heads, p.shape.num_kv_heads, p.shape.head_dim}, q.data(), out.data(), pool,
-                  kernel);
+  paged_attention(batch, p.kv, 0, {p.shape.num_heads, p.shape.num_kv_heads, p.shape.head_dim, 0.0f, window}, q.data(),
+                  out.data(), pool, kernel);
   std::vector<std::vector<float>> rows;
   size_t at = 0;
   for (const Chunk& c : chunks) {
@@ -100,8 +101,8 @@ std::vector<std::vector<float>> run(const Pool& p, const std::vector<Chunk>& chu
   return rows;
 }
 
-// Attention in double over the pool's decoded values.
-std::vector<float> reference(const Pool& p, const Chunk& c, uint32_t seed) {
+// Attention in double over the pool's decoded values (with a window: the last `window` positions).
+std::vector<float> reference(const Pool& p, const Chunk& c, uint32_t seed, int window = 0) {
   const Shape& s = p.shape;
   const std::vector<float> q = queries(p, c, seed);
   std::vector<float> out(q.size());
@@ -109,18 +110,18 @@ std::vector<float> reference(const Pool& p, const Chunk& c, uint32_t seed) {
   std::vector<float> k(s.head_dim), v(s.head_dim);
   for (int i = 0; i < c.n; ++i)
     for (int h = 0; h < s.num_heads; ++h) {
-      const int ctx = c.start + i + 1;
+      const int ctx = c.start + i + 1, lo = window > 0 ? std::max(0, ctx - window) : 0;
       const float* qh = q.data() + static_cast<size_t>(i) * p.q_row() + h * s.head_dim;
       std::vector<double> w(ctx), acc(s.head_dim, 0.0);
       double mx = -INFINITY, sum = 0.0;
-      for (int j = 0; j < ctx; ++j) {
+      for (int j = lo; j < ctx; ++j) {
         decode_kv_row(p.kv.type(), p.kv.key_row(0, p.slot(p.tables[c.seq], j), h / group), k.data(), s.head_dim);
         double dot = 0.0;
         for (int d = 0; d < s.head_dim; ++d) dot += static_cast<double>(qh[d]) * k[d];
         w[j] = dot / std::sqrt(static_cast<double>(s.head_dim));
         mx = std::max(mx, w[j]);
       }
-      for (int j = 0; j < ctx; ++j) {
+      for (int j = lo; j < ctx; ++j) {
         w[j] = std::exp(w[j] - mx);
         sum += w[j];
         decode_kv_row(p.kv.type(), p.kv.value_row(0, p.slot(p.tables[c.seq], j), h / group), v.data(), s.head_dim);
@@ -229,6 +230,37 @@ class TestCpuAttention : public QObject {
                                       .arg(kv_type_name(type)).arg(s.head_dim).arg(c).arg(i).arg(got[c][i]).arg(want[i])));
           }
         }
+      }
+  }
+
+  // Sliding windows (Gemma 3's local layers): each token sees its last W positions only, within
+  // float rounding of double attention over them, for windows inside one tile, across tiles
+  // and across partitions (whose earlier ones are then not read); every kernel gives the scalar
+  // bits, and so do 1, 2 or 3 threads; a window that covers the context changes no bit.
+  void aSlidingWindowSeesOnlyItsLastPositions() {
+    for (const Shape& s : {kShapes[0], kShapes[2], kShapes[5]})
+      for (KvType type : {KvType::F32, KvType::Q8_0}) {
+        if (!kv_type_fits(type, s.head_dim)) continue;
+        Pool p(s, type, {20, 300, 1100}, 11);
+        // A prefill chunk that starts before the window slides and ends after; decode tokens
+        // past one and several partitions; a chunk crossing a partition edge.
+        const std::vector<Chunk> chunks = {{0, 0, 20}, {1, 299, 1}, {2, 1099, 1}, {2, 500, 40}};
+        for (int window : {1, 5, 16, 17, 300, 512}) {
+          const auto want_bits = run(p, chunks, 4, 2, *attention_kernels().front(), window);
+          for (const AttentionKernel* k : attention_kernels())
+            QVERIFY(run(p, chunks, 4, 2, *k, window) == want_bits);
+          for (int threads : {1, 3}) QVERIFY(run(p, chunks, 4, threads, default_attention_kernel(), window) == want_bits);
+          for (size_t c = 0; c < chunks.size(); ++c) {
+            const std::vector<float> want = reference(p, chunks[c], 4, window);
+            for (size_t i = 0; i < want.size(); ++i)
+              QVERIFY2(std::fabs(want_bits[c][i] - want[i]) <= 2e-5f + 2e-4f * std::fabs(want[i]),
+                       qPrintable(QString("window %1, %2 KV, head %3, chunk %4, element %5: %6 vs %7")
+                                      .arg(window).arg(kv_type_name(type)).arg(s.head_dim).arg(c).arg(i)
+                                      .arg(want_bits[c][i]).arg(want[i])));
+          }
+        }
+        const std::vector<Chunk> first = {{0, 0, 20}};
+        QVERIFY(same_bits(run(p, first, 4, 2, default_attention_kernel(), 20)[0], run(p, first, 4, 2, default_attention_kernel())[0]));
       }
   }
 

@@ -232,11 +232,12 @@ class TestTinyModels : public QObject {
       for (const auto& t : ref["weight_types"].toArray()) types.insert(t.toString());
       for (const QString& f : ref["feature_effects"].toObject().keys()) features.insert(f);
     }
-    QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2"}));
+    QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2", "qwen3", "gemma3"}));
     QCOMPARE(types, (std::set<QString>{"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K",
                                        "Q5_K", "Q6_K"}));
     QCOMPARE(features, (std::set<QString>{"gqa", "linear_scaling", "llama3_keys", "neox", "partial_rope",
-                                          "qkv_bias", "rope_freqs", "untied_output"}));
+                                          "qkv_bias", "rope_freqs", "untied_output", "qk_norm", "post_norms",
+                                          "gelu", "embedding_scale", "sliding_window", "local_rope"}));
     QCOMPARE(groups, (std::set<int>{1, 2, 4}));
     QVERIFY(head_dims.count(128) && head_dims.count(8));
   }
@@ -260,6 +261,10 @@ class TestTinyModels : public QObject {
     QCOMPARE(w.tied_embeddings, e["tied_embeddings"].toBool());
     QCOMPARE(c.qkv_bias, e["qkv_bias"].toBool());
     QCOMPARE(c.rope_layout == RopeLayout::kNeox, e["neox"].toBool());
+    QCOMPARE(c.qk_norm, e["qk_norm"].toBool());
+    QCOMPARE(c.post_norms, e["post_norms"].toBool());
+    QCOMPARE(c.ffn_activation == FfnActivation::kGeluTanh, e["gelu"].toBool());
+    QCOMPARE(c.sliding_window, e["sliding_window"].toInt());
   }
 
   // f32 activations: the model's math against float64, in one batch of all sequences and
@@ -337,17 +342,28 @@ class TestTinyModels : public QObject {
       QVERIFY2(message.contains(word), qPrintable(QStringLiteral("'%1' does not name '%2'").arg(message, word)));
   }
 
-  // A real file of an unsupported architecture (Gemma 3) is refused by name, before any of
-  // its tensors is looked at.
-  void realGemmaFileIsRefused() {
+  // The real Gemma 3 270M file reads as llama.cpp reads it: 18 layers of which 5, 11 and 17
+  // are global, a window of 512 on the others with RoPE base 10000 (1e6 on the global ones).
+  void realGemmaFileLoadsAsGemma3() {
     PC_REQUIRE_ENV(gemma, "PAGEDCHAT_TEST_GEMMA");
-    QString message;
-    try {
-      ModelWeights::load(GgufFile::open(gemma));
-    } catch (const Error& e) {
-      message = QString::fromUtf8(e.what());
-    }
-    QVERIFY2(message.contains("architecture 'gemma3' is not supported"), qPrintable(message));
+    const ModelWeights w = ModelWeights::load(GgufFile::open(gemma));
+    const ModelConfig& c = w.config;
+    QCOMPARE(QString::fromStdString(c.architecture), QStringLiteral("gemma3"));
+    QCOMPARE(c.num_layers, 18);
+    QCOMPARE(c.head_dim, 256);
+    QCOMPARE(c.sliding_window, 512);
+    QVERIFY(c.qk_norm && c.post_norms && c.ffn_activation == FfnActivation::kGeluTanh && !c.qkv_bias);
+    QCOMPARE(c.embedding_scale, std::sqrt(640.0f));
+    QCOMPARE(c.query_scale(), 1.0f / 16.0f);
+    std::vector<int> global;
+    for (int l = 0; l < c.num_layers; ++l)
+      if (!c.is_local_layer(l)) global.push_back(l);
+    QCOMPARE(global, (std::vector<int>{5, 11, 17}));
+    QCOMPARE(c.window_of(0), 512);
+    QCOMPARE(c.window_of(5), 0);
+    QCOMPARE(w.rope_inv_freq_of(5)[1], static_cast<float>(std::pow(1e6, -2.0 / 256)));
+    QCOMPARE(w.rope_inv_freq_of(0)[1], static_cast<float>(std::pow(1e4, -2.0 / 256)));
+    QVERIFY(!c.is_plain_llama());
   }
 };
 

@@ -12,13 +12,18 @@ namespace {
 
 constexpr int kQueryTile = 16;  // prefill tokens sharing each key tile they read
 constexpr int kPrefetchKeys = 2 * kTileKeys;
+// The score of a key outside a token's window: finite (the kernels' max wants finite scores),
+// far below any real one, so exp_approx of it minus the row's max is exactly 0.
+constexpr float kMaskedScore = -3.0e38f;
 
 // One (sequence, KV head, tile of consecutive query tokens).
 struct Item {
   int seq = 0, kv_head = 0;
   int t0 = 0, num_tokens = 0;  // batch rows [t0, t0 + num_tokens)
   int ctx = 0;                 // keys the tile reads: its last token's position + 1
+  int key_lo = 0;              // the first key any of its tokens sees (0 without a window)
   int parts = 0;               // partitions of ctx
+  int part_lo = 0;             // the partition of key_lo: those before it are not read
   int splits = 1;              // 1: one task folds every partition; else partials are stored
   size_t partials = 0;         // splits > 1: offset of [parts][rows][2 + head_dim] in the store
 };
@@ -62,6 +67,11 @@ struct Planner {
 
   int rows(const Item& it) const { return it.num_tokens * group; }
   int ctx_of(int t) const { return batch.positions[t] + 1; }
+  // The first key token t sees.
+  int lo_of(int t) const { return shape.window > 0 ? std::max(0, ctx_of(t) - shape.window) : 0; }
+  // Whether token t sees any key of partition p, and whether p is the first it sees.
+  bool sees(int t, int p) const { return ctx_of(t) > p * kPartitionKeys && lo_of(t) < (p + 1) * kPartitionKeys; }
+  int first_part(int t) const { return lo_of(t) / kPartitionKeys; }
 
   void plan(int num_threads) {
     int64_t total_work = 0;
@@ -74,8 +84,10 @@ struct Planner {
           it.t0 = t0;
           it.num_tokens = std::min(kQueryTile, batch.cu_seqlens_q[s + 1] - t0);
           for (int i = 0; i < it.num_tokens; ++i) it.ctx = std::max(it.ctx, ctx_of(t0 + i));
+          it.key_lo = lo_of(t0);  // tokens are in position order: the first sees the earliest key
           it.parts = parts_of(it.ctx);
-          total_work += static_cast<int64_t>(rows(it)) * it.ctx;
+          it.part_lo = it.key_lo / kPartitionKeys;
+          total_work += static_cast<int64_t>(rows(it)) * (it.ctx - it.key_lo);
           items.push_back(it);
         }
     // Split the items that hold more than an eighth of a thread's share into partition ranges.
@@ -83,13 +95,15 @@ struct Planner {
     size_t offset = 0;
     for (int i = 0; i < static_cast<int>(items.size()); ++i) {
       Item& it = items[i];
-      const int64_t work = static_cast<int64_t>(rows(it)) * it.ctx;
-      it.splits = num_threads == 1 ? 1 : static_cast<int>(std::clamp<int64_t>((work + share - 1) / share, 1, it.parts));
+      const int64_t work = static_cast<int64_t>(rows(it)) * (it.ctx - it.key_lo);
+      const int read = it.parts - it.part_lo;  // partitions read
+      it.splits = num_threads == 1 ? 1 : static_cast<int>(std::clamp<int64_t>((work + share - 1) / share, 1, read));
       if (it.splits > 1) {
         it.partials = offset;
         offset += static_cast<size_t>(it.parts) * rows(it) * (2 + shape.head_dim);
       }
-      for (int k = 0; k < it.splits; ++k) tasks.push_back({i, it.parts * k / it.splits, it.parts * (k + 1) / it.splits});
+      for (int k = 0; k < it.splits; ++k)
+        tasks.push_back({i, it.part_lo + read * k / it.splits, it.part_lo + read * (k + 1) / it.splits});
     }
     if (store.size() < offset) store.resize(offset);
   }
@@ -146,7 +160,10 @@ struct Planner {
       std::fill(m.begin(), m.end(), -INFINITY);
       std::fill(l.begin(), l.end(), 0.0f);
       std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int k0 = key_begin; k0 < key_end; k0 += kTileKeys) {
+      // Tiles stay where they are without a window (at multiples of kTileKeys from the
+      // partition's start); the ones wholly before the window are skipped.
+      const int first_tile = key_begin + std::max(0, it.key_lo - key_begin) / kTileKeys * kTileKeys;
+      for (int k0 = first_tile; k0 < key_end; k0 += kTileKeys) {
         const int n = std::min(kTileKeys, key_end - k0);
         if (k0 + kPrefetchKeys < key_end) prefetch(k0 + kPrefetchKeys, std::min(kTileKeys, key_end - k0 - kPrefetchKeys));
         gather(k0, n, key_rows, value_rows);
@@ -159,21 +176,24 @@ struct Planner {
                       kt.data(), s.data() + static_cast<size_t>(first) * group * kTileKeys);
         for (int i = first; i < it.num_tokens; ++i) {
           const int valid = std::min(n, ctx_of(it.t0 + i) - k0);
-          if (valid <= 0) continue;
+          const int before = lo_of(it.t0 + i) - k0;  // keys of the tile before its window
+          if (valid <= 0 || before >= valid) continue;
           const int r = i * group;  // the token's query heads, rows r .. r + group - 1
+          for (int j = 0; j < before; ++j)
+            for (int g = 0; g < group; ++g) s[static_cast<size_t>(r + g) * kTileKeys + j] = kMaskedScore;
           kernel.accumulate(s.data() + static_cast<size_t>(r) * kTileKeys, group, valid, v.data(), hd, m.data() + r,
                             l.data() + r, acc.data() + static_cast<size_t>(r) * hd);
         }
       }
-      // Partition p is done for the rows whose context reaches it.
+      // Partition p is done for the rows that see some of it.
       for (int i = 0; i < it.num_tokens; ++i) {
-        if (ctx_of(it.t0 + i) <= key_begin) continue;
+        if (!sees(it.t0 + i, p)) continue;
         for (int g = 0; g < group; ++g) {
           const int r = i * group + g;
           const float* racc = acc.data() + static_cast<size_t>(r) * hd;
           if (it.splits == 1) {
             float* tt = total_of(r);
-            fold(tt[0], tt[1], tt + 2, m[r], l[r], racc, hd, p == 0);
+            fold(tt[0], tt[1], tt + 2, m[r], l[r], racc, hd, p == first_part(it.t0 + i));
           } else {
             float* st = partial(it, p, r);
             st[0] = m[r];
@@ -199,10 +219,10 @@ struct Planner {
     for (int i = 0; i < it.num_tokens; ++i)
       for (int g = 0; g < group; ++g) {
         const int r = i * group + g;
-        const int parts = parts_of(ctx_of(it.t0 + i));
-        for (int p = 0; p < parts; ++p) {
+        const int parts = parts_of(ctx_of(it.t0 + i)), first = first_part(it.t0 + i);
+        for (int p = first; p < parts; ++p) {
           const float* st = partial(it, p, r);
-          fold(total[0], total[1], total.data() + 2, st[0], st[1], st + 2, hd, p == 0);
+          fold(total[0], total[1], total.data() + 2, st[0], st[1], st + 2, hd, p == first);
         }
         finish(it, r, total.data());
       }
@@ -222,7 +242,7 @@ void paged_attention(const ForwardBatch& batch, const KvPool& kv, int layer, con
                      const float* q, float* out, ThreadPool& pool, const AttentionKernel& kernel) {
   thread_local std::vector<float> store;
   Planner planner{batch, kv, layer, shape, q, out, kernel, store, shape.num_heads / shape.num_kv_heads,
-                  1.0f / std::sqrt(static_cast<float>(shape.head_dim)), {}, {}};
+                  shape.scale > 0.0f ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim)), {}, {}};
   planner.plan(pool.num_threads());
   pool.parallel_for(static_cast<int64_t>(planner.tasks.size()), [&](int64_t t) { planner.run(planner.tasks[t]); });
   std::vector<int> split;

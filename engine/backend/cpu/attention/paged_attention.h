@@ -1,7 +1,10 @@
 #pragma once
 // Causal attention over the paged KV pool on the CPU: each token of the batch attends to
-// positions [0, its position] of its own sequence, read through the block table, in one pass
-// (online softmax) over tiles of kTileKeys keys.
+// positions [0, its position] of its own sequence (with a sliding window W: the last W of them,
+// (position - W, position]), read through the block table, in one pass (online softmax) over
+// tiles of kTileKeys keys. Keys before a window's start inside a tile score as masked (their
+// probability is exactly 0, so they add nothing); tiles and partitions wholly before it are
+// not read at all.
 //
 // The keys of a query are cut into partitions of kPartitionKeys by position; a query's result
 // is the left fold of its partitions' softmax states, merged in position order. Work is split
@@ -26,6 +29,8 @@ struct AttentionShape {
   int num_heads = 0;
   int num_kv_heads = 0;
   int head_dim = 0;
+  float scale = 0.0f;  // of q.k; 0: 1/sqrt(head_dim)
+  int window = 0;      // a token sees its last `window` positions (0: all)
 };
 
 // q: [num_tokens, num_heads * head_dim]; out: same shape.
