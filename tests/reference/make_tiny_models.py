@@ -223,6 +223,12 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
         w.add_uint32(f"{a}.attention.sliding_window", spec.sliding_window)
     for key, value in spec.extra_kv.items():
         (w.add_string if isinstance(value, str) else w.add_float32)(f"{a}.{key}", value)
+    # A vocabulary of placeholder pieces, only so that llama.cpp loads the file for
+    # llamacpp_reference.py (it refuses a file without one); the engine's tests feed token ids.
+    w.add_tokenizer_model("llama")
+    w.add_token_list(["<unk>", "<s>", "</s>"] + [f"t{i}" for i in range(3, VOCAB)])
+    w.add_token_scores([0.0] * VOCAB)
+    w.add_token_types([2, 3, 3] + [1] * (VOCAB - 3))
 
     def matrix(name: str, role: str, rows: int, cols: int, std: float) -> None:
         qtype = spec.types[role]
