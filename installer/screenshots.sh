@@ -22,12 +22,21 @@ trap 'rm -rf "$data"' EXIT
 XDG_DATA_HOME="$data" XDG_CONFIG_HOME="$data" \
   xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$BUILD_DIR/app/gui/pagedchat" --model "$MODEL" --screenshots "$OUT_DIR"
+# Gemma 3 (sliding-window attention): the same tour, plus a chat that outgrows the window,
+# saving kv_pool_sliding_window.png (and its own main.png and others, into gemma/).
+GEMMA="$HOME/.cache/pagedchat/models/gemma-3-270m-q4_k_m.gguf"
+if [ -f "$GEMMA" ]; then
+  gemma_data="$data/gemma"
+  mkdir -p "$gemma_data"
+  XDG_DATA_HOME="$gemma_data" XDG_CONFIG_HOME="$gemma_data" \
+    xvfb-run -a -s "-screen 0 1600x1000x24" \
+    "$BUILD_DIR/app/gui/pagedchat" --model "$GEMMA" --screenshots "$OUT_DIR/gemma"
+fi
 # The first run: no default model in this home, so the window opens on the welcome page.
 home="$data/home"
 mkdir -p "$home/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF/snapshots/main" \
   "$home/.lmstudio/models/google/gemma-3-270m-GGUF"
 ln -sf "$MODEL" "$home/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF/snapshots/main/smollm2-135m-instruct-q4_1.gguf"
-GEMMA="$HOME/.cache/pagedchat/models/gemma-3-270m-q4_k_m.gguf"
 [ -f "$GEMMA" ] && ln -sf "$GEMMA" "$home/.lmstudio/models/google/gemma-3-270m-GGUF/gemma-3-270m-Q4_K_M.gguf"
 HOME="$home" XDG_DATA_HOME="$data/first" XDG_CONFIG_HOME="$data/first" \
   xvfb-run -a -s "-screen 0 1366x768x24" \

@@ -41,6 +41,28 @@ class TestKvCellModel : public QObject {
     QVERIFY(kvCellLabel(m.cells[3]).isEmpty());
   }
 
+  // Sliding window (Gemma 3's local layers): with a window of 2, Alpha (6 tokens) has left its
+  // block 0, Beta (5 tokens, table {1, 2}) its block 1; block 1 is Alpha's too, whose window
+  // still reaches it, so only block 0 is outside every owner's window.
+  void blocksEveryOwnerSlidPastAreOutsideTheWindow() {
+    QCOMPARE(kvBlocksOutsideWindow(6, 2, 4), 1);
+    QCOMPARE(kvBlocksOutsideWindow(7, 4, 4), 1);   // the next token (7) sees 4..7: block 0 is behind it
+    QCOMPARE(kvBlocksOutsideWindow(6, 4, 4), 0);   // ... token 6 sees 3..6, a slot of block 0
+    QCOMPARE(kvBlocksOutsideWindow(1000, 0, 16), 0);
+    QCOMPARE(kvBlocksOutsideWindow(1007, 512, 16), 31);
+    PoolFrame f = kvtest::handFrame();
+    QVERIFY(!buildKvCellModel(f).cells[0].outsideWindow);  // no window: nothing is outside
+    f.slidingWindow = {2, 5, 6};
+    const KvCellModel m = buildKvCellModel(f);
+    std::vector<int> outside;
+    for (size_t i = 0; i < m.cells.size(); ++i)
+      if (m.cells[i].outsideWindow) outside.push_back(static_cast<int>(i));
+    QCOMPARE(outside, std::vector<int>{0});
+    QVERIFY(kvBlockDescription(f, m, 0, false).contains(QStringLiteral("Outside the sliding window (2 tokens): only the global layers (1 of 6) read it")));
+    QVERIFY(!kvBlockDescription(f, m, 1, false).contains(QStringLiteral("Outside")));
+    QCOMPARE(computeKvPoolNumbers(f).numOutsideWindow, 1);
+  }
+
   void anOwnerTheFrameDoesNotListGetsNoChatColour() {
     PoolFrame f = handFrame();
     f.sequences.erase(f.sequences.begin());  // seq 1 unknown

@@ -93,8 +93,12 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
 #endif
     auto detokenize = std::make_shared<const std::function<QString(const std::vector<int32_t>&)>>(
         [model = m_engine.model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
-    m_frames.reset(detokenize, m_engine.max_context);
     const auto& c = m_engine.model->config();
+    PoolFrameWindow window;
+    window.window = c.sliding_window;
+    window.numLayers = c.num_layers;
+    for (int l = 0; l < c.num_layers; ++l) window.numLocalLayers += c.is_local_layer(l) ? 1 : 0;
+    m_frames.reset(detokenize, m_engine.max_context, window);
     QString loaded = QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens")
                          .arg(QString::fromStdString(c.name))
                          .arg(c.num_layers)

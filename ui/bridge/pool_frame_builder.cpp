@@ -6,9 +6,10 @@
 #include <set>
 #include <tuple>
 
-void PoolFrameBuilder::reset(Detokenize detokenize, int64_t maxContext) {
+void PoolFrameBuilder::reset(Detokenize detokenize, int64_t maxContext, PoolFrameWindow window) {
   m_detokenize = std::move(detokenize);
   m_maxContext = maxContext;
+  m_window = window;
   m_events.clear();
   m_stepEvents.clear();
   m_generatedAt.clear();
@@ -81,6 +82,7 @@ PoolFrame PoolFrameBuilder::build(const pagedchat::Engine& engine, const Sequenc
   f.lastStepSummary = stepSummary;
   f.tokensPerSecond = tokensPerSecond(f.stats.num_generated);
   f.detokenize = m_detokenize;
+  f.slidingWindow = m_window;
   // Every sequence that holds a device block, ours or not (a future API request would be).
   std::set<pagedchat::SequenceId> seqs;
   for (const auto& b : f.snapshot.blocks) seqs.insert(b.owners.begin(), b.owners.end());

@@ -22,7 +22,7 @@ class PoolFrameBuilder {
   // Which chat owns a sequence (title and colour), or nothing when none of ours does.
   using SequenceLabel = std::function<std::pair<QString, int>(pagedchat::SequenceId)>;
 
-  void reset(Detokenize detokenize, int64_t maxContext);
+  void reset(Detokenize detokenize, int64_t maxContext, PoolFrameWindow window = {});
   void onKvEvent(const pagedchat::KvEvent& e);  // engine thread, inside step()
   // Marks the start of a step (for the step summary).
   void beginStep(const pagedchat::EngineStats& before);
@@ -35,6 +35,7 @@ class PoolFrameBuilder {
 
   Detokenize m_detokenize;
   int64_t m_maxContext = 0;
+  PoolFrameWindow m_window;
   std::vector<pagedchat::KvEvent> m_events;      // since the last frame
   std::vector<pagedchat::KvEvent> m_stepEvents;  // since beginStep
   pagedchat::EngineStats m_beforeStep;

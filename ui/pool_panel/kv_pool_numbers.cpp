@@ -1,6 +1,8 @@
 // The block-pool view's live numbers.
 #include "ui/pool_panel/kv_pool_numbers.h"
 
+#include "ui/pool_view/kv_cell_model.h"
+
 #include <QLocale>
 
 #include <algorithm>
@@ -10,6 +12,9 @@ using namespace pagedchat;
 KvPoolNumbers computeKvPoolNumbers(const PoolFrame& frame) {
   KvPoolNumbers n;
   const KvSnapshot& snap = frame.snapshot;
+  n.slidingWindow = frame.slidingWindow;
+  if (frame.slidingWindow.window > 0)
+    for (const KvCell& c : buildKvCellModel(frame).cells) n.numOutsideWindow += c.outsideWindow ? 1 : 0;
   n.blockSize = snap.block_size;
   n.numBlocks = static_cast<int32_t>(snap.blocks.size());
   n.numHostBlocks = static_cast<int32_t>(snap.host_blocks.size());

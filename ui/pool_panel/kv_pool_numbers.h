@@ -36,6 +36,8 @@ struct KvPoolNumbers {
   double contiguousWaste = 0;  // (reserved - stored) / reserved, 0..1
   int64_t pagedSlots = 0;      // numUsed * blockSize
   double pagedWaste = 0;       // emptySlots / pagedSlots (= fragmentation)
+  PoolFrameWindow slidingWindow;
+  int32_t numOutsideWindow = 0;  // in-use blocks no owner's sliding window reaches
 };
 
 KvPoolNumbers computeKvPoolNumbers(const PoolFrame& frame);

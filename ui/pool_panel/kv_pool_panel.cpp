@@ -127,6 +127,7 @@ void KvPoolPanel::refresh() {
   m_legend->setFrame(*m_frame, m_view->colors());
   m_legend->setSelectedSequence(m_selected);
   m_table->setFrame(m_frame);
+  if ((m_frame->slidingWindow.window > 0) != m_keyShowsWindow) updateStateKey();
 }
 
 void KvPoolPanel::selectSequence(SequenceId seq) {
@@ -149,6 +150,10 @@ void KvPoolPanel::updateStateKey() {
   QStringList states{chip(c.free, tr("free")), chip(c.chat(0), tr("in use (chat colour)")),
                      chip(c.chat(0), tr("shared: ref count drawn, outlined")), chip(c.cached, tr("cached (evictable)")),
                      chip(c.chat(1), tr("swapped out: hatched, host strip"))};
+  m_keyShowsWindow = m_frame && m_frame->slidingWindow.window > 0;
+  if (m_keyShowsWindow)
+    states << chip(c.chat(2), tr("dotted: past the sliding window (%1 tokens), read by global layers only")
+                                  .arg(m_frame->slidingWindow.window));
   QStringList flashes;
   for (int k = 0; k < kNumKvFlashKinds; ++k)
     flashes << chip(c.flashes[k], QString::fromLatin1(kvFlashKindName(static_cast<KvFlashKind>(k))));

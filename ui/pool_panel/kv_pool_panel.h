@@ -61,6 +61,7 @@ class KvPoolPanel : public QWidget {
   void updateStateKey();
 
   std::shared_ptr<const PoolFrame> m_frame;
+  bool m_keyShowsWindow = false;  // the state key lists the sliding window's mark
   bool m_refreshPending = false;
   pagedchat::SequenceId m_selected = -1;
   QElapsedTimer m_clock;

@@ -13,6 +13,7 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
   form->setContentsMargins(0, 0, 0, 0);
   form->setVerticalSpacing(1);
   outer->addLayout(form);
+  m_form = form;
   auto row = [&](const QString& key, const QString& title) {
     auto* label = new QLabel(this);
     label->setObjectName(QStringLiteral("kvStat_") + key);
@@ -31,6 +32,10 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
   m_preempt = row(QStringLiteral("preemptions"), tr("Preemptions"));
   m_tps = row(QStringLiteral("tokPerSec"), tr("Throughput"));
   m_step = row(QStringLiteral("step"), tr("Step"));
+  m_window = row(QStringLiteral("window"), tr("Sliding window"));
+  m_window->setToolTip(tr("On the model's local layers a token sees only its last N positions. Blocks that every "
+                          "owner's window has left are dotted: only the global layers still read them, and the "
+                          "pool keeps them for those."));
   m_summary = new QLabel(this);
   m_summary->setObjectName(QStringLiteral("kvStat_summary"));
   m_summary->setWordWrap(true);
@@ -68,6 +73,10 @@ void KvStatsPanel::setNumbers(const KvPoolNumbers& n) {
   QString step = QString::number(n.stepIndex);
   if (n.numHostBlocks) step += tr("  (host pool: %1 / %2 swapped)").arg(n.numSwappedBlocks).arg(n.numHostBlocks);
   m_step->setText(step);
+  const PoolFrameWindow& w = n.slidingWindow;
+  m_window->setText(tr("%1 tokens on %2 of %3 layers; %4 blocks outside it")
+                        .arg(w.window).arg(w.numLocalLayers).arg(w.numLayers).arg(n.numOutsideWindow));
+  m_form->setRowVisible(m_window, w.window > 0);
   m_summary->setText(n.lastStepSummary);
   m_summary->setVisible(!n.lastStepSummary.isEmpty());
 }

@@ -16,11 +16,13 @@ class KvStatsPanel : public QWidget {
   void setNumbers(const KvPoolNumbers& numbers);
   const KvPoolNumbers& numbers() const { return m_numbers; }
   // The shown text of a row ("used", "cached", "free", "tokens", "fragmentation", "sharing",
-  // "hitRate", "preemptions", "tokPerSec", "step"); tests read it.
+  // "hitRate", "preemptions", "tokPerSec", "step", "window"); tests read it.
   QString rowText(const QString& key) const;
 
  private:
   KvPoolNumbers m_numbers;
   QLabel *m_used, *m_cached, *m_free, *m_tokens, *m_memory, *m_frag, *m_sharing, *m_hit, *m_preempt, *m_tps, *m_step;
+  QLabel* m_window;  // shown only for a model with a sliding window
   QLabel* m_summary;
+  class QFormLayout* m_form;
 };

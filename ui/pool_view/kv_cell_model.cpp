@@ -53,9 +53,34 @@ KvCellModel buildKvCellModel(const PoolFrame& frame) {
   for (size_t i = 0; i < frame.sequences.size(); ++i) model.sequenceIndex.emplace(frame.sequences[i].id, static_cast<int>(i));
   model.cells.reserve(frame.snapshot.blocks.size());
   for (const KvBlockInfo& info : frame.snapshot.blocks) model.cells.push_back(makeCell(info, model, frame));
+  if (frame.slidingWindow.window > 0 && model.blockSize > 0) {
+    // A block is outside when it is outside for every owner the frame lists (a shared prefix
+    // may still be inside a shorter fork's window).
+    std::vector<int8_t> outside(model.cells.size(), -1);  // -1: no owner seen, 0: inside for one, 1: outside so far
+    for (const PoolFrameSequence& s : frame.sequences) {
+      const int32_t gone = kvBlocksOutsideWindow(static_cast<int64_t>(s.tokens.size()), frame.slidingWindow.window, model.blockSize);
+      for (size_t b = 0; b < s.blockTable.size(); ++b) {
+        const int32_t id = s.blockTable[b];
+        if (id < 0 || static_cast<size_t>(id) >= outside.size()) continue;
+        const auto& owners = frame.snapshot.blocks[static_cast<size_t>(id)].owners;
+        if (std::find(owners.begin(), owners.end(), s.id) == owners.end()) continue;  // swapped out: host ids
+        const int8_t here = static_cast<int32_t>(b) < gone ? 1 : 0;
+        outside[id] = outside[id] < 0 ? here : static_cast<int8_t>(outside[id] & here);
+      }
+    }
+    for (size_t i = 0; i < model.cells.size(); ++i)
+      model.cells[i].outsideWindow = outside[i] == 1 && model.cells[i].kind != KvCellKind::Free;
+  }
   model.hostCells.reserve(frame.snapshot.host_blocks.size());
   for (const KvBlockInfo& info : frame.snapshot.host_blocks) model.hostCells.push_back(makeCell(info, model, frame));
   return model;
+}
+
+int32_t kvBlocksOutsideWindow(int64_t num_tokens, int window, int32_t block_size) {
+  if (window <= 0 || block_size <= 0) return 0;
+  // The next token (position num_tokens) sees positions (num_tokens - window, num_tokens].
+  const int64_t first_seen = num_tokens + 1 - window;
+  return first_seen <= 0 ? 0 : static_cast<int32_t>(first_seen / block_size);
 }
 
 QString kvCellLabel(const KvCell& cell) {
@@ -98,6 +123,11 @@ QString kvBlockDescription(const PoolFrame& frame, const KvCellModel& model, int
   lines << QStringLiteral("Owners: %1").arg(owners.isEmpty() ? QStringLiteral("none") : owners.join(QStringLiteral(", ")));
   lines << QStringLiteral("Filled: %1 / %2 slots").arg(info->num_filled).arg(frame.snapshot.block_size);
   if (!host) lines << QStringLiteral("In prefix cache: %1").arg(info->in_prefix_cache ? QStringLiteral("yes") : QStringLiteral("no"));
+  if (cell.outsideWindow)
+    lines << QStringLiteral("Outside the sliding window (%1 tokens): only the global layers (%2 of %3) read it")
+                 .arg(frame.slidingWindow.window)
+                 .arg(frame.slidingWindow.numLayers - frame.slidingWindow.numLocalLayers)
+                 .arg(frame.slidingWindow.numLayers);
   const std::vector<int32_t> tokens = kvBlockTokens(frame, model, block, host);
   if (!tokens.empty()) {
     QString text = frame.detokenize && *frame.detokenize ? (*frame.detokenize)(tokens) : QString();

@@ -27,6 +27,9 @@ struct KvCell {
   int32_t numFilled = 0;
   int colorIndex = -1;  // the first owner's chat colour; -1: no owner known to the frame
   bool inPrefixCache = false;
+  // Every owner in the frame has slid past the block: its next token's window on the local
+  // layers starts after the block's last slot (PoolFrameWindow), so only global layers read it.
+  bool outsideWindow = false;
 };
 
 struct KvCellModel {
@@ -38,6 +41,10 @@ struct KvCellModel {
 };
 
 KvCellModel buildKvCellModel(const PoolFrame& frame);
+
+// The logical blocks of a sequence of `num_tokens` tokens that its next token's sliding window
+// (`window` positions, itself included) no longer reaches: the first ones, whole blocks only.
+int32_t kvBlocksOutsideWindow(int64_t num_tokens, int window, int32_t block_size);
 
 // The text drawn on a cell: the ref count of a shared cell, else empty.
 QString kvCellLabel(const KvCell& cell);

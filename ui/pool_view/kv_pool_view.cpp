@@ -171,6 +171,17 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
     p.drawRects(m_swapped.data(), static_cast<int>(m_swapped.size()));
     p.setBrush(Qt::NoBrush);
   }
+  // Blocks past every owner's sliding window: the window's background colour dotted over the
+  // fill, so they read as fading out of the local layers' view.
+  m_outside.clear();
+  for (size_t i = 0; i < model.cells.size(); ++i)
+    if (model.cells[i].outsideWindow) m_outside.push_back(g.cellRect(static_cast<int>(i)));
+  if (!m_outside.empty()) {
+    p.setPen(Qt::NoPen);
+    p.setBrush(QBrush(m_colors.background, Qt::Dense5Pattern));
+    p.drawRects(m_outside.data(), static_cast<int>(m_outside.size()));
+    p.setBrush(Qt::NoBrush);
+  }
   if (g.numHostCells > 0) {
     p.setPen(palette().color(QPalette::WindowText));
     p.drawText(QRect(g.area.left(), g.hostCaptionTop, g.area.width(), KvGridLayout::kHostCaptionHeight),

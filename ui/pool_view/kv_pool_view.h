@@ -78,6 +78,7 @@ class KvPoolView : public QWidget {
   QImage m_gridImage;  // [height() * dpr, width() * dpr]
   bool m_gridImageStale = true;
   std::vector<QRect> m_swapped;  // kept between paints so that painting does not allocate
+  std::vector<QRect> m_outside;  // cells outside the sliding window, likewise
   // Ref-count labels drawn once per (count, cell size): drawText per cell is too slow for
   // thousands of shared cells.
   std::unordered_map<int32_t, QPixmap> m_labels;

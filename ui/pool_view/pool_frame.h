@@ -24,6 +24,15 @@ struct PoolFrameSequence {
   std::vector<int32_t> tokens;      // the tokens stored, in order
 };
 
+// A model with sliding-window attention (Gemma 3): on its local layers a token sees only its
+// last `window` positions, so a sequence's blocks wholly before that are read by the global
+// layers alone. The pool keeps them (masking only; see docs/DESIGN.md) and the view marks them.
+struct PoolFrameWindow {
+  int window = 0;  // tokens; 0: no sliding window
+  int numLocalLayers = 0;
+  int numLayers = 0;
+};
+
 struct PoolFrame {
   pagedchat::KvSnapshot snapshot;
   pagedchat::EngineStats stats;
@@ -33,6 +42,7 @@ struct PoolFrame {
   int64_t contiguousReservedTokens = 0;  // what one max-context slab per sequence would reserve
   int64_t stepIndex = 0;            // engine steps so far
   QString lastStepSummary;          // step mode: what the last step did, in words
+  PoolFrameWindow slidingWindow;
   // Turns token ids into text; safe to call on the UI thread (tokenizers are read-only).
   std::shared_ptr<const std::function<QString(const std::vector<int32_t>&)>> detokenize;
 };

@@ -6,6 +6,7 @@
 #include <QPixmap>
 #include <QPlainTextEdit>
 #include <QSpinBox>
+#include <QStringList>
 #include <QTimer>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "ui/library/model_list_widget.h"
 #include "ui/library/welcome_view.h"
 #include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_view/kv_pool_view.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/settings_dialog.h"
 
@@ -114,5 +116,22 @@ void ScreenshotTour::run() {
   if (!save(&m_window, QStringLiteral("compare.png"))) return finish(1, {});
   if (!save(m_window.findChild<CompareView*>(QStringLiteral("compareView")), QStringLiteral("compare_view.png")))
     return finish(1, {});
+
+  // A model with a sliding window (Gemma 3): one chat that outgrows it, so that the pool view
+  // shows the blocks its local layers no longer read.
+  auto* panel = m_window.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
+  const PoolFrame* frame = panel ? panel->poolView()->frame() : nullptr;
+  if (frame && frame->slidingWindow.window > 0) {
+    m_window.newChat();
+    if (auto* samples = m_window.findChild<QSpinBox*>(QStringLiteral("samples"))) samples->setValue(1);
+    QStringList days;
+    for (int i = 1; days.join(QLatin1Char(' ')).size() < 6 * frame->slidingWindow.window; ++i)
+      days << QStringLiteral("On day %1 the baker rose early, lit the oven and sold bread to the village.").arg(i);
+    if (!send(QStringLiteral("Summarize this story in one sentence. ") + days.join(QLatin1Char(' '))))
+      return finish(1, QStringLiteral("the long send failed"));
+    if (!waitForTurns(5)) return finish(1, QStringLiteral("the long reply did not finish in time"));
+    panel->flush();
+    if (!save(panel, QStringLiteral("kv_pool_sliding_window.png"))) return finish(1, {});
+  }
   finish(0, {});
 }
