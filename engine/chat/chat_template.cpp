@@ -30,6 +30,8 @@ ChatTemplate ChatTemplate::from_gguf(const GgufFile& file) {
   if (t.find("<|start_header_id|>") != std::string::npos) return ChatTemplate(Style::kLlama3, {});
   if (t.find("<start_of_turn>") != std::string::npos) return ChatTemplate(Style::kGemma, {});
   if (t.find("[INST]") != std::string::npos) return ChatTemplate(Style::kLlama2, {});
+  if (t.find("<|assistant|>") != std::string::npos && t.find("<|end|>") != std::string::npos)
+    return ChatTemplate(Style::kPhi3, {});
   return ChatTemplate(Style::kChatML, chatml_default_system(t));
 }
 
@@ -39,6 +41,7 @@ const char* ChatTemplate::style_name() const {
     case Style::kLlama3: return "llama3";
     case Style::kGemma: return "gemma";
     case Style::kLlama2: return "llama2";
+    case Style::kPhi3: return "phi3";
   }
   return "?";
 }
@@ -76,6 +79,11 @@ PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool ad
         pending_system.clear();
       }
       if (add_generation_prompt) out.markup("<start_of_turn>model\n");
+      break;
+    }
+    case Style::kPhi3: {
+      for (const auto& m : messages) out.markup("<|" + m.role + "|>\n").text(m.content).markup("<|end|>\n");
+      if (add_generation_prompt) out.markup("<|assistant|>\n");
       break;
     }
     case Style::kLlama2: {

@@ -1,7 +1,7 @@
 #pragma once
 // Turns chat messages into the prompt text a model was trained on. Recognised from the
-// GGUF's tokenizer.chat_template: ChatML (SmolLM2, Qwen), Llama 3, Gemma, and Llama 2 /
-// Mistral [INST]. A general Jinja interpreter is left to a later issue; an unknown template
+// GGUF's tokenizer.chat_template: ChatML (SmolLM2, Qwen), Llama 3, Gemma, Llama 2 /
+// Mistral [INST], and Phi-3 / Phi-4-mini (<|user|> ... <|end|>). A general Jinja interpreter is left to a later issue; an unknown template
 // falls back to ChatML, which most instruction-tuned small models understand.
 
 #include <optional>
@@ -22,7 +22,7 @@ struct ChatMessage {
 
 class ChatTemplate {
  public:
-  enum class Style { kChatML, kLlama3, kGemma, kLlama2 };
+  enum class Style { kChatML, kLlama3, kGemma, kLlama2, kPhi3 };
 
   static ChatTemplate from_gguf(const GgufFile& file);
   static ChatTemplate chatml() { return ChatTemplate(Style::kChatML, {}); }

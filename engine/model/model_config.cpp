@@ -41,8 +41,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   ModelConfig c;
   c.architecture = f.get_string("general.architecture");
   const std::string& a = c.architecture;
-  if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "gemma3")
-    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3 and gemma3 are)", a.c_str());
+  if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "gemma3" && a != "phi3")
+    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, gemma3 and phi3 are)", a.c_str());
   c.name = f.opt_string("general.name").value_or(a);
 
   c.num_layers = checked_int(f, a + ".block_count", 1, 1024);
@@ -70,7 +70,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.rope_dim = f.has(a + ".rope.dimension_count") ? checked_int(f, a + ".rope.dimension_count", 2, c.head_dim)
                                                   : c.head_dim;
   if (c.rope_dim % 2 != 0) fail("rope.dimension_count %d is odd", c.rope_dim);
-  c.rope_layout = a == "qwen2" || a == "qwen3" || a == "gemma3" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
+  c.rope_layout = a == "qwen2" || a == "qwen3" || a == "gemma3" || a == "phi3" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
   // qwen2 always has Q/K/V biases; llama and mistral files may carry them (llama.cpp loads
   // them when present), so their presence decides. qwen3 and gemma3 have none.
   c.qkv_bias = a == "qwen2" || ((a == "llama" || a == "mistral") && f.find_tensor("blk.0.attn_q.bias") != nullptr);

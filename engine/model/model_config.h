@@ -3,7 +3,8 @@
 // Supported architectures: llama (SmolLM2, TinyLlama, Llama 2/3.x, Mistral files), mistral,
 // qwen2 (QKV bias, NEOX rotary layout), qwen3 (QK-norm, no bias), gemma3 (QK-norm, post-block
 // norms, GELU gate, scaled embeddings, sliding-window attention on five layers of six, with
-// their own RoPE base). Others are refused with a clear error.
+// their own RoPE base), phi3 (Phi-3 / Phi-4-mini: fused Q|K|V and gate|up tensors, split on
+// load; the long-context RoPE factors are refused for now). Others are refused with a clear error.
 
 #include <cmath>
 #include <cstdint>

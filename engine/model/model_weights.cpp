@@ -46,6 +46,14 @@ std::vector<float> vector_f32(const GgufFile& f, const std::string& name, int64_
   return v;
 }
 
+// Rows [first, first + n) of m: a matrix of its own that points into m's bytes.
+WeightMatrix rows_of(const WeightMatrix& m, int64_t first, int64_t n) {
+  WeightMatrix v = m;
+  v.data = m.data + static_cast<size_t>(first) * m.row_bytes;
+  v.rows = n;
+  return v;
+}
+
 }  // namespace
 
 ModelWeights ModelWeights::load(GgufFile file) {
@@ -75,9 +83,17 @@ ModelWeights ModelWeights::load(GgufFile file) {
     std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights& L = w.layers[l];
     L.attn_norm = vector_f32(f, p + "attn_norm.weight", c.dim);
-    L.wq = matrix(f, p + "attn_q.weight", c.q_dim(), c.dim);
-    L.wk = matrix(f, p + "attn_k.weight", c.kv_dim(), c.dim);
-    L.wv = matrix(f, p + "attn_v.weight", c.kv_dim(), c.dim);
+    if (f.find_tensor(p + "attn_qkv.weight")) {
+      // Phi-3 stores Q, K and V as one matrix, rows in that order: three views of it.
+      const WeightMatrix qkv = matrix(f, p + "attn_qkv.weight", c.q_dim() + 2 * c.kv_dim(), c.dim);
+      L.wq = rows_of(qkv, 0, c.q_dim());
+      L.wk = rows_of(qkv, c.q_dim(), c.kv_dim());
+      L.wv = rows_of(qkv, c.q_dim() + c.kv_dim(), c.kv_dim());
+    } else {
+      L.wq = matrix(f, p + "attn_q.weight", c.q_dim(), c.dim);
+      L.wk = matrix(f, p + "attn_k.weight", c.kv_dim(), c.dim);
+      L.wv = matrix(f, p + "attn_v.weight", c.kv_dim(), c.dim);
+    }
     L.wo = matrix(f, p + "attn_output.weight", c.dim, c.q_dim());
     if (c.qkv_bias) {
       L.bq = vector_f32(f, p + "attn_q.bias", c.q_dim());
@@ -93,10 +109,19 @@ ModelWeights ModelWeights::load(GgufFile file) {
       L.post_ffn_norm = vector_f32(f, p + "post_ffw_norm.weight", c.dim);
     }
     L.ffn_norm = vector_f32(f, p + "ffn_norm.weight", c.dim);
-    L.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
-    L.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
+    if (c.architecture == "phi3" && !f.find_tensor(p + "ffn_gate.weight")) {
+      // Phi-3's ffn_up holds the gate's rows, then the up projection's.
+      const WeightMatrix gate_up = matrix(f, p + "ffn_up.weight", 2 * c.ffn_dim, c.dim);
+      L.w_gate = rows_of(gate_up, 0, c.ffn_dim);
+      L.w_up = rows_of(gate_up, c.ffn_dim, c.ffn_dim);
+    } else {
+      L.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
+      L.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
+    }
     L.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
   }
+  if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight"))
+    fail("long-context RoPE (rope_factors_long/short, Phi-3 128k and Phi-4-mini) is not supported yet");
   w.rope_inv_freq = rope_inverse_frequencies(
       c, f.find_tensor("rope_freqs.weight") ? vector_f32(f, "rope_freqs.weight", c.rope_dim / 2) : std::vector<float>{});
   if (c.sliding_window > 0) w.rope_inv_freq_local = local_rope_inverse_frequencies(c);

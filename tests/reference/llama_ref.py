@@ -1,7 +1,7 @@
 """Independent NumPy reference forward pass of the Llama architecture, read from a GGUF file.
 
 Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama"; the
-arch name "mistral" reads the same), "qwen2", "qwen3" and "gemma3": GQA, RoPE (llama.cpp "normal"
+arch name "mistral" reads the same), "qwen2", "qwen3", "gemma3" and "phi3" (its fused Q|K|V and gate|up tensors split by rows): GQA, RoPE (llama.cpp "normal"
 or NEOX pairing), linear and Llama 3 RoPE scaling (a rope_freqs tensor, or rope.scaling.type
 "llama3"), RMSNorm, SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache; for qwen3 and
 gemma3 an RMSNorm over each Q and K head before RoPE; for gemma3 also embeddings scaled by
@@ -30,7 +30,7 @@ DTYPE = np.float64
 # RoPE pairing per arch, as llama.cpp's llama_model_rope_type() assigns it. For "llama" the
 # converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
 # qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
-ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "gemma3": True}
+ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "gemma3": True, "phi3": True}
 GEMMA3_SWA_PATTERN = 6          # llama.cpp: layer il is global when (il + 1) % 6 == 0
 GEMMA3_LOCAL_ROPE_BASE = 10000.0
 
@@ -187,19 +187,37 @@ class LlamaRef:
         out = weight("output.weight", required=False)
         self.output = self.tok_embd if out is None else out           # tied when absent
         self.tied_embeddings = out is None
+        q_dim, kv_dim = cfg.n_head * cfg.head_dim, cfg.n_head_kv * cfg.head_dim
+
+        def qkv(i: int, which: int) -> np.ndarray:
+            """Q, K or V of layer i: its own tensor, or rows of phi3's fused attn_qkv (Q, K, V in order)."""
+            fused = weight(f"blk.{i}.attn_qkv.weight", required=False)
+            if fused is None:
+                return weight(f"blk.{i}.attn_{'qkv'[which]}.weight")
+            bounds = [0, q_dim, q_dim + kv_dim, q_dim + 2 * kv_dim]
+            return fused[bounds[which]:bounds[which + 1]]
+
+        def gate_up(i: int, which: int) -> np.ndarray:
+            """ffn_gate / ffn_up of layer i, or the halves of phi3's fused ffn_up (gate first)."""
+            gate = weight(f"blk.{i}.ffn_gate.weight", required=False)
+            up = weight(f"blk.{i}.ffn_up.weight")
+            if gate is None and cfg.arch == "phi3":
+                return up[which * cfg.n_ff:(which + 1) * cfg.n_ff]
+            return (gate if gate is not None else weight(f"blk.{i}.ffn_gate.weight")) if which == 0 else up
+
         self.layers = [
             Layer(
                 attn_norm=weight(f"blk.{i}.attn_norm.weight"),
-                wq=weight(f"blk.{i}.attn_q.weight"),
-                wk=weight(f"blk.{i}.attn_k.weight"),
-                wv=weight(f"blk.{i}.attn_v.weight"),
+                wq=qkv(i, 0),
+                wk=qkv(i, 1),
+                wv=qkv(i, 2),
                 wo=weight(f"blk.{i}.attn_output.weight"),
                 bq=weight(f"blk.{i}.attn_q.bias", required=False),
                 bk=weight(f"blk.{i}.attn_k.bias", required=False),
                 bv=weight(f"blk.{i}.attn_v.bias", required=False),
                 ffn_norm=weight(f"blk.{i}.ffn_norm.weight"),
-                w_gate=weight(f"blk.{i}.ffn_gate.weight"),
-                w_up=weight(f"blk.{i}.ffn_up.weight"),
+                w_gate=gate_up(i, 0),
+                w_up=gate_up(i, 1),
                 w_down=weight(f"blk.{i}.ffn_down.weight"),
                 q_norm=weight(f"blk.{i}.attn_q_norm.weight") if cfg.qk_norm else None,
                 k_norm=weight(f"blk.{i}.attn_k_norm.weight") if cfg.qk_norm else None,

@@ -8,7 +8,7 @@ Llama 3 RoPE scaling (a rope_freqs tensor, or the scaling keys), linear RoPE sca
 on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim / head_count,
 rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-norm, post-block
 norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
-own RoPE base), and the weight types F32, F16, BF16, Q4_0, Q4_1,
+own RoPE base), phi3 (fused Q|K|V and gate|up), and the weight types F32, F16, BF16, Q4_0, Q4_1,
 Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
 feature is implemented, not merely that it did not matter.
@@ -138,6 +138,12 @@ MODELS = [
          types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q5_0, v=Q.Q8_0, o=Q.Q4_0, gate=Q.Q8_0, up=Q.Q5_1,
                     down=Q.Q8_0),
          eps=1e-6, rope_base=1e6, features=["qk_norm", "neox", "gqa"], seed=9),
+    # phi3: Q|K|V in one tensor and gate|up in one (split by the engine on load), NEOX RoPE,
+    # an untied output.
+    Spec("phi3_fused", "phi3", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=2,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q8_0, v=Q.Q8_0, o=Q.Q4_0, gate=Q.Q5_1, up=Q.Q5_1,
+                    down=Q.Q8_0, output=Q.Q8_0),
+         tied=False, features=["neox", "gqa", "fused_split"], seed=11),
     # gemma3: six layers, so that one is global (layer 5) and five slide; a window of 16 that the
     # 37-token list outgrows; post-block norms near 2, so the blocks weigh against the residual
     # (the embeddings, scaled by sqrt(dim)) enough for each feature to show; GQA 4 over one KV head as in the 270M; head_dim 32 from key_length.
@@ -226,9 +232,11 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
     # A vocabulary of placeholder pieces, only so that llama.cpp loads the file for
     # llamacpp_reference.py (it refuses a file without one); the engine's tests feed token ids.
     w.add_tokenizer_model("llama")
-    w.add_token_list(["<unk>", "<s>", "</s>"] + [f"t{i}" for i in range(3, VOCAB)])
+    # (llama.cpp also looks up a newline byte token, and for phi3 its end-of-turn markers, by text.)
+    named = ["<unk>", "<s>", "</s>", "<0x0A>", "<|endoftext|>", "<|end|>", "<|user|>", "<|assistant|>"]
+    w.add_token_list(named + [f"t{i}" for i in range(len(named), VOCAB)])
     w.add_token_scores([0.0] * VOCAB)
-    w.add_token_types([2, 3, 3] + [1] * (VOCAB - 3))
+    w.add_token_types([2, 3, 3, 6, 3, 3, 3, 3] + [1] * (VOCAB - len(named)))
 
     def matrix(name: str, role: str, rows: int, cols: int, std: float) -> None:
         qtype = spec.types[role]
@@ -250,9 +258,12 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
     for i in range(spec.n_layer):
         p = f"blk.{i}."
         vector(p + "attn_norm.weight", spec.dim, 1.0, 0.2)
-        matrix(p + "attn_q.weight", "q", q_dim, spec.dim, spec.dim ** -0.5)
-        matrix(p + "attn_k.weight", "k", kv_dim, spec.dim, spec.dim ** -0.5)
-        matrix(p + "attn_v.weight", "v", kv_dim, spec.dim, spec.dim ** -0.5)
+        if a == "phi3":  # fused Q|K|V, stored as one tensor of the q type
+            matrix(p + "attn_qkv.weight", "q", q_dim + 2 * kv_dim, spec.dim, spec.dim ** -0.5)
+        else:
+            matrix(p + "attn_q.weight", "q", q_dim, spec.dim, spec.dim ** -0.5)
+            matrix(p + "attn_k.weight", "k", kv_dim, spec.dim, spec.dim ** -0.5)
+            matrix(p + "attn_v.weight", "v", kv_dim, spec.dim, spec.dim ** -0.5)
         if a == "qwen2" or spec.qkv_bias:
             vector(p + "attn_q.bias", q_dim, 0.0, 0.5)
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.5)
@@ -265,8 +276,11 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
             vector(p + "post_attention_norm.weight", spec.dim, 2.0, 0.5)
             vector(p + "post_ffw_norm.weight", spec.dim, 2.0, 0.5)
         vector(p + "ffn_norm.weight", spec.dim, 1.0, 0.2)
-        matrix(p + "ffn_gate.weight", "gate", spec.n_ff, spec.dim, spec.dim ** -0.5)
-        matrix(p + "ffn_up.weight", "up", spec.n_ff, spec.dim, spec.dim ** -0.5)
+        if a == "phi3":  # fused gate|up in ffn_up: the gate's rows first
+            matrix(p + "ffn_up.weight", "up", 2 * spec.n_ff, spec.dim, spec.dim ** -0.5)
+        else:
+            matrix(p + "ffn_gate.weight", "gate", spec.n_ff, spec.dim, spec.dim ** -0.5)
+            matrix(p + "ffn_up.weight", "up", spec.n_ff, spec.dim, spec.dim ** -0.5)
         matrix(p + "ffn_down.weight", "down", spec.dim, spec.n_ff, spec.n_ff ** -0.5)
     vector("output_norm.weight", spec.dim, 1.0, 0.2)
     if not spec.tied:
@@ -333,6 +347,11 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
             L.wo = L.wo.reshape(L.wo.shape[0], cfg.n_head, cfg.head_dim)[:, perm].reshape(L.wo.shape)
             if L.bq is not None:
                 L.bq = L.bq.reshape(cfg.n_head, cfg.head_dim)[perm].reshape(-1)
+    elif feature == "fused_split":
+        # Halves swapped: gate and up read the wrong rows of ffn_up, as a wrong split would.
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            L.w_gate, L.w_up = L.w_up, L.w_gate
     elif feature == "qk_norm":
         r.layers = [copy.copy(L) for L in ref.layers]
         for L in r.layers:
@@ -405,6 +424,17 @@ def with_8bit_activations(ref: LlamaRef, spec: Spec, path: Path) -> LlamaRef:
     r = copy.copy(ref)
     names = dict(wq=("attn_q", "q"), wk=("attn_k", "k"), wv=("attn_v", "v"), wo=("attn_output", "o"),
                  w_gate=("ffn_gate", "gate"), w_up=("ffn_up", "up"), w_down=("ffn_down", "down"))
+    if spec.arch == "phi3":  # the fused tensors and their types (Q|K|V of q's, gate|up of up's)
+        names.update(wk=("attn_k", "q"), wv=("attn_v", "q"), w_gate=("ffn_gate", "up"))
+        cfg = ref.cfg
+        q_dim, kv_dim = cfg.n_head * cfg.head_dim, cfg.n_head_kv * cfg.head_dim
+        for i in range(cfg.n_layer):
+            qkv, gate_up = raw[f"blk.{i}.attn_qkv.weight"], raw[f"blk.{i}.ffn_up.weight"]
+            raw[f"blk.{i}.attn_q.weight"] = qkv[:q_dim]
+            raw[f"blk.{i}.attn_k.weight"] = qkv[q_dim:q_dim + kv_dim]
+            raw[f"blk.{i}.attn_v.weight"] = qkv[q_dim + kv_dim:]
+            raw[f"blk.{i}.ffn_gate.weight"] = gate_up[:cfg.n_ff]
+            raw[f"blk.{i}.ffn_up.weight"] = gate_up[cfg.n_ff:]
     r.layers = [copy.copy(L) for L in ref.layers]
     for i, L in enumerate(r.layers):
         for attr, (name, role) in names.items():

@@ -233,12 +233,12 @@ class TestTinyModels : public QObject {
       for (const auto& t : ref["weight_types"].toArray()) types.insert(t.toString());
       for (const QString& f : ref["feature_effects"].toObject().keys()) features.insert(f);
     }
-    QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2", "qwen3", "gemma3"}));
+    QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2", "qwen3", "gemma3", "phi3"}));
     QCOMPARE(types, (std::set<QString>{"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K",
                                        "Q5_K", "Q6_K"}));
     QCOMPARE(features, (std::set<QString>{"gqa", "linear_scaling", "llama3_keys", "neox", "partial_rope",
                                           "qkv_bias", "rope_freqs", "untied_output", "qk_norm", "post_norms",
-                                          "gelu", "embedding_scale", "sliding_window", "local_rope"}));
+                                          "gelu", "embedding_scale", "sliding_window", "local_rope", "fused_split"}));
     QCOMPARE(groups, (std::set<int>{1, 2, 4}));
     QVERIFY(head_dims.count(128) && head_dims.count(8));
   }
@@ -390,7 +390,7 @@ class TestTinyModels : public QObject {
       qInfo("%-28s against llama.cpp (F32 weights, F32 KV): relative error %.2e", qPrintable(m["name"].toString()), worst);
       QVERIFY2(worst < (w.config.ffn_activation == FfnActivation::kGeluTanh ? 1e-3 : 1e-4), qPrintable(m["name"].toString()));
     }
-    QVERIFY(archs.count("qwen3") && archs.count("gemma3") && archs.count("qwen2") && archs.count("llama"));
+    QVERIFY(archs.count("qwen3") && archs.count("gemma3") && archs.count("qwen2") && archs.count("llama") && archs.count("phi3"));
   }
 
   // The real Gemma 3 270M file reads as llama.cpp reads it: 18 layers of which 5, 11 and 17
