@@ -76,6 +76,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.qkv_bias = a == "qwen2" || ((a == "llama" || a == "mistral") && f.find_tensor("blk.0.attn_q.bias") != nullptr);
   c.qk_norm = a == "qwen3" || a == "gemma3";
   if (a == "gemma3") read_gemma3(f, c);
+  if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight"))
+    fail("long-context RoPE (rope_factors_long/short, Phi-3 128k and Phi-4-mini) is not supported yet");
 
   // Scaling: "linear" divides every frequency by the factor (also what a factor with no type
   // means, as in llama.cpp); "llama3" scales low frequencies only. Llama 3.1+ files usually

@@ -120,8 +120,6 @@ ModelWeights ModelWeights::load(GgufFile file) {
     }
     L.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
   }
-  if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight"))
-    fail("long-context RoPE (rope_factors_long/short, Phi-3 128k and Phi-4-mini) is not supported yet");
   w.rope_inv_freq = rope_inverse_frequencies(
       c, f.find_tensor("rope_freqs.weight") ? vector_f32(f, "rope_freqs.weight", c.rope_dim / 2) : std::vector<float>{});
   if (c.sliding_window > 0) w.rope_inv_freq_local = local_rope_inverse_frequencies(c);

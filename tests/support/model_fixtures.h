@@ -28,6 +28,7 @@ struct FixtureModel {
   bool chat_template = true;
   uint64_t context = 2048;
   uint32_t split_count = 0;  // > 1: a shard of a split GGUF
+  bool long_rope = false;    // a rope_factors_long tensor, as Phi-4-mini's file has
 };
 
 inline QByteArray fixture_gguf(const FixtureModel& m) {
@@ -46,6 +47,7 @@ inline QByteArray fixture_gguf(const FixtureModel& m) {
   if (m.chat_template) b.add_string("tokenizer.chat_template", "{{ messages }}");
   // token_embd: 8 x 4 in F32 (type 0), and a 8 x 2 F16 (type 1) norm-like tensor: 48 parameters.
   b.add_tensor("token_embd.weight", 0, {8, 4}, std::vector<uint8_t>(8 * 4 * 4, 0));
+  if (m.long_rope) b.add_tensor("rope_factors_long.weight", 0, {2}, std::vector<uint8_t>(2 * 4, 0));
   b.add_tensor("output_norm.weight", 1, {8, 2}, std::vector<uint8_t>(8 * 2 * 2, 0));
   const std::vector<uint8_t> bytes = b.build();
   return QByteArray(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size()));

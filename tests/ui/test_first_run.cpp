@@ -63,6 +63,7 @@ class TestFirstRun : public QObject {
     QFile::link(m_model, hf + "/smollm2-135m-instruct-q4_1.gguf");
     test::FixtureModel phi;
     phi.architecture = "phi3";
+    phi.long_rope = true;
     test::write_fixture(home(".lmstudio/models/microsoft/Phi-4-mini-GGUF/phi-4-mini-Q4_K_M.gguf"), test::fixture_gguf(phi));
   }
 
@@ -186,7 +187,7 @@ class TestFirstRun : public QObject {
     QTreeWidgetItem* phiRow = rowLabelled(list, "phi-4-mini-Q4_K_M.gguf");
     QTreeWidgetItem* smolRow = rowLabelled(list, "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/smollm2-135m-instruct-q4_1.gguf");
     QVERIFY(phiRow && smolRow);
-    QCOMPARE(phiRow->text(ModelListWidget::kRuns), QString("no: architecture 'phi3' is not supported (llama, mistral and qwen2 are)"));
+    QCOMPARE(phiRow->text(ModelListWidget::kRuns), QString("no: long-context RoPE (rope_factors_long/short, Phi-3 128k and Phi-4-mini) is not supported yet"));
     QCOMPARE(phiRow->text(ModelListWidget::kSource), QString("LM Studio"));
     QCOMPARE(smolRow->text(ModelListWidget::kRuns), QString("yes"));
     QCOMPARE(smolRow->text(ModelListWidget::kArchitecture), QString("llama"));
