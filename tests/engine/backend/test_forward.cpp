@@ -16,6 +16,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
+#include "support/json_values.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -37,11 +38,6 @@ constexpr double kLogitTolerance = 2.5;
 // counts as a near-tie, where our top-1 may differ (and a greedy text then diverge).
 constexpr double kNearTie = 0.5;
 
-std::vector<int32_t> ints(const QJsonArray& a) {
-  std::vector<int32_t> v;
-  for (const auto& x : a) v.push_back(x.toInt());
-  return v;
-}
 }  // namespace
 
 class TestForward : public QObject {
@@ -57,7 +53,7 @@ class TestForward : public QObject {
     double worst = 0.0;
     for (const auto& pv : reference_["prompts"].toArray()) {
       QJsonObject p = pv.toObject();
-      std::vector<int32_t> tokens = ints(p["tokens"].toArray());
+      std::vector<int32_t> tokens = test::json_ints(p["tokens"].toArray());
       const int n = static_cast<int>(tokens.size());
       const int bs = 16;
       backend.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, (n + bs - 1) / bs, bs});
@@ -114,9 +110,9 @@ class TestForward : public QObject {
     QCOMPARE(n_greedy, 32);
     for (const auto& pv : reference_["prompts"].toArray()) {
       QJsonObject p = pv.toObject();
-      std::vector<int32_t> tokens = ints(p["tokens"].toArray());
+      std::vector<int32_t> tokens = test::json_ints(p["tokens"].toArray());
       QJsonObject g = p["greedy"].toObject();
-      std::vector<int32_t> expected = ints(g["tokens"].toArray());
+      std::vector<int32_t> expected = test::json_ints(g["tokens"].toArray());
       QJsonArray margins = g["margins"].toArray();
       Request request;
       request.prompt = tokens;

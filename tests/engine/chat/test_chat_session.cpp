@@ -13,6 +13,7 @@
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
 #include "engine/model/model.h"
+#include "support/chat_turn.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -38,13 +39,7 @@ class TestChatSession : public QObject {
     turn.request.params.max_tokens = max_tokens;
     turn.request.params.ignore_eos = true;
     turn.request.n = n;
-    const RequestId id = engine.submit(turn.request);
-    tracker.track(id, n);
-    chat.turn_started(id, std::move(turn));
-    while (engine.step()) {}
-    RequestOutput out = tracker.take_output(id);
-    lastContext_ = chat.turn_ended(engine, out);
-    return out;
+    return test::run_chat_turn(engine, tracker, chat, std::move(turn), &lastContext_);
   }
   int lastContext_ = -1;
 
@@ -210,12 +205,7 @@ class TestChatSession : public QObject {
     again.request.params.seed = 99;
     again.request.params.max_tokens = 8;
     again.request.params.ignore_eos = true;
-    const RequestId id = engine.submit(again.request);
-    tracker.track(id, 1);
-    chat.turn_started(id, std::move(again));
-    while (engine.step()) {}
-    const RequestOutput r2b = tracker.take_output(id);
-    chat.turn_ended(engine, r2b);
+    const RequestOutput r2b = test::run_chat_turn(engine, tracker, chat, std::move(again));
     QVERIFY(r2b.samples[0].text != r2.samples[0].text);
     QCOMPARE(engine.stats().num_prefill_tokens - before, submitted);
     QCOMPARE(engine.sequence(oldVersion)->state, SequenceState::parked);  // the old version is kept

@@ -16,6 +16,7 @@
 #include "engine/engine/request_tracker.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model.h"
+#include "support/chat_turn.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -141,12 +142,7 @@ class TestUserTextStaysText : public QObject {
     t1.request.params.temperature = 0.0f;
     t1.request.params.max_tokens = 4;
     t1.request.params.ignore_eos = true;
-    const RequestId id = engine.submit(t1.request);
-    tracker.track(id, 1);
-    chat.turn_started(id, std::move(t1));
-    while (engine.step()) {}
-    const RequestOutput out = tracker.take_output(id);
-    chat.turn_ended(engine, out);
+    const RequestOutput out = test::run_chat_turn(engine, tracker, chat, std::move(t1));
     QVERIFY(chat.held_sequence() >= 0);
 
     std::vector<ChatMessage> second = first;

@@ -26,6 +26,7 @@
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
 #include "engine/model/model.h"
+#include "support/json_values.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -41,12 +42,6 @@ constexpr double kFloatNearTie = 0.1;
 // under half a unit is a near-tie for them.
 constexpr double kQuantizedNearTie = 0.5;
 
-std::vector<int32_t> ints(const QJsonArray& a) {
-  std::vector<int32_t> v;
-  for (const auto& x : a) v.push_back(x.toInt());
-  return v;
-}
-
 struct Stored {
   QString question;
   std::vector<int32_t> tokens, greedy;
@@ -58,7 +53,7 @@ std::vector<Stored> read_prompts(const QJsonArray& prompts) {
   std::vector<Stored> out;
   for (const auto& pv : prompts) {
     const QJsonObject p = pv.toObject();
-    Stored s{p["question"].toString(), ints(p["tokens"].toArray()), ints(p["greedy"].toArray()), {}, {}};
+    Stored s{p["question"].toString(), test::json_ints(p["tokens"].toArray()), test::json_ints(p["greedy"].toArray()), {}, {}};
     for (const auto& m : p["margins"].toArray()) s.margins.push_back(m.toDouble());
     for (const auto& t : p["top_logits_first"].toArray()) s.top.emplace_back(t.toArray()[0].toInt(), t.toArray()[1].toDouble());
     out.push_back(std::move(s));

@@ -23,6 +23,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/model/model_weights.h"
+#include "support/json_values.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -64,12 +65,6 @@ struct Sequence {
   Logits logits_8bit;  // the same with activations rounded to 8 bits as the fast path does
 };
 
-std::vector<int32_t> ints(const QJsonArray& a) {
-  std::vector<int32_t> v;
-  for (const auto& x : a) v.push_back(x.toInt());
-  return v;
-}
-
 QJsonObject read_json(const QString& path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return {};
@@ -90,7 +85,7 @@ std::vector<Sequence> sequences(const QJsonObject& reference) {
   std::vector<Sequence> out;
   for (const auto& sv : reference["sequences"].toArray()) {
     QJsonObject s = sv.toObject();
-    out.push_back({ints(s["tokens"].toArray()), logits_of(s["logits"].toArray()),
+    out.push_back({test::json_ints(s["tokens"].toArray()), logits_of(s["logits"].toArray()),
                    logits_of(s["logits_8bit_activations"].toArray())});
   }
   return out;
@@ -368,14 +363,14 @@ class TestTinyModels : public QObject {
       ModelWeights w = ModelWeights::load(GgufFile::open(path.toStdString()));
       archs.insert(QString::fromStdString(w.config.architecture));
       std::vector<Sequence> seqs;
-      for (const auto& sv : m["sequences"].toArray()) seqs.push_back({ints(sv.toObject()["tokens"].toArray()), {}, {}});
+      for (const auto& sv : m["sequences"].toArray()) seqs.push_back({test::json_ints(sv.toObject()["tokens"].toArray()), {}, {}});
       CpuBackend backend(w, 2, KvType::F32, cpu::MatmulPrecision::kFloatActivations);
       const auto ours = run_batched(backend, w.config, seqs);
       const int vocab = w.config.vocab_size;
       double worst = 0.0;
       for (size_t i = 0; i < seqs.size(); ++i) {
         const QJsonObject sv = m["sequences"].toArray()[static_cast<int>(i)].toObject();
-        const std::vector<int32_t> argmax = ints(sv["argmax"].toArray());
+        const std::vector<int32_t> argmax = test::json_ints(sv["argmax"].toArray());
         const size_t n = seqs[i].tokens.size();
         for (size_t t = 0; t < n; ++t) {
           const auto row = ours[i].begin() + static_cast<std::ptrdiff_t>(t * vocab);
