@@ -199,8 +199,14 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
     if (token >= model->config().vocab_size)
       throw ApiError::badRequest(QStringLiteral("logit_bias token %1 is outside the vocabulary (%2 tokens)").arg(token).arg(model->config().vocab_size),
                                  QStringLiteral("logit_bias"));
-  if (chat) engineRequest.prompt = model->encode_chat(parsed.messages);
-  else if (!parsed.promptTokens.empty()) engineRequest.prompt = parsed.promptTokens;
+  if (chat) {
+    try {
+      engineRequest.prompt = model->encode_chat(parsed.messages);
+    } catch (const pagedchat::ChatTemplateError& e) {
+      // The model's template refuses these messages (Gemma 2: "System role not supported").
+      throw ApiError::badRequest(QString::fromStdString(e.what()), QStringLiteral("messages"));
+    }
+  } else if (!parsed.promptTokens.empty()) engineRequest.prompt = parsed.promptTokens;
   else engineRequest.prompt = model->encode_raw(parsed.prompt);  // the model's own format: specials parsed
   engineRequest.params = parsed.params;
   if (!parsed.hasSeed) engineRequest.params.seed = (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds();

@@ -1,6 +1,8 @@
 // The model and backend options of the CLI's engine commands (see backend_choice.h).
 #include "app/cli/backend_choice.h"
 
+#include <cstdio>
+
 #include "app/cli/default_model.h"
 #include "engine/backend/kv_type.h"
 #include "engine/common/error.h"
@@ -9,16 +11,43 @@
 namespace pagedchat::cli {
 
 std::set<std::string> with_backend_options(std::set<std::string> options) {
-  options.insert({"model", "random-weights", "weights-seed", "backend", "gpu-memory-fraction", "dtype", "kv-type"});
+  options.insert({"model", "random-weights", "weights-seed", "backend", "gpu-memory-fraction", "dtype", "kv-type", "chat-template"});
   return options;
 }
 
+namespace {
+
+// --chat-template: the model's own (said when it cannot be rendered), the built-in format, or a file.
+void choose_chat_template(const Args& args, Model& model) {
+  const std::string choice = args.get_or("chat-template", "model");
+  if (choice == "builtin") {
+    model.chat_template = model.chat_template.builtin();
+  } else if (choice != "model") {
+    const Tokenizer& t = *model.tokenizer;
+    auto text_of = [&](std::optional<int32_t> id) { return id ? t.token_to_piece(*id, true) : std::string(); };
+    try {
+      model.chat_template = ChatTemplate::from_jinja(read_text_file(choice, "--chat-template"), text_of(t.bos_id()), text_of(t.eos_id()));
+    } catch (const Error& e) {
+      fail("--chat-template %s: %s", choice.c_str(), e.what());
+    }
+  }
+  if (!model.chat_template.fallback_reason().empty())
+    std::fprintf(stderr, "note: %s; using %s (--chat-template FILE.jinja gives another)\n",
+                 model.chat_template.fallback_reason().c_str(), model.chat_template.describe().c_str());
+}
+
+}  // namespace
+
 std::unique_ptr<Model> load_model(const Args& args) {
+  std::unique_ptr<Model> model;
   if (auto shape = args.get("random-weights")) {
     if (args.get("model")) fail("give --model or --random-weights, not both");
-    return make_random_model(*shape, args.get_u64("weights-seed", 1));
+    model = make_random_model(*shape, args.get_u64("weights-seed", 1));
+  } else {
+    model = Model::load(resolve_model_path(args.get_or("model", "")));
   }
-  return Model::load(resolve_model_path(args.get_or("model", "")));
+  choose_chat_template(args, *model);
+  return model;
 }
 
 BackendOptions backend_options(const Args& args, int threads, int32_t max_batch_tokens) {

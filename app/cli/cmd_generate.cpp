@@ -59,7 +59,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
     std::vector<ChatMessage> messages;
     if (auto sys = args.get("system")) messages.push_back({"system", *sys});
     messages.push_back({"user", *prompt});
-    tokens = model->encode_chat(messages);
+    try {
+      tokens = model->encode_chat(messages);
+    } catch (const ChatTemplateError& e) {
+      fail("%s (--chat-template builtin uses %s instead)", e.what(), model->chat_template.builtin().describe().c_str());
+    }
   }
 
   // The pool holds this one request (below), so the CUDA backend's max_num_blocks is not used.

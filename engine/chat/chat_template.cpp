@@ -1,6 +1,10 @@
-// Recognising a model's chat template by its markers, and writing a chat in it.
+// A model's chat template: its own rendered by our Jinja, or a built-in format recognised by
+// its markers (see chat_template.h).
 #include "engine/chat/chat_template.h"
 
+#include <set>
+
+#include "engine/chat/jinja/jinja_template.h"
 #include "engine/gguf/gguf_file.h"
 
 namespace pagedchat {
@@ -20,13 +24,51 @@ std::optional<std::string> chatml_default_system(const std::string& tmpl) {
   return s;
 }
 
+// The text of a special token named by its id in the file's metadata ("" when there is none).
+std::string token_text(const GgufFile& file, const char* id_key) {
+  const std::optional<uint64_t> id = file.opt_uint(id_key);
+  if (!id) return "";
+  const std::vector<std::string_view> tokens = file.get_string_array("tokenizer.ggml.tokens");
+  return *id < tokens.size() ? std::string(tokens[*id]) : std::string();
+}
+
 }  // namespace
 
 ChatTemplate ChatTemplate::from_gguf(const GgufFile& file) {
-  std::string t = file.opt_string("tokenizer.chat_template").value_or("");
+  const std::string t = file.opt_string("tokenizer.chat_template").value_or("");
   // A base model's file may carry no template: its family's own format, then.
   const std::string arch = file.opt_string("general.architecture").value_or("");
   if (t.empty() && arch.starts_with("gemma")) return ChatTemplate(Style::kGemma, {});
+  if (t.empty()) return recognise(t);
+  try {
+    return from_jinja(t, token_text(file, "tokenizer.ggml.bos_token_id"), token_text(file, "tokenizer.ggml.eos_token_id"));
+  } catch (const Error& e) {
+    ChatTemplate builtin = recognise(t);
+    builtin.fallback_reason_ = format("its chat template cannot be rendered here (%s)", e.what());
+    return builtin;
+  }
+}
+
+ChatTemplate ChatTemplate::from_jinja(const std::string& source, std::string bos_token, std::string eos_token) {
+  ChatTemplate t = recognise(source);
+  t.jinja_ = std::make_shared<const jinja::Template>(jinja::Template::parse(source));
+  t.bos_token_ = std::move(bos_token);
+  t.eos_token_ = std::move(eos_token);
+  return t;
+}
+
+ChatTemplate ChatTemplate::builtin() const {
+  ChatTemplate t(style_, default_system_);
+  return t;
+}
+
+std::string ChatTemplate::describe() const {
+  static const char* kNames[] = {"ChatML", "Llama 3", "Gemma", "Llama 2", "Phi-3"};
+  if (jinja_) return "the model's own chat template";
+  return std::string("the built-in ") + kNames[static_cast<int>(style_)] + " format";
+}
+
+ChatTemplate ChatTemplate::recognise(const std::string& t) {
   if (t.find("<|start_header_id|>") != std::string::npos) return ChatTemplate(Style::kLlama3, {});
   if (t.find("<start_of_turn>") != std::string::npos) return ChatTemplate(Style::kGemma, {});
   if (t.find("[INST]") != std::string::npos) return ChatTemplate(Style::kLlama2, {});
@@ -46,9 +88,37 @@ const char* ChatTemplate::style_name() const {
   return "?";
 }
 
+// The context Hugging Face gives a template: messages (their contents are the caller's data, so
+// text), add_generation_prompt, and the special tokens' texts (markup). A role is one of the
+// names templates know and is markup, as the template's own "<|im_start|>assistant\n" is: a
+// held prompt then reads the same as the chat rendered whole. Any other role stays text.
+PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  if (!jinja_) return apply_builtin(messages, add_generation_prompt);
+  static const std::set<std::string> kRoles = {"system", "user", "assistant", "tool"};
+  jinja::List list;
+  for (const ChatMessage& m : messages) {
+    auto d = std::make_shared<jinja::Dict>();
+    d->set(PromptText().markup("role"), kRoles.count(m.role) ? jinja::Value::markup(m.role) : jinja::Value::text(m.role));
+    d->set(PromptText().markup("content"), jinja::Value::text(m.content));
+    list.push_back(jinja::Value(d));
+  }
+  jinja::Dict context;
+  context.set(PromptText().markup("messages"), jinja::Value(std::move(list)));
+  context.set(PromptText().markup("add_generation_prompt"), jinja::Value(add_generation_prompt));
+  context.set(PromptText().markup("bos_token"), jinja::Value::markup(bos_token_));
+  context.set(PromptText().markup("eos_token"), jinja::Value::markup(eos_token_));
+  try {
+    return jinja_->render(context);
+  } catch (const jinja::TemplateRaised& e) {
+    throw ChatTemplateError(format("the model's chat template refuses this conversation: %s", e.what()));
+  } catch (const Error& e) {
+    throw ChatTemplateError(format("the model's chat template failed on this conversation: %s", e.what()));
+  }
+}
+
 // Markup is what the template writes, the role names included (the roles are ours: system, user,
 // assistant); a message's content is always text.
-PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+PromptText ChatTemplate::apply_builtin(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
   PromptText out;
   switch (style_) {
     case Style::kChatML: {

@@ -1,14 +1,22 @@
 #pragma once
-// Turns chat messages into the prompt text a model was trained on. Recognised from the
-// GGUF's tokenizer.chat_template: ChatML (SmolLM2, Qwen), Llama 3, Gemma, Llama 2 /
-// Mistral [INST], and Phi-3 / Phi-4-mini (<|user|> ... <|end|>). A general Jinja interpreter is left to a later issue; an unknown template
-// falls back to ChatML, which most instruction-tuned small models understand.
+// Turns chat messages into the prompt text a model was trained on: the GGUF's own
+// tokenizer.chat_template, rendered by our Jinja (engine/chat/jinja) as Hugging Face renders it.
+// Beside it, a built-in format recognised from the template's markers: ChatML (SmolLM2, Qwen),
+// Llama 3, Gemma, Llama 2 / Mistral [INST], Phi-3 / Phi-4-mini (<|user|> ... <|end|>), ChatML for
+// anything else. The built-in one is used when the file has no template or ours cannot parse it
+// (fallback_reason() says why), and may be chosen instead (builtin()).
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/chat/prompt_text.h"
+#include "engine/common/error.h"
+
+namespace pagedchat::jinja {
+class Template;
+}
 
 namespace pagedchat {
 
@@ -20,28 +28,57 @@ struct ChatMessage {
   bool operator==(const ChatMessage&) const = default;
 };
 
+// The model's template refused a conversation (its raise_exception: "System role not
+// supported") or failed on it; the message says which, for the user.
+class ChatTemplateError : public Error {
+ public:
+  explicit ChatTemplateError(const std::string& what) : Error(what) {}
+};
+
 class ChatTemplate {
  public:
   enum class Style { kChatML, kLlama3, kGemma, kLlama2, kPhi3 };
 
   static ChatTemplate from_gguf(const GgufFile& file);
   static ChatTemplate chatml() { return ChatTemplate(Style::kChatML, {}); }
+  // A Jinja template of the model's (tests, a template given on the command line); throws Error
+  // naming what cannot be parsed. The built-in format beside it is recognised from its markers.
+  static ChatTemplate from_jinja(const std::string& source, std::string bos_token, std::string eos_token);
 
   // The prompt text; with add_generation_prompt it ends where the assistant's reply begins.
   // Only its markup may become control tokens (Model::encode_prompt): a message that spells
-  // "<|im_end|>" is those characters.
+  // "<|im_end|>" is those characters. Throws ChatTemplateError when the model's template
+  // refuses or fails on the conversation.
   PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
 
+  // Whether apply() renders the model's own Jinja template.
+  bool uses_model_template() const { return jinja_ != nullptr; }
+  // The same chat template with the built-in format only: what a user may choose when the
+  // model's template refuses their conversations.
+  ChatTemplate builtin() const;
+  // Why the model has a template but apply() does not render it ("line 3: {% call %} is not
+  // supported..."); empty otherwise.
+  const std::string& fallback_reason() const { return fallback_reason_; }
+  // "the model's own template" or "the built-in Llama 3 format", for messages and the UI.
+  std::string describe() const;
+
+  // The built-in format's family (also what the model's template was recognised as).
   Style style() const { return style_; }
   const char* style_name() const;
-  // The system prompt the template inserts when the chat has none (SmolLM2 has one).
+  // The system prompt the built-in format inserts when the chat has none (SmolLM2 has one).
   const std::optional<std::string>& default_system() const { return default_system_; }
 
  private:
   ChatTemplate(Style s, std::optional<std::string> default_system)
       : style_(s), default_system_(std::move(default_system)) {}
+  static ChatTemplate recognise(const std::string& source);
+  PromptText apply_builtin(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+
   Style style_;
   std::optional<std::string> default_system_;
+  std::shared_ptr<const jinja::Template> jinja_;
+  std::string bos_token_, eos_token_;
+  std::string fallback_reason_;
 };
 
 }  // namespace pagedchat

@@ -38,6 +38,24 @@ PromptText PromptText::suffix(size_t from) const {
   return out;
 }
 
+PromptText PromptText::slice(size_t begin, size_t end) const {
+  PromptText out;
+  end = std::min(end, str_.size());
+  begin = std::min(begin, end);
+  out.str_ = str_.substr(begin, end - begin);
+  for (const TextSpan& m : markup_)
+    if (m.end > begin && m.begin < end)
+      out.markup_.push_back({std::max(m.begin, begin) - begin, std::min(m.end, end) - begin});
+  return out;
+}
+
+PromptText PromptText::derived(std::string s) const {
+  PromptText out;
+  if (all_markup()) out.markup(s);
+  else out.text(s);
+  return out;
+}
+
 bool PromptText::starts_with(const PromptText& prefix) const {
   if (prefix.size() > size() || str_.compare(0, prefix.size(), prefix.str_) != 0) return false;
   // Our spans over the prefix's bytes, clipped to its end, must be its spans.

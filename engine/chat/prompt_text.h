@@ -32,6 +32,13 @@ class PromptText {
 
   // Bytes [from, size()) with their markup spans, cut where they cross `from`.
   PromptText suffix(size_t from) const;
+  // Bytes [begin, end) likewise.
+  PromptText slice(size_t begin, size_t end) const;
+  // Whether every byte is markup (an empty text is).
+  bool all_markup() const { return str_.empty() || (markup_.size() == 1 && markup_[0].end - markup_[0].begin == str_.size()); }
+  // `s` made from this text: markup when all of this was, else text, so that a transformation
+  // (upper, replace, tojson) never turns a user's bytes into markup.
+  PromptText derived(std::string s) const;
   // Whether this begins with `prefix`: its bytes, and its markup over those bytes.
   bool starts_with(const PromptText& prefix) const;
   bool operator==(const PromptText&) const = default;

@@ -106,6 +106,9 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
                          .arg(m_engine.num_blocks)
                          .arg(engine.block_size());
     if (m_engine.speculation != "no speculation") loaded += QStringLiteral(" · speculative: ") + QString::fromStdString(m_engine.speculation);
+    const pagedchat::ChatTemplate& tmpl = m_engine.model->chat_template;
+    if (!tmpl.fallback_reason().empty())
+      loaded += QStringLiteral(" · %1 (%2)").arg(QString::fromStdString(tmpl.describe()), QString::fromStdString(tmpl.fallback_reason()));
     emit modelLoaded(loaded, m_engine.max_context);
     emitFrame(QString());
   } catch (const pagedchat::LoadCancelled&) {

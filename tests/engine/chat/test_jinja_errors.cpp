@@ -1,0 +1,203 @@
+// A template we cannot render is an error that names the construct and its line, never a crash
+// or a silent fallback: unsupported statements and filters at parse time, a template's own
+// raise_exception and Python type errors at render time. A GGUF whose template we cannot parse
+// loads with the built-in format and says why. Mutated and truncated real templates (a fuzz
+// in miniature, run under the sanitizers too) parse or fail cleanly, and so do their renders.
+
+#include <QFile>
+#include <QtTest>
+
+#include <cstring>
+#include <random>
+
+#include "engine/chat/chat_template.h"
+#include "engine/chat/jinja/jinja_template.h"
+#include "engine/gguf/gguf_file.h"
+#include "support/gguf_builder.h"
+#include "support/test_env.h"
+
+using namespace pagedchat;
+using namespace pagedchat::jinja;
+
+namespace {
+
+std::string parse_error(const std::string& source) {
+  try {
+    Template::parse(source);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Dict chat_context() {
+  auto message = [](const char* role, const char* content) {
+    auto d = std::make_shared<Dict>();
+    d->set(PromptText().markup("role"), Value::text(role));
+    d->set(PromptText().markup("content"), Value::text(content));
+    return Value(d);
+  };
+  Dict ctx;
+  ctx.set(PromptText().markup("messages"),
+          Value(List{message("system", "Be brief."), message("user", "Hi"), message("assistant", "Hello"), message("user", "Bye")}));
+  ctx.set(PromptText().markup("add_generation_prompt"), Value(true));
+  ctx.set(PromptText().markup("bos_token"), Value::markup("<s>"));
+  ctx.set(PromptText().markup("eos_token"), Value::markup("</s>"));
+  return ctx;
+}
+
+}  // namespace
+
+class TestJinjaErrors : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void unsupportedConstructsAreNamedWithTheirLine() {
+    QCOMPARE(QString::fromStdString(parse_error("a\n{% extends 'base.jinja' %}")),
+             QStringLiteral("line 2: {% extends %} is not supported in chat templates here"));
+    QCOMPARE(QString::fromStdString(parse_error("{% call(user) list_users() %}{{ user }}{% endcall %}")),
+             QStringLiteral("line 1: {% call(args) %} with caller arguments is not supported"));
+    QCOMPARE(QString::fromStdString(parse_error("{% include 'other.jinja' %}")),
+             QStringLiteral("line 1: {% include %} is not supported in chat templates here"));
+    QCOMPARE(QString::fromStdString(parse_error("\n\n{{ messages | wordwrap(20) }}")),
+             QStringLiteral("line 3: the filter 'wordwrap' is not supported"));
+    QCOMPARE(QString::fromStdString(parse_error("{% if x is prime %}{% endif %}")),
+             QStringLiteral("line 1: the test 'prime' is not supported"));
+    QCOMPARE(QString::fromStdString(parse_error("{% for m in messages recursive %}{% endfor %}")),
+             QStringLiteral("line 1: recursive loops are not supported"));
+    QCOMPARE(QString::fromStdString(parse_error("{% for m in messages %}{{ m }}")),
+             QStringLiteral("line 1: {% for %} is never closed"));
+    QCOMPARE(QString::fromStdString(parse_error("{{ 'open }}")), QStringLiteral("line 1: a '{{' tag is never closed"));
+    QCOMPARE(QString::fromStdString(parse_error("{% endif %}")), QStringLiteral("line 1: unknown statement {% endif %}"));
+  }
+
+  void renderErrorsSayWhatAndWhere() {
+    const Dict ctx = chat_context();
+    auto render_error = [&](const std::string& src) -> std::string {
+      try {
+        Template::parse(src).render(ctx);
+      } catch (const TemplateRaised& e) {
+        return std::string("raised: ") + e.what();
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "";
+    };
+    QCOMPARE(QString::fromStdString(render_error("{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}")),
+             QStringLiteral("raised: System role not supported"));
+    QCOMPARE(QString::fromStdString(render_error("x\n{{ messages[0].content + 1 }}")),
+             QStringLiteral("line 2: unsupported operand type(s) for +: 'str' and 'int'"));
+    QCOMPARE(QString::fromStdString(render_error("{{ nothing.here }}")),
+             QStringLiteral("line 1: 'nothing' is undefined (looking up .here)"));
+    QCOMPARE(QString::fromStdString(render_error("{{ messages.append(1) }}")),
+             QStringLiteral("line 1: the template changes a list with .append(), which the sandbox templates render in forbids"));
+    QCOMPARE(QString::fromStdString(render_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}")),
+             QStringLiteral("line 1: macro calls nested deeper than 256"));
+  }
+
+  // The model's template refusing a conversation is a ChatTemplateError for the user, and the
+  // built-in format is there to choose instead.
+  void aRefusingTemplateIsAChatTemplateErrorWithTheBuiltinOffered() {
+    const ChatTemplate t = ChatTemplate::from_jinja(
+        "{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+        "<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}<end_of_turn>\n{% endfor %}",
+        "<bos>", "<eos>");
+    QVERIFY(t.uses_model_template());
+    QCOMPARE(t.style(), ChatTemplate::Style::kGemma);
+    QCOMPARE(t.apply({{"user", "Hi"}}, false).str(), std::string("<start_of_turn>user\nHi<end_of_turn>\n"));
+    try {
+      t.apply({{"system", "Be brief."}, {"user", "Hi"}});
+      QFAIL("the template should refuse a system message");
+    } catch (const ChatTemplateError& e) {
+      QCOMPARE(QString::fromStdString(e.what()),
+               QStringLiteral("the model's chat template refuses this conversation: System role not supported"));
+    }
+    const ChatTemplate builtin = t.builtin();
+    QVERIFY(!builtin.uses_model_template());
+    QCOMPARE(QString::fromStdString(builtin.describe()), QStringLiteral("the built-in Gemma format"));
+    QVERIFY(builtin.apply({{"system", "Be brief."}, {"user", "Hi"}}).str().find("Be brief.") != std::string::npos);
+  }
+
+  // A file whose template uses what we cannot parse loads with the built-in format recognised
+  // from its markers, and says why.
+  void aGgufTemplateWeCannotParseFallsBackAndSaysWhy() {
+    test::GgufBuilder b;
+    b.add_string("general.architecture", "llama");
+    b.add_string("tokenizer.chat_template",
+                 "{% import 'tools.jinja' as tools %}<|start_header_id|>user<|end_header_id|>\n\n{{ messages[0]['content'] }}");
+    const std::vector<uint8_t> bytes = b.build();
+    const ChatTemplate t = ChatTemplate::from_gguf(GgufFile::from_memory(bytes));
+    QVERIFY(!t.uses_model_template());
+    QCOMPARE(t.style(), ChatTemplate::Style::kLlama3);
+    QCOMPARE(QString::fromStdString(t.fallback_reason()),
+             QStringLiteral("its chat template cannot be rendered here (line 1: {% import %} is not supported in chat templates here)"));
+    QCOMPARE(QString::fromStdString(t.describe()), QStringLiteral("the built-in Llama 3 format"));
+  }
+
+  // Parsing or rendering never crashes or hangs: every truncation of real templates and
+  // thousands of byte mutations either work or throw Error.
+  void mutatedTemplatesFailCleanly() {
+    PC_REQUIRE_ENV(data, "PAGEDCHAT_TEST_DATA");
+    const Dict ctx = chat_context();
+    std::mt19937 rng(17);
+    const char* kAlphabet = "{}%#-+|.[]()'\"=,:~ \nabcifendforsetmacro0123456789";
+    int parsed = 0, rendered = 0, failed = 0;
+    for (const char* name : {"llama-3.1-8b-instruct", "qwen3-0.6b", "gemma-3-1b-it", "smollm2-135m-instruct", "kimi-k2-instruct"}) {
+      QFile f(QString::fromStdString(data) + "/chat_templates/templates/" + name + ".jinja");
+      QVERIFY2(f.open(QIODevice::ReadOnly), name);
+      const std::string src = f.readAll().toStdString();
+      std::vector<std::string> variants;
+      for (size_t cut = 0; cut < src.size(); cut += 7) variants.push_back(src.substr(0, cut));
+      for (int i = 0; i < 600; ++i) {
+        std::string m = src;
+        const int edits = 1 + static_cast<int>(rng() % 4);
+        for (int e = 0; e < edits; ++e) {
+          const size_t at = rng() % m.size();
+          switch (rng() % 3) {
+            case 0: m[at] = kAlphabet[rng() % std::strlen(kAlphabet)]; break;
+            case 1: m.erase(at, 1 + rng() % 8); break;
+            default: m.insert(m.begin() + static_cast<std::ptrdiff_t>(at), kAlphabet[rng() % std::strlen(kAlphabet)]);
+          }
+          if (m.empty()) m.push_back('x');
+        }
+        variants.push_back(std::move(m));
+      }
+      for (const std::string& v : variants) {
+        try {
+          const Template t = Template::parse(v);
+          ++parsed;
+          t.render(ctx);
+          ++rendered;
+        } catch (const Error&) {
+          ++failed;
+        }
+      }
+    }
+    qInfo("%d variants parsed, %d rendered, %d failed with an Error", parsed, rendered, failed);
+    QVERIFY(parsed > 0 && failed > 0);
+  }
+
+  // Nesting deep enough to overflow the stack is refused by name instead.
+  void deepNestingIsRefused() {
+    std::string parens = "{{ ";
+    parens.append(300, '(');
+    parens += '1';
+    parens.append(300, ')');
+    parens += " }}";
+    QVERIFY(parse_error(parens).find("nested deeper than") != std::string::npos);
+    // A chain as long as a tag can hold builds a tree as deep: tags are bounded in tokens.
+    std::string chain = "{{ 1";
+    for (int i = 0; i < 100000; ++i) chain += " ~ 1";
+    QCOMPARE(QString::fromStdString(parse_error(chain + " }}")), QStringLiteral("line 1: a tag of more than 2000 tokens"));
+    std::string ifs;
+    for (int i = 0; i < 20000; ++i) ifs += "{% if true %}";
+    QVERIFY(parse_error(ifs).find("nested deeper than") != std::string::npos);
+    std::string negs = "{{ ";
+    negs.append(1000, '-');
+    negs += "1 }}";
+    QVERIFY(parse_error(negs).find("nested deeper than") != std::string::npos);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestJinjaErrors)
+#include "test_jinja_errors.moc"
