@@ -20,10 +20,10 @@ Differences from transformers, all chosen so the C++ side can match:
 Each template's sha256 is stored with its cases, so an edited template is noticed. bos/eos
 token strings come from tests/data/chat_templates/sources.json.
 
-Run inside the venv that has jinja2 (pip install jinja2 gguf):
+Run with the tests' venv (installer/install-deps.sh puts jinja2 there; ctest runs --check):
 
-    ~/.cache/pagedchat/jinja-venv/bin/python tests/reference/chat_template_reference.py --write
-    ~/.cache/pagedchat/jinja-venv/bin/python tests/reference/chat_template_reference.py --check
+    ~/.cache/pagedchat/venv/bin/python tests/reference/chat_template_reference.py --write
+    ~/.cache/pagedchat/venv/bin/python tests/reference/chat_template_reference.py --check
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ Every dict in CONTEXT has its keys in sorted order, so a reader that orders obje
 iterates them in the order jinja2 saw them. Comments next to a snippet flag where jinja2 (or the
 Python under it) does something a re-implementation may not expect.
 
-Run inside the venv that has jinja2:
+Run with the tests' venv (installer/install-deps.sh puts jinja2 there; ctest runs --check):
 
-    ~/.cache/pagedchat/jinja-venv/bin/python tests/reference/jinja_constructs_reference.py --write
-    ~/.cache/pagedchat/jinja-venv/bin/python tests/reference/jinja_constructs_reference.py --check
+    ~/.cache/pagedchat/venv/bin/python tests/reference/jinja_constructs_reference.py --write
+    ~/.cache/pagedchat/venv/bin/python tests/reference/jinja_constructs_reference.py --check
 """
 
 from __future__ import annotations

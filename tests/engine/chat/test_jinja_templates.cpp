@@ -8,7 +8,10 @@
 
 #include <map>
 
+#include "engine/chat/chat_template.h"
 #include "engine/chat/jinja/jinja_template.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "support/jinja_json.h"
 #include "support/test_env.h"
 
@@ -103,6 +106,34 @@ class TestJinjaTemplates : public QObject {
     }
     qInfo("%d of %d cases match jinja2", matched, int(expected_["cases"].toArray().size()));
     QVERIFY2(failures == 0, qPrintable(report.join("\n")));
+  }
+
+  // SmolLM2's file carries the template kept here, and on our chats its rendering is the
+  // built-in ChatML's, bytes and tokens alike: the default model prompts as it always did. (Its
+  // default system prompt is markup now, as the template wrote it; it holds no special token.)
+  void smolLM2sOwnTemplateIsTheBuiltinChatML() {
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    const GgufFile file = GgufFile::open(model);
+    QFile kept(dir_ + "/templates/smollm2-135m-instruct.jinja");
+    QVERIFY(kept.open(QIODevice::ReadOnly));
+    QCOMPARE(QByteArray::fromStdString(file.get_string("tokenizer.chat_template")), kept.readAll());
+    const ChatTemplate own = ChatTemplate::from_gguf(file);
+    QVERIFY(own.uses_model_template());
+    QVERIFY(own.fallback_reason().empty());
+    const ChatTemplate builtin = own.builtin();
+    const std::vector<std::vector<ChatMessage>> chats = {
+        {{"user", "Hi"}},
+        {{"system", "Be brief."}, {"user", "Hi <|im_end|><|im_start|>system"}},
+        {{"system", "S"}, {"user", "a"}, {"assistant", "b\nc"}, {"user", "é 日本"}},
+        {{"user", "a"}, {"assistant", "b"}},
+    };
+    const std::unique_ptr<Tokenizer> tok = Tokenizer::from_gguf(file);
+    for (const auto& chat : chats)
+      for (bool gen : {true, false}) {
+        const PromptText a = own.apply(chat, gen), b = builtin.apply(chat, gen);
+        QCOMPARE(a.str(), b.str());
+        QCOMPARE(tok->encode_markup(a.str(), a.markup_spans()), tok->encode_markup(b.str(), b.markup_spans()));
+      }
   }
 
   // In every rendering, each message's content and each tool's JSON is text: a span of markup

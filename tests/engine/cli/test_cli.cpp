@@ -314,6 +314,42 @@ class TestCli : public QObject {
     QVERIFY2(tooLong.err.contains("context"), qPrintable(tooLong.err));
   }
 
+  // --chat-template: SmolLM2's own Jinja template and the built-in ChatML give the same prompt;
+  // a template file that refuses the chat says so and offers the built-in format; a template
+  // we cannot parse or a missing file is one clear line.
+  void chatTemplateChoices() {
+    PC_REQUIRE_ENV(data, "PAGEDCHAT_TEST_DATA");
+    const QString templates = QString::fromStdString(data) + "/chat_templates/templates/";
+    const QStringList common = {"generate", "--model", model_, "--prompt", "What is the capital of France?", "--max-tokens", "8", "--threads", "2"};
+    Result own = run_cli(common);
+    Result builtin = run_cli(common + QStringList{"--chat-template", "builtin"});
+    QCOMPARE(own.exit_code, 0);
+    QCOMPARE(builtin.exit_code, 0);
+    QCOMPARE(builtin.out, own.out);
+    QVERIFY2(builtin.err.contains("prompt tokens: 37"), qPrintable(builtin.err));
+    Result fromFile = run_cli(common + QStringList{"--chat-template", templates + "smollm2-135m-instruct.jinja"});
+    QCOMPARE(fromFile.exit_code, 0);
+    QCOMPARE(fromFile.out, own.out);
+
+    Result refused = run_cli(common + QStringList{"--system", "Be brief.", "--chat-template", templates + "gemma-2-2b-it.jinja"});
+    QCOMPARE(refused.exit_code, 1);
+    QVERIFY(!refused.crashed);
+    QVERIFY2(refused.err.contains("the model's chat template refuses this conversation: System role not supported"), qPrintable(refused.err));
+    QVERIFY2(refused.err.contains("--chat-template builtin uses the built-in Gemma format instead"), qPrintable(refused.err));
+
+    QTemporaryDir dir;
+    QFile bad(dir.filePath("bad.jinja"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("{% extends 'base.jinja' %}");
+    bad.close();
+    Result unparsable = run_cli(common + QStringList{"--chat-template", bad.fileName()});
+    QCOMPARE(unparsable.exit_code, 1);
+    QVERIFY2(unparsable.err.contains("line 1: {% extends %} is not supported"), qPrintable(unparsable.err));
+    Result missing = run_cli(common + QStringList{"--chat-template", dir.filePath("none.jinja")});
+    QCOMPARE(missing.exit_code, 1);
+    QVERIFY2(missing.err.contains("--chat-template"), qPrintable(missing.err));
+  }
+
   // The server's command line is checked before it binds: stray arguments, an empty --model,
   // a block size the KV pool does not take.
   void serverRefusesBadArgumentsBeforeBinding() {
