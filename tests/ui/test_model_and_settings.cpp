@@ -19,6 +19,9 @@
 #include <QStandardItemModel>
 #include <QStandardPaths>
 
+#include <QTemporaryDir>
+
+#include "support/gguf_rewrite.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "ui/chat/chat_database.h"
@@ -198,6 +201,58 @@ class TestModelAndSettings : public QObject {
     }
     // Back to the default for the suites after this one.
     s.speculation = QStringLiteral("off");
+    ready.clear();
+    w.applySettings(s);
+    QVERIFY(ready.wait(60000));
+  }
+
+  // A model whose own template refuses the chat (Gemma 2's has no system role) fails the turn
+  // with the template's words and the way out; choosing Settings > Chat format > Built-in
+  // reloads the model and the same chat gets its reply. The choice persists.
+  void aRefusingTemplateOffersTheBuiltinFormat() {
+    QTemporaryDir dir;
+    QFile gemma2(m_data + "/chat_templates/templates/gemma-2-2b-it.jinja");
+    QVERIFY(gemma2.open(QIODevice::ReadOnly));
+    const QString model = dir.filePath("smollm2-with-gemma2-template.gguf");
+    QVERIFY(pagedchat::test::write_with_chat_template(m_model.toStdString(), model, gemma2.readAll().toStdString()));
+
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, model);
+    auto* shared = w.findChild<QPlainTextEdit*>(QStringLiteral("sharedSystemPrompt"));
+    auto* status = w.findChild<QLabel*>(QStringLiteral("status"));
+    QVERIFY(shared && status);
+    shared->setPlainText(QStringLiteral("Be brief."));
+    w.newChat();
+    pagedchat::test::sendAndWait(w, QStringLiteral("Hi"));
+    QVERIFY2(status->text().contains(QStringLiteral("refuses this conversation: System role not supported")), qPrintable(status->text()));
+    QVERIFY2(status->text().contains(QStringLiteral("Settings > Chat format > Built-in uses the built-in Gemma format instead")),
+             qPrintable(status->text()));
+    QCOMPARE(w.chat(w.currentChat())->messages.last().role, QStringLiteral("user"));  // no empty reply left behind
+
+    SettingsDialog dialog(w.settings(), false);
+    auto* format = dialog.findChild<QComboBox*>(QStringLiteral("chatTemplate"));
+    QVERIFY(format);
+    QCOMPARE(format->currentData().toString(), QStringLiteral("model"));
+    format->setCurrentIndex(format->findData(QStringLiteral("builtin")));
+    AppSettings s = dialog.settings();
+    QVERIFY(!s.sameEngine(w.settings()));
+    s.sampling.maxTokens = 8;
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    w.applySettings(s);
+    QVERIFY(ready.wait(60000));
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    w.regenerate();
+    QVERIFY(done.wait(120000));
+    QVERIFY2(!status->text().startsWith(QStringLiteral("Error")), qPrintable(status->text()));
+    QCOMPARE(w.chat(w.currentChat())->messages.last().role, QStringLiteral("assistant"));
+    {
+      ChatDatabase saved(ChatDatabase::defaultPath());
+      QCOMPARE(AppSettings::load(saved).chatTemplate, QStringLiteral("builtin"));
+    }
+    s.chatTemplate = QStringLiteral("model");
+    shared->setPlainText(QString());
     ready.clear();
     w.applySettings(s);
     QVERIFY(ready.wait(60000));

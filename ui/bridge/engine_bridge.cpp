@@ -78,8 +78,9 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
   try {
     // Built aside and swapped in only when everything loaded: a bad file leaves the model
     // that was working in place.
-    pagedchat::AssembledEngine next =
-        pagedchat::assemble_engine(pagedchat::Model::load(path.toStdString(), progress), settings.options(), progress);
+    std::unique_ptr<pagedchat::Model> model = pagedchat::Model::load(path.toStdString(), progress);
+    if (settings.builtinChatTemplate) model->chat_template = model->chat_template.builtin();
+    pagedchat::AssembledEngine next = pagedchat::assemble_engine(std::move(model), settings.options(), progress);
     unload(QStringLiteral("the app loaded another model"));
     m_engine = std::move(next);
     pagedchat::Engine& engine = *m_engine.engine;
@@ -160,6 +161,9 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     c.session.turn_started(id, std::move(turn));
     m_requestChat[id] = chat;
     m_loop.wake();
+  } catch (const pagedchat::ChatTemplateError& e) {
+    refuse(tr("%1. Settings > Chat format > Built-in uses %2 instead.")
+               .arg(QString::fromUtf8(e.what()), QString::fromStdString(m_engine.model->chat_template.builtin().describe())));
   } catch (const std::exception& e) {
     refuse(QString::fromUtf8(e.what()));
   }
@@ -175,8 +179,12 @@ void EngineBridge::stop(ChatId chat) {
 void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMessages>& messages) {
   Chat& c = m_chats[child];
   const auto chat = messages ? std::optional(toEngineMessages(*messages)) : std::nullopt;
-  const pagedchat::SequenceId seq =
-      m_engine ? m_chats[parent].session.fork_into(*m_engine.engine, *m_engine.model, c.session, chat) : -1;
+  pagedchat::SequenceId seq = -1;
+  try {
+    if (m_engine) seq = m_chats[parent].session.fork_into(*m_engine.engine, *m_engine.model, c.session, chat);
+  } catch (const pagedchat::ChatTemplateError&) {
+    // The model's template refuses this chat: the fork shares nothing, and its first turn says why.
+  }
   if (seq < 0) return emit forkDone(child, false, 0);
   m_pendingForks[seq] = child;
   m_loop.wake();  // the fork is a command the next step applies
@@ -184,7 +192,14 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
 
 void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   if (!m_engine) return;
-  const auto tokens = m_engine.model->encode_chat(toEngineMessages(messages), false).size();
+  const pagedchat::Model& model = *m_engine.model;
+  size_t tokens = 0;
+  try {
+    tokens = model.encode_chat(toEngineMessages(messages), false).size();
+  } catch (const pagedchat::ChatTemplateError&) {
+    // A template that refuses the chat still leaves it a size: the built-in format's, close to it.
+    tokens = model.encode_prompt(model.chat_template.builtin().apply(toEngineMessages(messages), false)).size();
+  }
   auto it = m_chats.find(chat);
   emit chatMeasured(chat, static_cast<int>(tokens), it == m_chats.end() ? 0 : it->second.session.num_blocks_held(*m_engine.engine));
 }

@@ -49,6 +49,7 @@ class EngineBridge : public QObject {
     QString kvType = QStringLiteral("f16");   // cpu: f16, q8_0 or f32 (cuda keeps its 16-bit type)
     QString speculation = QStringLiteral("off");  // "off", "ngram" or "draft" (with draftModel)
     QString draftModel;
+    bool builtinChatTemplate = false;  // the built-in format instead of the model's own template
 
     pagedchat::EngineOptions options() const {
       pagedchat::EngineOptions o;

@@ -51,6 +51,9 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   const QString speculation = db.setting(QStringLiteral("engine/speculation"), d.speculation);
   s.speculation = speculation == QLatin1String("ngram") || speculation == QLatin1String("draft") ? speculation : d.speculation;
   s.draftModel = db.setting(QStringLiteral("engine/draft_model"), d.draftModel);
+  s.chatTemplate = db.setting(QStringLiteral("engine/chat_template"), d.chatTemplate) == QLatin1String("builtin")
+                       ? QStringLiteral("builtin")
+                       : d.chatTemplate;
   s.teachingPreset = db.setting(QStringLiteral("engine/teaching_preset")) == QLatin1String("1");
   s.contextPolicy = db.setting(QStringLiteral("chat/context_policy")) == QLatin1String("1") ? ContextPolicy::stopAndAsk
                                                                                         : ContextPolicy::dropOldest;
@@ -75,6 +78,7 @@ void AppSettings::save(ChatDatabase& db) const {
   db.setSetting(QStringLiteral("engine/kv_type"), kvType);
   db.setSetting(QStringLiteral("engine/speculation"), speculation);
   db.setSetting(QStringLiteral("engine/draft_model"), draftModel);
+  db.setSetting(QStringLiteral("engine/chat_template"), chatTemplate);
   db.setSetting(QStringLiteral("engine/teaching_preset"), teachingPreset ? QStringLiteral("1") : QStringLiteral("0"));
   db.setSetting(QStringLiteral("chat/context_policy"), QString::number(static_cast<int>(contextPolicy)));
   for (int k = 0; k < kMaxColumns; ++k) {
@@ -121,6 +125,7 @@ EngineBridge::Config AppSettings::engineConfig() const {
   c.kvType = kvType;
   c.speculation = speculation;
   c.draftModel = draftModel;
+  c.builtinChatTemplate = chatTemplate == QLatin1String("builtin");
   if (teachingPreset) {
     c.blockSize = kTeachingBlockSize;
     c.numBlocks = kTeachingBlocks;
@@ -133,5 +138,6 @@ EngineBridge::Config AppSettings::engineConfig() const {
 bool AppSettings::sameEngine(const AppSettings& o) const {
   return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && maxBatchedTokens == o.maxBatchedTokens &&
          threads == o.threads && maxContext == o.maxContext && backend == o.backend && kvType == o.kvType &&
-         speculation == o.speculation && draftModel == o.draftModel && teachingPreset == o.teachingPreset;
+         speculation == o.speculation && draftModel == o.draftModel && teachingPreset == o.teachingPreset &&
+         chatTemplate == o.chatTemplate;
 }

@@ -32,6 +32,9 @@ struct AppSettings {
   // Speculative decoding: "off", "ngram" (prompt lookup) or "draft" (draftModel, a GGUF path
   // sharing the model's vocabulary). The reply is the same either way; only its speed changes.
   QString speculation = QStringLiteral("off");
+  // "model": the model's own chat template; "builtin": the built-in format recognised from it,
+  // for a template that refuses our chats (Gemma 2's has no system role).
+  QString chatTemplate = QStringLiteral("model");
   QString draftModel;
   // Teaching: paging made visible. While on, the engine runs with kTeaching* below instead of
   // the block size, pool, context and step budget above (which stay as they were for later).

@@ -138,6 +138,15 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   ef->addRow(tr("KV element type"), m_kvType);
   ef->addRow(tr("Speculative decoding"), m_speculation);
   ef->addRow(tr("Draft model"), draftRow);
+  m_chatTemplate = new QComboBox(engine);
+  m_chatTemplate->setObjectName(QStringLiteral("chatTemplate"));
+  m_chatTemplate->addItem(tr("The model's own template"), QStringLiteral("model"));
+  m_chatTemplate->addItem(tr("Built-in (recognised from the template's markers)"), QStringLiteral("builtin"));
+  m_chatTemplate->setCurrentIndex(std::max(0, m_chatTemplate->findData(s.chatTemplate)));
+  m_chatTemplate->setToolTip(tr("How chats become the prompt: the Jinja template in the model file, as Hugging Face renders "
+                                "it, or PagedChat's built-in format for the family (ChatML, Llama 3, Gemma, Llama 2, Phi-3), "
+                                "for a template that refuses a chat (one without a system role)"));
+  ef->addRow(tr("Chat format"), m_chatTemplate);
   v->addWidget(engine);
 
   m_note = new QLabel(this);
@@ -152,7 +161,7 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   for (QSpinBox* b : {m_kvMemory, m_maxBatched, m_threads, m_maxContext})
     connect(b, &QSpinBox::valueChanged, this, &SettingsDialog::updateNote);
   connect(m_draftModel, &QLineEdit::textChanged, this, &SettingsDialog::updateNote);
-  for (QComboBox* b : {m_blockSize, m_backend, m_kvType, m_speculation}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
+  for (QComboBox* b : {m_blockSize, m_backend, m_kvType, m_speculation, m_chatTemplate}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
   updateNote();
 }
 
@@ -175,6 +184,7 @@ AppSettings SettingsDialog::settings() const {
   s.kvType = m_kvType->currentData().toString();
   s.speculation = m_speculation->currentData().toString();
   s.draftModel = m_draftModel->text().trimmed();
+  s.chatTemplate = m_chatTemplate->currentData().toString();
   return s;
 }
 

@@ -26,7 +26,7 @@ class SettingsDialog : public QDialog {
   AppSettings m_initial;
   QDoubleSpinBox *m_temperature, *m_topP, *m_minP, *m_repetition;
   QSpinBox *m_topK, *m_maxTokens, *m_seed;
-  QComboBox *m_blockSize, *m_backend, *m_kvType, *m_speculation;
+  QComboBox *m_blockSize, *m_backend, *m_kvType, *m_speculation, *m_chatTemplate;
   QLineEdit* m_draftModel;
   QComboBox* m_contextPolicy = nullptr;  // the app's default ContextPolicy
   QSpinBox *m_kvMemory, *m_maxBatched, *m_threads, *m_maxContext;
