@@ -196,14 +196,31 @@ std::optional<std::pair<size_t, PromptText>> ChatSession::held_prefix(const Mode
     text.text(messages.back().content);
     return std::pair{end->second, std::move(text)};
   }
-  // Before a message (an edit forks there): the first messages' rendering, when its tokens are
-  // exactly the first tokens this chat holds (always, for templates whose turns begin with a
-  // special token).
-  PromptText text = model.chat_template.apply(messages, false);
-  const std::vector<int32_t> tokens = model.encode_prompt(text);
-  if (tokens.empty() || tokens.size() > held_.tokens.size() || !std::equal(tokens.begin(), tokens.end(), held_.tokens.begin()))
-    return std::nullopt;
-  return std::pair{tokens.size(), std::move(text)};
+  // Before a message (an edit forks there): what every chat that goes on from these messages
+  // begins with, when its tokens are exactly the first tokens this chat holds (always, for
+  // templates whose turns begin with a special token). A template may write text only with the
+  // next turn (SmolLM2's writes its default system prompt with the first message), so that start
+  // is the common prefix of two renderings with different next messages, else the messages'
+  // own rendering.
+  auto holds = [&](const PromptText& text) -> std::optional<std::pair<size_t, PromptText>> {
+    const std::vector<int32_t> tokens = model.encode_prompt(text);
+    if (tokens.empty() || tokens.size() > held_.tokens.size() || !std::equal(tokens.begin(), tokens.end(), held_.tokens.begin()))
+      return std::nullopt;
+    return std::pair{tokens.size(), text};
+  };
+  try {
+    const std::string next_role = messages.empty() || messages.back().role != "user" ? "user" : "assistant";
+    std::vector<ChatMessage> a = messages, b = messages;
+    a.push_back({next_role, "a"});
+    b.push_back({next_role, "b"});
+    const PromptText ra = model.chat_template.apply(a, false), rb = model.chat_template.apply(b, false);
+    size_t common = 0;
+    while (common < ra.size() && common < rb.size() && ra.str()[common] == rb.str()[common]) ++common;
+    if (auto shared = holds(ra.slice(0, common))) return shared;
+  } catch (const ChatTemplateError&) {
+    // The template refuses that next message (roles that must alternate): the messages alone.
+  }
+  return holds(model.chat_template.apply(messages, false));
 }
 
 SequenceId ChatSession::fork_into(Engine& engine, const Model& model, ChatSession& child,

@@ -11,11 +11,25 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-int line_at(std::string_view s, size_t pos) {
-  int line = 1;
-  for (size_t i = 0; i < pos && i < s.size(); ++i) line += s[i] == '\n';
-  return line;
-}
+// The line of a position, counted on from the last one asked (the lexer asks in order), so a
+// template of many tags is not scanned from its start for each.
+class LineCounter {
+ public:
+  explicit LineCounter(std::string_view s) : s_(s) {}
+  int operator()(size_t pos) {
+    if (pos < at_) {
+      at_ = 0;
+      line_ = 1;
+    }
+    for (; at_ < pos && at_ < s_.size(); ++at_) line_ += s_[at_] == '\n';
+    return line_;
+  }
+
+ private:
+  std::string_view s_;
+  size_t at_ = 0;
+  int line_ = 1;
+};
 
 // Where the tag opened at `open` ends: the position of its closing delimiter. Quotes inside
 // {{ }} and {% %} are skipped over, so '}}' in a string literal does not close the tag.
@@ -71,6 +85,7 @@ std::vector<Piece> split_template(std::string_view src) {
   // jinja2 drops one newline at the end of a template (keep_trailing_newline is off).
   if (!src.empty() && src.back() == '\n') src.remove_suffix(1);
   std::vector<Piece> out;
+  LineCounter line_at(src);
   std::string text;        // text since the last tag
   int text_line = 1;
   bool line_starting = true;  // the text so far begins a line (for lstrip_blocks)
@@ -92,7 +107,7 @@ std::vector<Piece> split_template(std::string_view src) {
       continue;
     }
     text.append(src.substr(pos, open - pos));
-    const int line = line_at(src, open);
+    const int line = line_at(open);
     size_t inner = open + 2;
     const char left = inner < src.size() ? src[inner] : '\0';
     if (left == '-') {
@@ -145,7 +160,7 @@ std::vector<Piece> split_template(std::string_view src) {
         std::string raw(src.substr(pos, at - pos));
         if (raw_left == '-') rstrip_all(raw);
         else if (raw_left != '+') lstrip_line(raw, false);
-        text_line = line_at(src, pos);
+        text_line = line_at(pos);
         text = std::move(raw);
         flush_text();
         const size_t end_close = find_close(src, j, '%');
@@ -160,13 +175,13 @@ std::vector<Piece> split_template(std::string_view src) {
         line_starting = src[pos - 1] == '\n';
         break;
       }
-      text_line = line_at(src, pos);
+      text_line = line_at(pos);
       continue;
     }
     flush_text();
     out.push_back({kind == '{' ? Piece::Kind::kOutput : Piece::Kind::kStatement, std::move(body), line});
     after_tag();
-    text_line = line_at(src, pos);
+    text_line = line_at(pos);
   }
   flush_text();
   return out;

@@ -165,7 +165,16 @@ class TestChatSession : public QObject {
     QCOMPARE(static_cast<int>(shared.size()), child.context_used());
     const std::vector<int32_t> parentTokens = engine.stored_tokens(parent.held_sequence());
     QVERIFY(shared.size() < parentTokens.size() && std::equal(shared.begin(), shared.end(), parentTokens.begin()));
-    if (keep == 1) QCOMPARE(shared, model_->encode_chat(kept, false));  // the system prompt's tokens
+    if (keep == 1) {
+      // The system prompt's tokens and the opening of the next user turn, which every chat
+      // going on from here begins with.
+      std::vector<ChatMessage> probe = kept;
+      probe.push_back({"user", "x"});
+      const PromptText text = model_->chat_template.apply(probe, false);
+      QCOMPARE(shared, model_->encode_prompt(text.slice(0, text.str().rfind('x'))));
+      const std::vector<int32_t> system = model_->encode_chat(kept, false);
+      QVERIFY(shared.size() > system.size() && std::equal(system.begin(), system.end(), shared.begin()));
+    }
 
     // The child's next turn: only what it adds.
     std::vector<ChatMessage> next = kept;
