@@ -13,6 +13,7 @@ struct KvCacheShape {
   int head_dim = 0;
   int num_blocks = 0;
   int block_size = 16;
+  int max_context = 0;  // tokens one sequence may hold; 0: the model's context length
   // Bytes of one block across all layers, K and V, in the backend's KV element type.
   uint64_t block_bytes(int element_bytes) const {
     return 2ull * num_layers * block_size * num_kv_heads * head_dim * element_bytes;

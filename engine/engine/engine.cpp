@@ -47,7 +47,7 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
       scheduler_({config_.max_batched_tokens, config_.max_num_seqs,
                   config_.num_host_blocks > 0 ? PreemptMode::swap : PreemptMode::recompute}) {
   const ModelConfig& c = model.config();
-  backend_.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, config_.num_blocks, config_.block_size});
+  backend_.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, config_.num_blocks, config_.block_size, config_.max_context});
   if (config_.num_host_blocks > 0) backend_.allocate_host_kv(config_.num_host_blocks);
   kv_.set_event_sink([this](const KvEvent& e) {
     EngineEvent ev;

@@ -76,8 +76,18 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.qkv_bias = a == "qwen2" || ((a == "llama" || a == "mistral") && f.find_tensor("blk.0.attn_q.bias") != nullptr);
   c.qk_norm = a == "qwen3" || a == "gemma3";
   if (a == "gemma3") read_gemma3(f, c);
-  if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight"))
-    fail("long-context RoPE (rope_factors_long/short, Phi-3 128k and Phi-4-mini) is not supported yet");
+  if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")) {
+    if (!f.find_tensor("rope_factors_long.weight") || !f.find_tensor("rope_factors_short.weight"))
+      fail("long-context RoPE needs both rope_factors_long and rope_factors_short");
+    c.rope_long_factors = true;
+    c.rope_original_context = static_cast<int>(
+        f.opt_uint(a + ".rope.scaling.original_context_length").value_or(static_cast<uint64_t>(c.context_length)));
+    if (c.rope_original_context < 1 || c.rope_original_context > c.context_length)
+      fail("rope.scaling.original_context_length %d is not in 1..%d", c.rope_original_context, c.context_length);
+    c.rope_attn_factor = static_cast<float>(f.opt_float(a + ".rope.scaling.attn_factor").value_or(1.0));
+    if (!(c.rope_attn_factor > 0.0f && c.rope_attn_factor < 16.0f))
+      fail("rope.scaling.attn_factor %g is not in (0, 16)", c.rope_attn_factor);
+  }
 
   // Scaling: "linear" divides every frequency by the factor (also what a factor with no type
   // means, as in llama.cpp); "llama3" scales low frequencies only. Llama 3.1+ files usually

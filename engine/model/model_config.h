@@ -47,6 +47,12 @@ struct ModelConfig {
   RopeLayout rope_layout = RopeLayout::kAdjacentPairs;
   float rope_linear_factor = 1.0f;  // linear scaling: positions divided by this
   RopeScalingLlama3 rope_llama3;
+  // LongRoPE (Phi-3 128k, Phi-3.5, Phi-4-mini): per-pair frequency divisors in two sets
+  // (ModelWeights: short, and long for contexts past rope_original_context), and cos/sin scaled
+  // by rope_attn_factor, as llama.cpp reads rope.scaling.attn_factor and original_context_length.
+  bool rope_long_factors = false;
+  int rope_original_context = 0;
+  float rope_attn_factor = 1.0f;
   bool qkv_bias = false;  // Q/K/V projections have biases (qwen2; optional in llama files)
   bool qk_norm = false;   // RMSNorm over each Q and K head before RoPE (qwen3, gemma3)
   bool post_norms = false;  // RMSNorm of each block's output before its residual add (gemma3)
@@ -70,7 +76,7 @@ struct ModelConfig {
   // Whether the forward pass is Llama's (what the CUDA backend implements).
   bool is_plain_llama() const {
     return !qk_norm && !post_norms && ffn_activation == FfnActivation::kSilu && embedding_scale == 1.0f &&
-           attention_scale == 0.0f && sliding_window == 0;
+           attention_scale == 0.0f && sliding_window == 0 && !rope_long_factors;
   }
   int q_dim() const { return num_heads * head_dim; }
   int kv_dim() const { return num_kv_heads * head_dim; }

@@ -120,8 +120,13 @@ ModelWeights ModelWeights::load(GgufFile file) {
     }
     L.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
   }
-  w.rope_inv_freq = rope_inverse_frequencies(
-      c, f.find_tensor("rope_freqs.weight") ? vector_f32(f, "rope_freqs.weight", c.rope_dim / 2) : std::vector<float>{});
+  if (c.rope_long_factors) {
+    w.rope_inv_freq = rope_inverse_frequencies(c, vector_f32(f, "rope_factors_short.weight", c.rope_dim / 2));
+    w.rope_inv_freq_long = rope_inverse_frequencies(c, vector_f32(f, "rope_factors_long.weight", c.rope_dim / 2));
+  } else {
+    w.rope_inv_freq = rope_inverse_frequencies(
+        c, f.find_tensor("rope_freqs.weight") ? vector_f32(f, "rope_freqs.weight", c.rope_dim / 2) : std::vector<float>{});
+  }
   if (c.sliding_window > 0) w.rope_inv_freq_local = local_rope_inverse_frequencies(c);
   return w;
 }

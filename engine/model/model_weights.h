@@ -49,7 +49,15 @@ struct ModelWeights {
   bool tied_embeddings = false;
   std::vector<float> rope_inv_freq; // [rope_dim / 2], scaling applied
   std::vector<float> rope_inv_freq_local; // [rope_dim / 2] of the local layers; empty without sliding windows
+  std::vector<float> rope_inv_freq_long;  // [rope_dim / 2] LongRoPE's long factors; empty without them
+
+  // The global layers' frequencies for an engine whose sequences hold up to max_context tokens:
+  // LongRoPE's long factors past the original context, as llama.cpp chooses by its context size
+  // (one choice for the whole sequence, so the cached K stay valid as it grows).
   // A layer's rotary frequencies.
+  const std::vector<float>& rope_inv_freq_for(int max_context) const {
+    return !rope_inv_freq_long.empty() && max_context > config.rope_original_context ? rope_inv_freq_long : rope_inv_freq;
+  }
   const std::vector<float>& rope_inv_freq_of(int layer) const {
     return config.is_local_layer(layer) ? rope_inv_freq_local : rope_inv_freq;
   }

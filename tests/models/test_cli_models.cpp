@@ -101,7 +101,7 @@ class CliModelsTest : public QObject {
     QCOMPARE(byLabel["a/Phi-GGUF/phi.gguf"]["source"].toString(), QString("Hugging Face"));
     QCOMPARE(byLabel["a/Phi-GGUF/phi.gguf"]["supported"].toBool(), false);
     QCOMPARE(byLabel["a/Phi-GGUF/phi.gguf"]["problem"].toString(),
-             QString("long-context RoPE (rope_factors_long/short, Phi-3 128k and Phi-4-mini) is not supported yet"));
+             QString("long-context RoPE needs both rope_factors_long and rope_factors_short"));
     QCOMPARE(byLabel["llama.gguf"]["source"].toString(), QString("LM Studio"));
     QCOMPARE(byLabel["x.gguf"]["source"].toString(), QString("Folder"));
     QCOMPARE(byLabel["x.gguf"]["supported"].toBool(), true);

@@ -28,7 +28,7 @@ class ModelScanTest : public QObject {
     test::FixtureModel llama;
     test::FixtureModel phi;
     phi.architecture = "phi3";
-    phi.long_rope = true;  // as Phi-4-mini's file: refused
+    phi.long_rope = true;  // long factors without the short ones: refused
     const QByteArray ok = test::fixture_gguf(llama), unsupported = test::fixture_gguf(phi);
 
     // Ours, and a hub download of ours.

@@ -60,6 +60,11 @@ class Config:
     embedding_scale: float = 1.0  # gemma3: sqrt(dim)
     sliding_window: int = 0       # gemma3: 0 = every layer sees every position
     swa_pattern: int = 0
+    # phi3 LongRoPE (rope_factors_long/short tensors): past rope_original_context the long
+    # divisors, else the short; cos and sin of the global layers times rope_attn_factor, as
+    # llama.cpp applies rope.scaling.attn_factor.
+    rope_original_context: int = 0
+    rope_attn_factor: float = 1.0
 
     def is_local(self, il: int) -> bool:
         return self.sliding_window > 0 and (il + 1) % self.swa_pattern != 0
@@ -119,6 +124,8 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         embedding_scale=math.sqrt(dim) if arch == "gemma3" else 1.0,
         sliding_window=int(a("attention.sliding_window", 0)) if arch == "gemma3" else 0,
         swa_pattern=GEMMA3_SWA_PATTERN if arch == "gemma3" else 0,
+        rope_original_context=int(a("rope.scaling.original_context_length", a("context_length"))),
+        rope_attn_factor=float(a("rope.scaling.attn_factor", 1.0)),
     )
 
 
@@ -167,7 +174,9 @@ class KvCache:
 
 
 class LlamaRef:
-    def __init__(self, path: str):
+    def __init__(self, path: str, n_ctx: int | None = None):
+        """n_ctx: the context the model runs at (LongRoPE chooses its factors by it); the
+        trained context when not given."""
         reader = gguf.GGUFReader(path)
         # GGUF stores a 2-D tensor with ne0 = input features; NumPy sees it as (out, in),
         # so a linear layer is x @ W.T.
@@ -229,6 +238,11 @@ class LlamaRef:
         # Llama 3 RoPE scaling reaches GGUF as a per-frequency divisor tensor (n_rot/2,),
         # computed by the converter from rope_scaling (factor, low/high_freq_factor).
         self.rope_freq_factors = weight("rope_freqs.weight", required=False)
+        # LongRoPE's two sets, one chosen by the context the model runs at (n_ctx).
+        long_factors = weight("rope_factors_long.weight", required=False)
+        if long_factors is not None:
+            n_ctx = cfg.n_ctx_train if n_ctx is None else n_ctx
+            self.rope_freq_factors = long_factors if n_ctx > cfg.rope_original_context else weight("rope_factors_short.weight")
 
         inv_freq = cfg.rope_base ** (-np.arange(0, cfg.rope_dim, 2, dtype=DTYPE) / cfg.rope_dim)
         if self.rope_freq_factors is not None:
@@ -247,12 +261,13 @@ class LlamaRef:
     def rms_norm(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.cfg.norm_eps) * w
 
-    def rope(self, x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray | None = None) -> np.ndarray:
+    def rope(self, x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray | None = None,
+             mscale: float = 1.0) -> np.ndarray:
         """x: (T, heads, head_dim); rotates the first rope_dim dims of every head."""
         half = self.cfg.rope_dim // 2
         inv_freq = self.rope_inv_freq if inv_freq is None else inv_freq
         theta = positions[:, None].astype(DTYPE) * inv_freq[None, :]  # (T, half)
-        cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
+        cos, sin = mscale * np.cos(theta)[:, None, :], mscale * np.sin(theta)[:, None, :]
         out = x.copy()
         if self.cfg.rope_neox:
             a, b = x[..., :half], x[..., half:2 * half]
@@ -275,7 +290,8 @@ class LlamaRef:
         if layer.q_norm is not None:
             q, k = self.rms_norm(q, layer.q_norm), self.rms_norm(k, layer.k_norm)
         inv_freq = self.rope_inv_freq_local if cfg.is_local(il) else self.rope_inv_freq
-        q, k = self.rope(q, positions, inv_freq), self.rope(k, positions, inv_freq)
+        mscale = 1.0 if cfg.is_local(il) else cfg.rope_attn_factor
+        q, k = self.rope(q, positions, inv_freq, mscale), self.rope(k, positions, inv_freq, mscale)
         cache.k[il, p0:p0 + T] = k
         cache.v[il, p0:p0 + T] = v.reshape(T, cfg.n_head_kv, cfg.head_dim)
         keys, values = cache.k[il, :p0 + T], cache.v[il, :p0 + T]       # (S, n_head_kv, head_dim)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ class Spec:
     rope_freqs: bool = False      # write a rope_freqs.weight tensor (Llama 3 scaling factors)
     qkv_bias: bool = False        # write attn_{q,k,v}.bias (always for qwen2)
     sliding_window: int = 0       # gemma3: written as attention.sliding_window
+    long_rope: int = 0            # phi3: LongRoPE factor tensors, this original context, attn_factor 1.19
     features: list = field(default_factory=list)  # what the model proves (see feature_off)
     seed: int = 0
 
@@ -144,6 +146,13 @@ MODELS = [
          types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q8_0, v=Q.Q8_0, o=Q.Q4_0, gate=Q.Q5_1, up=Q.Q5_1,
                     down=Q.Q8_0, output=Q.Q8_0),
          tied=False, features=["neox", "gqa", "fused_split"], seed=11),
+    # phi3 LongRoPE as in Phi-4-mini: rope_factors_long/short, an attention factor on cos/sin,
+    # and partial rotary (24 of 32 dims). The file's context (256) is past its original one (16),
+    # so the long factors apply; the short ones are checked at a context of 16.
+    Spec("phi3_longrope", "phi3", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=2, head_dim=32, rope_dim=24,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q8_0, v=Q.Q8_0, o=Q.Q8_0, gate=Q.Q8_0, up=Q.Q8_0,
+                    down=Q.Q8_0, output=Q.Q8_0),
+         tied=False, long_rope=16, features=["long_rope", "rope_attn_factor", "partial_rope"], seed=12),
     # gemma3: six layers, so that one is global (layer 5) and five slide; a window of 16 that the
     # 37-token list outgrows; post-block norms near 2, so the blocks weigh against the residual
     # (the embeddings, scaled by sqrt(dim)) enough for each feature to show; GQA 4 over one KV head as in the 270M; head_dim 32 from key_length.
@@ -294,6 +303,18 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
         if rope_freqs_len is not None:
             factors = np.resize(factors, rope_freqs_len)
         w.add_tensor("rope_freqs.weight", factors)
+    if spec.long_rope:
+        # What llama.cpp's converter writes for rope_scaling "longrope": both divisor sets (the
+        # lowest frequencies divided most, as in Phi-3.5's), the original context, and
+        # attn_factor = sqrt(1 + ln(scale) / ln(original context)).
+        half = (spec.rope_dim or head_dim) // 2
+        ramp = np.linspace(0.0, 1.0, half)
+        short_factors = (1.0 + ramp * rng.uniform(0.5, 1.5, half)).astype(np.float32)
+        long_factors = (short_factors * (1.0 + 15.0 * ramp ** 2)).astype(np.float32)
+        w.add_tensor("rope_factors_long.weight", long_factors)
+        w.add_tensor("rope_factors_short.weight", short_factors)
+        w.add_uint32(f"{a}.rope.scaling.original_context_length", spec.long_rope)
+        w.add_float32(f"{a}.rope.scaling.attn_factor", math.sqrt(1 + math.log(256 / spec.long_rope) / math.log(spec.long_rope)))
 
     w.write_header_to_file()
     w.write_kv_data_to_file()
@@ -334,8 +355,10 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
     elif feature == "partial_rope":
         cfg.rope_dim = cfg.head_dim
         r.rope_inv_freq = unscaled(cfg.head_dim)
-    elif feature in ("rope_freqs", "llama3_keys", "linear_scaling"):
+    elif feature in ("rope_freqs", "llama3_keys", "linear_scaling", "long_rope"):
         r.rope_inv_freq = unscaled(cfg.rope_dim)
+    elif feature == "rope_attn_factor":
+        cfg.rope_attn_factor = 1.0
     elif feature == "gqa":
         # Query head i reading KV head i % n_kv instead of i // group, a plausible indexing bug:
         # the heads are reordered so that head i sits in a slot that reads KV head i % n_kv.
@@ -459,6 +482,13 @@ def make_model(spec: Spec, out: Path) -> dict:
     for f, e in effects.items():
         assert e > MIN_FEATURE_EFFECT, f"{spec.name}: feature {f} moves the logits by only {e:.2e}"
     c = ref.cfg
+    short = {}
+    if spec.long_rope:
+        # The same file run at its original context: LongRoPE's short factors.
+        short_ref = LlamaRef(str(path), n_ctx=spec.long_rope)
+        assert rel_change(logits, all_logits(short_ref)) > MIN_FEATURE_EFFECT
+        short = {"short_context": spec.long_rope,
+                 "sequences_short_context": [[rounded(row) for row in l] for l in all_logits(short_ref)]}
     doc = {
         "name": spec.name,
         "gguf": path.name,
@@ -473,6 +503,7 @@ def make_model(spec: Spec, out: Path) -> dict:
         "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],
                        "logits_8bit_activations": [rounded(row) for row in l8]}
                       for t, l, l8 in zip(TOKEN_LISTS, logits, logits_q8)],
+        **short,
     }
     (out / f"{spec.name}.json").write_text(json.dumps(doc))
     return {"name": spec.name, "gguf": path.name, "reference": f"{spec.name}.json",

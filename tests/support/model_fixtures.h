@@ -28,7 +28,7 @@ struct FixtureModel {
   bool chat_template = true;
   uint64_t context = 2048;
   uint32_t split_count = 0;  // > 1: a shard of a split GGUF
-  bool long_rope = false;    // a rope_factors_long tensor, as Phi-4-mini's file has
+  bool long_rope = false;    // a rope_factors_long tensor without its short twin: a file we refuse
 };
 
 inline QByteArray fixture_gguf(const FixtureModel& m) {

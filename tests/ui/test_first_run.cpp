@@ -187,7 +187,7 @@ class TestFirstRun : public QObject {
     QTreeWidgetItem* phiRow = rowLabelled(list, "phi-4-mini-Q4_K_M.gguf");
     QTreeWidgetItem* smolRow = rowLabelled(list, "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/smollm2-135m-instruct-q4_1.gguf");
     QVERIFY(phiRow && smolRow);
-    QCOMPARE(phiRow->text(ModelListWidget::kRuns), QString("no: long-context RoPE (rope_factors_long/short, Phi-3 128k and Phi-4-mini) is not supported yet"));
+    QCOMPARE(phiRow->text(ModelListWidget::kRuns), QString("no: long-context RoPE needs both rope_factors_long and rope_factors_short"));
     QCOMPARE(phiRow->text(ModelListWidget::kSource), QString("LM Studio"));
     QCOMPARE(smolRow->text(ModelListWidget::kRuns), QString("yes"));
     QCOMPARE(smolRow->text(ModelListWidget::kArchitecture), QString("llama"));

@@ -12,7 +12,7 @@ namespace pagedchat {
 
 CpuBackend::CpuBackend(const ModelWeights& weights, int num_threads, KvType kv_type, cpu::MatmulPrecision precision,
                        const LoadProgress& progress)
-    : w_(weights), pool_(num_threads), kv_type_(kv_type), precision_(precision) {
+    : w_(weights), pool_(num_threads), kv_type_(kv_type), precision_(precision), rope_inv_freq_(&weights.rope_inv_freq) {
   const int hd = weights.config.head_dim;
   if (hd > cpu::kMaxHeadDim) fail("the CPU attention takes head sizes up to %d (this model's is %d)", cpu::kMaxHeadDim, hd);
   if (!kv_type_fits(kv_type, hd))
@@ -25,6 +25,7 @@ void CpuBackend::allocate_kv(const KvCacheShape& shape) {
   if (shape.num_layers != c.num_layers || shape.num_kv_heads != c.num_kv_heads || shape.head_dim != c.head_dim)
     fail("KV shape does not match the model");
   kv_.allocate(shape, kv_type_);
+  rope_inv_freq_ = &w_.rope_inv_freq_for(shape.max_context > 0 ? shape.max_context : c.context_length);
 }
 
 uint64_t CpuBackend::kv_block_bytes(int32_t block_size) const {
@@ -75,7 +76,8 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
 
   // Rotary angles depend on the position only: once per token, not once per layer.
   if (rope_.size() < static_cast<size_t>(n)) rope_.resize(n);
-  pool_.parallel_for(n, [&](int64_t t) { rope_[t].compute(batch.positions[t], w_.rope_inv_freq); });
+  const double mscale = w_.config.rope_attn_factor;
+  pool_.parallel_for(n, [&](int64_t t) { rope_[t].compute(batch.positions[t], *rope_inv_freq_, mscale); });
   if (c.sliding_window > 0) {
     if (rope_local_.size() < static_cast<size_t>(n)) rope_local_.resize(n);
     pool_.parallel_for(n, [&](int64_t t) { rope_local_[t].compute(batch.positions[t], w_.rope_inv_freq_local); });

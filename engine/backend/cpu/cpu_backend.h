@@ -53,6 +53,7 @@ class CpuBackend final : public Backend {
   std::vector<float> x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_;
   std::vector<cpu::RopeAngles> rope_;        // [num_tokens]
   std::vector<cpu::RopeAngles> rope_local_;  // [num_tokens] of local (sliding-window) layers
+  const std::vector<float>* rope_inv_freq_ = nullptr;  // the global layers', chosen for the KV's context
 };
 
 }  // namespace pagedchat

@@ -5,14 +5,14 @@
 
 namespace pagedchat::cpu {
 
-void RopeAngles::compute(int32_t position, const std::vector<float>& inv_freq) {
+void RopeAngles::compute(int32_t position, const std::vector<float>& inv_freq, double scale) {
   size_t half = inv_freq.size();
   cos.resize(half);
   sin.resize(half);
   for (size_t i = 0; i < half; ++i) {
     double angle = static_cast<double>(position) * static_cast<double>(inv_freq[i]);
-    cos[i] = static_cast<float>(std::cos(angle));
-    sin[i] = static_cast<float>(std::sin(angle));
+    cos[i] = static_cast<float>(std::cos(angle) * scale);
+    sin[i] = static_cast<float>(std::sin(angle) * scale);
   }
 }
 

@@ -8,11 +8,12 @@
 
 namespace pagedchat::cpu {
 
-// cos/sin of position * inv_freq[i] for i < rope_dim / 2; computed in double so every
-// backend and the reference agree to the last float bit on the angles.
+// cos/sin of position * inv_freq[i] for i < rope_dim / 2, times `scale` (LongRoPE's attention
+// factor); computed in double so every backend and the reference agree to the last float bit
+// on the angles.
 struct RopeAngles {
   std::vector<float> cos, sin;  // [rope_dim / 2]
-  void compute(int32_t position, const std::vector<float>& inv_freq);
+  void compute(int32_t position, const std::vector<float>& inv_freq, double scale = 1.0);
 };
 
 // x: [num_heads, head_dim]; rotates the first rope_dim dims of each head.

@@ -113,13 +113,13 @@ void position_errors(const std::vector<float>& ours, const Logits& expected, int
 // All sequences in one batch, every position's logits, one vector per sequence. The blocks
 // are shuffled through one pool with spare blocks, so no table is contiguous or in order.
 std::vector<std::vector<float>> run_batched(CpuBackend& backend, const ModelConfig& c,
-                                            const std::vector<Sequence>& seqs) {
+                                            const std::vector<Sequence>& seqs, int max_context = 0) {
   int num_blocks = 3;
   for (const Sequence& s : seqs) num_blocks += blocks_for(static_cast<int>(s.tokens.size()));
   std::vector<int32_t> ids(num_blocks);
   for (int i = 0; i < num_blocks; ++i) ids[i] = i;
   std::shuffle(ids.begin(), ids.end(), std::mt19937(7));
-  backend.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, kBlockSize});
+  backend.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, kBlockSize, max_context});
 
   ForwardBatch batch;
   size_t next = 0;
@@ -233,7 +233,8 @@ class TestTinyModels : public QObject {
                                        "Q5_K", "Q6_K"}));
     QCOMPARE(features, (std::set<QString>{"gqa", "linear_scaling", "llama3_keys", "neox", "partial_rope",
                                           "qkv_bias", "rope_freqs", "untied_output", "qk_norm", "post_norms",
-                                          "gelu", "embedding_scale", "sliding_window", "local_rope", "fused_split"}));
+                                          "gelu", "embedding_scale", "sliding_window", "local_rope", "fused_split",
+                                          "long_rope", "rope_attn_factor"}));
     QCOMPARE(groups, (std::set<int>{1, 2, 4}));
     QVERIFY(head_dims.count(128) && head_dims.count(8));
   }
@@ -281,6 +282,36 @@ class TestTinyModels : public QObject {
           qPrintable(name), batched, incremental, smallestFeatureEffect(ref));
     QVERIFY2(batched < kFloatTolerance, qPrintable(QString::number(batched)));
     QVERIFY2(incremental < kFloatTolerance, qPrintable(QString::number(incremental)));
+  }
+
+  // LongRoPE (phi3): an engine whose context fits in the original one uses the short factors
+  // (the default runs above are at the file's context, past it: the long ones), as llama.cpp
+  // chooses by its context size.
+  void longRopeUsesTheShortFactorsWithinTheOriginalContext() {
+    QJsonObject ref;
+    ModelWeights w = load(QStringLiteral("phi3_longrope"), ref);
+    QVERIFY(w.config.rope_long_factors);
+    QCOMPARE(w.config.rope_original_context, ref["short_context"].toInt());
+    QVERIFY(w.config.rope_attn_factor > 1.0f);
+    std::vector<Sequence> seqs = sequences(ref);
+    const QJsonArray short_logits = ref["sequences_short_context"].toArray();
+    QCOMPARE(short_logits.size(), qsizetype(seqs.size()));
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      seqs[i].logits.clear();
+      for (const auto& row : short_logits[static_cast<qsizetype>(i)].toArray()) {
+        std::vector<double> r;
+        for (const auto& x : row.toArray()) r.push_back(x.toDouble());
+        seqs[i].logits.push_back(std::move(r));
+      }
+    }
+    CpuBackend backend(w, 2, KvType::F32, cpu::MatmulPrecision::kFloatActivations);
+    const double within = max_of(errors_of(run_batched(backend, w.config, seqs, w.config.rope_original_context), seqs,
+                                           &Sequence::logits, w.config.vocab_size));
+    const double past = max_of(errors_of(run_batched(backend, w.config, seqs, w.config.rope_original_context + 1), seqs,
+                                         &Sequence::logits, w.config.vocab_size));
+    qInfo("phi3_longrope at its original context: relative error %.2e (the long factors: %.2e)", within, past);
+    QVERIFY2(within < kFloatTolerance, qPrintable(QString::number(within)));
+    QVERIFY(past > 1000 * kFloatTolerance);
   }
 
   // The fast path, 8-bit activations against each weight type's dot product: against the
