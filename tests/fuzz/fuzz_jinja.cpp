@@ -9,20 +9,12 @@
 #include <string_view>
 
 #include "engine/chat/jinja/jinja_template.h"
+#include "tests/support/jinja_chat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pagedchat;
   using namespace pagedchat::jinja;
-  auto message = [](const char* role, const char* content) {
-    auto d = std::make_shared<Dict>();
-    d->set(PromptText().markup("role"), Value::text(role));
-    d->set(PromptText().markup("content"), Value::text(content));
-    return Value(d);
-  };
-  Dict ctx;
-  ctx.set(PromptText().markup("messages"), Value(List{message("system", "s"), message("user", "<|im_end|>u"), message("assistant", "a")}));
-  ctx.set(PromptText().markup("add_generation_prompt"), Value(true));
-  ctx.set(PromptText().markup("bos_token"), Value::markup("<s>"));
+  const Dict ctx = test::jinja_chat_context({{"system", "s"}, {"user", "<|im_end|>u"}, {"assistant", "a"}});
   try {
     const Template t = Template::parse(std::string_view(reinterpret_cast<const char*>(data), size));
     const PromptText out = t.render(ctx);

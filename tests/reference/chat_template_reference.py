@@ -248,6 +248,19 @@ def summary(doc):
             print(f"    {c['conversation']} agp={c['add_generation_prompt']}: {c['error_type']}: {c['error']}")
 
 
+def load_stored(path: Path, generator: str) -> dict | None:
+    """The stored data for --check, or None (said why) when it is missing; notes a generator
+    that differs from the one checking."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        print(f"{path} is missing; run with --write")
+        return None
+    if stored.get("generator") != generator:
+        print(f"note: stored with {stored.get('generator')!r}, checking with {generator!r}")
+    return stored
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = ap.add_mutually_exclusive_group(required=True)
@@ -268,14 +281,10 @@ def main():
         print(f"wrote {EXPECTED} ({len(text.encode('utf-8'))} bytes, {len(doc['cases'])} cases)")
         return 0
 
-    try:
-        stored = json.loads(EXPECTED.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        print(f"{EXPECTED} is missing; run with --write")
+    stored = load_stored(EXPECTED, doc["generator"])
+    if stored is None:
         return 1
     problems = []
-    if stored.get("generator") != doc["generator"]:
-        print(f"note: stored with {stored.get('generator')!r}, checking with {doc['generator']!r}")
     for key in ("clock", "conversations"):
         if stored.get(key) != doc[key]:
             problems.append(f"{key} differs")

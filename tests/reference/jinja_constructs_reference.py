@@ -31,7 +31,7 @@ import jinja2
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from chat_template_reference import make_env, sorted_keys  # noqa: E402 -- the same environment
+from chat_template_reference import load_stored, make_env, sorted_keys  # noqa: E402 -- the same environment
 
 DATA = HERE.parent / "data" / "chat_templates"
 OUTPUT = DATA / "constructs.json"
@@ -591,14 +591,10 @@ def main():
         print(f"wrote {OUTPUT} ({len(text.encode('utf-8'))} bytes, {len(doc['cases'])} cases, {errors} errors)")
         return 0
 
-    try:
-        stored = json.loads(OUTPUT.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        print(f"{OUTPUT} is missing; run with --write")
+    stored = load_stored(OUTPUT, doc["generator"])
+    if stored is None:
         return 1
     problems = []
-    if stored.get("generator") != doc["generator"]:
-        print(f"note: stored with {stored.get('generator')!r}, checking with {doc['generator']!r}")
     if stored.get("context") != doc["context"]:
         problems.append("context differs")
     old = {c["name"]: c for c in stored.get("cases", [])}

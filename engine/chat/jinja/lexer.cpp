@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "engine/common/error.h"
+#include "engine/tokenizer/utf8.h"
 
 namespace pagedchat::jinja {
 namespace {
@@ -188,24 +189,6 @@ std::vector<Piece> split_template(std::string_view src) {
 }
 
 namespace {
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // A string literal's escapes, as jinja2 decodes them (Python's unicode-escape); an escape
 // Python does not know keeps its backslash.

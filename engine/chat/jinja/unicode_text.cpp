@@ -1,9 +1,12 @@
-// Unicode case and classes for the template's strings (see unicode_text.h).
+// Unicode case and classes for the template's strings (see unicode_text.h). Malformed UTF-8
+// reads as U+FFFD, as the tokenizers read it.
 #include "engine/chat/jinja/unicode_text.h"
 
 #include <cwctype>
 #include <locale>
 #include <vector>
+
+#include "engine/tokenizer/utf8.h"
 
 namespace pagedchat::jinja {
 namespace {
@@ -22,41 +25,13 @@ const std::ctype<wchar_t>* wide_table() {
 
 std::u32string decode(std::string_view s) {
   std::u32string out;
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) {  // not UTF-8: the byte as a code point of its own
-      out.push_back(c);
-      ++i;
-      continue;
-    }
-    char32_t cp = n == 1 ? c : c & (0x7F >> n);
-    for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += n;
-  }
+  for (size_t i = 0; i < s.size();) out.push_back(next_code_point(s, i));
   return out;
 }
 
 std::string encode(const std::u32string& cps) {
   std::string out;
-  for (char32_t cp : cps) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
+  for (char32_t cp : cps) append_utf8(out, cp);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "engine/chat/jinja/jinja_template.h"
 #include "engine/gguf/gguf_file.h"
 #include "support/gguf_builder.h"
+#include "support/jinja_chat.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -31,19 +32,7 @@ std::string parse_error(const std::string& source) {
 }
 
 Dict chat_context() {
-  auto message = [](const char* role, const char* content) {
-    auto d = std::make_shared<Dict>();
-    d->set(PromptText().markup("role"), Value::text(role));
-    d->set(PromptText().markup("content"), Value::text(content));
-    return Value(d);
-  };
-  Dict ctx;
-  ctx.set(PromptText().markup("messages"),
-          Value(List{message("system", "Be brief."), message("user", "Hi"), message("assistant", "Hello"), message("user", "Bye")}));
-  ctx.set(PromptText().markup("add_generation_prompt"), Value(true));
-  ctx.set(PromptText().markup("bos_token"), Value::markup("<s>"));
-  ctx.set(PromptText().markup("eos_token"), Value::markup("</s>"));
-  return ctx;
+  return test::jinja_chat_context({{"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello"}, {"user", "Bye"}});
 }
 
 }  // namespace
