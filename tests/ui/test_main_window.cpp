@@ -200,6 +200,29 @@ class TestMainWindow : public QObject {
     QCOMPARE(last.stats.num_prefill_tokens - prefillBefore, m.numPromptTokens - m.numCachedPromptTokens);
   }
 
+  // Ctrl+Tab and Ctrl+Shift+Tab cycle the chats from the message input, with no "ambiguous
+  // shortcut" left for Qt to drop (Shift+Tab arrives as Backtab).
+  void ctrlTabAndCtrlShiftTabCycleChats() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const ChatId a = w.newChat(), b = w.newChat(), c = w.newChat();
+    QCOMPARE(w.currentChat(), c);
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    input->setFocus();
+    QTest::keyClick(input, Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
+    const ChatId back = w.currentChat();
+    QVERIFY2(back != c, "Ctrl+Shift+Tab did not move");
+    QTest::keyClick(input, Qt::Key_Tab, Qt::ControlModifier);
+    QCOMPARE(w.currentChat(), c);
+    QTest::keyClick(input, Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.currentChat(), back);
+    QVERIFY(back == a || back == b);
+    QTest::keyClick(input, Qt::Key_Tab, Qt::ControlModifier | Qt::ShiftModifier);  // as some platforms spell it
+    QVERIFY(w.currentChat() != back);
+  }
+
   void chatsComeBackAfterARestart() {
     QVector<ChatId> ids;
     QString lastReply;
