@@ -1,7 +1,8 @@
 // The main window drives the real engine: a message typed and sent streams a reply into the
 // transcript with its metrics; a fork at the latest message appears under its parent and
 // shares the parent's blocks; a compare round shows N columns and the picked one becomes the
-// reply; chats come back after a restart; a bad model file is reported and nothing breaks.
+// reply; Ctrl+Tab / Ctrl+Shift+Tab cycle the chats; chats come back after a restart; a bad model
+// file is reported and nothing breaks.
 // Chats are saved in a temporary data dir (QStandardPaths test mode).
 
 #include <QtTest>
