@@ -23,10 +23,8 @@ void choose_chat_template(const Args& args, Model& model) {
   if (choice == "builtin") {
     model.chat_template = model.chat_template.builtin();
   } else if (choice != "model") {
-    const Tokenizer& t = *model.tokenizer;
-    auto text_of = [&](std::optional<int32_t> id) { return id ? t.token_to_piece(*id, true) : std::string(); };
     try {
-      model.chat_template = ChatTemplate::from_jinja(read_text_file(choice, "--chat-template"), text_of(t.bos_id()), text_of(t.eos_id()));
+      model.chat_template = model.chat_template.with_jinja(read_text_file(choice, "--chat-template"));
     } catch (const Error& e) {
       fail("--chat-template %s: %s", choice.c_str(), e.what());
     }

@@ -25,25 +25,27 @@ std::optional<std::string> chatml_default_system(const std::string& tmpl) {
 }
 
 // The text of a special token named by its id in the file's metadata ("" when there is none).
-std::string token_text(const GgufFile& file, const char* id_key) {
+std::string token_text(const GgufFile& file, const std::vector<std::string_view>& tokens, const char* id_key) {
   const std::optional<uint64_t> id = file.opt_uint(id_key);
-  if (!id) return "";
-  const std::vector<std::string_view> tokens = file.get_string_array("tokenizer.ggml.tokens");
-  return *id < tokens.size() ? std::string(tokens[*id]) : std::string();
+  return id && *id < tokens.size() ? std::string(tokens[*id]) : std::string();
 }
 
 }  // namespace
 
 ChatTemplate ChatTemplate::from_gguf(const GgufFile& file) {
   const std::string t = file.opt_string("tokenizer.chat_template").value_or("");
+  const std::vector<std::string_view> tokens = file.get_string_array("tokenizer.ggml.tokens");
+  std::string bos = token_text(file, tokens, "tokenizer.ggml.bos_token_id");
+  std::string eos = token_text(file, tokens, "tokenizer.ggml.eos_token_id");
   // A base model's file may carry no template: its family's own format, then.
   const std::string arch = file.opt_string("general.architecture").value_or("");
-  if (t.empty() && arch.starts_with("gemma")) return ChatTemplate(Style::kGemma, {});
-  if (t.empty()) return recognise(t);
+  ChatTemplate builtin = t.empty() && arch.starts_with("gemma") ? ChatTemplate(Style::kGemma, {}) : recognise(t);
+  builtin.bos_token_ = bos;
+  builtin.eos_token_ = eos;
+  if (t.empty()) return builtin;
   try {
-    return from_jinja(t, token_text(file, "tokenizer.ggml.bos_token_id"), token_text(file, "tokenizer.ggml.eos_token_id"));
+    return from_jinja(t, std::move(bos), std::move(eos));
   } catch (const Error& e) {
-    ChatTemplate builtin = recognise(t);
     builtin.fallback_reason_ = format("its chat template cannot be rendered here (%s)", e.what());
     return builtin;
   }
@@ -58,7 +60,9 @@ ChatTemplate ChatTemplate::from_jinja(const std::string& source, std::string bos
 }
 
 ChatTemplate ChatTemplate::builtin() const {
-  ChatTemplate t(style_, default_system_);
+  ChatTemplate t = *this;
+  t.jinja_.reset();
+  t.fallback_reason_.clear();
   return t;
 }
 

@@ -44,6 +44,8 @@ class ChatTemplate {
   // A Jinja template of the model's (tests, a template given on the command line); throws Error
   // naming what cannot be parsed. The built-in format beside it is recognised from its markers.
   static ChatTemplate from_jinja(const std::string& source, std::string bos_token, std::string eos_token);
+  // `source` in place of this template, with this one's special tokens (--chat-template FILE).
+  ChatTemplate with_jinja(const std::string& source) const { return from_jinja(source, bos_token_, eos_token_); }
 
   // The prompt text; with add_generation_prompt it ends where the assistant's reply begins.
   // Only its markup may become control tokens (Model::encode_prompt): a message that spells

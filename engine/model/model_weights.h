@@ -54,10 +54,10 @@ struct ModelWeights {
   // The global layers' frequencies for an engine whose sequences hold up to max_context tokens:
   // LongRoPE's long factors past the original context, as llama.cpp chooses by its context size
   // (one choice for the whole sequence, so the cached K stay valid as it grows).
-  // A layer's rotary frequencies.
   const std::vector<float>& rope_inv_freq_for(int max_context) const {
     return !rope_inv_freq_long.empty() && max_context > config.rope_original_context ? rope_inv_freq_long : rope_inv_freq;
   }
+  // A layer's rotary frequencies (LongRoPE's short set for the global layers).
   const std::vector<float>& rope_inv_freq_of(int layer) const {
     return config.is_local_layer(layer) ? rope_inv_freq_local : rope_inv_freq;
   }

@@ -223,14 +223,9 @@ class Renderer {
       }
       items = std::move(kept);
     }
-    if (items.empty()) {
-      scopes_.pop_back();
-      exec(n.else_body, out);
-      return Flow::kNormal;
-    }
     const int64_t len = static_cast<int64_t>(items.size());
-    // jinja2 marks the loop as having run at the end of an iteration's body, so a break or
-    // continue in every iteration so far still renders the else; and each iteration's sets are
+    // jinja2 marks the loop as having run at the end of an iteration's body, so an empty loop,
+    // or a break or continue in every iteration so far, renders the else; and each iteration's sets are
     // its own (an outer name reads as the outer value until set in that iteration).
     bool ran = false;
     auto last_changed = std::make_shared<std::optional<List>>();
@@ -304,32 +299,26 @@ class Renderer {
       }
     }
     if (depth_ >= kMaxDepth) throw Error(format("macro calls nested deeper than %d", kMaxDepth));
+    // No unwinding on a throw: an error ends the whole render (nothing in a template catches it).
     const size_t saved_frame = frame_;
     scopes_.emplace_back();
     frame_ = scopes_.size() - 1;
     ++depth_;
-    PromptText out;
-    try {
-      for (size_t i = 0; i < n.params.size(); ++i) {
-        Value v = a.get(i, n.params[i]);
-        if (v.is_undefined() && n.defaults[i]) v = eval(*n.defaults[i]);
-        if (v.is_undefined()) v = Value(Undefined{n.params[i]});
-        scopes_.back()[n.params[i]] = std::move(v);
-      }
-      if (n.takes_varargs) {
-        List extra;
-        for (size_t i = n.params.size(); i < a.positional.size(); ++i) extra.push_back(a.positional[i]);
-        scopes_.back()["varargs"] = Value::tuple(std::move(extra));
-      }
-      if (n.takes_kwargs) scopes_.back()["kwargs"] = Value(kwargs);
-      scopes_.back()["caller"] = caller;
-      exec(n.body, out);
-    } catch (...) {
-      --depth_;
-      scopes_.pop_back();
-      frame_ = saved_frame;
-      throw;
+    for (size_t i = 0; i < n.params.size(); ++i) {
+      Value v = a.get(i, n.params[i]);
+      if (v.is_undefined() && n.defaults[i]) v = eval(*n.defaults[i]);
+      if (v.is_undefined()) v = Value(Undefined{n.params[i]});
+      scopes_.back()[n.params[i]] = std::move(v);
     }
+    if (n.takes_varargs) {
+      List extra;
+      for (size_t i = n.params.size(); i < a.positional.size(); ++i) extra.push_back(a.positional[i]);
+      scopes_.back()["varargs"] = Value::tuple(std::move(extra));
+    }
+    if (n.takes_kwargs) scopes_.back()["kwargs"] = Value(kwargs);
+    scopes_.back()["caller"] = caller;
+    PromptText out;
+    exec(n.body, out);
     --depth_;
     scopes_.pop_back();
     frame_ = saved_frame;

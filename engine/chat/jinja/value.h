@@ -117,7 +117,6 @@ struct CallArgs {
 
   // The argument at `position` or named `name`, else `fallback` (undefined by default).
   Value get(size_t position, std::string_view name, Value fallback = {}) const;
-  size_t size() const { return positional.size() + keyword.size(); }
 };
 
 // Whether any string in `v` (its items, keys and values, all the way down) came from the caller.
