@@ -224,6 +224,8 @@ CASES = [
     ("op_ternary_no_else", "[{{ 'yes' if nothing }}] {{ 'a' ~ ('b' if false) ~ 'c' }}"),
     ("op_ternary_nested", "{{ 'a' if n < 5 else 'b' if n < 10 else 'c' }}"),
     ("op_percent_format", "{{ '%s-%d' % ('a', 3) }} {{ '%s' % 'x' }} {{ '%05.2f' % f }} {{ '%s' % [1, 2] }}"),
+    # Python writes a negative in another base as its magnitude with a sign, and '#' as 0x / 0o.
+    ("op_percent_format_int_bases", "{{ '%x|%X|%#x|%#X|%o|%#o|%+d|% d' % (255, 255, 255, 255, 8, 8, 5, 5) }} {{ '%x|%#o|%d|%#x' % (-31, 0, -7, -255) }}"),
 
     # ---------------------------------------------------------------- subscripts and attributes
     ("sub_attr_and_item", "{{ d.a }} {{ d['a'] }} {{ d.c.x }} {{ d['c']['x'] }} {{ d['c'].x }}"),
@@ -491,6 +493,7 @@ CASES = [
     ("method_replace", "{{ 'aaa'.replace('a', 'b') }} {{ 'aaa'.replace('a', 'b', 2) }} {{ multiline.replace('\n', '|') }}"),
     ("method_find_count", "{{ 'hello'.find('l') }} {{ 'hello'.rfind('l') }} {{ 'hello'.find('z') }} {{ 'hello'.index('e') }} {{ 'hello'.count('l') }} {{ uni.find('日') }}"),
     ("method_join", "{{ ', '.join(words) }} {{ '-'.join('abc') }} {{ ''.join(['a', 'b']) }}"),
+    ("method_format_int_bases", "{{ '{:x}|{:#x}|{:#o}|{:#b}|{:b}|{:+d}|{:X}'.format(255, 255, 8, 5, -5, 3, -255) }}"),
     ("method_format", "{{ '{} {}'.format(1, 2) }} {{ '{0}{1}{0}'.format('a', 'b') }} {{ '{name}'.format(name='x') }} {{ '{:>5}|{:.2f}'.format('a', f) }}"),
     ("method_predicates", "{{ '123'.isdigit() }} {{ '12a'.isdigit() }} {{ 'abc'.isalpha() }} {{ '  '.isspace() }} {{ 'abc'.islower() }} {{ 'ABC'.isupper() }} {{ ''.isdigit() }} {{ ''.isspace() }}"),
     ("method_dict_get", "{{ d.get('a') }} {{ d.get('zz') }} {{ d.get('zz', 'dflt') }} {{ msgs[3].get('tool_calls')[0].id }}"),

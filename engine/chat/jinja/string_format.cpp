@@ -45,20 +45,24 @@ std::string number_text(const Value& v, const Spec& spec, const char* what) {
   char buf[512];
   if (type == 'd' || type == 'i' || type == 'x' || type == 'X' || type == 'o' || type == 'b') {
     const int64_t i = v.is_float() ? static_cast<int64_t>(v.as_double()) : v.as_int();
+    std::string s = i < 0 ? "-" : spec.sign == '+' || spec.sign == ' ' ? std::string(1, spec.sign) : "";
+    if (type == 'd' || type == 'i') return s + std::to_string(i < 0 ? -static_cast<uint64_t>(i) : static_cast<uint64_t>(i));
+    // Python writes a magnitude with its sign (-0x1f, not two's complement) and '#' as 0x / 0X / 0o / 0b.
+    uint64_t u = i < 0 ? -static_cast<uint64_t>(i) : static_cast<uint64_t>(i);
+    if (spec.alternate) {
+      s += '0';
+      s += type;
+    }
     if (type == 'b') {
       std::string bits;
-      uint64_t u = static_cast<uint64_t>(i < 0 ? -i : i);
       do {
         bits.insert(bits.begin(), static_cast<char>('0' + (u & 1)));
         u >>= 1;
       } while (u);
-      return (i < 0 ? "-" : spec.sign == '+' ? "+" : "") + std::string(spec.alternate ? "0b" : "") + bits;
+      return s + bits;
     }
-    const std::string f = "%" + flags + "ll" + (type == 'i' ? 'd' : type);
-    std::snprintf(buf, sizeof buf, f.c_str(), static_cast<long long>(i));
-    std::string s = buf;
-    if (type == 'o' && spec.alternate) s.insert(s.find_first_not_of("+- ") , "o");  // Python writes 0o17
-    return s;
+    std::snprintf(buf, sizeof buf, type == 'o' ? "%llo" : type == 'x' ? "%llx" : "%llX", static_cast<unsigned long long>(u));
+    return s + buf;
   }
   if (type == '\0') type = v.is_float() ? 'r' : 'd';
   if (type == 'r') return v.is_float() ? python_float_repr(v.as_double()) : std::to_string(v.as_int());
