@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("PagedChat"));
   QApplication::setOrganizationName(QStringLiteral("PagedChat"));
+  QApplication::setApplicationVersion(QStringLiteral(PAGEDCHAT_VERSION));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Chat with local language models on a paged-KV engine."));

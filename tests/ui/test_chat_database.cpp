@@ -1,7 +1,9 @@
 // The chat database on its own (no model): chat ids come from the file, so two connections
 // never give one id twice and a deleted chat's id is never given again (an older file without
 // the counter included); a save writes only the rows that changed since this connection saved
-// the chat, and changing a chat's row keeps its messages; the file is in WAL mode.
+// the chat, and changing a chat's row keeps its messages; the file is in WAL mode; the message
+// search (FTS5) follows every save, edit and delete, and a file from before it is indexed on open;
+// a chat's pin and last activity are saved.
 
 #include <QtTest>
 
@@ -196,6 +198,75 @@ class TestChatDatabase : public QObject {
     }
     raw = QSqlDatabase();
     QSqlDatabase::removeDatabase(QStringLiteral("mode"));
+  }
+
+  // Each word a prefix, case and accents folded, user text never read as FTS5 syntax; the hit
+  // names its chat and message, its match marked.
+  void searchFindsMessagesAsTheyAreNow() {
+    const QString path = freshPath();
+    ChatDatabase db(path);
+    ChatRecord a = newChat(db, QStringLiteral("A"), {message(QStringLiteral("user"), QStringLiteral("Tell me about the Café de Flore")),
+                                                     message(QStringLiteral("assistant"), QStringLiteral("A famous café in Paris."))});
+    ChatRecord b = newChat(db, QStringLiteral("B"), {message(QStringLiteral("user"), QStringLiteral("Paged attention, please"))});
+    QVERIFY(db.saveChat(a));
+    QVERIFY(db.saveChat(b));
+    QString error;
+    QVector<MessageHit> hits = db.searchMessages(QStringLiteral("cafe"), 10, &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(hits.size(), 2);
+    for (const MessageHit& h : hits) QCOMPARE(h.chat, a.id);
+    QVERIFY(hits[0].snippet.contains(QString(MessageHit::kMatchStart) + QStringLiteral("Caf")) ||
+            hits[0].snippet.contains(QString(MessageHit::kMatchStart) + QStringLiteral("caf")));
+    hits = db.searchMessages(QStringLiteral("PAG atten"), 10);  // prefixes, all of them
+    QCOMPARE(hits.size(), 1);
+    QCOMPARE(hits[0].chat, b.id);
+    QCOMPARE(hits[0].message, 0);
+    QVERIFY(db.searchMessages(QStringLiteral("paged cafe"), 10).isEmpty());
+    // FTS5's own syntax in what the user typed is only text.
+    for (const char* hostile : {"\"", "NEAR(", "content:x", "a OR", "*", "\"\"*", "-x", "^", "Paged)"}) {
+      error.clear();
+      const QVector<MessageHit> found = db.searchMessages(QString::fromLatin1(hostile), 10, &error);
+      QVERIFY2(error.isEmpty(), qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(hostile), error)));
+      QCOMPARE(found.size(), QLatin1String(hostile) == QLatin1String("Paged)") ? 1 : 0);
+    }
+    // An edit, a shorter chat, a delete: the index follows.
+    a.messages[1].content = QStringLiteral("A famous bistro.");
+    QVERIFY(db.saveChat(a));
+    QCOMPARE(db.searchMessages(QStringLiteral("cafe"), 10).size(), 1);
+    QCOMPARE(db.searchMessages(QStringLiteral("bistro"), 10).size(), 1);
+    a.messages.removeLast();
+    QVERIFY(db.saveChat(a));
+    QVERIFY(db.searchMessages(QStringLiteral("bistro"), 10).isEmpty());
+    QVERIFY(db.removeChat(a.id));
+    QVERIFY(db.searchMessages(QStringLiteral("cafe"), 10).isEmpty());
+    QCOMPARE(db.searchMessages(QStringLiteral("paged"), 10).size(), 1);
+  }
+
+  // A file written before the search index: its messages are found after the first open.
+  void aFileFromBeforeTheIndexIsIndexedOnOpen() {
+    const QString path = freshPath();
+    {
+      ChatDatabase db(path);
+      QVERIFY(db.saveChat(newChat(db, QStringLiteral("old"), {message(QStringLiteral("user"), QStringLiteral("zebra crossing"))})));
+    }
+    rawExec(path, QStringLiteral("DROP TABLE message_search"));
+    ChatDatabase db(path);
+    const QVector<MessageHit> hits = db.searchMessages(QStringLiteral("zebra"), 10);
+    QCOMPARE(hits.size(), 1);
+    QCOMPARE(hits[0].message, 0);
+  }
+
+  void pinAndLastActivityAreSaved() {
+    const QString path = freshPath();
+    ChatDatabase db(path);
+    ChatRecord c = newChat(db, QStringLiteral("pinned"));
+    c.pinned = true;
+    c.lastActive = 1'700'000'000'123;
+    QVERIFY(db.saveChat(c));
+    const QVector<ChatRecord> back = reload(path);
+    QCOMPARE(back.size(), 1);
+    QVERIFY(back[0].pinned);
+    QCOMPARE(back[0].lastActive, c.lastActive);
   }
 };
 

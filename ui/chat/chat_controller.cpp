@@ -1,6 +1,7 @@
 // Every chat's state on the UI thread, and the flow of its turns through the bridge.
 #include "ui/chat/chat_controller.h"
 
+#include <QDateTime>
 #include <QMetaObject>
 
 #include <algorithm>
@@ -97,10 +98,31 @@ void ChatController::saveSystemPrompts(ChatId current) {
   if (const Chat* c = chat(current)) save(*c);
 }
 
+void ChatController::touch(Chat& c) {
+  c.record.lastActive = std::max(QDateTime::currentMSecsSinceEpoch(), c.record.lastActive + 1);
+}
+
+namespace {
+// A message's first words, on one line, for a fork's title.
+QString gist(const QString& text) {
+  const QString line = text.simplified();
+  constexpr int kWords = 32;
+  return line.size() <= kWords ? line : line.left(kWords).trimmed() + QStringLiteral("…");
+}
+// Lower case without accents, as the message index folds them ("Café" is found by "cafe").
+QString folded(const QString& text) {
+  QString out;
+  for (const QChar ch : text.normalized(QString::NormalizationForm_D))
+    if (ch.category() != QChar::Mark_NonSpacing) out += ch.toLower();
+  return out.simplified();
+}
+}  // namespace
+
 ChatId ChatController::create() {
   Chat c;
   c.record.id = newId();
   c.record.title = tr("New chat %1").arg(c.record.id);
+  touch(c);
   save(c);
   const ChatId id = c.record.id;
   add(std::move(c));
@@ -113,14 +135,20 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   if (it == m_chats.end()) return -1;
   const Chat& parent = it->second;
   messageCount = std::clamp<int>(messageCount, 0, static_cast<int>(parent.record.messages.size()));
+  QString asked;  // forking at a question is asking it again, differently: the child stops before it
   if (messageCount > 0 && parent.record.messages[messageCount - 1].role == QLatin1String("user")) {
-    // Forking at a question is asking it again, differently: the child stops before it.
-    if (draft) *draft = parent.record.messages[messageCount - 1].content;
+    asked = parent.record.messages[messageCount - 1].content;
+    if (draft) *draft = asked;
     --messageCount;
   }
   Chat child;
   child.record.id = newId();
-  child.record.title = tr("%1 (fork)").arg(parent.record.title);
+  // Named after where it branches: the question asked again, or the last message it keeps.
+  const QString at = !asked.isEmpty() ? asked : messageCount > 0 ? parent.record.messages[messageCount - 1].content : QString();
+  child.record.title = (at.trimmed().isEmpty() ? tr("%1 › from the start").arg(parent.record.title)
+                                               : tr("%1 › “%2”").arg(parent.record.title, gist(at)))
+                           .left(kMaxTitleLength);
+  touch(child);
   child.record.parentId = parentId;
   child.record.forkedAtMessage = messageCount;
   child.record.overridesSystemPrompt = parent.record.overridesSystemPrompt;
@@ -137,6 +165,97 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   add(std::move(child));
   onEngine([parentId, id, messages](EngineBridge& b) { b.fork(parentId, id, messages); });
   return id;
+}
+
+ChatId ChatController::duplicate(ChatId sourceId) {
+  auto it = m_chats.find(sourceId);
+  if (it == m_chats.end() || it->second.replying || it->second.awaitingPick) return -1;
+  Chat copy;
+  copy.record = it->second.record;
+  copy.record.id = newId();
+  copy.record.title = tr("%1 (copy)").arg(it->second.record.title).left(kMaxTitleLength);
+  copy.record.parentId = -1;
+  copy.record.forkedAtMessage = -1;
+  copy.record.pinned = false;
+  touch(copy);
+  const ChatId id = copy.record.id;
+  const ChatMessages messages = copy.record.engineMessages(m_sharedSystemPrompt);
+  save(copy);
+  add(std::move(copy));
+  // The bridge's fork shares what the source holds: the copy's next turn computes only its own.
+  onEngine([sourceId, id, messages](EngineBridge& b) { b.fork(sourceId, id, messages); });
+  return id;
+}
+
+ChatId ChatController::importChat(ChatRecord record) {
+  Chat c;
+  c.record = std::move(record);
+  c.record.id = newId();
+  c.record.parentId = -1;
+  c.record.forkedAtMessage = -1;
+  c.record.title = c.record.title.simplified().left(kMaxTitleLength);
+  if (c.record.title.isEmpty()) c.record.title = tr("Imported chat %1").arg(c.record.id);
+  c.record.firstInView = std::clamp(c.record.firstInView, 0, static_cast<int>(c.record.messages.size()));
+  settleInterruptedReply(c.record.messages);
+  touch(c);
+  save(c);
+  const ChatId id = c.record.id;
+  add(std::move(c));
+  measure(id);
+  return id;
+}
+
+bool ChatController::rename(ChatId id, const QString& title) {
+  auto it = m_chats.find(id);
+  const QString t = title.simplified().left(kMaxTitleLength);
+  if (it == m_chats.end() || t.isEmpty()) return false;
+  if (t == it->second.record.title) return true;
+  it->second.record.title = t;
+  save(it->second);
+  sendTitle(it->second);
+  emit titleChanged(id, t);
+  return true;
+}
+
+void ChatController::setPinned(ChatId id, bool pinned) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || it->second.record.pinned == pinned) return;
+  it->second.record.pinned = pinned;
+  save(it->second);
+  emit pinnedChanged(id, pinned);
+}
+
+bool ChatController::remove(ChatId id) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end()) return false;
+  if (!m_db.removeChat(id) && m_db.isOpen()) {
+    emit status(id, tr("Could not delete the chat: %1").arg(m_db.lastError()));
+    return false;
+  }
+  // Frees its sequences; a turn in flight is aborted with them, and its signals find no chat.
+  onEngine([id](EngineBridge& b) { b.release(id); });
+  m_chats.erase(it);
+  QVector<ChatId> orphans;
+  for (const auto& [childId, c] : m_chats)
+    if (c.record.parentId == id) orphans.append(childId);
+  emit chatRemoved(id, orphans);
+  return true;
+}
+
+QVector<ChatController::SearchResult> ChatController::search(const QString& words, QString* error) {
+  QVector<SearchResult> results;
+  const QStringList terms = folded(words).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  if (terms.isEmpty()) return results;
+  for (const auto& [id, c] : m_chats)
+    if (const QString title = folded(c.record.title);
+        std::all_of(terms.begin(), terms.end(), [&](const QString& t) { return title.contains(t); }))
+      results.append({.chat = id, .message = -1, .snippet = c.record.title});
+  constexpr int kMaxMessageHits = 200;
+  for (const MessageHit& hit : m_db.searchMessages(words, kMaxMessageHits, error)) {
+    const Chat* c = chat(hit.chat);
+    if (c && hit.message < c->record.messages.size()) results.append({.chat = hit.chat, .message = hit.message, .snippet = hit.snippet});
+  }
+  return results;
 }
 
 bool ChatController::send(ChatId id, const QString& text, const TurnSettings& settings, const QStringList& columnTitles) {
@@ -216,6 +335,8 @@ void ChatController::attachPendingVersions(Chat& c) {
 }
 
 void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once) {
+  touch(c);
+  emit activityChanged(c.record.id);
   if (once) settings.contextPolicy = *once;
   else if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
   c.contextFullTokens = 0;
@@ -309,6 +430,7 @@ ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnS
   child.record.parentId = id;
   child.record.forkedAtMessage = static_cast<int>(c.record.messages.size());
   child.record.contextPolicy = ContextPolicy::appDefault;
+  child.record.pinned = false;
   const ChatId childId = child.record.id;
   save(child);
   add(std::move(child));

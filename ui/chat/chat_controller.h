@@ -48,6 +48,13 @@ class ChatController : public QObject {
     QElapsedTimer sinceSaved;
   };
   enum class ContextChoice { dropOldest, newChatFromRecent, cancel };
+  // A search result: a chat whose title (message -1) or whose message `message` holds every
+  // word; snippet as MessageHit's (the title itself for a title).
+  struct SearchResult {
+    ChatId chat = -1;
+    int message = -1;
+    QString snippet;
+  };
 
   // bridge lives on the engine thread; db outlives the controller.
   ChatController(ChatDatabase& db, EngineBridge* bridge, QObject* parent = nullptr);
@@ -71,6 +78,20 @@ class ChatController : public QObject {
   // *draft gets that message's text, to edit and send as the new branch. Whether and how
   // much it shares of the parent's KV blocks is the engine side's to say (forkDone).
   ChatId fork(ChatId parent, int messageCount, QString* draft = nullptr);
+  // A copy of the chat as a chat of its own (not a fork in the tree), sharing the KV blocks it
+  // holds; -1 while it replies or awaits a pick.
+  ChatId duplicate(ChatId id);
+  // A chat read from an export (ui/chat/chat_export.h): a new chat of its own, saved.
+  ChatId importChat(ChatRecord record);
+  // The title, trimmed to one line of at most kMaxTitleLength; false (nothing changes) when empty.
+  bool rename(ChatId id, const QString& title);
+  static constexpr int kMaxTitleLength = 200;
+  void setPinned(ChatId id, bool pinned);  // saved
+  // The chat goes, from the database too; its KV blocks are freed and a turn in flight ends.
+  // Its forks stay as chats of their own (chatRemoved says which).
+  bool remove(ChatId id);
+  // Titles first (in the list's order of ids), then messages, best first.
+  QVector<SearchResult> search(const QString& words, QString* error = nullptr);
   // Sends a user message (a first one names the chat) and starts the turn. columnTitles: how
   // each compare column samples (empty: all as settings).
   bool send(ChatId id, const QString& text, const TurnSettings& settings, const QStringList& columnTitles);
@@ -107,6 +128,10 @@ class ChatController : public QObject {
   void turnEnded(ChatId id);
   void replyingChanged(ChatId id, bool replying);
   void titleChanged(ChatId id, const QString& title);
+  void pinnedChanged(ChatId id, bool pinned);
+  void activityChanged(ChatId id);  // a turn began: the chat is the most recent
+  // The chat is gone; orphans: its forks, now chats of their own.
+  void chatRemoved(ChatId id, const QVector<ChatId>& orphans);
   // One line for the status bar (the window shows it when `id` is the chat shown).
   void status(ChatId id, const QString& text);
 
@@ -119,6 +144,7 @@ class ChatController : public QObject {
   void dropEmptyReply(Chat& c);
   void add(Chat c);
   void sendTitle(const Chat& c);
+  void touch(Chat& c);  // the chat's last activity is now
   ChatId newId();
   template <class F>
   void onEngine(F f);

@@ -2,6 +2,8 @@
 // of the rows that changed.
 #include "ui/chat/chat_database.h"
 
+#include "ui/chat/chat_json.h"
+
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -10,15 +12,22 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QRegularExpression>
 #include <QUuid>
 
-#include <algorithm>
 #include <QVariant>
+
+#include <algorithm>
+
+#include "ui/chat/chat_json.h"
 
 namespace {
 constexpr int kSchemaVersion = 1;
 // The settings key of the last chat id given (newChatId): ids are never given twice.
 const QString kLastChatIdKey = QStringLiteral("last_chat_id");
+// The search index's row of a message: its chat's id times this, plus its position. A message
+// at a later position (a chat of a million messages) goes unindexed.
+constexpr qint64 kIndexRowsPerChat = qint64{1} << 20;
 // Qt binds a null QString as SQL NULL; the text columns are NOT NULL and an empty text is "".
 QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
 
@@ -44,7 +53,8 @@ bool sameAsSaved(const MessageRecord& a, const MessageRecord& b) {
 bool sameChatRow(const ChatRecord& a, const ChatRecord& b) {
   return a.title == b.title && a.parentId == b.parentId && a.forkedAtMessage == b.forkedAtMessage &&
          a.overridesSystemPrompt == b.overridesSystemPrompt && a.systemPrompt == b.systemPrompt &&
-         a.firstInView == b.firstInView && a.contextPolicy == b.contextPolicy;
+         a.firstInView == b.firstInView && a.contextPolicy == b.contextPolicy && a.pinned == b.pinned &&
+         a.lastActive == b.lastActive;
 }
 }  // namespace
 
@@ -52,58 +62,12 @@ QString ChatDatabase::defaultPath() {
   return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("chats.sqlite"));
 }
 
-namespace {
-
-// A message's other versions as JSON: an array of tails, each an array of messages, each
-// message with its own versions (a tree, as deep as the edits went).
-QJsonArray tailsJson(const QVector<QVector<MessageRecord>>& tails) {
-  QJsonArray out;
-  for (const auto& tail : tails) {
-    QJsonArray t;
-    for (const MessageRecord& m : tail)
-      t.append(QJsonObject{{QStringLiteral("role"), m.role},
-                           {QStringLiteral("content"), m.content},
-                           {QStringLiteral("tokens"), m.metrics.numTokens},
-                           {QStringLiteral("first_token_ms"), m.metrics.secondsToFirstToken * 1000.0},
-                           {QStringLiteral("tokens_per_second"), m.metrics.tokensPerSecond},
-                           {QStringLiteral("finish"), m.metrics.finishReason},
-                           {QStringLiteral("versions"), tailsJson(m.otherVersions)},
-                           {QStringLiteral("version"), m.versionIndex}});
-    out.append(t);
-  }
-  return out;
-}
-
-QVector<QVector<MessageRecord>> tailsFrom(const QJsonArray& tails) {
-  QVector<QVector<MessageRecord>> out;
-  for (const QJsonValue& t : tails) {
-    QVector<MessageRecord> tail;
-    for (const QJsonValue& v : t.toArray()) {
-      const QJsonObject o = v.toObject();
-      MessageRecord m;
-      m.role = o.value(QStringLiteral("role")).toString();
-      m.content = o.value(QStringLiteral("content")).toString();
-      m.metrics.numTokens = o.value(QStringLiteral("tokens")).toInt();
-      m.metrics.secondsToFirstToken = o.value(QStringLiteral("first_token_ms")).toDouble() / 1000.0;
-      m.metrics.tokensPerSecond = o.value(QStringLiteral("tokens_per_second")).toDouble();
-      m.metrics.finishReason = o.value(QStringLiteral("finish")).toString();
-      m.otherVersions = tailsFrom(o.value(QStringLiteral("versions")).toArray());
-      m.versionIndex = std::clamp(o.value(QStringLiteral("version")).toInt(), 0, static_cast<int>(m.otherVersions.size()));
-      if (m.role == QLatin1String("user") || m.role == QLatin1String("assistant")) tail.append(m);
-    }
-    if (!tail.isEmpty()) out.append(tail);
-  }
-  return out;
-}
-
-}  // namespace
-
 QString ChatDatabase::versionsToJson(const QVector<QVector<MessageRecord>>& versions) {
-  return versions.isEmpty() ? QString(QLatin1String("")) : QString::fromUtf8(QJsonDocument(tailsJson(versions)).toJson(QJsonDocument::Compact));
+  return versions.isEmpty() ? QString(QLatin1String("")) : QString::fromUtf8(QJsonDocument(tailsToJson(versions)).toJson(QJsonDocument::Compact));
 }
 
 QVector<QVector<MessageRecord>> ChatDatabase::versionsFromJson(const QString& json) {
-  return json.isEmpty() ? QVector<QVector<MessageRecord>>{} : tailsFrom(QJsonDocument::fromJson(json.toUtf8()).array());
+  return json.isEmpty() ? QVector<QVector<MessageRecord>>{} : tailsFromJson(QJsonDocument::fromJson(json.toUtf8()).array());
 }
 
 ChatDatabase::ChatDatabase(const QString& path)
@@ -138,7 +102,10 @@ ChatDatabase::ChatDatabase(const QString& path)
   if (m_open) m_open = addColumn(QStringLiteral("chats"), QStringLiteral("first_in_view INTEGER NOT NULL DEFAULT 0")) &&
                        addColumn(QStringLiteral("chats"), QStringLiteral("context_policy INTEGER NOT NULL DEFAULT -1")) &&
                        addColumn(QStringLiteral("messages"), QStringLiteral("versions TEXT NOT NULL DEFAULT ''")) &&
-                       addColumn(QStringLiteral("messages"), QStringLiteral("version_index INTEGER NOT NULL DEFAULT 0"));
+                       addColumn(QStringLiteral("messages"), QStringLiteral("version_index INTEGER NOT NULL DEFAULT 0")) &&
+                       addColumn(QStringLiteral("chats"), QStringLiteral("pinned INTEGER NOT NULL DEFAULT 0")) &&
+                       addColumn(QStringLiteral("chats"), QStringLiteral("last_active INTEGER NOT NULL DEFAULT 0"));
+  if (m_open) openSearchIndex();
   if (m_open && setting(QStringLiteral("schema_version")).isEmpty())
     setSetting(QStringLiteral("schema_version"), QString::number(kSchemaVersion));
 }
@@ -174,7 +141,7 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
   if (!m_open) return chats;
   QSqlQuery q(m_db);
   if (!q.exec(QStringLiteral("SELECT id, title, parent_id, forked_at, overrides_system, system_prompt, first_in_view, "
-                             "context_policy FROM chats ORDER BY id"))) {
+                             "context_policy, pinned, last_active FROM chats ORDER BY id"))) {
     fail(QStringLiteral("load chats"), q.lastError().text());
     return chats;
   }
@@ -189,6 +156,8 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
     c.firstInView = q.value(6).toInt();
     const int policy = q.value(7).toInt();
     c.contextPolicy = policy == 0 || policy == 1 ? static_cast<ContextPolicy>(policy) : ContextPolicy::appDefault;
+    c.pinned = q.value(8).toBool();
+    c.lastActive = q.value(9).toLongLong();
     chats.append(c);
   }
   QSqlQuery m(m_db);
@@ -270,6 +239,7 @@ bool ChatDatabase::saveChat(const ChatRecord& chat) {
       fail(QStringLiteral("save chat %1").arg(chat.id), del.lastError().text());
       return rollback();
     }
+    if (!unindexMessages(chat.id, keep)) return rollback();
   }
   for (int i = 0; i < chat.messages.size(); ++i)
     if (i >= keep || !sameAsSaved(before->messages[i], chat.messages[i]))
@@ -286,16 +256,18 @@ bool ChatDatabase::saveChat(const ChatRecord& chat) {
 // it first, and its messages with it (ON DELETE CASCADE).
 bool ChatDatabase::saveChatRow(const ChatRecord& chat, const ChatRecord* before) {
   if (before && sameChatRow(*before, chat)) return true;
-  const QVariantList values{text(chat.title), chat.parentId, chat.forkedAtMessage, chat.overridesSystemPrompt ? 1 : 0,
-                            text(chat.systemPrompt), chat.firstInView, static_cast<int>(chat.contextPolicy), chat.id};
+  const QVariantList values{text(chat.title),       chat.parentId,    chat.forkedAtMessage,
+                            chat.overridesSystemPrompt ? 1 : 0, text(chat.systemPrompt), chat.firstInView,
+                            static_cast<int>(chat.contextPolicy), chat.pinned ? 1 : 0, chat.lastActive,
+                            chat.id};
   QSqlQuery q(m_db);
   q.prepare(QStringLiteral("UPDATE chats SET title = ?, parent_id = ?, forked_at = ?, overrides_system = ?, system_prompt = ?, "
-                           "first_in_view = ?, context_policy = ? WHERE id = ?"));
+                           "first_in_view = ?, context_policy = ?, pinned = ?, last_active = ? WHERE id = ?"));
   for (const QVariant& v : values) q.addBindValue(v);
   if (!q.exec()) return fail(QStringLiteral("save chat %1").arg(chat.id), q.lastError().text());
   if (q.numRowsAffected() > 0) return true;
   q.prepare(QStringLiteral("INSERT INTO chats (title, parent_id, forked_at, overrides_system, system_prompt, first_in_view, "
-                           "context_policy, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+                           "context_policy, pinned, last_active, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   for (const QVariant& v : values) q.addBindValue(v);
   return q.exec() || fail(QStringLiteral("save chat %1").arg(chat.id), q.lastError().text());
 }
@@ -314,17 +286,83 @@ bool ChatDatabase::saveMessage(ChatId id, int position, const MessageRecord& m) 
   q.addBindValue(text(m.metrics.finishReason));
   q.addBindValue(versionsToJson(m.otherVersions));
   q.addBindValue(m.versionIndex);
-  return q.exec() || fail(QStringLiteral("save message %1 of chat %2").arg(position).arg(id), q.lastError().text());
+  if (!q.exec()) return fail(QStringLiteral("save message %1 of chat %2").arg(position).arg(id), q.lastError().text());
+  if (!m_searchable || position >= kIndexRowsPerChat) return true;
+  QSqlQuery index(m_db);
+  index.prepare(QStringLiteral("INSERT OR REPLACE INTO message_search (rowid, content) VALUES (?, ?)"));
+  index.addBindValue(id * kIndexRowsPerChat + position);
+  index.addBindValue(text(m.content));
+  return index.exec() || fail(QStringLiteral("index message %1 of chat %2").arg(position).arg(id), index.lastError().text());
 }
 
 bool ChatDatabase::removeChat(ChatId id) {
   if (!m_open) return false;
+  if (!m_db.transaction()) return fail(QStringLiteral("begin"), m_db.lastError().text());
   QSqlQuery q(m_db);
   q.prepare(QStringLiteral("DELETE FROM chats WHERE id = ?"));
   q.addBindValue(id);
-  if (!q.exec()) return fail(QStringLiteral("remove chat %1").arg(id), q.lastError().text());
+  if (!q.exec() || !unindexMessages(id, 0) || !m_db.commit()) {
+    fail(QStringLiteral("remove chat %1").arg(id), q.lastError().text());
+    m_db.rollback();
+    return false;
+  }
   m_saved.erase(id);
   return true;
+}
+
+void ChatDatabase::openSearchIndex() {
+  QSqlQuery q(m_db);
+  const bool existed = q.exec(QStringLiteral("SELECT 1 FROM sqlite_master WHERE name = 'message_search'")) && q.next();
+  q.finish();
+  // unicode61 folds case and, with remove_diacritics 2, accents: "cafe" finds "Café".
+  if (!q.exec(QStringLiteral("CREATE VIRTUAL TABLE IF NOT EXISTS message_search USING fts5(content, "
+                             "tokenize = 'unicode61 remove_diacritics 2')"))) {
+    qWarning("chat database: no message search (%s)", qPrintable(q.lastError().text()));
+    return;
+  }
+  m_searchable = true;
+  // A file from before the index: its messages are indexed once.
+  if (!existed)
+    exec(QStringLiteral("INSERT INTO message_search (rowid, content) SELECT chat_id * %1 + position, content FROM messages "
+                        "WHERE position < %1").arg(kIndexRowsPerChat));
+}
+
+bool ChatDatabase::unindexMessages(ChatId id, int from) {
+  if (!m_searchable) return true;
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("DELETE FROM message_search WHERE rowid >= ? AND rowid < ?"));
+  q.addBindValue(id * kIndexRowsPerChat + from);
+  q.addBindValue((id + 1) * kIndexRowsPerChat);
+  return q.exec() || fail(QStringLiteral("unindex chat %1").arg(id), q.lastError().text());
+}
+
+QVector<MessageHit> ChatDatabase::searchMessages(const QString& words, int limit, QString* error) {
+  QVector<MessageHit> hits;
+  if (!m_searchable) {
+    if (error) *error = m_open ? QStringLiteral("this SQLite has no full-text search (FTS5)") : m_lastError;
+    return hits;
+  }
+  // Each word a quoted prefix ("pag"*): FTS5's own syntax (AND, NEAR, columns) stays out of
+  // what the user typed, and a word being typed already finds.
+  QStringList terms;
+  for (QString w : words.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts))
+    terms << QLatin1Char('"') + w.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QStringLiteral("\"*");
+  if (terms.isEmpty()) return hits;
+  QSqlQuery q(m_db);
+  q.prepare(QStringLiteral("SELECT rowid, snippet(message_search, 0, char(2), char(3), '…', 12) FROM message_search "
+                           "WHERE message_search MATCH ? ORDER BY rank LIMIT ?"));
+  q.addBindValue(terms.join(QLatin1Char(' ')));
+  q.addBindValue(limit);
+  if (!q.exec()) {
+    if (error) *error = q.lastError().text();
+    return hits;
+  }
+  while (q.next()) {
+    const qint64 row = q.value(0).toLongLong();
+    hits.append({.chat = row / kIndexRowsPerChat, .message = static_cast<int>(row % kIndexRowsPerChat),
+                 .snippet = q.value(1).toString()});
+  }
+  return hits;
 }
 
 QString ChatDatabase::setting(const QString& key, const QString& fallback) {

@@ -7,6 +7,9 @@
 // from the file all the same, so two connections never give one id twice. The stored values
 // (column meanings, the schema version, the id counter) are written to disk: never renumber
 // or reuse them.
+//
+// Message text is searched through SQLite's FTS5 (a full-text index of every message as shown,
+// kept in the same transactions as the messages): see searchMessages.
 
 #include <QSqlDatabase>
 #include <QString>
@@ -15,6 +18,15 @@
 #include <map>
 
 #include "ui/chat/chat_record.h"
+
+// A message that matched a search: its chat, its index in the chat, and a few words around the
+// match, each matched word between kMatchStart and kMatchEnd.
+struct MessageHit {
+  ChatId chat = -1;
+  int message = 0;
+  QString snippet;
+  static constexpr QChar kMatchStart = QChar(0x02), kMatchEnd = QChar(0x03);
+};
 
 class ChatDatabase {
  public:
@@ -40,6 +52,10 @@ class ChatDatabase {
   // messages past its end.
   bool saveChat(const ChatRecord& chat);
   bool removeChat(ChatId id);
+  // The messages holding every one of the words (each as a prefix: "pag" finds "paged"; case
+  // and accents ignored), best match first, at most `limit`. Only the versions shown are indexed.
+  // Empty, with *error set, when the file is not open or its SQLite has no FTS5.
+  QVector<MessageHit> searchMessages(const QString& words, int limit, QString* error = nullptr);
   QString setting(const QString& key, const QString& fallback = {});
   bool setSetting(const QString& key, const QString& value);
   // A message's other versions, as the messages table keeps them (JSON; "" for none).
@@ -52,11 +68,15 @@ class ChatDatabase {
   bool fail(const QString& what, const QString& error);
   bool saveChatRow(const ChatRecord& chat, const ChatRecord* before);
   bool saveMessage(ChatId id, int position, const MessageRecord& m);
+  void openSearchIndex();
+  // The index's rows of chat id from message `from` on go (all of its rows: from 0).
+  bool unindexMessages(ChatId id, int from);
 
   QString m_connection;
   // Each chat as this connection last saved or loaded it: what the next save is compared with.
   std::map<ChatId, ChatRecord> m_saved;
   QSqlDatabase m_db;
   bool m_open = false;
+  bool m_searchable = false;  // the FTS5 index exists and is kept
   QString m_lastError;
 };

@@ -97,6 +97,8 @@ struct ChatRecord {
   // are shown greyed, outside the model's view, and no longer sent.
   int firstInView = 0;
   ContextPolicy contextPolicy = ContextPolicy::appDefault;  // saved as its number
+  bool pinned = false;   // listed first
+  qint64 lastActive = 0;  // ms since the epoch: its last turn began (or it was made); the list's "recent"
 
   // The messages the engine reads: the effective system prompt (none when empty: the
   // template's default applies), then the chat from the first message in view.

@@ -9,6 +9,8 @@
 #include <QTextDocumentFragment>
 #include <QUrl>
 
+#include <algorithm>
+
 #include "ui/chat/message_markdown.h"
 
 TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
@@ -198,4 +200,31 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
   m_shown = std::move(shown);
   m_shownCharacters = doc->characterCount();
   if (atEnd) bar->setValue(bar->maximum());
+}
+
+void TranscriptView::revealMessage(int index, const QStringList& words) {
+  if (index < 0 || index >= m_shown.size()) return;
+  QTextDocument* doc = document();
+  const int start = m_shown[index].start;
+  const int end = index + 1 < m_shown.size() ? m_shown[index + 1].start : doc->characterCount();
+  QTextCursor at(doc);
+  at.setPosition(start);
+  for (const QString& word : words) {
+    const QTextCursor found = doc->find(word, start);
+    if (!found.isNull() && found.selectionEnd() <= end) {
+      at = found;
+      break;
+    }
+  }
+  // The message's end first, then its match: the match shows with as much of the message as fits.
+  QTextCursor messageEnd(doc);
+  messageEnd.setPosition(std::max(start, end - 1));
+  setTextCursor(messageEnd);
+  ensureCursorVisible();
+  QTextCursor header(doc);
+  header.setPosition(start);
+  setTextCursor(header);
+  ensureCursorVisible();
+  setTextCursor(at);
+  ensureCursorVisible();
 }

@@ -20,6 +20,10 @@ class TranscriptView : public QTextBrowser {
   // transcript ends with a notice offering what to do (contextChoice).
   void showChat(const ChatRecord& chat, bool replying, int contextFullTokens = 0, int contextLength = 0);
 
+  // Scrolls to message `index` of the chat shown and selects the first of `words` found in it
+  // (a search result opened), else puts the cursor at the message's start.
+  void revealMessage(int index, const QStringList& words);
+
   // The HTML of one message body, for views that show a reply on its own (compare columns).
   // Links are plain text there: such a view would navigate to them itself.
   static QString messageHtml(const QString& text);

@@ -23,7 +23,7 @@
 
 #include "ui/shell/app_services.h"
 #include "ui/chat/chat_database.h"
-#include "ui/chat/chat_list_widget.h"
+#include "ui/chat_list/chat_list_widget.h"
 #include "ui/shell/compare_settings_dialog.h"
 #include "ui/chat/compare_view.h"
 #include "ui/bridge/engine_bridge.h"
@@ -59,9 +59,12 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   m_central->addWidget(m_chatPanel);
   setCentralWidget(m_central);
   buildFileMenu();
+  buildChatMenu();
   buildWelcome();
   buildKvDock();
   buildActions();
+  buildViewMenu();
+  buildHelpMenu();
   m_status = new QLabel(tr("No model"), this);
   m_status->setObjectName(QStringLiteral("status"));
   m_status->setWordWrap(true);
@@ -109,9 +112,7 @@ QWidget* MainWindow::buildLeftPanel() {
   newButton->setObjectName(QStringLiteral("newChat"));
   connect(newButton, &QPushButton::clicked, this, &MainWindow::newChat);
   v->addWidget(newButton);
-  m_list = new ChatListWidget(panel);
-  connect(m_list, &ChatListWidget::chatSelected, this, &MainWindow::selectChat);
-  v->addWidget(m_list, 2);
+  v->addWidget(buildChatList(panel), 2);
 
   auto* prompts = new QGroupBox(tr("System prompt"), panel);
   auto* pv = new QVBoxLayout(prompts);
@@ -169,8 +170,8 @@ QWidget* MainWindow::buildChatPanel() {
     m_input->setPlainText(c->record.messages[i].content);
     m_input->selectAll();
     m_input->setFocus();
-    m_status->setText(tr("Editing message %1: Send makes a new version of the conversation from it (the old one is kept); "
-                         "Esc cancels.").arg(i + 1));
+    setChatStatus(m_current, tr("Editing message %1: Send makes a new version of the conversation from it (the old one is "
+                                "kept); Esc cancels.").arg(i + 1));
   });
   connect(m_transcript, &TranscriptView::versionRequested, this, [this](int i, int delta) {
     if (m_chats->switchVersion(m_current, i, delta)) showCurrent();
@@ -201,6 +202,7 @@ QWidget* MainWindow::buildChatPanel() {
   m_input->setObjectName(QStringLiteral("input"));
   m_input->setPlaceholderText(tr("Loading the model…"));
   m_input->setMaximumHeight(90);
+  m_input->setTabChangesFocus(true);  // Tab leaves the input, as in any form; a message has no use for tabs
   v->addWidget(m_input);
   auto* row = new QHBoxLayout();
   row->addWidget(new QLabel(tr("Samples:"), panel));
@@ -291,10 +293,8 @@ void MainWindow::buildActions() {
     addAction(a);
     return a;
   };
-  add(tr("New chat"), {QKeySequence(Qt::CTRL | Qt::Key_N)}, &MainWindow::newChat);
+  // The chat's own actions (new, fork, regenerate, stop, ...) are in the Chat menu, with their keys.
   add(tr("Send"), {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)}, &MainWindow::send);
-  add(tr("Stop"), {QKeySequence(Qt::Key_Escape)}, &MainWindow::stop);
-  add(tr("Fork"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F)}, &MainWindow::forkCurrentAtLatest);
   add(tr("Next chat"), {QKeySequence(Qt::CTRL | Qt::Key_Tab)}, &MainWindow::nextChat);
   // One sequence: X11 delivers Ctrl+Shift+Tab as Backtab, and Qt also matches it without the Shift,
   // so listing Ctrl+Shift+Tab and Ctrl+Backtab both made the press ambiguous and neither fired.
@@ -341,14 +341,17 @@ void MainWindow::connectChats() {
   connect(m_chats, &ChatController::chatAdded, this, &MainWindow::addChatToList);
   connect(m_chats, &ChatController::titleChanged, m_list, &ChatListWidget::setTitle);
   connect(m_chats, &ChatController::replyingChanged, m_list, &ChatListWidget::setReplying);
+  connect(m_chats, &ChatController::pinnedChanged, m_list, &ChatListWidget::setPinned);
+  connect(m_chats, &ChatController::activityChanged, this, [this](ChatId id) {
+    if (const ChatController::Chat* c = m_chats->chat(id)) m_list->setLastActive(id, c->record.lastActive);
+  });
+  connect(m_chats, &ChatController::chatRemoved, this, &MainWindow::onChatRemoved);
   connect(m_chats, &ChatController::chatChanged, this, [this](ChatId id) {
     if (id != m_current) return;
     if (!m_renderTimer.isActive()) m_renderTimer.start();
     updateControls();
   });
-  connect(m_chats, &ChatController::status, this, [this](ChatId id, const QString& text) {
-    if (id == m_current) m_status->setText(text);
-  });
+  connect(m_chats, &ChatController::status, this, &MainWindow::setChatStatus);
   connect(m_chats, &ChatController::turnEnded, this, [this](ChatId id) {
     if (id == m_current) {
       m_renderTimer.stop();
@@ -400,8 +403,18 @@ ChatId MainWindow::newChat() {
 void MainWindow::selectChat(ChatId id) {
   const ChatController::Chat* c = m_chats->chat(id);
   if (!c) return;
+  if (id != m_current) {
+    // The input is the chat's: what was typed (or being edited) in the other one waits there.
+    if (m_chats->chat(m_current)) m_drafts[m_current] = {m_input->toPlainText(), m_editing};
+    const Draft draft = m_drafts.take(id);
+    m_input->setPlainText(draft.text);
+    m_input->moveCursor(QTextCursor::End);
+    const bool stillAQuestion = draft.editing >= 0 && draft.editing < c->record.messages.size() &&
+                                c->record.messages[draft.editing].role == QLatin1String("user");
+    m_editing = stillAQuestion ? draft.editing : -1;
+    m_status->setText(m_chatStatus.value(id));
+  }
   m_current = id;
-  m_editing = -1;
   m_list->select(id);
   const ChatRecord& r = c->record;
   // Shown without counting as an edit.
@@ -498,7 +511,7 @@ void MainWindow::stop() {
   if (m_editing >= 0) {  // Esc while editing: the edit is dropped, the conversation as it was
     m_editing = -1;
     m_input->clear();
-    m_status->clear();
+    setChatStatus(m_current, QString());
     return;
   }
   m_chats->stop(m_current);

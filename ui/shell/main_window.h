@@ -6,6 +6,7 @@
 // EngineBridge on the engine thread; switching chats only switches what is shown); the
 // database, the engine thread and the local API server are AppServices', handed in.
 
+#include <QHash>
 #include <QMainWindow>
 #include <QPointer>
 #include <QTimer>
@@ -17,6 +18,7 @@
 
 class QAction;
 class QCheckBox;
+class QLineEdit;
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
@@ -30,6 +32,7 @@ class QMenu;
 class AppServices;
 class ChatDatabase;
 class ChatListWidget;
+class ChatSearchResults;
 class CompareView;
 class EngineBridge;
 class TranscriptView;
@@ -92,12 +95,29 @@ class MainWindow : public QMainWindow {
   void showCompareColumns();
   void showModelLibrary();
   void stepEngine();
+  // Chat management (ui/shell/main_window_chats.cpp). A rename applies the title as the
+  // ChatController trims it; delete asks first (a dialog naming what goes and what stays).
+  void renameCurrentChat();  // the in-place editor in the list
+  bool renameChat(ChatId id, const QString& title);
+  void deleteChat(ChatId id);
+  ChatId duplicateChat(ChatId id);
+  void setChatPinned(ChatId id, bool pinned);
+  // Markdown for a path ending .md, else JSON; false (and a dialog saying why) when it failed.
+  bool exportChat(ChatId id, const QString& path);
+  ChatId importChat(const QString& path);  // -1 (and a dialog saying why) when it failed
+  void showSearch();  // focuses the search box over the chat list
+  void openSearchResult(ChatId chat, int message);
+  void showShortcuts();
+  void showAbout();
 
  signals:
   void modelReady();
   void turnDone(ChatId chat);
   void poolFrame(const PoolFrame& frame);  // the KV block-pool view connects here
   void apiServerChanged(const QString& url, const QString& error);  // url empty: stopped or failed
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;  // the search box's Esc and Down
 
  private:
   QWidget* buildLeftPanel();
@@ -108,6 +128,16 @@ class MainWindow : public QMainWindow {
   void buildApiServer(QToolBar* toolBar);
   void restoreApiServer();
   void buildFileMenu();
+  // ui/shell/main_window_chats.cpp: the chat list's search, the Chat, View and Help menus.
+  QWidget* buildChatList(QWidget* parent);
+  void buildChatMenu();
+  void buildViewMenu();
+  void buildHelpMenu();
+  void runSearch();
+  void onChatRemoved(ChatId id, const QVector<ChatId>& orphans);
+  void showError(const QString& objectName, const QString& sentence, const QString& detail);
+  // The chat shown's status line, kept per chat so a switch never shows another chat's.
+  void setChatStatus(ChatId id, const QString& text);
   void buildWelcome();
   void setModelFolders(const QStringList& folders);
   void fillRecentMenu();
@@ -139,6 +169,20 @@ class MainWindow : public QMainWindow {
   QTimer m_renderTimer;  // tokens arrive faster than a person reads: redraw at ~30 Hz
   QTimer m_saveSystemPromptTimer;
   ChatListWidget* m_list = nullptr;
+  QLineEdit* m_search = nullptr;
+  ChatSearchResults* m_searchResults = nullptr;
+  QStackedWidget* m_listStack = nullptr;  // the chat list, or the search's results
+  QTimer m_searchTimer;                   // searches once typing pauses
+  QMenu* m_chatMenu = nullptr;            // also the chat list's context menu
+  QMenu* m_viewMenu = nullptr;
+  QAction* m_pinAction = nullptr;
+  // What the input held for each chat not shown (and the question it was editing, -1: none).
+  struct Draft {
+    QString text;
+    int editing = -1;
+  };
+  QHash<ChatId, Draft> m_drafts;
+  QHash<ChatId, QString> m_chatStatus;
   QStackedWidget* m_central = nullptr;  // the chat panel, or the welcome page
   QWidget* m_chatPanel = nullptr;
   WelcomeView* m_welcome = nullptr;

@@ -1,0 +1,24 @@
+#pragma once
+// A chat written out for people (Markdown) and for another PagedChat (JSON, read back by
+// chatFromJson): its messages with their versions and metrics, its system prompt and context
+// policy, and the sampling settings it was exported under. The JSON's keys are a file format:
+// never rename them; a later version adds keys and bumps kChatExportVersion.
+
+#include <QByteArray>
+#include <QString>
+
+#include <optional>
+
+#include "ui/chat/chat_record.h"
+#include "ui/chat/chat_types.h"
+
+inline constexpr int kChatExportVersion = 1;
+inline constexpr qint64 kMaxChatImportBytes = qint64{64} << 20;  // a bigger file is refused unread
+
+// sharedSystemPrompt: the app's, which the chat reads unless it has its own.
+QString chatToMarkdown(const ChatRecord& chat, const QString& sharedSystemPrompt);
+QByteArray chatToJson(const ChatRecord& chat, const QString& sharedSystemPrompt, const TurnSettings& sampling);
+
+// The chat of an export (its id, fork parent and pin are not kept: an import is a chat of its
+// own). nullopt with *error one sentence saying what is wrong with the file.
+std::optional<ChatRecord> chatFromJson(const QByteArray& json, QString* error);

@@ -1,0 +1,59 @@
+#pragma once
+// The chat list on the left: every chat, forks indented under the chat they came from with
+// "fork of X at message k", so the fork tree reads at a glance. Pinned chats first, then the
+// order chosen (most recent activity, creation, or title); forks under a chat in the order they
+// were made. A chat that is replying is marked; selecting a chat only switches the view
+// (replies go on). F2 or a double-click renames in place (renamed asks the window, which owns
+// the chats); the context menu is the window's (contextMenuRequested).
+
+#include <QTreeWidget>
+
+#include "ui/chat/chat_record.h"
+
+class ChatListWidget : public QTreeWidget {
+  Q_OBJECT
+ public:
+  enum class Order { recent, created, title };
+
+  explicit ChatListWidget(QWidget* parent = nullptr);
+
+  void addChat(const ChatRecord& chat, const QString& parentTitle);  // parent added first
+  // The chat's item goes; its forks (orphans) stay, moved to the top level, their note naming
+  // the deleted chat.
+  void removeChat(ChatId id);
+  void setTitle(ChatId id, const QString& title);
+  void setReplying(ChatId id, bool replying);
+  void setPinned(ChatId id, bool pinned);
+  void setLastActive(ChatId id, qint64 msSinceEpoch);
+  void setOrder(Order order);
+  Order order() const { return m_order; }
+  void select(ChatId id);
+  ChatId current() const;
+  // Chats in the order shown (depth first), for next/previous.
+  QVector<ChatId> orderShown() const;
+  QTreeWidgetItem* item(ChatId id) const;
+  // The title as the list shows it (without the fork note or the marks).
+  QString title(ChatId id) const;
+  bool isPinned(ChatId id) const;
+  void renameCurrent();  // starts the in-place editor on the current chat
+
+ signals:
+  void chatSelected(ChatId id);
+  void renamed(ChatId id, const QString& title);  // the in-place editor's text, not yet applied
+  void contextMenuRequested(ChatId id, const QPoint& globalPos);
+
+ private:
+  friend class ChatListItem;
+  static constexpr int kIdRole = Qt::UserRole;
+  static constexpr int kTitleRole = Qt::UserRole + 1;
+  static constexpr int kForkNoteRole = Qt::UserRole + 2;  // "fork of X at message k"
+  static constexpr int kReplyingRole = Qt::UserRole + 3;
+  static constexpr int kPinnedRole = Qt::UserRole + 4;
+  static constexpr int kLastActiveRole = Qt::UserRole + 5;
+  static constexpr int kForkedAtRole = Qt::UserRole + 6;  // the parent's messages kept; -1: not a fork
+  void refreshText(QTreeWidgetItem* item);
+  void setForkNote(QTreeWidgetItem* item, const QString& parentTitle);
+  void resort();
+
+  Order m_order = Order::recent;
+};
