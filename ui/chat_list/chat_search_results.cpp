@@ -38,14 +38,16 @@ void ChatSearchResults::showResults(const QVector<ChatController::SearchResult>&
   clear();
   m_results = results;
   auto addRow = [this](const QString& html, const QString& plain, bool enabled) {
-    auto* item = new QListWidgetItem(plain, this);  // the plain text: for accessibility and keyboard search
+    // The label draws the text; the item's own would show through a selected row.
+    auto* item = new QListWidgetItem(this);
+    item->setData(Qt::AccessibleTextRole, plain);
+    item->setToolTip(plain);
     if (!enabled) item->setFlags(Qt::NoItemFlags);
     auto* label = new QLabel(html, this);
     label->setWordWrap(true);
     label->setTextFormat(Qt::RichText);
     label->setContentsMargins(4, 3, 4, 3);
     label->setAttribute(Qt::WA_TransparentForMouseEvents);  // the row takes the clicks
-    item->setForeground(Qt::transparent);  // the label draws the text
     item->setSizeHint(QSize(0, label->heightForWidth(std::max(viewport()->width() - 8, 120)) + 2));
     setItemWidget(item, label);
   };
