@@ -159,11 +159,15 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   // (a fork at that token: copy-on-write, nothing recomputed) when the parent holds them;
   // otherwise the child's first turn submits its chat whole and the prefix cache serves the
   // full blocks it shares with the parent. forkDone says which.
-  const ChatId id = child.record.id;
-  const ChatMessages messages = child.record.engineMessages(m_sharedSystemPrompt);
-  save(child);
-  add(std::move(child));
-  onEngine([parentId, id, messages](EngineBridge& b) { b.fork(parentId, id, messages); });
+  return addForkOf(parentId, std::move(child));
+}
+
+ChatId ChatController::addForkOf(ChatId source, Chat chat) {
+  const ChatId id = chat.record.id;
+  const ChatMessages messages = chat.record.engineMessages(m_sharedSystemPrompt);
+  save(chat);
+  add(std::move(chat));
+  onEngine([source, id, messages](EngineBridge& b) { b.fork(source, id, messages); });
   return id;
 }
 
@@ -178,13 +182,8 @@ ChatId ChatController::duplicate(ChatId sourceId) {
   copy.record.forkedAtMessage = -1;
   copy.record.pinned = false;
   touch(copy);
-  const ChatId id = copy.record.id;
-  const ChatMessages messages = copy.record.engineMessages(m_sharedSystemPrompt);
-  save(copy);
-  add(std::move(copy));
   // The bridge's fork shares what the source holds: the copy's next turn computes only its own.
-  onEngine([sourceId, id, messages](EngineBridge& b) { b.fork(sourceId, id, messages); });
-  return id;
+  return addForkOf(sourceId, std::move(copy));
 }
 
 ChatId ChatController::importChat(ChatRecord record) {
