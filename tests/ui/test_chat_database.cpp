@@ -268,6 +268,32 @@ class TestChatDatabase : public QObject {
     QVERIFY(back[0].pinned);
     QCOMPARE(back[0].lastActive, c.lastActive);
   }
+
+  // A chat's own sampling is saved with its row (a change of it alone is saved too); none
+  // reads back as none, and a value edited out of range by hand as the app's defaults.
+  void theChatsOwnSamplingIsSaved() {
+    const QString path = freshPath();
+    ChatDatabase db(path);
+    ChatRecord c = newChat(db, QStringLiteral("own"));
+    QVERIFY(db.saveChat(c));
+    QVERIFY(!reload(path)[0].ownSampling);
+    TurnSettings own;
+    own.temperature = 1.25;
+    own.minP = 0.1;
+    own.frequencyPenalty = 0.5;
+    own.maxTokens = 64;
+    own.seed = (quint64{1} << 60) + 3;
+    c.ownSampling = own;
+    QVERIFY(db.saveChat(c));
+    QVector<ChatRecord> back = reload(path);
+    QVERIFY(back[0].ownSampling.has_value());
+    QVERIFY(sameSampling(*back[0].ownSampling, own));
+    c.ownSampling->maxTokens = 65;
+    QVERIFY(db.saveChat(c));
+    QCOMPARE(reload(path)[0].ownSampling->maxTokens, 65);
+    rawExec(path, QStringLiteral("UPDATE chats SET sampling = '{\"temperature\": 99}'"));
+    QVERIFY(!reload(path)[0].ownSampling);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestChatDatabase)

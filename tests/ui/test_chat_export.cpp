@@ -86,6 +86,49 @@ class TestChatExport : public QObject {
     QVERIFY(!back->pinned);
   }
 
+  // A chat's own sampling goes out and comes back as its own; a chat without writes the app's
+  // settings it was exported under, and imports using the importing app's.
+  void theChatsOwnSamplingRoundTrips() {
+    ChatRecord c = sampleChat();
+    TurnSettings own;
+    own.temperature = 0.0;
+    own.topK = 7;
+    own.presencePenalty = 0.5;
+    own.frequencyPenalty = -0.25;
+    own.maxTokens = 99;
+    own.seed = 42;
+    c.ownSampling = own;
+    const QByteArray json = chatToJson(c, QString(), TurnSettings{});
+    QVERIFY(QJsonDocument::fromJson(json).object().value(QStringLiteral("own_sampling")).toBool());
+    QString error;
+    const std::optional<ChatRecord> back = chatFromJson(json, &error);
+    QVERIFY2(back, qPrintable(error));
+    QVERIFY(back->ownSampling.has_value());
+    QVERIFY(sameSampling(*back->ownSampling, own));
+
+    c.ownSampling.reset();
+    TurnSettings app;
+    app.maxTokens = 77;
+    const QJsonObject o = QJsonDocument::fromJson(chatToJson(c, QString(), app)).object();
+    QVERIFY(!o.value(QStringLiteral("own_sampling")).toBool());
+    QCOMPARE(o.value(QStringLiteral("sampling")).toObject().value(QStringLiteral("max_tokens")).toInt(), 77);
+    const std::optional<ChatRecord> none = chatFromJson(QJsonDocument(o).toJson(), &error);
+    QVERIFY(none && !none->ownSampling);
+
+    // Values outside what the settings allow are refused with the key named.
+    QJsonObject bad = QJsonDocument::fromJson(json).object();
+    QJsonObject sampling = bad.value(QStringLiteral("sampling")).toObject();
+    sampling[QStringLiteral("top_p")] = 3.0;
+    bad[QStringLiteral("sampling")] = sampling;
+    QVERIFY(!chatFromJson(QJsonDocument(bad).toJson(), &error));
+    QVERIFY2(error.contains(QStringLiteral("\"top_p\" must be a number from 0 to 1")), qPrintable(error));
+    sampling[QStringLiteral("top_p")] = 0.5;
+    sampling[QStringLiteral("seed")] = 12;  // a number, not a string
+    bad[QStringLiteral("sampling")] = sampling;
+    QVERIFY(!chatFromJson(QJsonDocument(bad).toJson(), &error));
+    QVERIFY2(error.contains(QStringLiteral("\"seed\"")), qPrintable(error));
+  }
+
   // A chat that read the shared prompt exports the prompt it read, and imports reading the
   // importing app's own shared prompt.
   void theSharedPromptIsWrittenButNotTakenOver() {

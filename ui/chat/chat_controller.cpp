@@ -93,6 +93,14 @@ void ChatController::setContextPolicy(ChatId id, ContextPolicy policy) {
   save(it->second);
 }
 
+void ChatController::setChatSampling(ChatId id, const std::optional<TurnSettings>& sampling) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end()) return;
+  it->second.record.ownSampling = sampling;
+  save(it->second);
+  emit chatChanged(id);
+}
+
 void ChatController::saveSystemPrompts(ChatId current) {
   m_db.setSetting(kSharedSystemPromptKey, m_sharedSystemPrompt);
   if (const Chat* c = chat(current)) save(*c);
@@ -153,6 +161,7 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   child.record.forkedAtMessage = messageCount;
   child.record.overridesSystemPrompt = parent.record.overridesSystemPrompt;
   child.record.systemPrompt = parent.record.systemPrompt;
+  child.record.ownSampling = parent.record.ownSampling;  // a branch is compared under the same settings
   child.record.messages = parent.record.messages.mid(0, messageCount);
   child.record.firstInView = std::min(parent.record.firstInView, messageCount);
   // The engine side shares the parent's parked sequence up to where the child's messages end
@@ -333,11 +342,21 @@ void ChatController::attachPendingVersions(Chat& c) {
   c.pendingVersionsAt = -1;
 }
 
+// A chat's own sampling settings replace the app's for its replies and its samples; columns of
+// "Vary settings" keep theirs (that is what the columns are for), all but the reply's length.
+void ChatController::applyOwnSampling(const Chat& c, TurnSettings& settings) {
+  if (!c.record.ownSampling) return;
+  if (settings.columns.empty()) return takeSampling(settings, *c.record.ownSampling);
+  for (TurnSettings& column : settings.columns) column.maxTokens = c.record.ownSampling->maxTokens;
+  settings.maxTokens = c.record.ownSampling->maxTokens;
+}
+
 void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once) {
   touch(c);
   emit activityChanged(c.record.id);
   if (once) settings.contextPolicy = *once;
   else if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
+  applyOwnSampling(c, settings);
   c.contextFullTokens = 0;
   const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
   c.numSamples = settings.numSamples;
@@ -367,6 +386,7 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
        c.record.messages.last().metrics.finishReason != ReplyMetrics::kInterrupted))
     return false;
   if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
+  applyOwnSampling(c, settings);
   settings.numSamples = 1;
   settings.columns.clear();
   settings.continuesReply = true;

@@ -70,6 +70,8 @@ class ChatController : public QObject {
   void setSharedSystemPrompt(const QString& prompt);  // saved by saveSystemPrompts()
   void setChatSystemPrompt(ChatId id, bool overrides, const QString& prompt);
   void setContextPolicy(ChatId id, ContextPolicy policy);  // saved
+  // The chat's own sampling settings (nullopt: the app's defaults), used from its next reply on; saved.
+  void setChatSampling(ChatId id, const std::optional<TurnSettings>& sampling);
   void saveSystemPrompts(ChatId current);
 
   ChatId create();  // a new empty chat, saved
@@ -143,6 +145,7 @@ class ChatController : public QObject {
   void attachPendingVersions(Chat& c);
   void dropEmptyReply(Chat& c);
   void add(Chat c);
+  static void applyOwnSampling(const Chat& c, TurnSettings& settings);
   // Saves and adds chat, and has the engine side start it from source's parked sequence
   // (sharing what it holds of chat's messages; see EngineBridge::fork). Returns its id.
   ChatId addForkOf(ChatId source, Chat chat);

@@ -32,15 +32,6 @@ std::optional<ContextPolicy> policyFrom(const QString& name) {
   return std::nullopt;
 }
 
-QJsonObject samplingJson(const TurnSettings& s) {
-  return QJsonObject{{QStringLiteral("temperature"), s.temperature},
-                     {QStringLiteral("top_p"), s.topP},
-                     {QStringLiteral("top_k"), s.topK},
-                     {QStringLiteral("min_p"), s.minP},
-                     {QStringLiteral("repetition_penalty"), s.repetitionPenalty},
-                     {QStringLiteral("max_tokens"), s.maxTokens},
-                     {QStringLiteral("seed"), QString::number(s.seed)}};  // a string: JSON numbers are doubles
-}
 }  // namespace
 
 QString chatToMarkdown(const ChatRecord& chat, const QString& sharedSystemPrompt) {
@@ -72,7 +63,9 @@ QByteArray chatToJson(const ChatRecord& chat, const QString& sharedSystemPrompt,
       {QStringLiteral("system_prompt"), chat.overridesSystemPrompt ? chat.systemPrompt : sharedSystemPrompt},
       {QStringLiteral("context_policy"), policyName(chat.contextPolicy)},
       {QStringLiteral("first_in_view"), chat.firstInView},
-      {QStringLiteral("sampling"), samplingJson(sampling)},
+      // The chat's own settings, or the app's it replied under when it has none.
+      {QStringLiteral("own_sampling"), chat.ownSampling.has_value()},
+      {QStringLiteral("sampling"), samplingToJson(chat.ownSampling.value_or(sampling))},
       {QStringLiteral("messages"), messages}};
   return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
@@ -105,6 +98,11 @@ std::optional<ChatRecord> chatFromJson(const QByteArray& json, QString* error) {
   const std::optional<ContextPolicy> policy = policyFrom(o.value(QStringLiteral("context_policy")).toString());
   if (!policy) return failed(tr("unknown context policy \"%1\"").arg(o.value(QStringLiteral("context_policy")).toString()));
   chat.contextPolicy = *policy;
+  if (o.value(QStringLiteral("own_sampling")).toBool()) {
+    QString why;
+    chat.ownSampling = samplingFromJson(o.value(QStringLiteral("sampling")).toObject(), &why);
+    if (!chat.ownSampling) return failed(why);
+  }
   const QJsonArray list = messages.toArray();
   for (qsizetype i = 0; i < list.size(); ++i) {
     const QJsonObject m = list[i].toObject();

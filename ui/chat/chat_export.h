@@ -1,7 +1,8 @@
 #pragma once
 // A chat written out for people (Markdown) and for another PagedChat (JSON, read back by
 // chatFromJson): its messages with their versions and metrics, its system prompt and context
-// policy, and the sampling settings it was exported under. The JSON's keys are a file format:
+// policy, and its sampling settings ("own_sampling": its own, else the app's it was exported
+// under; an import keeps them only when they were its own). The JSON's keys are a file format:
 // never rename them; a later version adds keys and bumps kChatExportVersion.
 
 #include <QByteArray>
@@ -15,7 +16,7 @@
 inline constexpr int kChatExportVersion = 1;
 inline constexpr qint64 kMaxChatImportBytes = qint64{64} << 20;  // a bigger file is refused unread
 
-// sharedSystemPrompt: the app's, which the chat reads unless it has its own.
+// sharedSystemPrompt and sampling: the app's, which the chat uses unless it has its own.
 QString chatToMarkdown(const ChatRecord& chat, const QString& sharedSystemPrompt);
 QByteArray chatToJson(const ChatRecord& chat, const QString& sharedSystemPrompt, const TurnSettings& sampling);
 

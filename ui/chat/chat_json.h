@@ -3,9 +3,15 @@
 // column of a message's other versions, and a chat's export file (ui/chat/chat_export.h). The
 // keys are written to disk: never rename them.
 //
+// Sampling settings (a chat's own, or those an export was made under): {"temperature", "top_p",
+// "top_k", "min_p", "repetition_penalty", "frequency_penalty", "presence_penalty", "max_tokens",
+// "seed"}, the seed a string (JSON numbers are doubles; a seed is 64 bits).
+//
 // A message: {"role", "content", "tokens", "first_token_ms", "tokens_per_second", "finish",
 // "versions": [tail, ...], "version"}, where a tail is an array of messages (a version of the
 // conversation from that message on), so a message's versions nest as deep as the edits went.
+
+#include <optional>
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -19,3 +25,8 @@ QJsonObject messageToJson(const MessageRecord& m);
 MessageRecord messageFromJson(const QJsonObject& o);
 QJsonArray tailsToJson(const QVector<QVector<MessageRecord>>& tails);
 QVector<QVector<MessageRecord>> tailsFromJson(const QJsonArray& tails);
+
+QJsonObject samplingToJson(const TurnSettings& s);
+// Keys that are absent keep TurnSettings' defaults; nullopt, with `error` set to a sentence, when
+// a value is not a number or lies outside what the settings allow.
+std::optional<TurnSettings> samplingFromJson(const QJsonObject& o, QString* error = nullptr);

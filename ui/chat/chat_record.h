@@ -6,6 +6,7 @@
 #include <QVector>
 
 #include <algorithm>
+#include <optional>
 
 #include "ui/chat/chat_types.h"
 #include "ui/chat/reply_metrics.h"
@@ -99,6 +100,8 @@ struct ChatRecord {
   ContextPolicy contextPolicy = ContextPolicy::appDefault;  // saved as its number
   bool pinned = false;   // listed first
   qint64 lastActive = 0;  // ms since the epoch: its last turn began (or it was made); the list's "recent"
+  // How its replies sample when not the app's defaults (only the fields takeSampling copies count).
+  std::optional<TurnSettings> ownSampling;
 
   // The messages the engine reads: the effective system prompt (none when empty: the
   // template's default applies), then the chat from the first message in view.

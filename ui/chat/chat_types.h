@@ -28,6 +28,8 @@ struct TurnSettings {
   int topK = 40;                   // 0: off
   double minP = 0.05;              // 0: off
   double repetitionPenalty = 1.0;  // 1: off
+  double frequencyPenalty = 0.0;   // 0: off; subtracted per occurrence in the recent tokens
+  double presencePenalty = 0.0;    // 0: off; subtracted once for a token that occurred
   int maxTokens = 512;
   int numSamples = 1;  // compare: 2-4 samples from one prefill (Request::n)
   ContextPolicy contextPolicy = ContextPolicy::dropOldest;  // resolved: never appDefault here
@@ -40,6 +42,26 @@ struct TurnSettings {
   // ignored); empty: numSamples samples of these settings.
   std::vector<TurnSettings> columns;
 };
+
+// The settings a chat may hold as its own (ChatRecord::ownSampling): how its replies sample.
+// Copies them from `from` into `into`, leaving the turn's shape (samples, columns, policy) alone.
+inline void takeSampling(TurnSettings& into, const TurnSettings& from) {
+  into.temperature = from.temperature;
+  into.topP = from.topP;
+  into.topK = from.topK;
+  into.minP = from.minP;
+  into.repetitionPenalty = from.repetitionPenalty;
+  into.frequencyPenalty = from.frequencyPenalty;
+  into.presencePenalty = from.presencePenalty;
+  into.maxTokens = from.maxTokens;
+  into.seed = from.seed;
+}
+
+inline bool sameSampling(const TurnSettings& a, const TurnSettings& b) {
+  return a.temperature == b.temperature && a.topP == b.topP && a.topK == b.topK && a.minP == b.minP &&
+         a.repetitionPenalty == b.repetitionPenalty && a.frequencyPenalty == b.frequencyPenalty &&
+         a.presencePenalty == b.presencePenalty && a.maxTokens == b.maxTokens && a.seed == b.seed;
+}
 
 inline std::vector<pagedchat::ChatMessage> toEngineMessages(const ChatMessages& messages) {
   std::vector<pagedchat::ChatMessage> chat;
@@ -55,6 +77,8 @@ inline pagedchat::SamplingParams toSamplingParams(const TurnSettings& settings, 
   p.top_k = settings.topK;
   p.min_p = static_cast<float>(settings.minP);
   p.repetition_penalty = static_cast<float>(settings.repetitionPenalty);
+  p.frequency_penalty = static_cast<float>(settings.frequencyPenalty);
+  p.presence_penalty = static_cast<float>(settings.presencePenalty);
   p.max_tokens = settings.maxTokens;
   p.seed = settings.seed != 0 ? settings.seed : drawnSeed;
   return p;

@@ -52,9 +52,11 @@ WelcomeView::WelcomeView(QWidget* parent)
   v->addWidget(m_message);
 
   v->addSpacing(12);
-  v->addWidget(new QLabel(tr("<b>Models found on this computer</b> (PagedChat's folder, the caches of Hugging Face, "
-                             "llama.cpp, LM Studio, GPT4All and Ollama, and your folders)"),
-                          this));
+  auto* found = new QLabel(tr("<b>Models found on this computer</b> (PagedChat's folder, the caches of Hugging Face, "
+                              "llama.cpp, LM Studio, GPT4All and Ollama, and your folders)"),
+                           this);
+  found->setWordWrap(true);  // a small window's width
+  v->addWidget(found);
   m_list = new ModelListWidget(this);
   v->addWidget(m_list, 1);
   v->addWidget(m_list->createDetailLabel(this, QStringLiteral("welcomeModelDetail")));

@@ -45,14 +45,22 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   side->addWidget(m_stateKey);
   topLayout->addLayout(side);
 
+  // The numbers above the charts, each at the dock's full width: side by side, a dock of a small
+  // window's width cut the numbers' rows short.
   auto* middle = new QWidget;
-  auto* midLayout = new QHBoxLayout(middle);
+  auto* midLayout = new QVBoxLayout(middle);
   midLayout->setContentsMargins(0, 0, 0, 0);
-  midLayout->addWidget(m_stats, 1);
-  auto* charts = new QVBoxLayout;
-  charts->addWidget(m_chart, 1);
-  charts->addWidget(m_strip);
-  midLayout->addLayout(charts, 1);
+  midLayout->addWidget(m_stats);
+  midLayout->addWidget(m_chart, 1);
+  midLayout->addWidget(m_strip);
+
+  // Scrolled when the window is short (a laptop's 700 px): the numbers never squeeze the pool.
+  auto* middleScroll = new QScrollArea;
+  middleScroll->setObjectName(QStringLiteral("kvNumbersScroll"));
+  middleScroll->setWidgetResizable(true);
+  middleScroll->setFrameShape(QFrame::NoFrame);
+  middleScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  middleScroll->setWidget(middle);
 
   auto* scroll = new QScrollArea;
   scroll->setObjectName(QStringLiteral("kvBlockTableScroll"));
@@ -63,7 +71,7 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->setObjectName(QStringLiteral("kvSplitter"));
   splitter->addWidget(top);
-  splitter->addWidget(middle);
+  splitter->addWidget(middleScroll);
   splitter->addWidget(scroll);
   splitter->setStretchFactor(0, 4);
   splitter->setStretchFactor(1, 2);

@@ -12,6 +12,8 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
   auto* form = new QFormLayout;
   form->setContentsMargins(0, 0, 0, 0);
   form->setVerticalSpacing(1);
+  // A row too long for the dock's width puts its value under its name rather than cutting either.
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);
   outer->addLayout(form);
   m_form = form;
   auto row = [&](const QString& key, const QString& title) {

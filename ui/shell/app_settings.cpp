@@ -27,6 +27,8 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   s.sampling.topK = stored(db, QStringLiteral("sampling/top_k"), d.sampling.topK, 0, 100000);
   s.sampling.minP = stored(db, QStringLiteral("sampling/min_p"), d.sampling.minP, 0.0, 1.0);
   s.sampling.repetitionPenalty = stored(db, QStringLiteral("sampling/repetition_penalty"), d.sampling.repetitionPenalty, 0.1, 5.0);
+  s.sampling.frequencyPenalty = stored(db, QStringLiteral("sampling/frequency_penalty"), d.sampling.frequencyPenalty, -2.0, 2.0);
+  s.sampling.presencePenalty = stored(db, QStringLiteral("sampling/presence_penalty"), d.sampling.presencePenalty, -2.0, 2.0);
   s.sampling.maxTokens = stored(db, QStringLiteral("sampling/max_tokens"), d.sampling.maxTokens, 1, 1 << 20);
   s.sampling.seed = stored<quint64>(db, QStringLiteral("sampling/seed"), d.sampling.seed, 0, quint64{1} << 53);
   s.blockSize = stored(db, QStringLiteral("engine/block_size"), d.blockSize, 1, 32);
@@ -67,6 +69,8 @@ void AppSettings::save(ChatDatabase& db) const {
   put("sampling/top_k", sampling.topK);
   put("sampling/min_p", sampling.minP);
   put("sampling/repetition_penalty", sampling.repetitionPenalty);
+  put("sampling/frequency_penalty", sampling.frequencyPenalty);
+  put("sampling/presence_penalty", sampling.presencePenalty);
   put("sampling/max_tokens", sampling.maxTokens);
   put("sampling/seed", sampling.seed);
   put("engine/block_size", blockSize);

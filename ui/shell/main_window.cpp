@@ -17,11 +17,15 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
 #include "ui/shell/app_services.h"
+#include "ui/shell/chat_action_row.h"
+#include "ui/shell/chat_sampling_dialog.h"
+#include "ui/shell/sampling_form.h"
 #include "ui/chat/chat_database.h"
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/shell/compare_settings_dialog.h"
@@ -105,6 +109,31 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
+namespace {
+const QString kGeometryKey = QStringLiteral("window/geometry");
+const QString kStateKey = QStringLiteral("window/state");
+}  // namespace
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (std::exchange(m_shownOnce, true)) return;
+  const QByteArray geometry = QByteArray::fromBase64(m_db->setting(kGeometryKey).toLatin1());
+  const QByteArray state = QByteArray::fromBase64(m_db->setting(kStateKey).toLatin1());
+  if (!geometry.isEmpty() && restoreGeometry(geometry) && restoreState(state)) return;
+  // The chat list a fifth of the window, the pool view a quarter: at 1024 px the chat keeps
+  // about half, at 1600 px nearly 60 %.
+  auto* chats = findChild<QDockWidget*>(QStringLiteral("chatsDock"));
+  auto* kv = findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"));
+  const int w = width();
+  resizeDocks({chats, kv}, {std::clamp(w / 5, 200, 320), std::clamp(w / 4, 280, 460)}, Qt::Horizontal);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  m_db->setSetting(kGeometryKey, QString::fromLatin1(saveGeometry().toBase64()));
+  m_db->setSetting(kStateKey, QString::fromLatin1(saveState().toBase64()));
+  QMainWindow::closeEvent(event);
+}
+
 QWidget* MainWindow::buildLeftPanel() {
   auto* panel = new QWidget(this);
   auto* v = new QVBoxLayout(panel);
@@ -116,7 +145,9 @@ QWidget* MainWindow::buildLeftPanel() {
 
   auto* prompts = new QGroupBox(tr("System prompt"), panel);
   auto* pv = new QVBoxLayout(prompts);
-  pv->addWidget(new QLabel(tr("Shared by all chats (empty: the model's default):"), prompts));
+  auto* sharedLabel = new QLabel(tr("Shared by all chats (empty: the model's default):"), prompts);
+  sharedLabel->setWordWrap(true);
+  pv->addWidget(sharedLabel);
   m_sharedPromptEdit = new QPlainTextEdit(prompts);
   m_sharedPromptEdit->setObjectName(QStringLiteral("sharedSystemPrompt"));
   pv->addWidget(m_sharedPromptEdit);
@@ -127,7 +158,8 @@ QWidget* MainWindow::buildLeftPanel() {
   m_chatPromptEdit->setObjectName(QStringLiteral("chatSystemPrompt"));
   m_chatPromptEdit->setEnabled(false);
   pv->addWidget(m_chatPromptEdit);
-  auto* policyRow = new QHBoxLayout();
+  auto* policyRow = new QVBoxLayout();  // one above the other: the dock may be narrow
+  policyRow->setSpacing(2);
   policyRow->addWidget(new QLabel(tr("When the context is full:"), prompts));
   m_contextPolicy = new QComboBox(prompts);
   m_contextPolicy->setObjectName(QStringLiteral("contextPolicy"));
@@ -136,7 +168,7 @@ QWidget* MainWindow::buildLeftPanel() {
   m_contextPolicy->addItem(tr("Stop and ask"), static_cast<int>(ContextPolicy::stopAndAsk));
   m_contextPolicy->setToolTip(tr("This chat's choice when it outgrows the model's context: drop its oldest turns (the system "
                                  "prompt stays; the dropped turns stay visible, greyed), or stop and ask"));
-  policyRow->addWidget(m_contextPolicy, 1);
+  policyRow->addWidget(m_contextPolicy);
   pv->addLayout(policyRow);
   connect(m_contextPolicy, &QComboBox::activated, this, [this] {
     m_chats->setContextPolicy(m_current, static_cast<ContextPolicy>(m_contextPolicy->currentData().toInt()));
@@ -204,45 +236,77 @@ QWidget* MainWindow::buildChatPanel() {
   m_input->setMaximumHeight(90);
   m_input->setTabChangesFocus(true);  // Tab leaves the input, as in any form; a message has no use for tabs
   v->addWidget(m_input);
-  auto* row = new QHBoxLayout();
-  row->addWidget(new QLabel(tr("Samples:"), panel));
+  m_actionRow = new ChatActionRow(panel);
+  auto* samplesLabel = new QLabel(tr("Samples:"), panel);
+  m_actionRow->addCompareWidget(samplesLabel);
   m_samples = new QSpinBox(panel);
   m_samples->setObjectName(QStringLiteral("samples"));
   m_samples->setRange(1, 4);
   m_samples->setToolTip(tr("More than 1: compare that many replies side by side (the prompt is computed once)"));
-  row->addWidget(m_samples);
+  samplesLabel->setBuddy(m_samples);
+  m_actionRow->addCompareWidget(m_samples);
   m_varySettings = new QCheckBox(tr("Vary settings"), panel);
   m_varySettings->setObjectName(QStringLiteral("varySettings"));
   m_varySettings->setToolTip(tr("Each compare column samples with its own settings (Columns…); the prompt is still computed once"));
-  row->addWidget(m_varySettings);
+  m_actionRow->addCompareWidget(m_varySettings);
   m_beamSearch = new QCheckBox(tr("Beams"), panel);
   m_beamSearch->setObjectName(QStringLiteral("beamSearch"));
   m_beamSearch->setToolTip(tr("The columns are the most likely replies by beam search (as many beams as samples), best "
                               "first; they share their KV blocks and show when the search ends"));
-  row->addWidget(m_beamSearch);
+  m_actionRow->addCompareWidget(m_beamSearch);
   connect(m_varySettings, &QCheckBox::toggled, this, [this](bool on) { if (on) m_beamSearch->setChecked(false); });
   connect(m_beamSearch, &QCheckBox::toggled, this, [this](bool on) { if (on) m_varySettings->setChecked(false); });
   auto* columns = new QPushButton(tr("Columns…"), panel);
   columns->setObjectName(QStringLiteral("editCompareColumns"));
+  columns->setToolTip(tr("The sampling settings of each compare column, for \"Vary settings\""));
   connect(columns, &QPushButton::clicked, this, &MainWindow::showCompareColumns);
-  row->addWidget(columns);
-  row->addStretch(1);
+  m_actionRow->addCompareWidget(columns);
   auto button = [&](const QString& text, const char* name) {
-    auto* b = new QPushButton(text, panel);
+    auto* b = new QToolButton(panel);
+    b->setText(text);
     b->setObjectName(QString::fromLatin1(name));
-    row->addWidget(b);
+    b->setAutoRaise(false);
+    m_actionRow->addAction(b);
     return b;
   };
+  m_chatSampling = button(tr("Sampling"), "chatSampling");
   m_copy = button(tr("Copy"), "copy");
   m_regenerate = button(tr("Regenerate"), "regenerate");
   m_stop = button(tr("Stop"), "stop");
   m_send = button(tr("Send"), "send");
-  connect(m_copy, &QPushButton::clicked, this, &MainWindow::copyLastReply);
-  connect(m_regenerate, &QPushButton::clicked, this, &MainWindow::regenerate);
-  connect(m_stop, &QPushButton::clicked, this, &MainWindow::stop);
-  connect(m_send, &QPushButton::clicked, this, &MainWindow::send);
-  v->addLayout(row);
+  m_copy->setToolTip(tr("Copy the last reply (Ctrl+Shift+C)"));
+  m_regenerate->setToolTip(tr("Regenerate the last reply as a new version (Ctrl+R)"));
+  m_stop->setToolTip(tr("Stop the reply (Esc)"));
+  m_send->setToolTip(tr("Send the message (Ctrl+Enter)"));
+  refreshIcons();
+  connect(m_chatSampling, &QToolButton::clicked, this, &MainWindow::showChatSampling);
+  connect(m_copy, &QToolButton::clicked, this, &MainWindow::copyLastReply);
+  connect(m_regenerate, &QToolButton::clicked, this, &MainWindow::regenerate);
+  connect(m_stop, &QToolButton::clicked, this, &MainWindow::stop);
+  connect(m_send, &QToolButton::clicked, this, &MainWindow::send);
+  v->addWidget(m_actionRow);
   return panel;
+}
+
+void MainWindow::refreshIcons() {
+  // Drawn in the palette's colours: made again when the theme changes.
+  m_chatSampling->setIcon(glyphIcon(QStringLiteral("preferences-other"), QStringLiteral("⚙"), m_chatSampling));
+  m_copy->setIcon(glyphIcon(QStringLiteral("edit-copy"), QStringLiteral("⧉"), m_copy));
+  m_regenerate->setIcon(glyphIcon(QStringLiteral("view-refresh"), QStringLiteral("↻"), m_regenerate));
+  m_stop->setIcon(glyphIcon(QStringLiteral("process-stop"), QStringLiteral("■"), m_stop));
+  m_send->setIcon(glyphIcon(QStringLiteral("mail-send"), QStringLiteral("➤"), m_send));
+}
+
+void MainWindow::showChatSampling() {
+  const ChatRecord* r = chat(m_current);
+  if (!r) return;
+  auto* dialog = new ChatSamplingDialog(r->title, r->ownSampling, m_settings.sampling, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog, id = m_current] {
+    m_chats->setChatSampling(id, dialog->ownSampling());
+    updateControls();
+  });
+  dialog->open();
 }
 
 void MainWindow::buildKvDock() {
@@ -457,6 +521,13 @@ void MainWindow::updateControls() {
   m_stop->setEnabled(c && c->replying);
   m_regenerate->setEnabled(ready && c && !busy && !c->record.messages.isEmpty());
   m_copy->setEnabled(hasReply);
+  m_chatSampling->setEnabled(c != nullptr);
+  const bool own = c && c->record.ownSampling;
+  m_chatSampling->setText(own ? tr("Sampling: this chat's") : tr("Sampling"));
+  m_chatSampling->setToolTip((own ? tr("This chat samples with its own settings: %1") : tr("This chat samples with the app's defaults: %1"))
+                                 .arg(describeChatSampling(own ? *c->record.ownSampling : m_settings.sampling)) +
+                             tr(" (click to change)"));
+  m_actionRow->fit();
   // The conversation the model reads next against the context, and what the chat holds now.
   m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens · %3 KV blocks held")
                                                     .arg(c->conversationTokens)

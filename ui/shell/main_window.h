@@ -26,6 +26,8 @@ class QPushButton;
 class QSpinBox;
 class QStackedWidget;
 class QToolBar;
+class QToolButton;
+class ChatActionRow;
 class LocalApiServer;
 class ModelLoader;
 class QMenu;
@@ -93,6 +95,7 @@ class MainWindow : public QMainWindow {
   void setEnginePaused(bool paused);
   void showSettings();
   void showCompareColumns();
+  void showChatSampling();  // the current chat's sampling settings (ChatSamplingDialog)
   void showModelLibrary();
   void stepEngine();
   // Chat management (ui/shell/main_window_chats.cpp). A rename applies the title as the
@@ -118,6 +121,10 @@ class MainWindow : public QMainWindow {
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;  // the search box's Esc and Down
+  // The window's size and docks are saved on close and restored at the first show; with none
+  // saved, the docks take a share of the window that leaves the chat most of it.
+  void showEvent(QShowEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
 
  private:
   QWidget* buildLeftPanel();
@@ -151,6 +158,7 @@ class MainWindow : public QMainWindow {
   void showCurrent();
   void updateControls();
   void onSystemPromptEdited();
+  void refreshIcons();
   const ChatController::Chat* current() const;
   template <class F>
   void onEngine(F f);
@@ -162,6 +170,7 @@ class MainWindow : public QMainWindow {
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
   int m_contextLength = 0;
   bool m_modelReady = false;
+  bool m_shownOnce = false;
   AppSettings m_settings;
   ModelLoader* m_loader = nullptr;
   QMenu* m_recentMenu = nullptr;
@@ -198,10 +207,12 @@ class MainWindow : public QMainWindow {
   QSpinBox* m_samples = nullptr;
   QCheckBox* m_varySettings = nullptr;
   QCheckBox* m_beamSearch = nullptr;
-  QPushButton* m_send = nullptr;
-  QPushButton* m_stop = nullptr;
-  QPushButton* m_regenerate = nullptr;
-  QPushButton* m_copy = nullptr;
+  ChatActionRow* m_actionRow = nullptr;
+  QToolButton* m_chatSampling = nullptr;  // the chat's sampling: the app's defaults or its own
+  QToolButton* m_send = nullptr;
+  QToolButton* m_stop = nullptr;
+  QToolButton* m_regenerate = nullptr;
+  QToolButton* m_copy = nullptr;
   QLabel* m_status = nullptr;
   QLabel* m_context = nullptr;
   LocalApiServer* m_api = nullptr;  // AppServices'; null when built without the server

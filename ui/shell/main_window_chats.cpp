@@ -153,6 +153,7 @@ void MainWindow::buildChatMenu() {
   add(tr("Re&generate the last reply"), "regenerateAction", QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::regenerate);
   add(tr("&Copy the last reply"), "copyAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), &MainWindow::copyLastReply);
   add(tr("&Stop the reply"), "stopAction", QKeySequence(Qt::Key_Escape), &MainWindow::stop);
+  add(tr("Sa&mpling settings of this chat…"), "chatSamplingAction", QKeySequence(), &MainWindow::showChatSampling);
   m_chatMenu->addSeparator();
   QAction* search = add(tr("&Search chats…"), "searchAction", QKeySequence(Qt::CTRL | Qt::Key_F), &MainWindow::showSearch);
   search->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_F), QKeySequence(Qt::CTRL | Qt::Key_K)});

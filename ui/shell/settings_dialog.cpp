@@ -1,9 +1,10 @@
 // Builds the settings form and reads it back.
 #include "ui/shell/settings_dialog.h"
 
+#include "ui/shell/sampling_form.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
-#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -19,16 +20,6 @@
 #include <algorithm>
 
 namespace {
-
-QDoubleSpinBox* doubleBox(QWidget* parent, const char* name, double lo, double hi, double step, double value, int decimals = 2) {
-  auto* b = new QDoubleSpinBox(parent);
-  b->setObjectName(QString::fromLatin1(name));
-  b->setRange(lo, hi);
-  b->setSingleStep(step);
-  b->setDecimals(decimals);
-  b->setValue(value);
-  return b;
-}
 
 QSpinBox* intBox(QWidget* parent, const char* name, int lo, int hi, int value, const QString& zeroText = {}) {
   auto* b = new QSpinBox(parent);
@@ -48,20 +39,8 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
 
   auto* sampling = new QGroupBox(tr("Sampling (new replies)"), this);
   auto* sf = new QFormLayout(sampling);
-  m_temperature = doubleBox(sampling, "temperature", 0, 5, 0.05, s.sampling.temperature);
-  m_topP = doubleBox(sampling, "topP", 0, 1, 0.05, s.sampling.topP);
-  m_topK = intBox(sampling, "topK", 0, 1000, s.sampling.topK, tr("off"));
-  m_minP = doubleBox(sampling, "minP", 0, 1, 0.01, s.sampling.minP);
-  m_repetition = doubleBox(sampling, "repetitionPenalty", 0.5, 3, 0.05, s.sampling.repetitionPenalty);
-  m_maxTokens = intBox(sampling, "maxTokens", 1, 32768, s.sampling.maxTokens);
-  m_seed = intBox(sampling, "seed", 0, 2147483647, static_cast<int>(std::min<quint64>(s.sampling.seed, 2147483647)), tr("random"));
-  sf->addRow(tr("Temperature (0: greedy)"), m_temperature);
-  sf->addRow(tr("Top-p (1: off)"), m_topP);
-  sf->addRow(tr("Top-k"), m_topK);
-  sf->addRow(tr("Min-p (0: off)"), m_minP);
-  sf->addRow(tr("Repetition penalty (1: off)"), m_repetition);
-  sf->addRow(tr("Max tokens per reply"), m_maxTokens);
-  sf->addRow(tr("Seed"), m_seed);
+  m_sampling = new SamplingForm(s.sampling, sampling);
+  sf->addRow(m_sampling);
   m_contextPolicy = new QComboBox(sampling);
   m_contextPolicy->setObjectName(QStringLiteral("defaultContextPolicy"));
   m_contextPolicy->addItem(tr("Drop the oldest turns"), static_cast<int>(ContextPolicy::dropOldest));
@@ -167,13 +146,7 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
 
 AppSettings SettingsDialog::settings() const {
   AppSettings s = m_initial;
-  s.sampling.temperature = m_temperature->value();
-  s.sampling.topP = m_topP->value();
-  s.sampling.topK = m_topK->value();
-  s.sampling.minP = m_minP->value();
-  s.sampling.repetitionPenalty = m_repetition->value();
-  s.sampling.maxTokens = m_maxTokens->value();
-  s.sampling.seed = static_cast<quint64>(m_seed->value());
+  s.sampling = m_sampling->sampling(s.sampling);
   s.contextPolicy = static_cast<ContextPolicy>(m_contextPolicy->currentData().toInt());
   s.blockSize = m_blockSize->currentData().toInt();
   s.kvMemoryMiB = m_kvMemory->value();

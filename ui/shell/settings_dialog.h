@@ -8,7 +8,7 @@
 #include "ui/shell/app_settings.h"
 
 class QComboBox;
-class QDoubleSpinBox;
+class SamplingForm;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -24,8 +24,7 @@ class SettingsDialog : public QDialog {
   void updateNote();
 
   AppSettings m_initial;
-  QDoubleSpinBox *m_temperature, *m_topP, *m_minP, *m_repetition;
-  QSpinBox *m_topK, *m_maxTokens, *m_seed;
+  SamplingForm* m_sampling;
   QComboBox *m_blockSize, *m_backend, *m_kvType, *m_speculation, *m_chatTemplate;
   QLineEdit* m_draftModel;
   QComboBox* m_contextPolicy = nullptr;  // the app's default ContextPolicy

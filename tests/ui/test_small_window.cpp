@@ -1,0 +1,95 @@
+// The window at the sizes people use, from a small laptop's 1024x700 up: no button, check box
+// or label of ours shows clipped text, the chat keeps a usable width between the docks, and the
+// row under the input gives its actions icons (with their names as tooltips) before anything
+// is cut. Asserted from the widgets' geometry after layout, with a model loaded (the window as
+// it is used) and the KV dock shown.
+
+#include <QtTest>
+
+#include <QAbstractButton>
+#include <QCheckBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QToolButton>
+
+#include "support/test_env.h"
+#include "support/window_driver.h"
+#include "ui/shell/chat_action_row.h"
+#include "ui/shell/main_window.h"
+
+namespace {
+// Buttons and labels in the window whose text does not fit the room they were given.
+QStringList clipped(const QWidget& window) {
+  QStringList out;
+  for (QAbstractButton* b : window.findChildren<QAbstractButton*>()) {
+    if (!b->isVisibleTo(&window) || b->text().isEmpty()) continue;
+    if (auto* t = qobject_cast<QToolButton*>(b); t && t->toolButtonStyle() == Qt::ToolButtonIconOnly) continue;
+    if (b->width() < b->sizeHint().width())
+      out << QStringLiteral("%1 \"%2\": %3 of %4 px").arg(b->objectName(), b->text()).arg(b->width()).arg(b->sizeHint().width());
+  }
+  for (QLabel* l : window.findChildren<QLabel*>()) {
+    if (!l->isVisibleTo(&window) || l->text().isEmpty() || l->wordWrap() || l->textFormat() == Qt::RichText) continue;
+    if (l->width() < l->minimumSizeHint().width())
+      out << QStringLiteral("label %1 \"%2\": %3 of %4 px").arg(l->objectName(), l->text()).arg(l->width()).arg(l->minimumSizeHint().width());
+  }
+  return out;
+}
+}  // namespace
+
+class TestSmallWindow : public QObject {
+  Q_OBJECT
+  QString m_model;
+
+ private slots:
+  void initTestCase() {
+    pagedchat::test::useFreshDataFolder();
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    m_model = QString::fromStdString(model);
+  }
+
+  void nothingIsClippedFrom1024x700Up_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::addColumn<bool>("oneLineOfText");  // the row's roomiest shape, expected from here up
+    QTest::newRow("1024x700") << QSize(1024, 700) << false;
+    QTest::newRow("1366x768") << QSize(1366, 768) << false;
+    QTest::newRow("1600x1000") << QSize(1600, 1000) << true;
+  }
+  void nothingIsClippedFrom1024x700Up() {
+    QFETCH(QSize, size);
+    QFETCH(bool, oneLineOfText);
+    AppServices services;
+    MainWindow w(services);
+    w.resize(size);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    pagedchat::test::loadAndWait(w, m_model);
+    QCOMPARE(w.size(), size);
+    QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"))->isVisible());
+    QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("chatsDock"))->isVisible());
+    QTest::qWait(50);  // the layout settles
+    const QStringList cut = clipped(w);
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral("; "))));
+
+    // The chat between the docks: room for a line of text.
+    auto* transcript = w.findChild<QWidget*>(QStringLiteral("transcript"));
+    QVERIFY2(transcript->width() >= 420, qPrintable(QString::number(transcript->width())));
+    auto* row = w.findChild<ChatActionRow*>();
+    if (oneLineOfText)
+      QVERIFY2(row->shape() == ChatActionRow::Shape::oneLineText,
+               qPrintable(QStringLiteral("row %1 px wide, shape %2").arg(row->width()).arg(static_cast<int>(row->shape()))));
+    // An icon-only action still says what it is and its key.
+    auto* regenerate = w.findChild<QToolButton*>(QStringLiteral("regenerate"));
+    QVERIFY(!regenerate->icon().isNull());
+    QVERIFY(regenerate->toolTip().contains(QStringLiteral("Ctrl+R")));
+    // Every action fits inside the row.
+    for (const char* name : {"chatSampling", "copy", "regenerate", "stop", "send"}) {
+      auto* b = w.findChild<QToolButton*>(QString::fromLatin1(name));
+      const QRect inWindow(b->mapTo(&w, QPoint(0, 0)), b->size());
+      QVERIFY2(w.rect().contains(inWindow), name);
+      QVERIFY2(b->width() >= b->sizeHint().width(), name);
+    }
+  }
+};
+
+QTEST_MAIN(TestSmallWindow)
+#include "test_small_window.moc"

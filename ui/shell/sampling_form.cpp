@@ -1,0 +1,101 @@
+// The sampling form's fields, with the ranges the settings accept when loaded (app_settings.cpp,
+// chat_json.cpp's samplingFromJson).
+#include "ui/shell/sampling_form.h"
+
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QSpinBox>
+
+#include <algorithm>
+
+namespace {
+
+QDoubleSpinBox* doubleBox(QWidget* parent, const char* name, double lo, double hi, double step, int decimals = 2) {
+  auto* b = new QDoubleSpinBox(parent);
+  b->setObjectName(QString::fromLatin1(name));
+  b->setRange(lo, hi);
+  b->setSingleStep(step);
+  b->setDecimals(decimals);
+  return b;
+}
+
+QSpinBox* intBox(QWidget* parent, const char* name, int lo, int hi, const QString& zeroText = {}) {
+  auto* b = new QSpinBox(parent);
+  b->setObjectName(QString::fromLatin1(name));
+  b->setRange(lo, hi);
+  if (!zeroText.isEmpty()) b->setSpecialValueText(zeroText);  // shown for the minimum (0)
+  return b;
+}
+
+}  // namespace
+
+SamplingForm::SamplingForm(const TurnSettings& shown, QWidget* parent) : QWidget(parent) {
+  auto* f = new QFormLayout(this);
+  f->setContentsMargins(0, 0, 0, 0);
+  m_temperature = doubleBox(this, "temperature", 0, 5, 0.05);
+  m_topP = doubleBox(this, "topP", 0, 1, 0.05);
+  m_topK = intBox(this, "topK", 0, 1000, tr("off"));
+  m_minP = doubleBox(this, "minP", 0, 1, 0.01);
+  m_repetition = doubleBox(this, "repetitionPenalty", 0.5, 3, 0.05);
+  m_frequency = doubleBox(this, "frequencyPenalty", -2, 2, 0.1);
+  m_presence = doubleBox(this, "presencePenalty", -2, 2, 0.1);
+  m_maxTokens = intBox(this, "maxTokens", 1, 32768);
+  m_seed = intBox(this, "seed", 0, 2147483647, tr("random"));
+  f->addRow(tr("Temperature (0: greedy)"), m_temperature);
+  f->addRow(tr("Top-p (1: off)"), m_topP);
+  f->addRow(tr("Top-k"), m_topK);
+  f->addRow(tr("Min-p (0: off)"), m_minP);
+  f->addRow(tr("Repetition penalty (1: off)"), m_repetition);
+  f->addRow(tr("Frequency penalty (0: off)"), m_frequency);
+  f->addRow(tr("Presence penalty (0: off)"), m_presence);
+  f->addRow(tr("Max tokens per reply"), m_maxTokens);
+  f->addRow(tr("Seed"), m_seed);
+  m_frequency->setToolTip(tr("Subtracted from a token's logit once per time it occurred in the last 64 tokens"));
+  m_presence->setToolTip(tr("Subtracted once from the logit of any token that occurred in the last 64 tokens"));
+  m_seed->setToolTip(tr("The same seed and settings give the same reply; random: a new seed each turn"));
+  setSampling(shown);
+  for (QDoubleSpinBox* b : {m_temperature, m_topP, m_minP, m_repetition, m_frequency, m_presence})
+    connect(b, &QDoubleSpinBox::valueChanged, this, &SamplingForm::edited);
+  for (QSpinBox* b : {m_topK, m_maxTokens, m_seed}) connect(b, &QSpinBox::valueChanged, this, &SamplingForm::edited);
+}
+
+void SamplingForm::setSampling(const TurnSettings& s) {
+  m_temperature->setValue(s.temperature);
+  m_topP->setValue(s.topP);
+  m_topK->setValue(s.topK);
+  m_minP->setValue(s.minP);
+  m_repetition->setValue(s.repetitionPenalty);
+  m_frequency->setValue(s.frequencyPenalty);
+  m_presence->setValue(s.presencePenalty);
+  m_maxTokens->setValue(s.maxTokens);
+  m_seed->setValue(static_cast<int>(std::min<quint64>(s.seed, 2147483647)));
+}
+
+TurnSettings SamplingForm::sampling(TurnSettings base) const {
+  base.temperature = m_temperature->value();
+  base.topP = m_topP->value();
+  base.topK = m_topK->value();
+  base.minP = m_minP->value();
+  base.repetitionPenalty = m_repetition->value();
+  base.frequencyPenalty = m_frequency->value();
+  base.presencePenalty = m_presence->value();
+  base.maxTokens = m_maxTokens->value();
+  base.seed = static_cast<quint64>(m_seed->value());
+  return base;
+}
+
+QString describeChatSampling(const TurnSettings& s) {
+  QStringList parts;
+  parts << (s.temperature == 0 ? SamplingForm::tr("greedy") : SamplingForm::tr("temperature %1").arg(s.temperature));
+  if (s.temperature != 0) {
+    if (s.topP < 1) parts << SamplingForm::tr("top-p %1").arg(s.topP);
+    if (s.topK > 0) parts << SamplingForm::tr("top-k %1").arg(s.topK);
+    if (s.minP > 0) parts << SamplingForm::tr("min-p %1").arg(s.minP);
+  }
+  if (s.repetitionPenalty != 1) parts << SamplingForm::tr("repetition %1").arg(s.repetitionPenalty);
+  if (s.frequencyPenalty != 0) parts << SamplingForm::tr("frequency %1").arg(s.frequencyPenalty);
+  if (s.presencePenalty != 0) parts << SamplingForm::tr("presence %1").arg(s.presencePenalty);
+  parts << SamplingForm::tr("up to %1 tokens").arg(s.maxTokens);
+  if (s.seed != 0) parts << SamplingForm::tr("seed %1").arg(s.seed);
+  return parts.join(QStringLiteral(" · "));
+}
