@@ -2,7 +2,9 @@
 # Builds the app, starts it under Xvfb on the default model and runs its scripted tour (two
 # chats generating at once, a fork of the first, a compare round of 3 samples), saving
 # main.png (the window after the fork), kv_pool.png (the KV block-pool panel), settings.png (the
-# settings dialog), compare.png and compare_view.png into OUT_DIR. The tour's chats go to a throwaway data folder.
+# settings dialog), compare.png and compare_view.png, and window-{light,dark}-{1024x700,1600x1000}.png
+# (a chat of code, thinking and math in both themes at both sizes) into OUT_DIR. The tour's chats
+# go to a throwaway data folder.
 # Then a first run: the app in an empty home (with the models laid out as Hugging Face's cache
 # and LM Studio keep theirs) saves welcome.png and model_library.png at 1366x768.
 # Usage: installer/screenshots.sh [OUT_DIR]   (default: screenshots/ in the repo, git-ignored)

@@ -113,11 +113,15 @@ class TestTranscriptView : public QObject {
     QCOMPARE(blockWith(doc, QStringLiteral("quoted still")).blockFormat().intProperty(QTextFormat::BlockQuoteLevel), 1);
   }
 
-  void fencedCodeIsAMonospaceBoxWithoutItsLanguage() {
+  void fencedCodeIsAMonospaceBoxUnderItsLanguage() {
     TranscriptView view;
     view.showChat(chatOf(1, {QStringLiteral("Run:\n\n```python\nprint(1)\n\nx = 2  # *not* emphasis\n```\n\nDone.")}), false);
     const QTextDocument* doc = view.document();
-    QVERIFY(!doc->toPlainText().contains(QStringLiteral("python")));
+    // The header: the language and a copy link, a block of its own before the code, not code itself.
+    const QTextBlock header = blockWith(doc, QStringLiteral("python   copy"));
+    QVERIFY(header.isValid());
+    QCOMPARE(header.next().text(), QStringLiteral("print(1)"));
+    QVERIFY(!header.blockFormat().hasProperty(QTextFormat::BlockCodeFence));
     QVERIFY(!doc->toPlainText().contains(QStringLiteral("```")));
     for (const QString& line : {QStringLiteral("print(1)"), QString(), QStringLiteral("x = 2  # *not* emphasis")}) {
       QTextBlock b = blockWith(doc, QStringLiteral("print(1)"));
@@ -128,7 +132,8 @@ class TestTranscriptView : public QObject {
       QVERIFY(b.charFormat().fontFixedPitch());
       QCOMPARE(b.blockFormat().stringProperty(QTextFormat::BlockCodeLanguage), QStringLiteral("python"));
     }
-    QVERIFY(fragmentWith(doc, QStringLiteral("print(1)")).charFormat().fontFixedPitch());
+    for (auto it = blockWith(doc, QStringLiteral("print(1)")).begin(); !it.atEnd(); ++it)  // its tokens too
+      QVERIFY(it.fragment().charFormat().fontFixedPitch());
     QVERIFY(!blockWith(doc, QStringLiteral("Done.")).blockFormat().hasProperty(QTextFormat::BackgroundBrush));
   }
 
@@ -136,11 +141,13 @@ class TestTranscriptView : public QObject {
     TranscriptView view;
     view.showChat(chatOf(1, {QStringLiteral("code please"), QStringLiteral("Sure:\n```cpp\nint x = 1;\nint y")}), true);
     const QTextDocument* doc = view.document();
-    QVERIFY(fragmentWith(doc, QStringLiteral("int y")).charFormat().fontFixedPitch());
+    QVERIFY(fragmentWith(doc, QStringLiteral(" y")).charFormat().fontFixedPitch());
     QVERIFY(blockWith(doc, QStringLiteral("int x = 1;")).blockFormat().hasProperty(QTextFormat::BlockCodeFence));
-    QVERIFY(!doc->toPlainText().contains(QStringLiteral("cpp")));
-    // A streaming reply has no fork/copy links yet; the user's message has them (and edit).
-    QCOMPARE(anchorsOf(doc), (QStringList{QStringLiteral("edit:0"), QStringLiteral("fork:1"), QStringLiteral("copy:0")}));
+    QVERIFY(blockWith(doc, QStringLiteral("cpp   copy")).isValid());
+    // A streaming reply has no fork/copy links yet (its code can be copied already); the user's
+    // message has them (and edit).
+    QCOMPARE(anchorsOf(doc), (QStringList{QStringLiteral("edit:0"), QStringLiteral("fork:1"), QStringLiteral("copy:0"),
+                                          QStringLiteral("copycode:1:0")}));
   }
 
   void bulletAndNumberedLists() {
@@ -311,7 +318,9 @@ class TestTranscriptView : public QObject {
         QStringLiteral("fork:2"), QStringLiteral("https://q.test"), QStringLiteral("![i]("), QStringLiteral("<script>"),
         QStringLiteral("</b>"), QStringLiteral("<img src=y>"), QStringLiteral("&amp;"), QStringLiteral("&#0;"),
         QStringLiteral("word"), QStringLiteral(" "), QStringLiteral("\t"), QStringLiteral("\\"), QStringLiteral("~~"),
-        QStringLiteral("- [ ] "), QStringLiteral("<"), QStringLiteral("é漢"), QString(QChar(0))};
+        QStringLiteral("- [ ] "), QStringLiteral("<"), QStringLiteral("é漢"), QString(QChar(0)), QStringLiteral("$"),
+        QStringLiteral("$$"), QStringLiteral("\\frac{"), QStringLiteral("\\("), QStringLiteral("\\)"), QStringLiteral("<think>"),
+        QStringLiteral("</think>"), QString(QChar(0xE001)), QString(QChar(0xE003))};
     std::mt19937 rng(11);
     TranscriptView view;
     for (int round = 0; round < 400; ++round) {
@@ -327,10 +336,13 @@ class TestTranscriptView : public QObject {
         if (href.startsWith(QLatin1String("fork:")) || href.startsWith(QLatin1String("copy:")) ||
             href.startsWith(QLatin1String("edit:")))
           ++ours;
-        else QVERIFY2(href.startsWith(QLatin1String("https://q.test")), qPrintable(text + QStringLiteral(" -> ") + href));
+        else if (href.startsWith(QLatin1String("copycode:1:")) || href == QLatin1String("think:1"))  // a code block's copy, the thinking's fold
+          continue;
+        else QVERIFY2(href.startsWith(QLatin1String("https://q.test")), qPrintable((text + QStringLiteral(" -> ") + href).toUtf8().toPercentEncoding(" ")));
       }
       QCOMPARE(ours, round % 2 == 0 ? 3 : 5);  // a streaming reply has no links yet; a question has edit too
-      if (text.contains(QStringLiteral("<script>")) && !text.contains(QStringLiteral("](")))
+      // (Folded thinking is not shown: a <script> in it is not in the document.)
+      if (text.contains(QStringLiteral("<script>")) && !text.contains(QStringLiteral("](")) && !text.contains(QStringLiteral("think>")))
         QVERIFY2(doc->toPlainText().contains(QStringLiteral("<script>")), qPrintable(text));
     }
   }

@@ -10,6 +10,7 @@
 
 #include "ui/chat/chat_types.h"
 #include "ui/chat/reply_metrics.h"
+#include "ui/chat/reply_thinking.h"
 
 // Each member has an initializer, so {.role = ..., .content = ...} leaves out the others
 // without a -Wmissing-field-initializers warning.
@@ -104,13 +105,17 @@ struct ChatRecord {
   std::optional<TurnSettings> ownSampling;
 
   // The messages the engine reads: the effective system prompt (none when empty: the
-  // template's default applies), then the chat from the first message in view.
+  // template's default applies), then the chat from the first message in view. Earlier replies
+  // go without their <think> part (reply_thinking.h); the last message stays whole, as a reply
+  // being continued must.
   ChatMessages engineMessages(const QString& sharedSystemPrompt) const {
     ChatMessages out;
     const QString system = overridesSystemPrompt ? systemPrompt : sharedSystemPrompt;
     if (!system.trimmed().isEmpty()) out.append({QStringLiteral("system"), system});
-    for (int i = std::clamp(firstInView, 0, static_cast<int>(messages.size())); i < messages.size(); ++i)
-      out.append({messages[i].role, messages[i].content});
+    for (int i = std::clamp(firstInView, 0, static_cast<int>(messages.size())); i < messages.size(); ++i) {
+      const bool earlierReply = messages[i].role == QLatin1String("assistant") && i + 1 < messages.size();
+      out.append({messages[i].role, earlierReply ? withoutThinking(messages[i].content) : messages[i].content});
+    }
     return out;
   }
 };

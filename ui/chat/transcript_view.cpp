@@ -2,22 +2,30 @@
 // Markdown body (imported into a scratch document, then inserted as a fragment) and a footer.
 #include "ui/chat/transcript_view.h"
 
+#include <QApplication>
+#include <QClipboard>
 #include <QDesktopServices>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocumentFragment>
+#include <QRegularExpression>
 #include <QUrl>
 
 #include <algorithm>
 
 #include "ui/chat/message_markdown.h"
+#include "ui/chat/reply_thinking.h"
+#include "ui/theme/app_theme.h"
 
 TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
   setObjectName(QStringLiteral("transcript"));
   setOpenLinks(false);
   setOpenExternalLinks(false);
   document()->setUndoRedoEnabled(false);  // rebuilt 30 times a second while streaming
+  // A long word or line of code wraps where it must rather than widening the transcript.
+  setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+  setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
     // fork: and copy: anchors are ours: a message's own links of those schemes were made text.
     const int k = url.path().toInt();
@@ -28,19 +36,50 @@ TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
     else if (url.scheme() == QLatin1String("version")) emit versionRequested(url.path().section(QLatin1Char(':'), 0, 0).toInt(),
                                                                              url.path().section(QLatin1Char(':'), 1, 1).toInt());
     else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
+    else if (url.scheme() == QLatin1String("think")) toggleThinking(k);
+    else if (url.scheme() == QLatin1String("copycode")) {
+      // copycode:<message>:<block>
+      const int message = url.path().section(QLatin1Char(':'), 0, 0).toInt();
+      const int block = url.path().section(QLatin1Char(':'), 1, 1).toInt();
+      if (message < 0 || message >= m_shown.size()) return;
+      const QStringList blocks = messageCodeBlocks(m_shown[message].content);
+      if (block < 0 || block >= blocks.size()) return;
+      QApplication::clipboard()->setText(blocks[block]);
+      emit codeCopied(blocks[block]);
+    }
     else if (isOpenableLink(url)) QDesktopServices::openUrl(url);
   });
 }
 
 QString TranscriptView::messageHtml(const QString& text) {
   QTextDocument doc;
-  setMessageMarkdown(doc, text, /*keepLinks=*/false);
+  // A column has no room for the thinking: a line says it is there (the chosen reply's
+  // transcript shows it, folded).
+  const ReplyThinking parts = splitThinking(text);
+  const QString shown = !parts.present ? text
+                        : parts.open   ? tr("*Thinking…*")
+                                       : tr("*(thought for %1 words first)*")
+                                                 .arg(parts.thinking.split(QLatin1Char(' '), Qt::SkipEmptyParts).size()) +
+                                             QStringLiteral("\n\n") + parts.answer;
+  setMessageMarkdown(doc, shown, /*keepLinks=*/false);
   return doc.toHtml();
 }
 
 void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMessage& m) {
   QTextDocument body;
-  setMessageMarkdown(body, m.content);
+  setMessageMarkdown(body, m.content, /*keepLinks=*/true, /*codeLinks=*/true);
+  // The code blocks' links name the message too.
+  for (QTextBlock b = body.begin(); b.isValid(); b = b.next())
+    for (auto it = b.begin(); !it.atEnd(); ++it) {
+      QTextCharFormat f = it.fragment().charFormat();
+      if (!f.anchorHref().startsWith(QLatin1String("copycode:"))) continue;
+      f.setAnchorHref(QStringLiteral("copycode:%1:%2").arg(index).arg(f.anchorHref().mid(9)));
+      QTextCursor link(&body);
+      link.setPosition(it.fragment().position());
+      link.setPosition(it.fragment().position() + it.fragment().length(), QTextCursor::KeepAnchor);
+      link.setCharFormat(f);
+    }
+  const TextColors colors = textColors();
 
   // The header goes into the body's document as its first block: the first block of an inserted
   // fragment takes the format of the block it lands in, which would lose a heading or a list
@@ -57,19 +96,20 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
     QTextCursor all(&body);
     all.select(QTextCursor::Document);
     QTextCharFormat grey;
-    grey.setForeground(Qt::gray);
+    grey.setForeground(colors.muted);
     all.mergeCharFormat(grey);
     QTextCharFormat mark = grey;
     mark.setFontItalic(true);
     c.insertText(tr(" · outside the model's view (dropped when the chat outgrew the context)"), mark);
   }
+  if (m.hasThinking) appendThinking(c, index, m);
 
   if (!m.footer.isEmpty() || m.actions || m.numVersions > 1) {
     c.movePosition(QTextCursor::End);
     QTextBlockFormat footerBlock;
     footerBlock.setTopMargin(4);
     QTextCharFormat gray;
-    gray.setForeground(Qt::gray);
+    gray.setForeground(colors.muted);
     gray.setProperty(QTextFormat::FontSizeAdjustment, -1);  // small
     c.insertBlock(footerBlock, gray);
     QTextCharFormat link = gray;
@@ -117,6 +157,51 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
   header.setBlockFormat(headerBlock);
 }
 
+// After the header: "▸ Thinking (N words)", a link that opens it; open, the thinking follows
+// in muted italics. While the model still thinks, the line says so.
+void TranscriptView::appendThinking(QTextCursor& c, int index, const ShownMessage& m) {
+  const TextColors colors = textColors();
+  QTextCharFormat muted;
+  muted.setForeground(colors.muted);
+  QTextCharFormat link = muted;
+  link.setAnchor(true);
+  link.setAnchorHref(QStringLiteral("think:%1").arg(index));
+  link.setFontUnderline(true);
+  const int words = static_cast<int>(m.thinking.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts).size());
+  c.insertBlock(QTextBlockFormat(), muted);
+  const QString arrow = m.thinkingExpanded ? QStringLiteral("▾ ") : QStringLiteral("▸ ");
+  c.insertText(arrow + (m.thinkingOpen ? tr("Thinking…") : tr("Thinking")), link);
+  const QString count = words == 1 ? tr("1 word") : tr("%1 words").arg(words);
+  c.insertText(QStringLiteral(" ") + (m.thinkingOpen ? tr("(%1 so far)").arg(count) : tr("(%1)").arg(count)), muted);
+  if (!m.thinkingExpanded || m.thinking.isEmpty()) return;
+  QTextDocument thinking;
+  setMessageMarkdown(thinking, m.thinking);
+  QTextCursor all(&thinking);
+  all.select(QTextCursor::Document);
+  QTextCharFormat quiet = muted;
+  quiet.setFontItalic(true);
+  all.mergeCharFormat(quiet);
+  QTextBlockFormat indent;
+  indent.setLeftMargin(12);
+  all.mergeBlockFormat(indent);
+  c.insertBlock(QTextBlockFormat(), muted);
+  c.insertFragment(QTextDocumentFragment(&thinking));
+}
+
+void TranscriptView::toggleThinking(int index) {
+  if (index < 0 || index >= m_shown.size() || !m_shown[index].hasThinking) return;
+  if (!m_expandedThinking.remove(index)) m_expandedThinking.insert(index);
+  QVector<ShownMessage> shown = m_shown;
+  shown[index].thinkingExpanded = m_expandedThinking.contains(index);
+  render(m_shownChat, std::move(shown));
+}
+
+void TranscriptView::changeEvent(QEvent* event) {
+  QTextBrowser::changeEvent(event);
+  // Our colours are in the document's formats: drawn again in the new palette's.
+  if (event->type() == QEvent::PaletteChange && m_shownChat >= 0) render(m_shownChat, m_shown, /*whole=*/true);
+}
+
 void TranscriptView::appendNotice(QTextCursor& cursor, const ShownMessage& m) {
   QTextBlockFormat block;
   block.setTopMargin(14);
@@ -146,6 +231,16 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
     ShownMessage& s = shown[i];
     s.user = m.role == QLatin1String("user");
     s.content = m.content;
+    if (!s.user) {
+      const ReplyThinking parts = splitThinking(m.content);
+      if (parts.present) {
+        s.hasThinking = true;
+        s.thinkingOpen = parts.open;
+        s.thinking = parts.thinking;
+        s.content = parts.answer;
+        s.thinkingExpanded = chat.id == m_shownChat && m_expandedThinking.contains(i);
+      }
+    }
     if (!s.user && !m.metrics.isEmpty()) s.footer = m.metrics.summary();
     s.actions = !(replying && i == chat.messages.size() - 1);
     s.outOfView = i < chat.firstInView;
@@ -162,16 +257,19 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
                         .arg(contextLength);
     shown.append(notice);
   }
+  if (chat.id != m_shownChat) m_expandedThinking.clear();
+  render(chat.id, std::move(shown));
+}
 
+void TranscriptView::render(ChatId chatId, QVector<ShownMessage> shown, bool whole) {
   // Keep the messages that are shown already as they are (the whole chat but the streaming
   // reply, usually), unless the document was changed behind our back.
   QTextDocument* doc = document();
   int first = 0;
-  if (chat.id == m_shownChat && doc->characterCount() == m_shownCharacters)
+  const bool same = !whole && chatId == m_shownChat && doc->characterCount() == m_shownCharacters;
+  if (same)
     while (first < shown.size() && first < m_shown.size() && shown[first] == m_shown[first]) ++first;
-  if (chat.id == m_shownChat && first == shown.size() && first == m_shown.size() &&
-      doc->characterCount() == m_shownCharacters)
-    return;
+  if (same && first == shown.size() && first == m_shown.size()) return;
 
   QScrollBar* bar = verticalScrollBar();
   const bool atEnd = bar->value() >= bar->maximum() - 4;
@@ -196,7 +294,7 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
   }
   cursor.endEditBlock();
 
-  m_shownChat = chat.id;
+  m_shownChat = chatId;
   m_shown = std::move(shown);
   m_shownCharacters = doc->characterCount();
   if (atEnd) bar->setValue(bar->maximum());

@@ -1,10 +1,13 @@
 #pragma once
 // One chat's messages as the user reads them: who said what, the text as Markdown (see
-// message_markdown.h), and under each message its footer: a reply's tokens, tokens/s and time
-// to first token, and links to fork the chat there or copy the message. While a reply streams,
+// message_markdown.h; a code block's "copy" copies it), a reply's <think> part folded under
+// "Thinking" (a click opens it; see reply_thinking.h), and under each message its footer: a
+// reply's tokens, tokens/s and time to first token, and links to fork the chat there or copy
+// the message. A palette change (light or dark theme) draws it all again in the new colours. While a reply streams,
 // showChat runs ~30 times a second; it rebuilds only the messages that changed since the last
 // call (the streaming one), not the whole chat.
 
+#include <QSet>
 #include <QTextBrowser>
 #include <QVector>
 
@@ -28,6 +31,10 @@ class TranscriptView : public QTextBrowser {
   // Links are plain text there: such a view would navigate to them itself.
   static QString messageHtml(const QString& text);
 
+  // Opens or folds the thinking of message `index` (what its "Thinking" line does).
+  void toggleThinking(int index);
+  bool thinkingExpanded(int index) const { return m_expandedThinking.contains(index); }
+
  signals:
   void forkRequested(int messageCount);  // fork keeping messages 1..messageCount
   void copyRequested(int messageIndex);
@@ -37,12 +44,18 @@ class TranscriptView : public QTextBrowser {
   // The context-full notice's links: "drop" (the oldest turns), "recent" (a new chat from the
   // recent messages), "cancel" (take the question back).
   void contextChoice(const QString& choice);
+  void codeCopied(const QString& code);  // a code block's "copy": the code is on the clipboard
+
+ protected:
+  void changeEvent(QEvent* event) override;
 
  private:
   // What the document shows of one message, and where it starts (its header block).
   struct ShownMessage {
     bool user = false;
-    QString content;
+    QString content;  // a reply: its answer, the thinking apart
+    QString thinking;  // a reply's <think> part
+    bool hasThinking = false, thinkingOpen = false, thinkingExpanded = false;
     QString footer;  // plain text of the footer, "" when none; the links follow from the index
     bool actions = false;  // fork / copy links (not while the reply streams)
     bool canContinue = false;  // the last reply, cut by its length: a Continue link
@@ -52,14 +65,20 @@ class TranscriptView : public QTextBrowser {
     int start = 0;
     bool operator==(const ShownMessage& o) const {
       return user == o.user && actions == o.actions && canContinue == o.canContinue && content == o.content && footer == o.footer &&
+             thinking == o.thinking && hasThinking == o.hasThinking && thinkingOpen == o.thinkingOpen &&
+             thinkingExpanded == o.thinkingExpanded &&
              versionIndex == o.versionIndex && numVersions == o.numVersions &&
              outOfView == o.outOfView && notice == o.notice;
     }
   };
   void appendMessage(QTextCursor& cursor, int index, const ShownMessage& m);
   void appendNotice(QTextCursor& cursor, const ShownMessage& m);
+  void appendThinking(QTextCursor& c, int index, const ShownMessage& m);
+  // Shows `shown`, rebuilding the document from the first message that differs from m_shown.
+  void render(ChatId chat, QVector<ShownMessage> shown, bool whole = false);
 
   ChatId m_shownChat = -1;
   QVector<ShownMessage> m_shown;
   int m_shownCharacters = 0;  // the document's size after the last showChat: edited since?
+  QSet<int> m_expandedThinking;  // of the chat shown: the messages whose thinking is open
 };

@@ -21,6 +21,7 @@
 #include "models/model_summary.h"
 #include "ui/library/model_download.h"
 #include "ui/library/model_list_widget.h"
+#include "ui/theme/app_theme.h"
 
 ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QStringList& recent, const QString& inUse,
                                        const QString& modelsDir, QWidget* parent)
@@ -164,7 +165,7 @@ QString ModelLibraryDialog::message() const { return m_message->text(); }
 
 void ModelLibraryDialog::say(const QString& text, bool error) {
   m_message->setText(text);
-  m_message->setStyleSheet(error ? QStringLiteral("color: #b3261e;") : QString());
+  m_message->setStyleSheet(error ? QStringLiteral("color: %1;").arg(textColors().error.name()) : QString());
 }
 
 void ModelLibraryDialog::rescan() {

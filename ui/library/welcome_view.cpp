@@ -11,6 +11,7 @@
 #include "models/model_summary.h"
 #include "ui/library/model_download.h"
 #include "ui/library/model_list_widget.h"
+#include "ui/theme/app_theme.h"
 
 WelcomeView::WelcomeView(QWidget* parent)
     : QWidget(parent),
@@ -107,7 +108,7 @@ void WelcomeView::refresh(const QStringList& folders, const QStringList& recent)
 
 void WelcomeView::showMessage(const QString& text, bool error) {
   m_message->setText(text);
-  m_message->setStyleSheet(error ? QStringLiteral("color: #b3261e;") : QString());
+  m_message->setStyleSheet(error ? QStringLiteral("color: %1;").arg(textColors().error.name()) : QString());
 }
 
 void WelcomeView::getDefault() {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "ui/theme/app_theme.h"
+
 using namespace pagedchat;
 
 namespace {
@@ -83,7 +85,12 @@ int KvBlockTableView::heightForWidth(int width) const {
   const int n = s ? static_cast<int>(s->blockTable.size()) : 0;
   const int perRow = std::max(1, (width - 2 * kPad) / entryWidth());
   const int rows = (n + perRow - 1) / perRow;
-  return fm.height() + 2 * kPad + rows * rowHeight(fm);
+  return headerHeight(width) + 2 * kPad + rows * rowHeight(fm);
+}
+
+int KvBlockTableView::headerHeight(int width) const {
+  // The header wraps in a narrow dock rather than running out of it.
+  return QFontMetrics(font()).boundingRect(QRect(0, 0, std::max(1, width - 2 * kPad), 10000), Qt::TextWordWrap, headerText()).height();
 }
 
 void KvBlockTableView::fitHeight() {
@@ -104,14 +111,15 @@ void KvBlockTableView::paintEvent(QPaintEvent*) {
   const KvCellColors colors = KvCellColors::fromPalette(palette());
   const QFontMetrics fm(font());
   p.setPen(palette().color(QPalette::WindowText));
-  p.drawText(QRect(kPad, kPad, width() - 2 * kPad, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, headerText());
+  const int header = headerHeight(width());
+  p.drawText(QRect(kPad, kPad, width() - 2 * kPad, header), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, headerText());
   const PoolFrameSequence* s = selected();
   if (!s) return;
   const bool host = onHost();
   const auto& infos = host ? m_frame->snapshot.host_blocks : m_frame->snapshot.blocks;
   const int ew = entryWidth(), bh = boxHeight(fm), rh = rowHeight(fm);
   const int perRow = std::max(1, (width() - 2 * kPad) / ew);
-  const int top0 = kPad + fm.height() + kPad;
+  const int top0 = kPad + header + kPad;
   const QColor chat = colors.chat(s->colorIndex);
   for (size_t i = 0; i < s->blockTable.size(); ++i) {
     const int32_t b = s->blockTable[i];
@@ -133,7 +141,7 @@ void KvBlockTableView::paintEvent(QPaintEvent*) {
     const int32_t refs = b >= 0 && static_cast<size_t>(b) < infos.size() ? infos[b].ref_count : 0;
     QString id = (host ? QStringLiteral("h%1") : QStringLiteral("#%1")).arg(b);
     if (refs > 1) id += QStringLiteral(" x%1").arg(refs);
-    p.setPen(colors.text);
+    p.setPen(readableTextOn(chat));
     p.drawText(physical, Qt::AlignCenter, id);
   }
 }

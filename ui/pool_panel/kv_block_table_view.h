@@ -38,6 +38,7 @@ class KvBlockTableView : public QWidget {
  private:
   const PoolFrameSequence* selected() const;
   int entryWidth() const;
+  int headerHeight(int width) const;  // the header line, wrapped to the width
   void fitHeight();  // a scroll area does not ask heightForWidth: keep the minimum height to it
 
   std::shared_ptr<const PoolFrame> m_frame;

@@ -151,7 +151,8 @@ void KvPoolPanel::changeEvent(QEvent* e) {
 }
 
 void KvPoolPanel::updateStateKey() {
-  const KvCellColors& c = m_view->colors();
+  // From the palette itself: on a theme change the panel may hear of it before its view does.
+  const KvCellColors c = KvCellColors::fromPalette(palette());
   auto chip = [](const QColor& color, const QString& name) {
     return QStringLiteral("<span style='color:%1'>&#9632;</span>&nbsp;%2").arg(color.name(), name.toHtmlEscaped());
   };

@@ -20,6 +20,7 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
     auto* label = new QLabel(this);
     label->setObjectName(QStringLiteral("kvStat_") + key);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setWordWrap(true);  // a long figure wraps in its column rather than running out of the dock
     form->addRow(title, label);
     return label;
   };

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "ui/pool_view/kv_cell_image.h"
+#include "ui/theme/app_theme.h"
 
 using namespace pagedchat;
 
@@ -190,16 +191,18 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
   if (g.cellSize >= kTextFrom) {
     for (size_t i = 0; i < model.cells.size(); ++i)
       if (model.cells[i].kind == KvCellKind::Shared)
-        p.drawPixmap(g.cellRect(static_cast<int>(i)).topLeft(), countLabel(model.cells[i].refCount, g.cellSize));
+        p.drawPixmap(g.cellRect(static_cast<int>(i)).topLeft(),
+                     countLabel(model.cells[i].refCount, g.cellSize, readableTextOn(m_colors.fill(model.cells[i]))));
   }
 }
 
-const QPixmap& KvPoolView::countLabel(int32_t refCount, int cellSize) {
+const QPixmap& KvPoolView::countLabel(int32_t refCount, int cellSize, const QColor& color) {
   if (cellSize != m_labelCellSize) {
     m_labels.clear();
     m_labelCellSize = cellSize;
   }
-  QPixmap& pm = m_labels[refCount];
+  // Black or white, whichever reads on the cell's colour (the chat hues differ in lightness).
+  QPixmap& pm = m_labels[(static_cast<uint64_t>(color.rgb()) << 32) | static_cast<uint32_t>(refCount)];
   if (pm.isNull()) {
     const int inner = cellSize >= KvGridLayout::kGapFrom ? cellSize - 1 : cellSize;
     pm = QPixmap(inner, inner);
@@ -209,7 +212,7 @@ const QPixmap& KvPoolView::countLabel(int32_t refCount, int cellSize) {
     f.setPixelSize(std::max(7, cellSize * 11 / 20));
     f.setBold(true);
     lp.setFont(f);
-    lp.setPen(m_colors.text);
+    lp.setPen(color);
     lp.drawText(pm.rect(), Qt::AlignCenter, QString::number(refCount));
   }
   return pm;

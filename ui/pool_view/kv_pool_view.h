@@ -65,7 +65,7 @@ class KvPoolView : public QWidget {
   void paintCellMarks(QPainter& p, const KvGridLayout& g);
   void paintSelection(QPainter& p, const KvGridLayout& g);
   void paintFlashes(QPainter& p, const KvGridLayout& g);
-  const QPixmap& countLabel(int32_t refCount, int cellSize);
+  const QPixmap& countLabel(int32_t refCount, int cellSize, const QColor& color);
 
   std::shared_ptr<const PoolFrame> m_frame;
   KvCellModel m_model;
@@ -81,6 +81,6 @@ class KvPoolView : public QWidget {
   std::vector<QRect> m_outside;  // cells outside the sliding window, likewise
   // Ref-count labels drawn once per (count, cell size): drawText per cell is too slow for
   // thousands of shared cells.
-  std::unordered_map<int32_t, QPixmap> m_labels;
+  std::unordered_map<uint64_t, QPixmap> m_labels;  // by (text colour, ref count)
   int m_labelCellSize = 0;
 };

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QIcon>
 #include <QPainter>
+#include <QPainterPath>
 #include <QPixmap>
 #include <QToolButton>
 
@@ -84,23 +85,70 @@ void ChatActionRow::resizeEvent(QResizeEvent* event) {
   fit();
 }
 
-QIcon glyphIcon(const QString& themeName, const QString& glyph, const QWidget* forWidget) {
+namespace {
+// One icon on a 16x16 grid, stroked and filled in `color`.
+void drawActionIcon(QPainter& p, ActionIcon which, const QColor& color) {
+  QPen pen(color, 1.6, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin);
+  p.setPen(pen);
+  p.setBrush(Qt::NoBrush);
+  switch (which) {
+    case ActionIcon::send: {  // a paper plane's arrow head
+      QPainterPath path;
+      path.moveTo(2.5, 3);
+      path.lineTo(14, 8);
+      path.lineTo(2.5, 13);
+      path.lineTo(4.5, 8);
+      path.closeSubpath();
+      p.setBrush(color);
+      p.drawPath(path);
+      break;
+    }
+    case ActionIcon::stop:
+      p.setBrush(color);
+      p.drawRoundedRect(QRectF(3.5, 3.5, 9, 9), 1.5, 1.5);
+      break;
+    case ActionIcon::regenerate: {  // a circular arrow
+      p.drawArc(QRectF(3, 3, 10, 10), 60 * 16, 280 * 16);
+      QPainterPath head;
+      head.moveTo(10.2, 1.6);
+      head.lineTo(12.8, 4.6);
+      head.lineTo(9.0, 5.6);
+      head.closeSubpath();
+      p.setBrush(color);
+      p.drawPath(head);
+      break;
+    }
+    case ActionIcon::copy:  // two sheets
+      p.drawRoundedRect(QRectF(5.5, 5.5, 8, 8.5), 1.2, 1.2);
+      p.drawPolyline(QPolygonF({QPointF(3, 11), QPointF(3, 2.5), QPointF(10.5, 2.5)}));
+      break;
+    case ActionIcon::sampling:  // three sliders
+      for (int i = 0; i < 3; ++i) {
+        const qreal y = 3.5 + i * 4.5, knob = i == 1 ? 10 : i == 0 ? 5 : 8;
+        p.drawLine(QPointF(2, y), QPointF(14, y));
+        p.setBrush(color);
+        p.drawEllipse(QPointF(knob, y), 1.8, 1.8);
+        p.setBrush(Qt::NoBrush);
+      }
+      break;
+  }
+}
+}  // namespace
+
+QIcon actionIcon(ActionIcon which, const QString& themeName, const QWidget* forWidget) {
   if (QIcon::hasThemeIcon(themeName)) return QIcon::fromTheme(themeName);
   const qreal ratio = forWidget ? forWidget->devicePixelRatioF() : qApp->devicePixelRatio();
   const QPalette palette = forWidget ? forWidget->palette() : QApplication::palette();
   QIcon icon;
   for (int size : {16, 24, 32}) {
-    QFont font = forWidget ? forWidget->font() : QApplication::font();
-    font.setPixelSize(size * 3 / 4);
     auto draw = [&](const QColor& color) {
       QPixmap pixmap(QSize(size, size) * ratio);
       pixmap.setDevicePixelRatio(ratio);
       pixmap.fill(Qt::transparent);
       QPainter p(&pixmap);
-      p.setRenderHint(QPainter::TextAntialiasing);
-      p.setFont(font);
-      p.setPen(color);
-      p.drawText(QRect(0, 0, size, size), Qt::AlignCenter, glyph);
+      p.setRenderHint(QPainter::Antialiasing);
+      p.scale(size / 16.0, size / 16.0);
+      drawActionIcon(p, which, color);
       return pixmap;
     };
     icon.addPixmap(draw(palette.color(QPalette::Active, QPalette::ButtonText)), QIcon::Normal);

@@ -37,7 +37,8 @@ class ChatActionRow : public QWidget {
   Shape m_shape = Shape::oneLineText;
 };
 
-// An icon drawn from a glyph of the font (the themes' icons are not on every system), in the
+// The actions' icons, drawn (a glyph font or an icon theme is not on every system) in the
 // palette's button text colour; QIcon::fromTheme(themeName) wins where the system has it.
 class QIcon;
-QIcon glyphIcon(const QString& themeName, const QString& glyph, const QWidget* forWidget);
+enum class ActionIcon { send, stop, regenerate, copy, sampling };
+QIcon actionIcon(ActionIcon which, const QString& themeName, const QWidget* forWidget);

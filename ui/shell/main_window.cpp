@@ -51,6 +51,7 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   resize(1280, 780);
   m_chats = new ChatController(*m_db, m_bridge, this);
   m_settings = AppSettings::load(*m_db);
+  applySavedTheme();  // before the widgets are made
   m_loader = new ModelLoader(m_bridge, *m_db, this);
 
   auto* chats = new QDockWidget(tr("Chats"), this);
@@ -192,7 +193,7 @@ QWidget* MainWindow::buildChatPanel() {
   connect(m_transcript, &TranscriptView::forkRequested, this, [this](int k) { forkChat(m_current, k); });
   connect(m_transcript, &TranscriptView::copyRequested, this, [this](int i) {
     if (const ChatController::Chat* c = current(); c && i >= 0 && i < c->record.messages.size())
-      QApplication::clipboard()->setText(c->record.messages[i].content);
+      QApplication::clipboard()->setText(withoutThinking(c->record.messages[i].content));  // the answer, as copied from any chat app
   });
   connect(m_compare, &CompareView::picked, this, &MainWindow::pickSample);
   connect(m_transcript, &TranscriptView::editRequested, this, [this](int i) {
@@ -290,11 +291,11 @@ QWidget* MainWindow::buildChatPanel() {
 
 void MainWindow::refreshIcons() {
   // Drawn in the palette's colours: made again when the theme changes.
-  m_chatSampling->setIcon(glyphIcon(QStringLiteral("preferences-other"), QStringLiteral("⚙"), m_chatSampling));
-  m_copy->setIcon(glyphIcon(QStringLiteral("edit-copy"), QStringLiteral("⧉"), m_copy));
-  m_regenerate->setIcon(glyphIcon(QStringLiteral("view-refresh"), QStringLiteral("↻"), m_regenerate));
-  m_stop->setIcon(glyphIcon(QStringLiteral("process-stop"), QStringLiteral("■"), m_stop));
-  m_send->setIcon(glyphIcon(QStringLiteral("mail-send"), QStringLiteral("➤"), m_send));
+  m_chatSampling->setIcon(actionIcon(ActionIcon::sampling, QStringLiteral("preferences-other"), m_chatSampling));
+  m_copy->setIcon(actionIcon(ActionIcon::copy, QStringLiteral("edit-copy"), m_copy));
+  m_regenerate->setIcon(actionIcon(ActionIcon::regenerate, QStringLiteral("view-refresh"), m_regenerate));
+  m_stop->setIcon(actionIcon(ActionIcon::stop, QStringLiteral("process-stop"), m_stop));
+  m_send->setIcon(actionIcon(ActionIcon::send, QStringLiteral("mail-send"), m_send));
 }
 
 void MainWindow::showChatSampling() {
@@ -599,7 +600,7 @@ void MainWindow::regenerate() {
 
 void MainWindow::copyLastReply() {
   const ChatController::Chat* c = current();
-  if (c && !c->record.messages.isEmpty()) QApplication::clipboard()->setText(c->record.messages.last().content);
+  if (c && !c->record.messages.isEmpty()) QApplication::clipboard()->setText(withoutThinking(c->record.messages.last().content));
 }
 
 ChatId MainWindow::forkChat(ChatId parentId, int messageCount) {

@@ -15,6 +15,7 @@
 #include "ui/chat/chat_controller.h"
 #include "ui/chat/chat_record.h"
 #include "ui/pool_view/pool_frame.h"
+#include "ui/theme/app_theme.h"
 
 class QAction;
 class QCheckBox;
@@ -110,6 +111,8 @@ class MainWindow : public QMainWindow {
   ChatId importChat(const QString& path);  // -1 (and a dialog saying why) when it failed
   void showSearch();  // focuses the search box over the chat list
   void openSearchResult(ChatId chat, int message);
+  // The View menu's theme: applied to the whole app now and at the next start.
+  void setTheme(ThemeChoice choice);
   void showShortcuts();
   void showAbout();
 
@@ -125,6 +128,7 @@ class MainWindow : public QMainWindow {
   // saved, the docks take a share of the window that leaves the chat most of it.
   void showEvent(QShowEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void changeEvent(QEvent* event) override;  // a new palette: our drawn icons again
 
  private:
   QWidget* buildLeftPanel();
@@ -140,6 +144,7 @@ class MainWindow : public QMainWindow {
   void buildChatMenu();
   void buildViewMenu();
   void buildHelpMenu();
+  void applySavedTheme();
   void runSearch();
   void onChatRemoved(ChatId id, const QVector<ChatId>& orphans);
   void showError(const QString& objectName, const QString& sentence, const QString& detail);

@@ -31,6 +31,7 @@
 #include <algorithm>
 
 #include "ui/chat/chat_database.h"
+#include "ui/theme/app_theme.h"
 #include "ui/chat/chat_export.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/chat_list/chat_list_widget.h"
@@ -38,6 +39,7 @@
 
 namespace {
 const QString kListOrderKey = QStringLiteral("chat_list_order");  // "recent", "created" or "title"
+const QString kThemeKey = QStringLiteral("ui/theme");              // "system", "light" or "dark"
 constexpr int kSearchDelayMs = 150;                               // searches once typing pauses this long
 }  // namespace
 
@@ -184,6 +186,18 @@ void MainWindow::buildViewMenu() {
   for (QDockWidget* dock : findChildren<QDockWidget*>()) m_viewMenu->addAction(dock->toggleViewAction());
   for (QToolBar* bar : findChildren<QToolBar*>()) m_viewMenu->addAction(bar->toggleViewAction());
   m_viewMenu->addSeparator();
+  QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(theme);
+  const ThemeChoice current = themeChoiceFromName(m_db->setting(kThemeKey));
+  for (const auto& [choice, text] : {std::pair{ThemeChoice::system, tr("Follow the &system")}, std::pair{ThemeChoice::light, tr("&Light")},
+                                     std::pair{ThemeChoice::dark, tr("&Dark")}}) {
+    QAction* a = theme->addAction(text);
+    a->setObjectName(QStringLiteral("theme_%1").arg(themeChoiceName(choice)));
+    a->setCheckable(true);
+    a->setChecked(choice == current);
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [this, choice] { setTheme(choice); });
+  }
   QMenu* sort = m_viewMenu->addMenu(tr("&Sort chats by"));
   auto* group = new QActionGroup(sort);
   const std::pair<ChatListWidget::Order, QString> orders[] = {{ChatListWidget::Order::recent, tr("Recent activity")},
@@ -201,6 +215,23 @@ void MainWindow::buildViewMenu() {
       m_db->setSetting(kListOrderKey, key);
     });
   }
+}
+
+void MainWindow::applySavedTheme() {
+  const ThemeChoice saved = themeChoiceFromName(m_db->setting(kThemeKey));
+  if (saved != ThemeChoice::system) applyTheme(saved);
+}
+
+void MainWindow::setTheme(ThemeChoice choice) {
+  applyTheme(choice);
+  m_db->setSetting(kThemeKey, themeChoiceName(choice));
+  if (auto* a = findChild<QAction*>(QStringLiteral("theme_%1").arg(themeChoiceName(choice)))) a->setChecked(true);
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  QMainWindow::changeEvent(event);
+  // Our drawn icons take the new palette's colours (the transcript and the pool view redraw themselves).
+  if (event->type() == QEvent::PaletteChange && m_send) refreshIcons();
 }
 
 void MainWindow::buildHelpMenu() {

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QPixmap>
 #include <QPlainTextEdit>
 #include <QSpinBox>
@@ -11,6 +12,7 @@
 
 #include <cstdio>
 
+#include "ui/chat/chat_export.h"
 #include "ui/chat/compare_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"
@@ -133,5 +135,60 @@ void ScreenshotTour::run() {
     panel->flush();
     if (!save(panel, QStringLiteral("kv_pool_sliding_window.png"))) return finish(1, {});
   }
+  if (!shootThemes()) return;
   finish(0, {});
+}
+
+// A chat with the replies people read most (code, thinking, math), imported as a user would
+// import an export, shown in the light and the dark theme at a small laptop's size and a large
+// screen's: window-light-1024x700.png, window-dark-1600x1000.png, ...
+bool ScreenshotTour::shootThemes() {
+  ChatRecord rich;
+  rich.title = QStringLiteral("Rendering: code, thinking, math");
+  rich.messages.append({.role = QStringLiteral("user"), .content = QStringLiteral("How do I sum the squares 1..n in Python, and what is the closed form?")});
+  rich.messages.append(
+      {.role = QStringLiteral("assistant"),
+       .content = QStringLiteral(
+           "<think>The user wants code and the formula. The sum of squares is n(n+1)(2n+1)/6; show a loop and the "
+           "formula, then check n = 3: 1 + 4 + 9 = 14.</think>\n\n"
+           "A loop, and the closed form $\\sum_{k=1}^{n} k^2$:\n\n"
+           "```python\ndef sum_of_squares(n: int) -> int:\n    \"\"\"1^2 + 2^2 + ... + n^2\"\"\"\n"
+           "    total = 0  # running sum\n    for k in range(1, n + 1):\n        total += k * k\n    return total\n\n"
+           "assert sum_of_squares(3) == 14 and sum_of_squares(10) == 385, \"the closed form disagrees with this loop for some n\"\n```\n\n"
+           "$$\\sum_{k=1}^{n} k^2 = \\frac{n(n+1)(2n+1)}{6}$$\n\n"
+           "For $n = 3$: $\\frac{3 \\cdot 4 \\cdot 7}{6} = 14$.")});
+  rich.messages.last().metrics.numTokens = 161;
+  rich.messages.last().metrics.tokensPerSecond = 48.2;
+  rich.messages.last().metrics.secondsToFirstToken = 0.085;
+  rich.messages.last().metrics.finishReason = QStringLiteral("stop");
+  const QString path = QDir(m_outDir).filePath(QStringLiteral("rendering-chat.json"));
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write(chatToJson(rich, QString(), m_window.settings().sampling)) < 0) {
+    finish(1, QStringLiteral("cannot write %1").arg(path));
+    return false;
+  }
+  file.close();
+  const ChatId id = m_window.importChat(path);
+  QFile::remove(path);
+  if (id < 0) {
+    finish(1, QStringLiteral("the rendering chat did not import"));
+    return false;
+  }
+  m_window.selectChat(id);
+  for (const ThemeChoice theme : {ThemeChoice::light, ThemeChoice::dark}) {
+    m_window.setTheme(theme);
+    for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
+      m_window.resize(size);
+      QElapsedTimer settle;
+      settle.start();
+      while (settle.elapsed() < 300) QApplication::processEvents(QEventLoop::AllEvents, 50);
+      const QString name = QStringLiteral("window-%1-%2x%3.png").arg(themeChoiceName(theme)).arg(size.width()).arg(size.height());
+      if (!save(&m_window, name)) {
+        finish(1, {});
+        return false;
+      }
+    }
+  }
+  m_window.setTheme(ThemeChoice::system);
+  return true;
 }
