@@ -6,6 +6,8 @@
 
 #include <QtTest>
 
+#include <QTextBrowser>
+
 #include <QDir>
 
 #include <QAction>
@@ -82,8 +84,10 @@ class TestModelAndSettings : public QObject {
     QMessageBox* box = nullptr;
     QTRY_VERIFY_WITH_TIMEOUT((box = w.findChild<QMessageBox*>(QStringLiteral("loadError"))) != nullptr, 30000);
     QVERIFY2(box->text().contains(QStringLiteral("tensor_past_end.bin")), qPrintable(box->text()));
-    // The engine's reason names the tensor and where the file ends.
-    QVERIFY2(box->informativeText().contains(QStringLiteral("tensor")), qPrintable(box->informativeText()));
+    // A plain sentence says what is wrong; the engine's reason (the tensor, where the file ends)
+    // is behind Show Details.
+    QVERIFY2(box->informativeText().contains(QStringLiteral("incomplete or damaged")), qPrintable(box->informativeText()));
+    QVERIFY2(box->detailedText().contains(QStringLiteral("tensor")), qPrintable(box->detailedText()));
     box->accept();
     QVERIFY(QTest::qWaitForWindowActive(&w));  // the window is the user's again
     sendAndWait(w, QStringLiteral("Hello?"));
@@ -226,9 +230,10 @@ class TestModelAndSettings : public QObject {
     shared->setPlainText(QStringLiteral("Be brief."));
     w.newChat();
     pagedchat::test::sendAndWait(w, QStringLiteral("Hi"));
-    QVERIFY2(status->text().contains(QStringLiteral("refuses this conversation: System role not supported")), qPrintable(status->text()));
-    QVERIFY2(status->text().contains(QStringLiteral("Settings > Chat format > Built-in uses the built-in Gemma format instead")),
-             qPrintable(status->text()));
+    // Said in the chat, in the engine's own sentence (written for the user: the reason and the way out).
+    const QString said = w.findChild<QTextBrowser*>(QStringLiteral("transcript"))->toPlainText();
+    QVERIFY2(said.contains(QStringLiteral("refuses this conversation: System role not supported")), qPrintable(said));
+    QVERIFY2(said.contains(QStringLiteral("Settings > Chat format > Built-in uses the built-in Gemma format instead")), qPrintable(said));
     QCOMPARE(w.chat(w.currentChat())->messages.last().role, QStringLiteral("user"));  // no empty reply left behind
 
     SettingsDialog dialog(w.settings(), false);

@@ -358,6 +358,7 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   else if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
   applyOwnSampling(c, settings);
   c.contextFullTokens = 0;
+  c.lastError = {};
   const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
   c.numSamples = settings.numSamples;
   c.columnTitles = columnTitles;
@@ -387,6 +388,7 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
     return false;
   if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
   applyOwnSampling(c, settings);
+  c.lastError = {};
   settings.numSamples = 1;
   settings.columns.clear();
   settings.continuesReply = true;
@@ -506,10 +508,14 @@ void ChatController::connectBridge() {
     emit status(id, m.summary());
   });
   connect(m_bridge, &EngineBridge::replyFailed, this, [this](ChatId id, const QString& e) {
-    emit status(id, tr("Error: %1").arg(e));
     auto it = m_chats.find(id);
+    if (it == m_chats.end()) return;
+    // Said in the chat, where it happened: a plain sentence, the engine's words behind "details".
+    it->second.lastError = explainReplyError(e);
     // A reply that never started leaves no empty message behind.
-    if (it != m_chats.end() && it->second.replying) dropEmptyReply(it->second);
+    if (it->second.replying) dropEmptyReply(it->second);
+    emit status(id, QString());
+    emit chatChanged(id);
   });
   connect(m_bridge, &EngineBridge::contextTrimmed, this, [this](ChatId id, int numDropped) {
     auto it = m_chats.find(id);

@@ -37,6 +37,7 @@ TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
                                                                              url.path().section(QLatin1Char(':'), 1, 1).toInt());
     else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
     else if (url.scheme() == QLatin1String("think")) toggleThinking(k);
+    else if (url.scheme() == QLatin1String("errordetail")) toggleErrorDetail();
     else if (url.scheme() == QLatin1String("copycode")) {
       // copycode:<message>:<block>
       const int message = url.path().section(QLatin1Char(':'), 0, 0).toInt();
@@ -196,10 +197,44 @@ void TranscriptView::toggleThinking(int index) {
   render(m_shownChat, std::move(shown));
 }
 
+void TranscriptView::toggleErrorDetail() {
+  m_errorDetailShown = !m_errorDetailShown;
+  QVector<ShownMessage> shown = m_shown;
+  for (ShownMessage& m : shown)
+    if (!m.error.sentence.isEmpty()) m.detailShown = m_errorDetailShown;
+  render(m_shownChat, std::move(shown));
+}
+
 void TranscriptView::changeEvent(QEvent* event) {
   QTextBrowser::changeEvent(event);
   // Our colours are in the document's formats: drawn again in the new palette's.
   if (event->type() == QEvent::PaletteChange && m_shownChat >= 0) render(m_shownChat, m_shown, /*whole=*/true);
+}
+
+void TranscriptView::appendError(QTextCursor& cursor, const ShownMessage& m) {
+  const TextColors colors = textColors();
+  QTextBlockFormat block;
+  block.setTopMargin(14);
+  cursor.setBlockFormat(block);
+  QTextCharFormat sentence;
+  sentence.setForeground(colors.error);
+  sentence.setFontWeight(QFont::DemiBold);
+  cursor.insertText(m.error.sentence, sentence);
+  if (m.error.detail.isEmpty() || m.error.detail == m.error.sentence) return;
+  QTextCharFormat link;
+  link.setForeground(colors.muted);
+  link.setAnchor(true);
+  link.setAnchorHref(QStringLiteral("errordetail:"));
+  link.setFontUnderline(true);
+  cursor.insertText(QStringLiteral("  "), QTextCharFormat());
+  cursor.insertText(m.detailShown ? tr("hide details") : tr("details"), link);
+  if (!m.detailShown) return;
+  QTextCharFormat detail;
+  detail.setForeground(colors.muted);
+  detail.setFontFixedPitch(true);
+  detail.setFontFamilies({QStringLiteral("monospace")});
+  cursor.insertBlock(QTextBlockFormat(), detail);
+  cursor.insertText(m.error.detail, detail);
 }
 
 void TranscriptView::appendNotice(QTextCursor& cursor, const ShownMessage& m) {
@@ -224,7 +259,8 @@ void TranscriptView::appendNotice(QTextCursor& cursor, const ShownMessage& m) {
   }
 }
 
-void TranscriptView::showChat(const ChatRecord& chat, bool replying, int contextFullTokens, int contextLength) {
+void TranscriptView::showChat(const ChatRecord& chat, bool replying, int contextFullTokens, int contextLength,
+                              const PlainError& error) {
   QVector<ShownMessage> shown(chat.messages.size());
   for (int i = 0; i < chat.messages.size(); ++i) {
     const MessageRecord& m = chat.messages[i];
@@ -257,7 +293,16 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
                         .arg(contextLength);
     shown.append(notice);
   }
-  if (chat.id != m_shownChat) m_expandedThinking.clear();
+  if (chat.id != m_shownChat) {
+    m_expandedThinking.clear();
+    m_errorDetailShown = false;
+  }
+  if (!error.sentence.isEmpty()) {
+    ShownMessage failed;
+    failed.error = error;
+    failed.detailShown = m_errorDetailShown;
+    shown.append(failed);
+  }
   render(chat.id, std::move(shown));
 }
 
@@ -290,6 +335,7 @@ void TranscriptView::render(ChatId chatId, QVector<ShownMessage> shown, bool who
     if (i > 0) cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
     shown[i].start = cursor.position();
     if (!shown[i].notice.isEmpty()) appendNotice(cursor, shown[i]);
+    else if (!shown[i].error.sentence.isEmpty()) appendError(cursor, shown[i]);
     else appendMessage(cursor, i, shown[i]);
   }
   cursor.endEditBlock();

@@ -12,6 +12,7 @@
 #include <QVector>
 
 #include "ui/chat/chat_record.h"
+#include "ui/chat/plain_error.h"
 
 class QTextCursor;
 
@@ -21,7 +22,9 @@ class TranscriptView : public QTextBrowser {
   explicit TranscriptView(QWidget* parent = nullptr);
   // contextFullTokens > 0: the chat's last turn did not fit in contextLength tokens, and the
   // transcript ends with a notice offering what to do (contextChoice).
-  void showChat(const ChatRecord& chat, bool replying, int contextFullTokens = 0, int contextLength = 0);
+  // error: the last turn failed; said at the end, its detail behind a "details" link.
+  void showChat(const ChatRecord& chat, bool replying, int contextFullTokens = 0, int contextLength = 0,
+                const PlainError& error = {});
 
   // Scrolls to message `index` of the chat shown and selects the first of `words` found in it
   // (a search result opened), else puts the cursor at the message's start.
@@ -34,6 +37,7 @@ class TranscriptView : public QTextBrowser {
   // Opens or folds the thinking of message `index` (what its "Thinking" line does).
   void toggleThinking(int index);
   bool thinkingExpanded(int index) const { return m_expandedThinking.contains(index); }
+  void toggleErrorDetail();  // the failed turn's "details": shown or hidden
 
  signals:
   void forkRequested(int messageCount);  // fork keeping messages 1..messageCount
@@ -62,23 +66,28 @@ class TranscriptView : public QTextBrowser {
     int versionIndex = 0, numVersions = 1;  // "< k / n >" when there are several
     bool outOfView = false;  // dropped from the model's view when the chat outgrew the context
     QString notice;          // non-empty: not a message but the context-full notice, this text
+    PlainError error;        // sentence non-empty: not a message but the failed turn's notice
+    bool detailShown = false;
     int start = 0;
     bool operator==(const ShownMessage& o) const {
       return user == o.user && actions == o.actions && canContinue == o.canContinue && content == o.content && footer == o.footer &&
              thinking == o.thinking && hasThinking == o.hasThinking && thinkingOpen == o.thinkingOpen &&
              thinkingExpanded == o.thinkingExpanded &&
              versionIndex == o.versionIndex && numVersions == o.numVersions &&
-             outOfView == o.outOfView && notice == o.notice;
+             outOfView == o.outOfView && notice == o.notice && error.sentence == o.error.sentence &&
+             error.detail == o.error.detail && detailShown == o.detailShown;
     }
   };
   void appendMessage(QTextCursor& cursor, int index, const ShownMessage& m);
   void appendNotice(QTextCursor& cursor, const ShownMessage& m);
   void appendThinking(QTextCursor& c, int index, const ShownMessage& m);
+  void appendError(QTextCursor& cursor, const ShownMessage& m);
   // Shows `shown`, rebuilding the document from the first message that differs from m_shown.
   void render(ChatId chat, QVector<ShownMessage> shown, bool whole = false);
 
   ChatId m_shownChat = -1;
   QVector<ShownMessage> m_shown;
   int m_shownCharacters = 0;  // the document's size after the last showChat: edited since?
+  bool m_errorDetailShown = false;  // the failed turn's "details" is open
   QSet<int> m_expandedThinking;  // of the chat shown: the messages whose thinking is open
 };

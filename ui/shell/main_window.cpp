@@ -30,6 +30,7 @@
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/shell/compare_settings_dialog.h"
 #include "ui/chat/compare_view.h"
+#include "ui/chat/plain_error.h"
 #include "ui/bridge/engine_bridge.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/library/model_library_dialog.h"
@@ -381,9 +382,6 @@ void MainWindow::connectBridge() {
     emit modelReady();
   });
   connect(m_bridge, &EngineBridge::poolFrame, this, &MainWindow::poolFrame);
-  connect(m_bridge, &EngineBridge::poolFrame, this, [this](const PoolFrame& f) {
-    if (!f.lastStepSummary.isEmpty()) m_status->setText(f.lastStepSummary);
-  });
   connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString& description, int contextLength) {
     // The rest happens when the load's flow ends (ModelLoader::modelInUse, above): one place,
     // after the loader stops blocking turns, whatever order the queued signals arrive in.
@@ -396,7 +394,7 @@ void MainWindow::connectBridge() {
     if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));
   });
   connect(m_bridge, &EngineBridge::modelFailed, this, [this](const QString& e) {
-    m_status->setText(tr("Could not load the model: %1").arg(e));
+    m_status->setText(explainLoadError(e).sentence);
     if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded"));
   });
 }
@@ -506,7 +504,7 @@ void MainWindow::showCurrent() {
     m_compare->setPickable(c->awaitingPick);
     m_stack->setCurrentWidget(m_compare);
   } else {
-    m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength);
+    m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength, c->lastError);
     m_stack->setCurrentWidget(m_transcript);
   }
 }

@@ -13,6 +13,7 @@
 #include <qcoro/qcorosignal.h>
 
 #include "ui/chat/chat_database.h"
+#include "ui/chat/plain_error.h"
 
 namespace {
 
@@ -106,7 +107,10 @@ QCoro::Task<> ModelLoader::run(QString path, EngineBridge::Config config) {
     auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the model"),
                                 tr("%1 could not be loaded.").arg(QFileInfo(path).fileName()), QMessageBox::Ok, m_window);
     box->setObjectName(QStringLiteral("loadError"));
-    box->setInformativeText(message);
+    // The reason in a plain sentence; what the loader found, behind "Show Details…".
+    const PlainError plain = explainLoadError(message);
+    box->setInformativeText(plain.sentence);
+    box->setDetailedText(plain.detail);
     box->setAttribute(Qt::WA_DeleteOnClose);
     connect(box, &QMessageBox::finished, m_window, [window = m_window] { window->activateWindow(); });
     box->open();

@@ -1,0 +1,129 @@
+// Errors said where they matter, in words a user reads: a reply that fails ends the chat with
+// one plain sentence (what happened, what to do) and a "details" link to the engine's own
+// words; the next turn clears it; the status line is the chat's and is not overwritten by the
+// engine's step summary. Also the sentences for the engine's and the loader's error texts.
+
+#include <QtTest>
+
+#include <QLabel>
+#include <QTextBlock>
+#include <QTextBrowser>
+
+#include "support/test_env.h"
+#include "support/window_driver.h"
+#include "ui/chat/plain_error.h"
+#include "ui/chat/transcript_view.h"
+#include "ui/shell/main_window.h"
+#include "ui/theme/app_theme.h"
+
+namespace {
+// Clicks the link whose href is `href` in the transcript.
+void clickLink(TranscriptView& view, const QString& href) {
+  for (QTextBlock b = view.document()->begin(); b.isValid(); b = b.next())
+    for (auto it = b.begin(); !it.atEnd(); ++it)
+      if (it.fragment().charFormat().anchorHref() == href) {
+        QTextCursor c(view.document());
+        c.setPosition(it.fragment().position() + it.fragment().length() / 2);
+        view.setTextCursor(c);
+        view.ensureCursorVisible();
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.cursorRect(c).center());
+        return;
+      }
+  QFAIL(qPrintable(QStringLiteral("no link to ") + href));
+}
+}  // namespace
+
+class TestChatErrors : public QObject {
+  Q_OBJECT
+  QString m_model;
+
+ private slots:
+  void initTestCase() {
+    pagedchat::test::useFreshDataFolder();
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    m_model = QString::fromStdString(model);
+  }
+
+  void engineErrorsGetASentence_data() {
+    QTest::addColumn<QString>("detail");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("context") << "the prompt has 4100 tokens; the context holds 2048" << "needs 4100 tokens and the model reads at most 2048";
+    QTest::newRow("pool") << "the prompt needs 40 KV blocks of 16 tokens; the pool has 32" << "not enough KV memory for this chat (it needs 40 blocks)";
+    QTest::newRow("reclaimed") << "sequence 12 is not parked (finished, released or reclaimed)" << "freed for other chats";
+    QTest::newRow("idle") << "the engine went idle before request 12 ended" << "stopped before it ended";
+    QTest::newRow("ours") << "No model is loaded." << "No model is loaded.";
+    QTest::newRow("other") << "request 7: something odd" << "The reply failed.";
+  }
+  void engineErrorsGetASentence() {
+    QFETCH(QString, detail);
+    QFETCH(QString, says);
+    const PlainError e = explainReplyError(detail);
+    QVERIFY2(e.sentence.contains(says), qPrintable(e.sentence));
+    QVERIFY2(!e.sentence.contains(QStringLiteral("request 7")), qPrintable(e.sentence));  // no engine jargon
+    QCOMPARE(e.detail, detail);
+  }
+
+  void loadErrorsGetASentence_data() {
+    QTest::addColumn<QString>("detail");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("merges") << "metadata 'tokenizer.ggml.merges': array count 48900 exceeds the file" << "incomplete or damaged";
+    QTest::newRow("truncated") << "truncated file: header needs 24 bytes at offset 0 but only 3 remain" << "incomplete or damaged";
+    QTest::newRow("magic") << "not a GGUF file (bad magic)" << "not a GGUF model file";
+    QTest::newRow("architecture") << "architecture 'mamba' is not supported (llama, mistral, qwen2, qwen3, gemma3 and phi3 are)"
+                                  << "does not run this kind of model";
+    QTest::newRow("type") << "tensor 'blk.0.attn_q.weight' has type IQ2_XXS, which is not supported" << "does not read yet";
+    QTest::newRow("missing") << "cannot open '/x.gguf': No such file or directory" << "could not be opened";
+  }
+  void loadErrorsGetASentence() {
+    QFETCH(QString, detail);
+    QFETCH(QString, says);
+    QVERIFY2(explainLoadError(detail).sentence.contains(says), qPrintable(explainLoadError(detail).sentence));
+  }
+
+  // A real failure: a KV pool of 1 MiB cannot hold a long message.
+  void aFailedReplyIsSaidInTheChatWithItsDetailsOneClickAway() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    AppSettings s = w.settings();
+    s.kvMemoryMiB = 1;
+    w.applySettings(s);
+    pagedchat::test::loadAndWait(w, m_model);
+    const ChatId quiet = w.newChat();  // another chat, whose status line must stay its own
+    const ChatId id = w.newChat();
+    QString longMessage;
+    for (int i = 0; i < 40; ++i) longMessage += QStringLiteral("Please remember the number %1 for later. ").arg(i);
+    pagedchat::test::sendAndWait(w, longMessage);
+    auto* transcript = w.findChild<TranscriptView*>(QStringLiteral("transcript"));
+    const QString shown = transcript->toPlainText();
+    QVERIFY2(shown.contains(QStringLiteral("There is not enough KV memory for this chat")), qPrintable(shown));
+    QVERIFY2(!shown.contains(QStringLiteral("KV blocks of")), qPrintable(shown));  // the detail is folded
+    // No empty reply was left; the question stays.
+    QCOMPARE(w.chat(id)->messages.size(), 1);
+    // The sentence is in the theme's error colour.
+    for (QTextBlock b = transcript->document()->begin(); b.isValid(); b = b.next())
+      if (b.text().startsWith(QStringLiteral("There is not enough")))
+        QCOMPARE(b.begin().fragment().charFormat().foreground().color(), textColors().error);
+    clickLink(*transcript, QStringLiteral("errordetail:"));
+    QTRY_VERIFY2(transcript->toPlainText().contains(QStringLiteral("KV blocks of")), qPrintable(transcript->toPlainText()));
+    // The status line is not the engine's: another chat shows its own (none).
+    auto* status = w.findChild<QLabel*>(QStringLiteral("status"));
+    w.selectChat(quiet);
+    QVERIFY2(!status->text().contains(QStringLiteral("step")), qPrintable(status->text()));
+    QVERIFY(!transcript->toPlainText().contains(QStringLiteral("not enough KV memory")));
+    w.selectChat(id);
+    QVERIFY(transcript->toPlainText().contains(QStringLiteral("not enough KV memory")));
+
+    // As a user fixes it: edit the question into a short one; it goes through, and the notice
+    // goes with the new turn.
+    clickLink(*transcript, QStringLiteral("edit:0"));
+    pagedchat::test::sendAndWait(w, QStringLiteral("Hi"));
+    QCOMPARE(w.chat(id)->messages.size(), 2);
+    QCOMPARE(w.chat(id)->messages.first().content, QStringLiteral("Hi"));
+    QVERIFY2(!transcript->toPlainText().contains(QStringLiteral("not enough KV memory")), qPrintable(transcript->toPlainText()));
+  }
+};
+
+QTEST_MAIN(TestChatErrors)
+#include "test_chat_errors.moc"
