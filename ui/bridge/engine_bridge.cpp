@@ -8,6 +8,7 @@
 
 #include "engine/chat/context_fit.h"
 #include "engine/model/model.h"
+#include "models/model_summary.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "server/request_router.h"
 #endif
@@ -29,6 +30,7 @@ EngineBridge::EngineBridge(QObject* parent)
   qRegisterMetaType<PoolFrame>();
   qRegisterMetaType<ReplyMetrics>();
   qRegisterMetaType<ChatId>("ChatId");
+  qRegisterMetaType<ModelInfo>();
   m_textClock.start();
   m_frameClock.start();
 #ifdef PAGEDCHAT_HAVE_SERVER
@@ -110,6 +112,7 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
     const pagedchat::ChatTemplate& tmpl = m_engine.model->chat_template;
     if (!tmpl.fallback_reason().empty())
       loaded += QStringLiteral(" · %1 (%2)").arg(QString::fromStdString(tmpl.describe()), QString::fromStdString(tmpl.fallback_reason()));
+    emit modelDescribed(describeModel(path, settings));  // first: the window has it when the model is ready
     emit modelLoaded(loaded, m_engine.max_context);
     emitFrame(QString());
   } catch (const pagedchat::LoadCancelled&) {
@@ -117,6 +120,44 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
   } catch (const std::exception& e) {
     emit modelFailed(QString::fromUtf8(e.what()));
   }
+}
+
+ModelInfo EngineBridge::describeModel(const QString& path, const Config& settings) const {
+  const pagedchat::ModelConfig& c = m_engine.model->config();
+  ModelInfo info;
+  info.path = QFileInfo(path).absoluteFilePath();
+  info.name = QString::fromStdString(c.name);
+  info.architecture = QString::fromStdString(c.architecture);
+  try {
+    // The header alone (mapped; only its pages are read): the parameter count and quantization.
+    const pagedchat::models::ModelSummary summary = pagedchat::models::summarize_model(path.toStdString());
+    info.parameters = QString::fromStdString(pagedchat::models::format_parameters(summary.parameters));
+    info.quantization = QString::fromStdString(summary.quantization);
+    info.fileSize = QString::fromStdString(pagedchat::models::format_bytes(summary.file_size));
+  } catch (const std::exception& e) {
+    info.parameters = info.quantization = info.fileSize = tr("not known (%1)").arg(QString::fromUtf8(e.what()));
+  }
+  info.layers = c.num_layers;
+  info.hiddenSize = c.dim;
+  info.heads = c.num_heads;
+  info.kvHeads = c.num_kv_heads;
+  info.headDim = c.head_dim;
+  info.vocabulary = c.vocab_size;
+  info.trainedContext = c.context_length;
+  info.chatContext = m_engine.max_context;
+  info.slidingWindow = c.sliding_window;
+  for (int l = 0; l < c.num_layers; ++l) info.localLayers += c.is_local_layer(l) ? 1 : 0;
+  const pagedchat::ChatTemplate& tmpl = m_engine.model->chat_template;
+  info.chatTemplate = QString::fromStdString(tmpl.describe());
+  info.templateFallback = QString::fromStdString(tmpl.fallback_reason());
+  info.backend = QString::fromStdString(m_engine.backend_description);
+  info.speculation = QString::fromStdString(m_engine.speculation);
+  info.kvType = settings.backend == QLatin1String("cpu") ? settings.kvType : QStringLiteral("f16");
+  info.blockSize = m_engine.engine->block_size();
+  info.numBlocks = m_engine.num_blocks;
+  const uint64_t perBlock = m_engine.engine->stats().kv.bytes_per_block;
+  info.kvBytesPerToken = info.blockSize > 0 ? static_cast<qint64>(perBlock / static_cast<uint64_t>(info.blockSize)) : 0;
+  return info;
 }
 
 void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings) {

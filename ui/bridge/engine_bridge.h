@@ -29,6 +29,7 @@
 #include "engine/engine/step_loop.h"
 #include "runtime/engine_assembly.h"
 #include "ui/chat/chat_types.h"
+#include "ui/bridge/model_info.h"
 #include "ui/pool_view/pool_frame.h"
 #include "ui/bridge/pool_frame_builder.h"
 #include "ui/chat/reply_metrics.h"
@@ -120,6 +121,7 @@ class EngineBridge : public QObject {
 
  signals:
   void modelLoaded(const QString& description, int contextLength);
+  void modelDescribed(const ModelInfo& info);  // right before modelLoaded: the model information panel's
   void modelFailed(const QString& error);
   void modelLoadCancelled();
   void loadProgress(const QString& stage, double fraction);  // ~20 Hz while loading
@@ -146,6 +148,8 @@ class EngineBridge : public QObject {
     std::vector<size_t> sentBytes;
     std::vector<bool> reported;
   };
+
+  ModelInfo describeModel(const QString& path, const Config& settings) const;
 
   static constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames
   static constexpr int kApiColorIndex = 997;     // the pool view's colour for API requests

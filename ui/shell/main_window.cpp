@@ -389,6 +389,7 @@ void MainWindow::connectBridge() {
     m_status->setText(description);
     updateControls();  // the meter's context
   });
+  connect(m_bridge, &EngineBridge::modelDescribed, this, [this](const ModelInfo& info) { m_modelInfo = info; });
   connect(m_bridge, &EngineBridge::modelLoadCancelled, this, [this] {
     m_status->setText(m_modelReady ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
     if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));

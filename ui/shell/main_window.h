@@ -13,6 +13,7 @@
 
 #include "ui/shell/app_settings.h"
 #include "ui/chat/chat_controller.h"
+#include "ui/bridge/model_info.h"
 #include "ui/chat/chat_record.h"
 #include "ui/pool_view/pool_frame.h"
 #include "ui/theme/app_theme.h"
@@ -75,6 +76,7 @@ class MainWindow : public QMainWindow {
   const ChatRecord* chat(ChatId id) const;
   QVector<ChatId> chatIds() const;
   bool isReplying(ChatId id) const;
+  const ModelInfo& modelInfo() const { return m_modelInfo; }
   int contextUsed(ChatId id) const;
   ReplyMetrics sampleMetrics(ChatId id, int sample) const;  // of the compare turn shown or awaiting a pick
 
@@ -115,6 +117,7 @@ class MainWindow : public QMainWindow {
   void setTheme(ThemeChoice choice);
   void showShortcuts();
   void showAbout();
+  void showModelInfo();  // the model in use (ModelInfoDialog)
 
  signals:
   void modelReady();
@@ -176,6 +179,7 @@ class MainWindow : public QMainWindow {
   int m_contextLength = 0;
   bool m_modelReady = false;
   bool m_shownOnce = false;
+  ModelInfo m_modelInfo;  // of the model in use; empty before the first load
   AppSettings m_settings;
   ModelLoader* m_loader = nullptr;
   QMenu* m_recentMenu = nullptr;

@@ -31,6 +31,7 @@
 #include <algorithm>
 
 #include "ui/chat/chat_database.h"
+#include "ui/shell/model_info_dialog.h"
 #include "ui/theme/app_theme.h"
 #include "ui/chat/chat_export.h"
 #include "ui/chat/transcript_view.h"
@@ -236,6 +237,9 @@ void MainWindow::changeEvent(QEvent* event) {
 
 void MainWindow::buildHelpMenu() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* info = help->addAction(tr("&Model information"), this, &MainWindow::showModelInfo);
+  info->setObjectName(QStringLiteral("modelInfoAction"));
+  info->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
   help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
   help->addAction(tr("&About PagedChat"), this, &MainWindow::showAbout);
 }
@@ -277,6 +281,16 @@ void MainWindow::showShortcuts() {
   v->addWidget(table);
   v->addWidget(buttons);
   dialog->resize(520, 560);
+  dialog->open();
+}
+
+void MainWindow::showModelInfo() {
+  if (m_modelInfo.isEmpty()) {
+    showError(QStringLiteral("modelInfoError"), tr("No model is loaded yet."), QString());
+    return;
+  }
+  auto* dialog = new ModelInfoDialog(m_modelInfo, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->open();
 }
 

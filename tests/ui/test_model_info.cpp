@@ -1,0 +1,103 @@
+// The model information panel, as a user opens it (Ctrl+I): the file's facts read from its
+// header (architecture, parameters, quantization, trained context) and the engine's (context
+// per chat, KV bytes a token, which equal 2 x layers x KV heads x head size x 2 bytes in f16,
+// the pool), the template in use; Copy puts them on the clipboard; with no model it says so.
+
+#include <QtTest>
+
+#include <QApplication>
+#include <QClipboard>
+#include <QDialogButtonBox>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+
+#include "support/test_env.h"
+#include "support/window_driver.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/model_info_dialog.h"
+
+namespace {
+QString row(const ModelInfoDialog& d, const char* key) {
+  auto* label = d.findChild<QLabel*>(QStringLiteral("modelInfo_") + QLatin1String(key));
+  return label ? label->text() : QStringLiteral("(no row %1)").arg(QLatin1String(key));
+}
+ModelInfoDialog* openWithKeys(MainWindow& w) {
+  QTest::keyClick(&w, Qt::Key_I, Qt::ControlModifier);
+  ModelInfoDialog* d = nullptr;
+  QTest::qWaitFor([&] { return (d = w.findChild<ModelInfoDialog*>()) && d->isVisible(); }, 5000);
+  return d;
+}
+}  // namespace
+
+class TestModelInfo : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { pagedchat::test::useFreshDataFolder(); }
+
+  void noModelSaysSo() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    QTest::keyClick(&w, Qt::Key_I, Qt::ControlModifier);
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY((box = w.findChild<QMessageBox*>(QStringLiteral("modelInfoError"))) != nullptr);
+    QVERIFY(box->text().contains(QStringLiteral("No model is loaded")));
+    box->accept();
+  }
+
+  void theDefaultModelsFacts() {
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    pagedchat::test::loadAndWait(w, QString::fromStdString(model));
+    QTRY_VERIFY(!w.modelInfo().isEmpty());
+    const ModelInfo& info = w.modelInfo();
+    QCOMPARE(info.architecture, QStringLiteral("llama"));
+    QCOMPARE(info.quantization, QStringLiteral("Q4_1"));
+    QCOMPARE(info.parameters, QStringLiteral("135M"));
+    QCOMPARE(info.layers, 30);
+    QCOMPARE(info.chatContext, w.settings().maxContext);
+    QVERIFY(info.trainedContext >= info.chatContext);
+    // f16 keys and values of every layer: the pool's bytes a token, computed from the shape.
+    QCOMPARE(info.kvBytesPerToken, qint64{2} * info.layers * info.kvHeads * info.headDim * 2);
+    QVERIFY(info.chatTemplate.contains(QStringLiteral("template")) || info.chatTemplate.contains(QStringLiteral("format")));
+
+    ModelInfoDialog* d = openWithKeys(w);
+    QVERIFY(d);
+    QCOMPARE(row(*d, "architecture"), QStringLiteral("llama"));
+    QCOMPARE(row(*d, "quantization"), QStringLiteral("Q4_1"));
+    QVERIFY2(row(*d, "file").endsWith(QFileInfo(QString::fromStdString(model)).fileName()), qPrintable(row(*d, "file")));
+    QVERIFY2(row(*d, "context").contains(QStringLiteral("%1 tokens per chat here").arg(QLocale().toString(info.chatContext))),
+             qPrintable(row(*d, "context")));
+    QVERIFY2(row(*d, "kvcache").startsWith(QStringLiteral("22.5 KiB a token (f16)")), qPrintable(row(*d, "kvcache")));
+    QVERIFY2(row(*d, "attentionheads").contains(QStringLiteral("grouped-query")), qPrintable(row(*d, "attentionheads")));
+    QVERIFY(!d->findChild<QLabel*>(QStringLiteral("modelInfo_slidingwindow")));  // Llama has none
+    QApplication::clipboard()->clear();
+    d->findChild<QPushButton*>(QStringLiteral("copyModelInfo"))->click();
+    QVERIFY(QApplication::clipboard()->text().contains(QStringLiteral("Quantization: Q4_1")));
+    QCOMPARE(QApplication::clipboard()->text(), ModelInfoDialog::asText(info));
+    d->reject();
+  }
+
+  void aSlidingWindowModelSaysWhichLayers() {
+    PC_REQUIRE_ENV(gemma, "PAGEDCHAT_TEST_GEMMA");
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, QString::fromStdString(gemma));
+    QTRY_VERIFY(!w.modelInfo().isEmpty());
+    const ModelInfo& info = w.modelInfo();
+    QCOMPARE(info.architecture, QStringLiteral("gemma3"));
+    QVERIFY(info.slidingWindow > 0);
+    QVERIFY(info.localLayers > 0 && info.localLayers < info.layers);
+    QVERIFY(info.rows().contains(std::pair{QStringLiteral("Sliding window"),
+                                           QStringLiteral("%1 tokens on %2 of %3 layers").arg(info.slidingWindow).arg(info.localLayers).arg(info.layers)}));
+  }
+};
+
+QTEST_MAIN(TestModelInfo)
+#include "test_model_info.moc"

@@ -1,0 +1,29 @@
+#pragma once
+// What the model in use is, for the model information panel (Help > Model information): the
+// file (its name, size, architecture, parameter count, quantization, trained context, chat
+// template) and how this engine runs it (backend, context per chat, KV bytes a token, the
+// pool's blocks). Made on the engine thread at each load (EngineBridge::modelDescribed).
+
+#include <QMetaType>
+#include <QString>
+#include <QVector>
+
+#include <utility>
+
+struct ModelInfo {
+  QString path, name, architecture, parameters, quantization, fileSize;
+  int layers = 0, hiddenSize = 0, heads = 0, kvHeads = 0, headDim = 0, vocabulary = 0;
+  int trainedContext = 0;  // what the file says the model was trained for
+  int chatContext = 0;     // what one chat may hold here (the setting, capped by the model's)
+  int slidingWindow = 0, localLayers = 0;
+  QString chatTemplate;          // "the model's own template", "the built-in ChatML format"
+  QString templateFallback;      // why the model's own is not used, when it is not
+  QString backend, speculation, kvType;
+  qint64 kvBytesPerToken = 0;  // every layer's keys and values of one token, in the pool's element type
+  int blockSize = 0, numBlocks = 0;
+
+  bool isEmpty() const { return path.isEmpty(); }
+  // (label, value) in the order the panel shows them.
+  QVector<std::pair<QString, QString>> rows() const;
+};
+Q_DECLARE_METATYPE(ModelInfo)
