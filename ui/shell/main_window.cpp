@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScreen>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -49,7 +50,9 @@ void MainWindow::onEngine(F f) {
 MainWindow::MainWindow(AppServices& services, QWidget* parent)
     : QMainWindow(parent), m_db(&services.database()), m_bridge(services.bridge()), m_api(services.apiServer()) {
   setWindowTitle(tr("PagedChat"));
-  resize(1280, 780);
+  // 1280x780, or what the screen has room for (a small laptop's 1024x700 would cut it off).
+  const QRect room = screen() ? screen()->availableGeometry() : QRect(0, 0, 1280, 780);
+  resize(std::min(1280, room.width()), std::min(780, room.height()));
   m_chats = new ChatController(*m_db, m_bridge, this);
   m_settings = AppSettings::load(*m_db);
   applySavedTheme();  // before the widgets are made
