@@ -9,7 +9,7 @@
 #include "ui/pool_view/kv_flashes.h"
 #include "ui/pool_view/kv_grid_layout.h"
 #include "ui/pool_panel/kv_pool_numbers.h"
-#include "ui/kv_test_frames.h"
+#include "ui/pool/kv_test_frames.h"
 
 using namespace pagedchat;
 using namespace kvtest;
