@@ -10,6 +10,7 @@
 #include <QTextBrowser>
 
 #include "support/test_env.h"
+#include "support/transcript_driver.h"
 #include "support/window_driver.h"
 #include "ui/chat/plain_error.h"
 #include "ui/chat/transcript_view.h"
@@ -17,20 +18,7 @@
 #include "ui/theme/app_theme.h"
 
 namespace {
-// Clicks the link whose href is `href` in the transcript.
-void clickLink(TranscriptView& view, const QString& href) {
-  for (QTextBlock b = view.document()->begin(); b.isValid(); b = b.next())
-    for (auto it = b.begin(); !it.atEnd(); ++it)
-      if (it.fragment().charFormat().anchorHref() == href) {
-        QTextCursor c(view.document());
-        c.setPosition(it.fragment().position() + it.fragment().length() / 2);
-        view.setTextCursor(c);
-        view.ensureCursorVisible();
-        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.cursorRect(c).center());
-        return;
-      }
-  QFAIL(qPrintable(QStringLiteral("no link to ") + href));
-}
+using pagedchat::test::clickLink;
 }  // namespace
 
 class TestChatErrors : public QObject {

@@ -10,52 +10,15 @@
 #include <QScrollBar>
 #include <QTextBlock>
 
+#include "support/transcript_driver.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/theme/app_theme.h"
 
 namespace {
-
-ChatRecord chatOf(ChatId id, const QStringList& contents) {
-  ChatRecord chat;
-  chat.id = id;
-  for (int i = 0; i < contents.size(); ++i)
-    chat.messages.append({.role = i % 2 == 0 ? QStringLiteral("user") : QStringLiteral("assistant"), .content = contents[i]});
-  return chat;
-}
-
-QTextFragment fragmentWith(const QTextDocument* doc, const QString& text) {
-  for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
-    for (auto it = b.begin(); !it.atEnd(); ++it)
-      if (it.fragment().text().contains(text)) return it.fragment();
-  return {};
-}
-
-// Clicks the middle of the first fragment that holds `text`.
-void clickOn(TranscriptView& view, const QString& text) {
-  const QTextFragment f = fragmentWith(view.document(), text);
-  QVERIFY2(f.isValid(), qPrintable(text));
-  QTextCursor c(view.document());
-  c.setPosition(f.position() + f.text().indexOf(text) + text.size() / 2);
-  view.setTextCursor(c);
-  view.ensureCursorVisible();
-  QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.cursorRect(c).center());
-}
-
-// Clicks the link whose href is `href`.
-void clickLink(TranscriptView& view, const QString& href) {
-  for (QTextBlock b = view.document()->begin(); b.isValid(); b = b.next())
-    for (auto it = b.begin(); !it.atEnd(); ++it)
-      if (it.fragment().charFormat().anchorHref() == href) {
-        QTextCursor c(view.document());
-        c.setPosition(it.fragment().position() + it.fragment().length() / 2);
-        view.setTextCursor(c);
-        view.ensureCursorVisible();
-        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.cursorRect(c).center());
-        return;
-      }
-  QFAIL(qPrintable(QStringLiteral("no link to ") + href));
-}
-
+using pagedchat::test::chatOf;
+using pagedchat::test::clickLink;
+using pagedchat::test::clickOn;
+using pagedchat::test::fragmentWith;
 }  // namespace
 
 class TestReplyRendering : public QObject {

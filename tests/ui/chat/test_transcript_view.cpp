@@ -12,56 +12,21 @@
 
 #include <random>
 
+#include "support/transcript_driver.h"
 #include "ui/chat/transcript_view.h"
 
 namespace {
-
-ChatRecord chatOf(ChatId id, const QStringList& contents) {
-  ChatRecord chat;
-  chat.id = id;
-  for (int i = 0; i < contents.size(); ++i)
-    chat.messages.append({.role = i % 2 == 0 ? QStringLiteral("user") : QStringLiteral("assistant"), .content = contents[i]});
-  return chat;
-}
-
-// The first fragment whose text contains `text`; invalid if none.
-QTextFragment fragmentWith(const QTextDocument* doc, const QString& text) {
-  for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
-    for (auto it = b.begin(); !it.atEnd(); ++it)
-      if (it.fragment().text().contains(text)) return it.fragment();
-  return {};
-}
-
-QTextBlock blockWith(const QTextDocument* doc, const QString& text) {
-  for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
-    if (b.text() == text) return b;
-  return {};
-}
-
-QStringList anchorsOf(const QTextDocument* doc) {
-  QStringList out;
-  for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
-    for (auto it = b.begin(); !it.atEnd(); ++it)
-      if (it.fragment().charFormat().isAnchor()) out << it.fragment().charFormat().anchorHref();
-  return out;
-}
+using pagedchat::test::anchorsOf;
+using pagedchat::test::blockWith;
+using pagedchat::test::chatOf;
+using pagedchat::test::clickOn;
+using pagedchat::test::fragmentWith;
 
 bool hasImage(const QTextDocument* doc) {
   for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
     for (auto it = b.begin(); !it.atEnd(); ++it)
       if (it.fragment().charFormat().isImageFormat()) return true;
   return false;
-}
-
-// Clicks the middle of the first fragment that holds `text`.
-void clickOn(TranscriptView& view, const QString& text) {
-  const QTextFragment f = fragmentWith(view.document(), text);
-  QVERIFY2(f.isValid(), qPrintable(text));
-  QTextCursor c(view.document());
-  c.setPosition(f.position() + f.text().indexOf(text) + text.size() / 2);
-  view.ensureCursorVisible();
-  const QPoint p = view.cursorRect(c).center();
-  QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, p);
 }
 
 }  // namespace
