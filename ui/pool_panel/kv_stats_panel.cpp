@@ -16,29 +16,41 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
   form->setRowWrapPolicy(QFormLayout::WrapLongRows);
   outer->addLayout(form);
   m_form = form;
-  auto row = [&](const QString& key, const QString& title) {
+  auto row = [&](const QString& key, const QString& title, const QString& counts) {
     auto* label = new QLabel(this);
+    label->setToolTip(counts);
     label->setObjectName(QStringLiteral("kvStat_") + key);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     label->setWordWrap(true);  // a long figure wraps in its column rather than running out of the dock
-    form->addRow(title, label);
+    auto* name = new QLabel(title, this);
+    name->setToolTip(counts);  // what the number counts, on its name and on its value
+    form->addRow(name, label);
     return label;
   };
-  m_used = row(QStringLiteral("used"), tr("Used blocks"));
-  m_cached = row(QStringLiteral("cached"), tr("Cached (evictable)"));
-  m_free = row(QStringLiteral("free"), tr("Free blocks"));
-  m_tokens = row(QStringLiteral("tokens"), tr("Tokens stored"));
-  m_memory = row(QStringLiteral("memory"), tr("Memory"));
-  m_frag = row(QStringLiteral("fragmentation"), tr("Internal fragmentation"));
-  m_sharing = row(QStringLiteral("sharing"), tr("Saved by sharing"));
-  m_hit = row(QStringLiteral("hitRate"), tr("Prefix hit rate"));
-  m_preempt = row(QStringLiteral("preemptions"), tr("Preemptions"));
-  m_tps = row(QStringLiteral("tokPerSec"), tr("Throughput"));
-  m_step = row(QStringLiteral("step"), tr("Step"));
-  m_window = row(QStringLiteral("window"), tr("Sliding window"));
-  m_window->setToolTip(tr("On the model's local layers a token sees only its last N positions. Blocks that every "
-                          "owner's window has left are dotted: only the global layers still read them, and the "
-                          "pool keeps them for those."));
+  m_used = row(QStringLiteral("used"), tr("Used blocks"),
+      tr("Blocks that at least one sequence holds now, of all the blocks in the pool."));
+  m_cached = row(QStringLiteral("cached"), tr("Cached (evictable)"),
+      tr("Blocks no sequence holds whose keys and values are kept for the prefix cache: a later prompt that starts the same way reuses them. The least recently used go first when memory is needed."));
+  m_free = row(QStringLiteral("free"), tr("Free blocks"),
+      tr("Blocks holding nothing, ready to be allocated."));
+  m_tokens = row(QStringLiteral("tokens"), tr("Tokens stored"),
+      tr("Tokens whose keys and values the blocks in use hold, and how many tokens one block holds."));
+  m_memory = row(QStringLiteral("memory"), tr("Memory"),
+      tr("Bytes of the blocks in use, of the whole pool, and one token's share (every layer's keys and values in the pool's element type)."));
+  m_frag = row(QStringLiteral("fragmentation"), tr("Internal fragmentation"),
+      tr("Slots allocated but empty: the unused end of each sequence's last, partial block. Paging wastes at most one partial block per sequence."));
+  m_sharing = row(QStringLiteral("sharing"), tr("Saved by sharing"),
+      tr("Blocks that would be needed if nothing were shared, less those in use: what forks, parallel samples and the prefix cache save. Shared: blocks held by more than one sequence."));
+  m_hit = row(QStringLiteral("hitRate"), tr("Prefix hit rate"),
+      tr("Of the prompt tokens looked up in the prefix cache, the share found there (not computed again)."));
+  m_preempt = row(QStringLiteral("preemptions"), tr("Preemptions"),
+      tr("Sequences pushed out when memory ran short: by recompute (their blocks freed, their tokens computed again later) or by swap (their blocks copied to the host pool and back)."));
+  m_tps = row(QStringLiteral("tokPerSec"), tr("Throughput"),
+      tr("Tokens the engine computed a second over the last second: prompts and replies of every chat."));
+  m_step = row(QStringLiteral("step"), tr("Step"),
+      tr("Engine steps run since the model was loaded; with a host pool, how many of its blocks hold swapped-out sequences."));
+  m_window = row(QStringLiteral("window"), tr("Sliding window"),
+      tr("On the model's local layers a token sees only its last N positions. Blocks that every owner's window has left are dotted: only the global layers still read them, and the pool keeps them for those."));
   m_summary = new QLabel(this);
   m_summary->setObjectName(QStringLiteral("kvStat_summary"));
   m_summary->setWordWrap(true);

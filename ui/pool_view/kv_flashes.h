@@ -39,6 +39,11 @@ class KvFlashes {
   bool empty() const { return device_.empty() && host_.empty(); }
   size_t size() const { return device_.size() + host_.size(); }
   void clear() { device_.clear(), host_.clear(); }
+  // Every flash starts again at nowMs (held marks let go: they fade from now).
+  void restart(qint64 nowMs) {
+    for (auto* map : {&device_, &host_})
+      for (auto& [block, flash] : *map) flash.startMs = nowMs;
+  }
 
   const std::unordered_map<int32_t, Flash>& device() const { return device_; }
   const std::unordered_map<int32_t, Flash>& host() const { return host_; }

@@ -43,11 +43,33 @@ void KvPoolView::setFrame(std::shared_ptr<const PoolFrame> frame) {
   m_gridImageStale = true;
   if (poolChanged) m_flashes.clear();  // ids of another pool
   if (m_frame && !m_frame->events.empty()) {
-    m_flashes.add(m_frame->events, m_clock.elapsed());
-    if (!m_flashes.empty() && !m_flashTimer.isActive()) m_flashTimer.start();
+    if (m_held) {
+      // Paused: this step's marks replace the last step's, at full strength until the next.
+      m_flashes.clear();
+      m_heldAtMs = m_clock.elapsed();
+    }
+    m_flashes.add(m_frame->events, flashClock());
+    if (!m_flashes.empty() && !m_held && !m_flashTimer.isActive()) m_flashTimer.start();
   }
   update();
 }
+
+void KvPoolView::setFlashesHeld(bool held) {
+  if (held == m_held) return;
+  m_held = held;
+  if (held) {
+    // The marks on screen stay as they are now.
+    m_heldAtMs = m_clock.elapsed();
+    m_flashTimer.stop();
+  } else if (!m_flashes.empty()) {
+    // Running again: the held marks fade from here, as a fresh step's would.
+    m_flashes.restart(m_clock.elapsed());
+    m_flashTimer.start();
+  }
+  update();
+}
+
+qint64 KvPoolView::flashClock() const { return m_held ? m_heldAtMs : m_clock.elapsed(); }
 
 const KvCellModel& KvPoolView::cellModel() {
   if (m_modelStale) {
@@ -77,7 +99,7 @@ QString KvPoolView::tooltipAt(const QPoint& pos) {
 }
 
 void KvPoolView::onFlashTick() {
-  m_flashes.expire(m_clock.elapsed());
+  m_flashes.expire(flashClock());
   if (m_flashes.empty()) m_flashTimer.stop();
   update();  // one more paint after the last flash ends clears it
 }
@@ -239,7 +261,7 @@ void KvPoolView::paintSelection(QPainter& p, const KvGridLayout& g) {
 
 void KvPoolView::paintFlashes(QPainter& p, const KvGridLayout& g) {
   if (m_flashes.empty()) return;
-  const qint64 now = m_clock.elapsed();
+  const qint64 now = flashClock();
   p.setPen(Qt::NoPen);
   auto paint = [&](const auto& map, bool host) {
     const int n = host ? g.numHostCells : g.numCells;

@@ -41,6 +41,10 @@ class KvPoolView : public QWidget {
   // What hovering at pos shows, as plain text; empty away from a cell.
   QString tooltipAt(const QPoint& pos);
   const KvFlashes& flashes() const { return m_flashes; }
+  // While held (the engine paused), a step's marks stay at full strength until the next
+  // step's replace them, so that what a step did can be looked at and explained.
+  void setFlashesHeld(bool held);
+  bool flashesHeld() const { return m_held; }
   bool isAnimating() const { return m_flashTimer.isActive(); }
 
   QSize sizeHint() const override { return {420, 300}; }
@@ -58,6 +62,7 @@ class KvPoolView : public QWidget {
 
  private:
   void onFlashTick();
+  qint64 flashClock() const;  // the flashes' time: frozen while held
   // The picture of the frame's cells (fills, counts, swap hatch, host caption) at the widget's
   // size, drawn again only after a new frame, a resize or a palette, style or font change:
   // flash ticks and selection changes repaint over it.
@@ -75,6 +80,8 @@ class KvPoolView : public QWidget {
   KvFlashes m_flashes;
   QTimer m_flashTimer;
   QElapsedTimer m_clock;
+  bool m_held = false;
+  qint64 m_heldAtMs = 0;
   QImage m_gridImage;  // [height() * dpr, width() * dpr]
   bool m_gridImageStale = true;
   std::vector<QRect> m_swapped;  // kept between paints so that painting does not allocate

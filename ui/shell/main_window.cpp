@@ -34,6 +34,7 @@
 #include "ui/chat/plain_error.h"
 #include "ui/bridge/engine_bridge.h"
 #include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_view/kv_pool_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/shell/model_loader.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
@@ -643,6 +644,8 @@ void MainWindow::previousChat() {
 
 void MainWindow::setEnginePaused(bool paused) {
   onEngine([paused](EngineBridge& b) { b.setPaused(paused); });
+  // Paused, each step's marks in the pool view stay until the next step.
+  if (auto* pool = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) pool->poolView()->setFlashesHeld(paused);
 }
 
 void MainWindow::stepEngine() {

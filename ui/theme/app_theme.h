@@ -3,7 +3,7 @@
 // errors) for whichever palette is in use. "Follow the system" keeps the platform's style and
 // palette (dark where the desktop is dark); light and dark set Fusion with our palettes. Every
 // text colour here reads at a contrast of at least 4.5:1 (WCAG AA) on the background it is
-// drawn on, in both themes (tests/ui/test_app_theme.cpp).
+// drawn on, in both themes (tests/ui/shell/test_app_theme.cpp).
 
 #include <QColor>
 #include <QPalette>

@@ -4,6 +4,8 @@
 
 #include <QtTest>
 
+#include <QLabel>
+
 #include <QDockWidget>
 #include <QImage>
 #include <QMainWindow>
@@ -118,6 +120,11 @@ class TestKvPoolPanel : public QObject {
     QCOMPARE(stats->rowText("tokPerSec"), QStringLiteral("123.4 tok/s"));
     QCOMPARE(stats->rowText("step"), QStringLiteral("42"));
     QCOMPARE(stats->rowText("summary"), f.lastStepSummary);
+    // Every figure says what it counts (a tooltip on its value and on its name).
+    for (QLabel* value : stats->findChildren<QLabel*>()) {
+      if (!value->objectName().startsWith(QLatin1String("kvStat_")) || value->objectName() == QLatin1String("kvStat_summary")) continue;
+      QVERIFY2(value->toolTip().size() > 20, qPrintable(value->objectName()));
+    }
     // The contiguous strip: 3 slabs of 64 against the tokens stored.
     const QString contiguous = panel.contiguousStrip()->contiguousText();
     QVERIFY2(contiguous.contains(QStringLiteral("192 tokens reserved")), qPrintable(contiguous));

@@ -178,6 +178,44 @@ class TestKvPoolView : public QObject {
     QCOMPARE(view.grab().toImage().pixel(p), fill.rgb());
   }
 
+  // Paused (held), a step's marks stay at full strength past the fade, until the next step's
+  // events replace them; a frame with no events leaves them; running again, they fade.
+  void whilePausedAStepsMarksStayUntilTheNextStep() {
+    KvManager kv({.num_blocks = 16, .block_size = 4});
+    runPrompt(kv, 1, iota(1, 6));
+    kv.fork(1, 2);
+    KvPoolView view;
+    view.resize(300, 200);
+    view.setFlashesHeld(true);
+    view.setFrame(std::make_shared<const PoolFrame>(frameFrom(kv, {{1, "A", 0}, {2, "B", 1}})));
+    append(kv, 2, {7});  // copy-on-write
+    const int32_t copy = kv.block_table(2)[1];
+    view.setFrame(std::make_shared<const PoolFrame>(frameFrom(kv, {{1, "A", 0}, {2, "B", 1}})));
+    QVERIFY(!view.isAnimating());  // nothing to animate: the marks hold still
+    const QPoint p = samplePoint(view.gridLayout().cellRect(copy));
+    const QColor flash = view.colors().flash(KvFlashKind::CopyOnWrite);
+    const QImage atOnce = view.grab().toImage();
+    QTest::qWait(KvFlashes::kFadeMs + 200);
+    QCOMPARE(view.grab().toImage().pixel(p), atOnce.pixel(p));  // still marked after the fade time
+    QVERIFY(distance(atOnce.pixelColor(p), flash) < distance(view.colors().chat(1), flash) / 2);
+    QCOMPARE(view.flashes().device().at(copy).kind, KvFlashKind::CopyOnWrite);
+    // A report with no events (nothing happened) keeps the marks.
+    PoolFrame quiet = frameFrom(kv, {{1, "A", 0}, {2, "B", 1}});
+    quiet.events.clear();
+    view.setFrame(std::make_shared<const PoolFrame>(quiet));
+    QVERIFY(view.flashes().device().count(copy));
+    // The next step's events replace them: a new sequence allocates, the copy is no longer marked.
+    runPrompt(kv, 3, iota(20, 4));
+    kv.free(3);
+    const PoolFrame next = frameFrom(kv, {{1, "A", 0}, {2, "B", 1}});
+    view.setFrame(std::make_shared<const PoolFrame>(next));
+    QVERIFY(!next.events.empty());
+    QVERIFY(!view.flashes().device().count(copy));
+    // Running again: what is marked fades out.
+    view.setFlashesHeld(false);
+    QTRY_VERIFY_WITH_TIMEOUT(view.flashes().empty(), 3000);
+  }
+
   // The cells are drawn into an image kept between paints: a new frame, a resize and a palette
   // change each draw it again; selecting repaints over it and leaves the fills as they were.
   void theKeptPictureFollowsFramesSizeAndPalette() {

@@ -20,6 +20,8 @@
 #include "support/window_driver.h"
 #include "ui/chat/chat_database.h"
 #include "ui/chat/compare_view.h"
+#include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_view/kv_pool_view.h"
 #include "ui/shell/main_window.h"
 
 class TestMainWindow : public QObject {
@@ -253,6 +255,19 @@ class TestMainWindow : public QObject {
     bool sawFork = false;
     for (ChatId id : ids) sawFork = sawFork || (again.chat(id)->parentId >= 0 && again.chat(id)->forkedAtMessage == 2);
     QVERIFY(sawFork);
+  }
+
+  // Pause engine (the toolbar): the pool view holds each step's marks until the next step.
+  void pausingHoldsThePoolViewsMarks() {
+    AppServices services;
+    MainWindow w(services);
+    auto* pause = w.findChild<QAction*>(QStringLiteral("pauseEngine"));
+    KvPoolView* view = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))->poolView();
+    QVERIFY(!view->flashesHeld());
+    pause->trigger();
+    QVERIFY(view->flashesHeld());
+    pause->trigger();
+    QVERIFY(!view->flashesHeld());
   }
 
   void aBadFileIsReportedAndNothingBreaks() {
