@@ -268,10 +268,21 @@ void EngineBridge::setChatTitle(ChatId chat, const QString& title) { m_chats[cha
 void EngineBridge::setPaused(bool paused) { m_loop.set_paused(paused); }
 
 void EngineBridge::stepOnce() {
-  if (!m_engine) return;
+  if (m_engine) stepAndReport();
+}
+
+bool EngineBridge::stepAndReport() {
   m_loop.step_once();
   afterStep(true);
-  emitFrame(m_frames.describeStep(m_engine.engine->stats(), m_stepSampled));
+  const bool events = m_frames.numPendingEvents() > 0;
+  emitFrame(m_frames.describeStep(m_engine.engine->stats(), m_stepSampled));  // a frame per step: its own marks
+  return events;
+}
+
+void EngineBridge::stepMany(int steps, bool untilKvEvent) {
+  if (!m_engine) return;
+  for (int i = 0; i < steps && m_engine.engine->has_work(); ++i)
+    if (stepAndReport() && untilKvEvent) return;
 }
 
 // The engine step threw: every chat's turn and API request in flight fails with the reason.

@@ -118,6 +118,10 @@ class EngineBridge : public QObject {
   void setChatTitle(ChatId chat, const QString& title);
   void setPaused(bool paused);
   void stepOnce();
+  // Up to `steps` engine steps (while paused), a frame after each; with untilKvEvent, it stops
+  // after the first step that changed a block (the "Next event" of the toolbar). It stops
+  // early when the engine has nothing to do.
+  void stepMany(int steps, bool untilKvEvent);
 
  signals:
   void modelLoaded(const QString& description, int contextLength);
@@ -149,6 +153,7 @@ class EngineBridge : public QObject {
     std::vector<bool> reported;
   };
 
+  bool stepAndReport();  // one step and its frame; whether the frame carries KV events
   ModelInfo describeModel(const QString& path, const Config& settings) const;
 
   static constexpr int kDisplayIntervalMs = 33;  // ~30 Hz: text and pool frames

@@ -24,6 +24,7 @@ class PoolFrameBuilder {
 
   void reset(Detokenize detokenize, int64_t maxContext, PoolFrameWindow window = {});
   void onKvEvent(const pagedchat::KvEvent& e);  // engine thread, inside step()
+  size_t numPendingEvents() const { return m_events.size(); }  // for the next frame
   // Marks the start of a step (for the step summary).
   void beginStep(const pagedchat::EngineStats& before);
   // What the step begun last did: sequences that sampled, tokens computed, blocks moved.

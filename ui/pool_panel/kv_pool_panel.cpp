@@ -3,6 +3,7 @@
 
 #include <QDockWidget>
 #include <QEvent>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMainWindow>
@@ -14,6 +15,7 @@
 #include "ui/pool_panel/kv_block_table_view.h"
 #include "ui/pool_panel/kv_chat_legend.h"
 #include "ui/pool_panel/kv_contiguous_strip.h"
+#include "ui/pool_panel/kv_event_log.h"
 #include "ui/pool_panel/kv_pool_numbers.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/pool_panel/kv_stats_panel.h"
@@ -34,6 +36,7 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   m_chart = new KvTimeChart;
   m_strip = new KvContiguousStrip;
   m_table = new KvBlockTableView;
+  m_log = new KvEventLogView;
 
   auto* top = new QWidget;
   auto* topLayout = new QHBoxLayout(top);
@@ -73,9 +76,11 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   splitter->addWidget(top);
   splitter->addWidget(middleScroll);
   splitter->addWidget(scroll);
+  splitter->addWidget(m_log);
   splitter->setStretchFactor(0, 4);
   splitter->setStretchFactor(1, 2);
   splitter->setStretchFactor(2, 1);
+  splitter->setStretchFactor(3, 2);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(splitter);
@@ -83,6 +88,12 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   connect(m_view, &KvPoolView::sequenceClicked, this, [this](SequenceId seq) {
     selectSequence(seq);
     emit sequenceSelected(seq);
+  });
+  connect(m_log, &KvEventLogView::blocksPicked, m_view, &KvPoolView::setMarkedBlocks);
+  connect(m_log, &KvEventLogView::savePictureRequested, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save the block pool as a picture"), QStringLiteral("kv-pool.png"),
+                                                      tr("PNG images (*.png)"));
+    if (!path.isEmpty()) m_view->grab().save(path, "PNG");
   });
   connect(m_legend, &KvChatLegend::sequenceSelected, this, [this](SequenceId seq) {
     selectSequence(seq);
@@ -114,6 +125,7 @@ bool KvPoolPanel::saveSnapshotPng(const PoolFrame& frame, const QString& path, Q
 void KvPoolPanel::setFrame(const PoolFrame& frame) {
   m_frame = std::make_shared<const PoolFrame>(frame);
   m_view->setFrame(m_frame);  // at once: every frame's events flash
+  m_log->addFrame(frame);     // and are told, each
   if (m_refreshPending) return;
   m_refreshPending = true;
   QTimer::singleShot(0, this, [this] {

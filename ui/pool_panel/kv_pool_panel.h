@@ -18,6 +18,7 @@ class QMainWindow;
 class KvBlockTableView;
 class KvChatLegend;
 class KvContiguousStrip;
+class KvEventLogView;
 class KvPoolView;
 class KvStatsPanel;
 class KvTimeChart;
@@ -46,6 +47,7 @@ class KvPoolPanel : public QWidget {
   KvContiguousStrip* contiguousStrip() const { return m_strip; }
   KvBlockTableView* blockTableView() const { return m_table; }
   KvChatLegend* chatLegend() const { return m_legend; }
+  KvEventLogView* eventLog() const { return m_log; }
 
  public slots:
   void setFrame(const PoolFrame& frame);
@@ -71,5 +73,6 @@ class KvPoolPanel : public QWidget {
   KvStatsPanel* m_stats;
   KvTimeChart* m_chart;
   KvContiguousStrip* m_strip;
+  KvEventLogView* m_log = nullptr;
   KvBlockTableView* m_table;
 };

@@ -85,6 +85,12 @@ KvGridLayout KvPoolView::gridLayout() const {
   return KvGridLayout::compute(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), n, h);
 }
 
+void KvPoolView::setMarkedBlocks(const std::vector<int32_t>& blocks, const std::vector<int32_t>& hostBlocks) {
+  m_marked = blocks;
+  m_markedHost = hostBlocks;
+  update();
+}
+
 void KvPoolView::setSelectedSequence(SequenceId seq) {
   if (seq == m_selected) return;
   m_selected = seq;
@@ -157,6 +163,15 @@ void KvPoolView::paintEvent(QPaintEvent*) {
   const KvGridLayout g = gridLayout();
   p.drawImage(0, 0, gridImage(g));
   paintSelection(p, g);
+  if (!m_marked.empty() || !m_markedHost.empty()) {
+    // Thick outlines in the text colour: unlike any fill, flash or the selection.
+    p.setPen(QPen(palette().color(QPalette::WindowText), 2));
+    p.setBrush(Qt::NoBrush);
+    for (int32_t b : m_marked)
+      if (b >= 0 && b < g.numCells) p.drawRect(g.cellRect(b).adjusted(1, 1, -1, -1));
+    for (int32_t b : m_markedHost)
+      if (b >= 0 && b < g.numHostCells) p.drawRect(g.hostCellRect(b).adjusted(1, 1, -1, -1));
+  }
   paintFlashes(p, g);
 }
 

@@ -36,6 +36,9 @@ class KvPoolView : public QWidget {
   const KvCellColors& colors() const { return m_colors; }
 
   void setSelectedSequence(pagedchat::SequenceId seq);  // -1: none
+  // Blocks outlined (an event log line picked): device and host block ids; empty: none.
+  void setMarkedBlocks(const std::vector<int32_t>& blocks, const std::vector<int32_t>& hostBlocks);
+  const std::vector<int32_t>& markedBlocks() const { return m_marked; }
   pagedchat::SequenceId selectedSequence() const { return m_selected; }
 
   // What hovering at pos shows, as plain text; empty away from a cell.
@@ -81,6 +84,7 @@ class KvPoolView : public QWidget {
   QTimer m_flashTimer;
   QElapsedTimer m_clock;
   bool m_held = false;
+  std::vector<int32_t> m_marked, m_markedHost;
   qint64 m_heldAtMs = 0;
   QImage m_gridImage;  // [height() * dpr, width() * dpr]
   bool m_gridImageStale = true;

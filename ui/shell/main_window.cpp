@@ -336,6 +336,15 @@ void MainWindow::buildKvDock() {
   step->setObjectName(QStringLiteral("stepEngine"));
   step->setToolTip(tr("Run one engine step (while paused)"));
   connect(step, &QAction::triggered, this, &MainWindow::stepEngine);
+  QAction* tenSteps = engine->addAction(tr("Step ×10"));
+  tenSteps->setObjectName(QStringLiteral("stepEngine10"));
+  tenSteps->setToolTip(tr("Run ten engine steps (while paused), the pool view drawn after each"));
+  connect(tenSteps, &QAction::triggered, this, [this] { onEngine([](EngineBridge& b) { b.stepMany(10, false); }); });
+  QAction* nextEvent = engine->addAction(tr("Next event"));
+  nextEvent->setObjectName(QStringLiteral("stepToNextKvEvent"));
+  nextEvent->setToolTip(tr("Run engine steps (while paused) until one changes a KV block: an allocation, a share, a "
+                           "copy-on-write, a cache hit, an eviction, a preemption or a swap (at most 500 steps)"));
+  connect(nextEvent, &QAction::triggered, this, [this] { onEngine([](EngineBridge& b) { b.stepMany(500, true); }); });
   QAction* teaching = engine->addAction(tr("Teaching preset"));
   teaching->setObjectName(QStringLiteral("teachingPreset"));
   teaching->setCheckable(true);
