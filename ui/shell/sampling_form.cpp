@@ -8,39 +8,20 @@
 
 #include <algorithm>
 
-namespace {
-
-QDoubleSpinBox* doubleBox(QWidget* parent, const char* name, double lo, double hi, double step, int decimals = 2) {
-  auto* b = new QDoubleSpinBox(parent);
-  b->setObjectName(QString::fromLatin1(name));
-  b->setRange(lo, hi);
-  b->setSingleStep(step);
-  b->setDecimals(decimals);
-  return b;
-}
-
-QSpinBox* intBox(QWidget* parent, const char* name, int lo, int hi, const QString& zeroText = {}) {
-  auto* b = new QSpinBox(parent);
-  b->setObjectName(QString::fromLatin1(name));
-  b->setRange(lo, hi);
-  if (!zeroText.isEmpty()) b->setSpecialValueText(zeroText);  // shown for the minimum (0)
-  return b;
-}
-
-}  // namespace
+#include "ui/shell/spin_boxes.h"
 
 SamplingForm::SamplingForm(const TurnSettings& shown, QWidget* parent) : QWidget(parent) {
   auto* f = new QFormLayout(this);
   f->setContentsMargins(0, 0, 0, 0);
-  m_temperature = doubleBox(this, "temperature", 0, 5, 0.05);
-  m_topP = doubleBox(this, "topP", 0, 1, 0.05);
-  m_topK = intBox(this, "topK", 0, 1000, tr("off"));
-  m_minP = doubleBox(this, "minP", 0, 1, 0.01);
-  m_repetition = doubleBox(this, "repetitionPenalty", 0.5, 3, 0.05);
-  m_frequency = doubleBox(this, "frequencyPenalty", -2, 2, 0.1);
-  m_presence = doubleBox(this, "presencePenalty", -2, 2, 0.1);
-  m_maxTokens = intBox(this, "maxTokens", 1, 32768);
-  m_seed = intBox(this, "seed", 0, 2147483647, tr("random"));
+  m_temperature = settingsDoubleBox(this, "temperature", 0, 5, 0.05);
+  m_topP = settingsDoubleBox(this, "topP", 0, 1, 0.05);
+  m_topK = settingsIntBox(this, "topK", 0, 1000, tr("off"));
+  m_minP = settingsDoubleBox(this, "minP", 0, 1, 0.01);
+  m_repetition = settingsDoubleBox(this, "repetitionPenalty", 0.5, 3, 0.05);
+  m_frequency = settingsDoubleBox(this, "frequencyPenalty", -2, 2, 0.1);
+  m_presence = settingsDoubleBox(this, "presencePenalty", -2, 2, 0.1);
+  m_maxTokens = settingsIntBox(this, "maxTokens", 1, 32768);
+  m_seed = settingsIntBox(this, "seed", 0, 2147483647, tr("random"));
   f->addRow(tr("Temperature (0: greedy)"), m_temperature);
   f->addRow(tr("Top-p (1: off)"), m_topP);
   f->addRow(tr("Top-k"), m_topK);

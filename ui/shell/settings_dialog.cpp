@@ -19,18 +19,7 @@
 
 #include <algorithm>
 
-namespace {
-
-QSpinBox* intBox(QWidget* parent, const char* name, int lo, int hi, int value, const QString& zeroText = {}) {
-  auto* b = new QSpinBox(parent);
-  b->setObjectName(QString::fromLatin1(name));
-  b->setRange(lo, hi);
-  b->setValue(value);
-  if (!zeroText.isEmpty()) b->setSpecialValueText(zeroText);  // shown for the minimum (0)
-  return b;
-}
-
-}  // namespace
+#include "ui/shell/spin_boxes.h"
 
 SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget* parent) : QDialog(parent), m_initial(s) {
   setWindowTitle(tr("Settings"));
@@ -56,11 +45,15 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   m_blockSize->setObjectName(QStringLiteral("blockSize"));
   for (int size : {1, 4, 8, 16, 32}) m_blockSize->addItem(tr("%1 tokens").arg(size), size);
   m_blockSize->setCurrentIndex(std::max(0, m_blockSize->findData(s.blockSize)));
-  m_kvMemory = intBox(engine, "kvMemory", 0, 1 << 20, s.kvMemoryMiB, tr("automatic (4 full chats)"));
+  m_kvMemory = settingsIntBox(engine, "kvMemory", 0, 1 << 20, tr("automatic (4 full chats)"));
+  m_kvMemory->setValue(s.kvMemoryMiB);
   m_kvMemory->setSuffix(tr(" MiB"));
-  m_maxBatched = intBox(engine, "maxBatchedTokens", 16, 65536, s.maxBatchedTokens);
-  m_threads = intBox(engine, "threads", 0, 1024, s.threads, tr("all cores (%1)").arg(QThread::idealThreadCount()));
-  m_maxContext = intBox(engine, "maxContext", 128, 1 << 20, s.maxContext);
+  m_maxBatched = settingsIntBox(engine, "maxBatchedTokens", 16, 65536);
+  m_maxBatched->setValue(s.maxBatchedTokens);
+  m_threads = settingsIntBox(engine, "threads", 0, 1024, tr("all cores (%1)").arg(QThread::idealThreadCount()));
+  m_threads->setValue(s.threads);
+  m_maxContext = settingsIntBox(engine, "maxContext", 128, 1 << 20);
+  m_maxContext->setValue(s.maxContext);
   m_backend = new QComboBox(engine);
   m_backend->setObjectName(QStringLiteral("backend"));
   m_backend->addItem(tr("CPU"), QStringLiteral("cpu"));
