@@ -165,12 +165,15 @@ void KvPoolPanel::changeEvent(QEvent* e) {
 void KvPoolPanel::updateStateKey() {
   // From the palette itself: on a theme change the panel may hear of it before its view does.
   const KvCellColors c = KvCellColors::fromPalette(palette());
-  auto chip = [](const QColor& color, const QString& name) {
-    return QStringLiteral("<span style='color:%1'>&#9632;</span>&nbsp;%2").arg(color.name(), name.toHtmlEscaped());
+  auto chip = [](const QColor& color, const QString& name, const char* glyph = "&#9632;") {
+    return QStringLiteral("<span style='color:%1'>%2</span>&nbsp;%3").arg(color.name(), QLatin1String(glyph), name.toHtmlEscaped());
   };
-  QStringList states{chip(c.free, tr("free")), chip(c.chat(0), tr("in use (chat colour)")),
-                     chip(c.chat(0), tr("shared: ref count drawn, outlined")), chip(c.cached, tr("cached (evictable)")),
-                     chip(c.chat(1), tr("swapped out: hatched, host strip"))};
+  // Free as an outlined square (a filled one in the free colour vanishes on the window), swapped
+  // as a hatched one in the text colour: a chat's own colour there read as one of the chats.
+  const QColor ink = palette().color(QPalette::WindowText);
+  QStringList states{chip(ink, tr("free"), "&#9633;"), chip(c.chat(0), tr("in use (chat colour)")),
+                     chip(c.chat(0), tr("shared: ref count drawn, outlined"), "&#9635;"), chip(c.cached, tr("cached (evictable)")),
+                     chip(ink, tr("swapped out: the chat colour hatched, host strip"), "&#9640;")};
   m_keyShowsWindow = m_frame && m_frame->slidingWindow.window > 0;
   if (m_keyShowsWindow)
     states << chip(c.chat(2), tr("dotted: past the sliding window (%1 tokens), read by global layers only")

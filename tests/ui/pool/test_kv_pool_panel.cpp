@@ -93,6 +93,17 @@ class TestKvPoolPanel : public QObject {
     QCOMPARE(panel.blockTableView()->mapping().size(), s.kv.block_table(1).size());
   }
 
+  // The state key never shows a state in a chat's colour but "in use" (a chat coloured like the
+  // swapped swatch read as swapped out), and free is an outline, visible on the window.
+  void theStateKeyUsesNoChatColourForAState() {
+    KvPoolPanel panel;
+    auto* key = panel.findChild<QLabel*>(QStringLiteral("kvStateKey"));
+    const KvCellColors colors = KvCellColors::fromPalette(panel.palette());
+    for (int i = 1; i < KvCellColors::kNumChatColors; ++i) QVERIFY2(!key->text().contains(colors.chat(i).name()), qPrintable(key->text()));
+    QVERIFY(key->text().contains(QStringLiteral("&#9633;</span>&nbsp;free")));
+    QVERIFY(key->text().contains(QStringLiteral("&#9640;</span>&nbsp;swapped out")));
+  }
+
   void theNumbersFollowTheFrame() {
     Scenario s;
     const KvStats st = s.kv.stats();
