@@ -19,6 +19,8 @@ const char* kvFlashKindName(KvFlashKind kind) {
     case KvFlashKind::SwapOut: return "swap out";
     case KvFlashKind::SwapIn: return "swap in";
     case KvFlashKind::CacheHit: return "cache hit";
+    case KvFlashKind::Allocate: return "allocate";
+    case KvFlashKind::Free: return "free";
   }
   return "?";
 }
@@ -40,12 +42,16 @@ KvCellColors KvCellColors::fromPalette(const QPalette& palette) {
   // white text, still clearly apart from the dark free cells.
   for (int i = 0; i < kNumChatColors; ++i)
     c.chats[i] = (c.dark ? QColor::fromHsv(kChatHues[i], 150, 190) : QColor::fromHsv(kChatHues[i], 120, 235)).toRgb();
-  c.flashes[static_cast<int>(KvFlashKind::CopyOnWrite)] = QColor(255, 200, 0);   // amber
-  c.flashes[static_cast<int>(KvFlashKind::Evict)] = QColor(230, 30, 30);         // red
-  c.flashes[static_cast<int>(KvFlashKind::Preempt)] = QColor(200, 0, 200);       // magenta
-  c.flashes[static_cast<int>(KvFlashKind::SwapOut)] = QColor(0, 90, 255);        // blue
-  c.flashes[static_cast<int>(KvFlashKind::SwapIn)] = QColor(0, 200, 220);        // cyan
-  c.flashes[static_cast<int>(KvFlashKind::CacheHit)] = QColor(40, 210, 60);      // green
+  // Okabe and Ito's eight colours, told apart with every common colour-vision deficiency.
+  auto set = [&](KvFlashKind k, QColor color) { c.flashes[static_cast<int>(k)] = color; };
+  set(KvFlashKind::CopyOnWrite, QColor(0xf0, 0xe4, 0x42));  // yellow
+  set(KvFlashKind::Evict, QColor(0xd5, 0x5e, 0x00));        // vermillion
+  set(KvFlashKind::Preempt, QColor(0xcc, 0x79, 0xa7));      // reddish purple
+  set(KvFlashKind::SwapOut, QColor(0x00, 0x72, 0xb2));      // blue
+  set(KvFlashKind::SwapIn, QColor(0x56, 0xb4, 0xe9));       // sky blue
+  set(KvFlashKind::CacheHit, QColor(0x00, 0x9e, 0x73));     // bluish green
+  set(KvFlashKind::Allocate, QColor(0xe6, 0x9f, 0x00));     // orange
+  set(KvFlashKind::Free, c.dark ? QColor(Qt::white) : QColor(Qt::black));
   return c;
 }
 

@@ -2,7 +2,7 @@
 // The colours of the block-pool view, derived from the application palette so that cells read
 // in light and dark themes: free and cached cells from the palette's base and text colours, a
 // fixed set of chat hues lightened or deepened for the theme, and one flash colour per event
-// kind.
+// kind (Okabe and Ito's colour-blind-safe eight).
 
 #include <QColor>
 #include <QPalette>
@@ -12,8 +12,8 @@
 #include "ui/pool_view/kv_cell_model.h"
 
 // The event kinds the view flashes, one colour each.
-enum class KvFlashKind : uint8_t { CopyOnWrite, Evict, Preempt, SwapOut, SwapIn, CacheHit };
-inline constexpr int kNumKvFlashKinds = 6;
+enum class KvFlashKind : uint8_t { CopyOnWrite, Evict, Preempt, SwapOut, SwapIn, CacheHit, Allocate, Free };
+inline constexpr int kNumKvFlashKinds = 8;
 const char* kvFlashKindName(KvFlashKind kind);
 
 struct KvCellColors {

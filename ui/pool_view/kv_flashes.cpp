@@ -43,6 +43,17 @@ std::vector<KvFlashTarget> kvFlashTargets(const std::vector<KvEvent>& events) {
       default: break;
     }
   }
+  // Then the plain allocations and frees, for the cells no event above marks (a copy's own
+  // allocation, the frees a swap-out or a preemption makes).
+  std::unordered_set<int64_t> marked;
+  for (const KvFlashTarget& t : out) marked.insert(t.host ? -1 - int64_t{t.block} : t.block);
+  for (const KvEvent& e : events) {
+    if (e.kind != KvEventKind::allocate && e.kind != KvEventKind::free) continue;
+    const bool host = e.block < 0;
+    const int64_t block = host ? e.peer : e.block;
+    if (block < 0 || marked.count(host ? -1 - block : block)) continue;
+    out.push_back({static_cast<int32_t>(block), host, e.kind == KvEventKind::allocate ? KvFlashKind::Allocate : KvFlashKind::Free});
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Cells that flash when a KV event touches them (copy-on-write, evict, preempt, swap out/in,
-// cache hit), fading out over kFadeMs. Time is passed in (milliseconds on any steady clock), so
+// cache hit, and plain allocate and free where nothing else marks the cell), fading out over
+// kFadeMs (held while the engine is paused: KvPoolView::setFlashesHeld). Time is passed in (milliseconds on any steady clock), so
 // the fade is testable without waiting; the view repaints only while a flash is live.
 
 #include <QtGlobal>

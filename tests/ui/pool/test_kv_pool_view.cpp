@@ -95,6 +95,7 @@ class TestKvPoolView : public QObject {
     kv.free(9);  // 2 cached blocks
     runPrompt(kv, 1, iota(1, 6));
     kv.fork(1, 2);
+    kv.take_events();  // the cells in their own colours: no allocation flashing over them
     KvPoolView view;
     view.resize(320, 240);
     view.setFrame(std::make_shared<const PoolFrame>(frameFrom(kv, {{1, "Parent", 4}, {2, "Fork", 5}})));
@@ -151,6 +152,23 @@ class TestKvPoolView : public QObject {
     QVERIFY(img.pixel(g.cellRect(0).topLeft() + QPoint(0, g.cellRect(0).height() / 2)) != view.colors().selection.rgb());
     QTest::mouseClick(&view, Qt::LeftButton, {}, g.cellRect(5).center());  // a free cell
     QCOMPARE(view.selectedSequence(), SequenceId(-1));
+  }
+
+  // Plain allocations and frees flash too (orange, and black or white), where no other event
+  // marks the cell.
+  void allocationsAndFreesHaveTheirOwnMarks() {
+    KvManager kv({.num_blocks = 16, .block_size = 4});
+    runPrompt(kv, 1, iota(1, 6));
+    KvPoolView view;
+    view.resize(300, 200);
+    view.setFrame(std::make_shared<const PoolFrame>(frameFrom(kv, {{1, "A", 0}})));
+    const std::vector<int32_t> table(kv.block_table(1).begin(), kv.block_table(1).end());
+    QCOMPARE(view.flashes().device().size(), table.size());
+    for (int32_t b : table) QCOMPARE(view.flashes().device().at(b).kind, KvFlashKind::Allocate);
+    kv.free(1);
+    view.setFrame(std::make_shared<const PoolFrame>(frameFrom(kv, {})));
+    for (int32_t b : table) QCOMPARE(view.flashes().device().at(b).kind, KvFlashKind::Free);
+    QVERIFY(view.colors().flash(KvFlashKind::Allocate) != view.colors().flash(KvFlashKind::Evict));
   }
 
   void eventsFlashTheirCellsAndTheFlashEnds() {
