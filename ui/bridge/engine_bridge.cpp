@@ -281,7 +281,8 @@ bool EngineBridge::stepAndReport() {
 
 void EngineBridge::stepMany(int steps, bool untilKvEvent) {
   if (!m_engine) return;
-  for (int i = 0; i < steps && m_engine.engine->has_work(); ++i)
+  // The first step always runs: a fork or a release queued while paused is done inside a step.
+  for (int i = 0; i < steps && (i == 0 || m_engine.engine->has_work()); ++i)
     if (stepAndReport() && untilKvEvent) return;
 }
 

@@ -33,6 +33,7 @@
 #include "ui/chat/compare_view.h"
 #include "ui/chat/plain_error.h"
 #include "ui/bridge/engine_bridge.h"
+#include "ui/lessons/lessons_panel.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/library/model_library_dialog.h"
@@ -72,6 +73,7 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   buildChatMenu();
   buildWelcome();
   buildKvDock();
+  buildLessonsDock();
   buildActions();
   buildViewMenu();
   buildHelpMenu();
@@ -303,15 +305,17 @@ void MainWindow::refreshIcons() {
   m_send->setIcon(actionIcon(ActionIcon::send, QStringLiteral("mail-send"), m_send));
 }
 
+void MainWindow::setChatSampling(ChatId id, const std::optional<TurnSettings>& sampling) {
+  m_chats->setChatSampling(id, sampling);
+  updateControls();
+}
+
 void MainWindow::showChatSampling() {
   const ChatRecord* r = chat(m_current);
   if (!r) return;
   auto* dialog = new ChatSamplingDialog(r->title, r->ownSampling, m_settings.sampling, this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
-  connect(dialog, &QDialog::accepted, this, [this, dialog, id = m_current] {
-    m_chats->setChatSampling(id, dialog->ownSampling());
-    updateControls();
-  });
+  connect(dialog, &QDialog::accepted, this, [this, dialog, id = m_current] { setChatSampling(id, dialog->ownSampling()); });
   dialog->open();
 }
 
@@ -361,6 +365,20 @@ void MainWindow::buildKvDock() {
     applySettings(s);
   });
   buildApiServer(engine);
+}
+
+void MainWindow::buildLessonsDock() {
+  // Beside the chat list: the pool view stays in sight while a lesson runs.
+  m_lessons = new LessonRunner(*this);
+  auto* dock = new QDockWidget(tr("Lessons"), this);
+  dock->setObjectName(QStringLiteral("lessonsDock"));
+  dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable);
+  dock->setWidget(new LessonsPanel(*this, *m_lessons, dock));
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+  if (auto* chats = findChild<QDockWidget*>(QStringLiteral("chatsDock"))) {
+    tabifyDockWidget(chats, dock);
+    chats->raise();
+  }
 }
 
 void MainWindow::buildActions() {

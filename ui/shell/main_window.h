@@ -30,6 +30,7 @@ class QStackedWidget;
 class QToolBar;
 class QToolButton;
 class ChatActionRow;
+class LessonRunner;
 class LocalApiServer;
 class ModelLoader;
 class QMenu;
@@ -77,6 +78,7 @@ class MainWindow : public QMainWindow {
   QVector<ChatId> chatIds() const;
   bool isReplying(ChatId id) const;
   const ModelInfo& modelInfo() const { return m_modelInfo; }
+  LessonRunner* lessons() const { return m_lessons; }
   int contextUsed(ChatId id) const;
   ReplyMetrics sampleMetrics(ChatId id, int sample) const;  // of the compare turn shown or awaiting a pick
 
@@ -99,6 +101,7 @@ class MainWindow : public QMainWindow {
   void showSettings();
   void showCompareColumns();
   void showChatSampling();  // the current chat's sampling settings (ChatSamplingDialog)
+  void setChatSampling(ChatId id, const std::optional<TurnSettings>& sampling);  // what its dialog's OK does
   void showModelLibrary();
   void stepEngine();
   // Chat management (ui/shell/main_window_chats.cpp). A rename applies the title as the
@@ -137,6 +140,7 @@ class MainWindow : public QMainWindow {
   QWidget* buildLeftPanel();
   QWidget* buildChatPanel();
   void buildKvDock();
+  void buildLessonsDock();  // ui/lessons/
   void buildActions();
   // ui/shell/main_window_settings.cpp: the File menu, settings, compare columns, the local API.
   void buildApiServer(QToolBar* toolBar);
@@ -179,7 +183,8 @@ class MainWindow : public QMainWindow {
   int m_contextLength = 0;
   bool m_modelReady = false;
   bool m_shownOnce = false;
-  ModelInfo m_modelInfo;  // of the model in use; empty before the first load
+  ModelInfo m_modelInfo;
+  LessonRunner* m_lessons = nullptr;  // of the model in use; empty before the first load
   AppSettings m_settings;
   ModelLoader* m_loader = nullptr;
   QMenu* m_recentMenu = nullptr;

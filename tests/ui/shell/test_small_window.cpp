@@ -67,8 +67,17 @@ class TestSmallWindow : public QObject {
     QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"))->isVisible());
     QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("chatsDock"))->isVisible());
     QTest::qWait(50);  // the layout settles
-    const QStringList cut = clipped(w);
+    QStringList cut = clipped(w);
     QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral("; "))));
+    // The Lessons tab beside the chat list, shown: its buttons fit too.
+    auto* lessons = w.findChild<QDockWidget*>(QStringLiteral("lessonsDock"));
+    lessons->raise();
+    QTRY_VERIFY(lessons->widget()->isVisible());
+    QTest::qWait(50);
+    cut = clipped(w);
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral("; "))));
+    w.findChild<QDockWidget*>(QStringLiteral("chatsDock"))->raise();
+    QTest::qWait(50);
 
     // The chat between the docks: room for a line of text.
     auto* transcript = w.findChild<QWidget*>(QStringLiteral("transcript"));

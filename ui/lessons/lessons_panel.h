@@ -1,0 +1,30 @@
+#pragma once
+// The Lessons dock: one entry per lesson (LessonRunner::lessons), Start (again: replay), the
+// step controls (Next event, Step, Step ×10, Run to end: the Engine toolbar's actions), and
+// the lesson's sentence: its introduction, then each event's, in large type for a classroom.
+
+#include <QWidget>
+
+#include "ui/lessons/lesson_runner.h"
+
+class QLabel;
+class QListWidget;
+class QPushButton;
+class MainWindow;
+
+class LessonsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* parent = nullptr);
+  QString sentenceShown() const;
+
+ private:
+  void onState(LessonRunner::State state, const QString& message);
+
+  MainWindow& m_window;
+  LessonRunner& m_runner;
+  QListWidget* m_list;
+  QPushButton *m_start, *m_next, *m_step, *m_ten, *m_end;
+  QLabel* m_status;
+  QLabel* m_sentence;
+};
