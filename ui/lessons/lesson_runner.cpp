@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QCoreApplication>
 #include <QPlainTextEdit>
+#include <QSpinBox>
 
 #include <qcoro/qcorosignal.h>
 
@@ -69,6 +70,8 @@ QCoro::Task<bool> LessonRunner::prepare() {
 }
 
 void LessonRunner::sendPaused(const QString& text) {
+  // One reply a turn, whatever the compare box was left at.
+  if (auto* samples = m_window.findChild<QSpinBox*>(QStringLiteral("samples"))) samples->setValue(1);
   auto* input = m_window.findChild<QPlainTextEdit*>(QStringLiteral("input"));
   input->setPlainText(text);
   m_window.send();

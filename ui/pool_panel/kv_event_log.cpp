@@ -59,9 +59,14 @@ KvEventLogView::KvEventLogView(QWidget* parent) : QWidget(parent) {
 }
 
 void KvEventLogView::addFrame(const PoolFrame& frame) {
+  // Another pool (a model or preset loaded): its sequence ids start again; so does the log.
+  if (static_cast<qsizetype>(frame.snapshot.blocks.size()) != m_poolSize) {
+    if (m_poolSize >= 0) clear();
+    m_poolSize = static_cast<qsizetype>(frame.snapshot.blocks.size());
+  }
   for (const PoolFrameSequence& s : frame.sequences)
-    if (!s.chatTitle.isEmpty() && !m_titles.contains(s.id)) {
-      m_titles.insert(s.id, s.chatTitle);
+    if (!s.chatTitle.isEmpty()) {
+      m_titles.insert(s.id, s.chatTitle);  // the latest: a chat renamed is named so from now on
       if (m_chats->findData(s.chatTitle) < 0) m_chats->addItem(s.chatTitle, s.chatTitle);
     }
   if (frame.events.empty()) return;

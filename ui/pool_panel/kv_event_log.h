@@ -25,7 +25,7 @@ class KvEventLogView : public QWidget {
   static constexpr int kMaxEvents = 200000;  // the trace keeps this many
 
   explicit KvEventLogView(QWidget* parent = nullptr);
-  void addFrame(const PoolFrame& frame);  // every frame, in order
+  void addFrame(const PoolFrame& frame);  // every frame, in order; a frame of another pool starts it afresh
   void clear();
 
   // The lines shown (under the filter), for tests.
@@ -57,6 +57,7 @@ class KvEventLogView : public QWidget {
   std::vector<Line> m_lines;
   std::vector<TracedEvent> m_trace;
   QString m_filter;
+  qsizetype m_poolSize = -1;  // blocks of the pool the log is of
   QComboBox* m_chats;
   QListWidget* m_list;
 };

@@ -1,6 +1,8 @@
 #include "ui/shell/screenshot_tour.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QDockWidget>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -11,11 +13,13 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
 
 #include "ui/chat/chat_export.h"
 #include "ui/chat/compare_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"
+#include "ui/lessons/lesson_runner.h"
 #include "ui/library/welcome_view.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
@@ -136,7 +140,51 @@ void ScreenshotTour::run() {
     if (!save(panel, QStringLiteral("kv_pool_sliding_window.png"))) return finish(1, {});
   }
   if (!shootThemes()) return;
+  if (!shootLessons()) return;
   finish(0, {});
+}
+
+// Each lesson run as a class would, to its key event, at 1366x768: lesson-<id>.png shows the
+// event in the pool view and its sentence in the Lessons tab.
+bool ScreenshotTour::shootLessons() {
+  m_window.resize(1366, 768);
+  LessonRunner* runner = m_window.lessons();
+  auto* dock = m_window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"));
+  if (!runner || !dock) {
+    finish(1, QStringLiteral("no lessons"));
+    return false;
+  }
+  dock->raise();
+  auto waitFor = [](const std::function<bool()>& done, int ms) {
+    QElapsedTimer clock;
+    clock.start();
+    while (!done() && clock.elapsed() < ms) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    return done();
+  };
+  using State = LessonRunner::State;
+  for (const LessonInfo& lesson : LessonRunner::lessons()) {
+    runner->start(lesson.id);
+    if (!waitFor([&] { return runner->state() == State::ready || runner->state() == State::failed; }, kTurnTimeoutMs) ||
+        runner->state() != State::ready) {
+      finish(1, QStringLiteral("the lesson %1 did not set up").arg(lesson.id));
+      return false;
+    }
+    for (int press = 0; press < 40 && runner->state() != State::reached; ++press) {
+      const QString before = runner->lastSentence();
+      m_window.findChild<QAction*>(QStringLiteral("stepToNextKvEvent"))->trigger();
+      waitFor([&] { return runner->lastSentence() != before || runner->state() == State::reached; }, 5000);
+    }
+    if (runner->state() != State::reached) {
+      finish(1, QStringLiteral("the lesson %1 did not reach its key event").arg(lesson.id));
+      return false;
+    }
+    waitFor([] { return false; }, 200);  // the last frame drawn
+    if (!save(&m_window, QStringLiteral("lesson-%1.png").arg(lesson.id))) {
+      finish(1, {});
+      return false;
+    }
+  }
+  return true;
 }
 
 // A chat with the replies people read most (code, thinking, math), imported as a user would

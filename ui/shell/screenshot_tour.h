@@ -3,7 +3,7 @@
 // chats generating at once, a fork of the first, a compare round of 3 samples; it saves the
 // main window, the compare view and the KV block-pool panel as PNGs, then the window in the
 // light and the dark theme at 1024x700 and 1600x1000 on a chat of code, thinking and math, and
-// quits the app. It
+// each lesson at its key event (lesson-<id>.png), and quits the app. It
 // drives the window as a user would (its slots and widgets) on the real engine. A window that
 // starts on the welcome page (a first run) is shot instead as welcome.png and model_library.png.
 
@@ -21,7 +21,8 @@ class ScreenshotTour : public QObject {
  private:
   void run();
   void runWelcome();
-  bool shootThemes();  // false: it failed and finished the tour
+  bool shootThemes();   // false: it failed and finished the tour
+  bool shootLessons();  // lesson-<id>.png, each at its key event
   bool send(const QString& text);  // sends into the current chat, returns at once
   bool waitForTurns(int count);    // false when the replies take longer than the time allowed
   bool save(QWidget* widget, const QString& name);
