@@ -12,7 +12,8 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
   auto* form = new QFormLayout;
   form->setContentsMargins(0, 0, 0, 0);
   form->setVerticalSpacing(1);
-  // A row too long for the dock's width puts its value under its name rather than cutting either.
+  // A row too long for the dock's width puts its value under its name rather than cutting either
+  // (not word-wrapped values: in the scroll area those kept a one-line height and were cut).
   form->setRowWrapPolicy(QFormLayout::WrapLongRows);
   outer->addLayout(form);
   m_form = form;
@@ -21,7 +22,6 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
     label->setToolTip(counts);
     label->setObjectName(QStringLiteral("kvStat_") + key);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    label->setWordWrap(true);  // a long figure wraps in its column rather than running out of the dock
     auto* name = new QLabel(title, this);
     name->setToolTip(counts);  // what the number counts, on its name and on its value
     form->addRow(name, label);
