@@ -138,7 +138,7 @@ class MainWindow : public QMainWindow {
 
  private:
   QWidget* buildLeftPanel();
-  QWidget* buildChatPanel();
+  QWidget* buildChatPanel();  // ui/shell/main_window_chat_panel.cpp, with refreshIcons and the chat's sampling
   void buildKvDock();
   void buildLessonsDock();  // ui/lessons/
   void buildActions();
