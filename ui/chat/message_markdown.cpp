@@ -138,7 +138,7 @@ struct Edit {
   int index = 0;  // Code: the block's index in the message
 };
 
-void styleCode(QTextCursor& cursor, const Edit& e, const TextColors& colors, bool codeLinks) {
+void styleCode(QTextCursor& cursor, const Edit& e, const TextColors& colors, const QString& linkPrefix) {
   QTextDocument* doc = cursor.document();
   // The lines: shaded, fixed-pitch, wrapping (Qt's reader makes them unbreakable).
   QTextBlockFormat block;
@@ -189,11 +189,11 @@ void styleCode(QTextCursor& cursor, const Edit& e, const TextColors& colors, boo
   h.setBlockCharFormat(label);
   const QString name = e.text.trimmed().section(QLatin1Char(' '), 0, 0);
   h.insertText(name.isEmpty() ? QStringLiteral("code") : name, label);
-  if (codeLinks) {
+  if (!linkPrefix.isEmpty()) {
     QTextCharFormat link = label;
     link.setFontWeight(QFont::Normal);
     link.setAnchor(true);
-    link.setAnchorHref(QStringLiteral("copycode:%1").arg(e.index));
+    link.setAnchorHref(linkPrefix + QString::number(e.index));
     link.setFontUnderline(true);
     h.insertText(QStringLiteral("   "), label);
     h.insertText(QCoreApplication::translate("MessageMarkdown", "copy"), link);
@@ -215,7 +215,7 @@ QStringList messageCodeBlocks(const QString& markdown) {
   return out;
 }
 
-void setMessageMarkdown(QTextDocument& doc, const QString& markdown, bool keepLinks, bool codeLinks) {
+void setMessageMarkdown(QTextDocument& doc, const QString& markdown, bool keepLinks, const QString& codeLinkPrefix) {
   doc.setMarkdown(markdownWithMathAsText(markdown), kFeatures);
   formatMath(doc);
 
@@ -264,7 +264,7 @@ void setMessageMarkdown(QTextDocument& doc, const QString& markdown, bool keepLi
     cursor.setPosition(e->position + e->length, QTextCursor::KeepAnchor);
     switch (e->kind) {
       case Edit::Code:
-        styleCode(cursor, *e, colors, codeLinks && keepLinks);
+        styleCode(cursor, *e, colors, keepLinks ? codeLinkPrefix : QString());
         break;
       case Edit::InlineCode: {
         QTextCharFormat f;

@@ -18,9 +18,10 @@
 class QUrl;
 
 // Replaces what `doc` holds with `markdown`, tidied as above. With `keepLinks` false no link
-// stays a link (for a view that would navigate to it). With `codeLinks`, each code block's
-// header has a "copy" link to "copycode:<k>", k its index among the message's code blocks.
-void setMessageMarkdown(QTextDocument& doc, const QString& markdown, bool keepLinks = true, bool codeLinks = false);
+// stays a link (for a view that would navigate to it). With a `codeLinkPrefix` (and keepLinks),
+// each code block's header has a "copy" link to codeLinkPrefix + k, k its index among the
+// message's code blocks ("copycode:3:" + k in the transcript, which names the message).
+void setMessageMarkdown(QTextDocument& doc, const QString& markdown, bool keepLinks = true, const QString& codeLinkPrefix = {});
 
 // The text of each code block of `markdown`, in order: what the k-th block's "copy" copies.
 QStringList messageCodeBlocks(const QString& markdown);

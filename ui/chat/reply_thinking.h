@@ -4,6 +4,7 @@
 // prompt leaves it out of earlier replies, as those models' own templates do (they keep only
 // what follows </think>), so a long chain of thought does not fill the context.
 
+#include <QRegularExpression>
 #include <QString>
 
 struct ReplyThinking {
@@ -12,6 +13,12 @@ struct ReplyThinking {
   QString thinking;      // the thinking, trimmed
   QString answer;        // the rest of the reply, trimmed at its start
 };
+
+// Words of a thinking part, as the fold's line and a compare column count them.
+inline int thinkingWords(const QString& thinking) {
+  static const QRegularExpression space(QStringLiteral("\\s+"));
+  return static_cast<int>(thinking.split(space, Qt::SkipEmptyParts).size());
+}
 
 inline ReplyThinking splitThinking(const QString& reply) {
   static const QString open = QStringLiteral("<think>"), close = QStringLiteral("</think>");

@@ -9,7 +9,6 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocumentFragment>
-#include <QRegularExpression>
 #include <QUrl>
 
 #include <algorithm>
@@ -59,8 +58,7 @@ QString TranscriptView::messageHtml(const QString& text) {
   const ReplyThinking parts = splitThinking(text);
   const QString shown = !parts.present ? text
                         : parts.open   ? tr("*Thinking…*")
-                                       : tr("*(thought for %1 words first)*")
-                                                 .arg(parts.thinking.split(QLatin1Char(' '), Qt::SkipEmptyParts).size()) +
+                                       : tr("*(thought for %1 words first)*").arg(thinkingWords(parts.thinking)) +
                                              QStringLiteral("\n\n") + parts.answer;
   setMessageMarkdown(doc, shown, /*keepLinks=*/false);
   return doc.toHtml();
@@ -68,18 +66,8 @@ QString TranscriptView::messageHtml(const QString& text) {
 
 void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMessage& m) {
   QTextDocument body;
-  setMessageMarkdown(body, m.content, /*keepLinks=*/true, /*codeLinks=*/true);
-  // The code blocks' links name the message too.
-  for (QTextBlock b = body.begin(); b.isValid(); b = b.next())
-    for (auto it = b.begin(); !it.atEnd(); ++it) {
-      QTextCharFormat f = it.fragment().charFormat();
-      if (!f.anchorHref().startsWith(QLatin1String("copycode:"))) continue;
-      f.setAnchorHref(QStringLiteral("copycode:%1:%2").arg(index).arg(f.anchorHref().mid(9)));
-      QTextCursor link(&body);
-      link.setPosition(it.fragment().position());
-      link.setPosition(it.fragment().position() + it.fragment().length(), QTextCursor::KeepAnchor);
-      link.setCharFormat(f);
-    }
+  // A code block's copy link names the message and the block: copycode:<message>:<block>.
+  setMessageMarkdown(body, m.content, /*keepLinks=*/true, QStringLiteral("copycode:%1:").arg(index));
   const TextColors colors = textColors();
 
   // The header goes into the body's document as its first block: the first block of an inserted
@@ -168,7 +156,7 @@ void TranscriptView::appendThinking(QTextCursor& c, int index, const ShownMessag
   link.setAnchor(true);
   link.setAnchorHref(QStringLiteral("think:%1").arg(index));
   link.setFontUnderline(true);
-  const int words = static_cast<int>(m.thinking.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts).size());
+  const int words = thinkingWords(m.thinking);
   c.insertBlock(QTextBlockFormat(), muted);
   const QString arrow = m.thinkingExpanded ? QStringLiteral("▾ ") : QStringLiteral("▸ ");
   c.insertText(arrow + (m.thinkingOpen ? tr("Thinking…") : tr("Thinking")), link);
