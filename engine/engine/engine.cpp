@@ -352,15 +352,27 @@ bool Engine::step() {
   for (auto& [id, group] : beams_) waiting.push_back(group.get());
   std::sort(waiting.begin(), waiting.end(), [](const BeamGroup* a, const BeamGroup* b) { return a->request < b->request; });
   for (BeamGroup* g : waiting) select_beams(*g);
+  last_step_ = {};
   if (!scheduler_.has_work()) return has_work();
   propose_drafts();
   ScheduledStep step = scheduler_.schedule(kv_);
   for (SequenceId id : step.reclaimed) parked_.erase(id);
   counters_.num_preempted += static_cast<int64_t>(step.preempted.size());
   counters_.num_swapped_out += static_cast<int64_t>(step.swapped_out.size());
+  record_step(step);  // before the forward: a sequence that finishes in it is gone after
   run_forward(step);
+  last_step_.step_index = counters_.num_steps;
   drop_unverified_drafts();
   return has_work();
+}
+
+void Engine::record_step(const ScheduledStep& step) {
+  for (const ScheduledChunk& c : step.chunks)
+    last_step_.chunks.push_back({c.seq->id, c.start, c.num_tokens, c.is_decode, c.num_recomputed});
+  last_step_.preempted = step.preempted;
+  last_step_.swapped_out = step.swapped_out;
+  last_step_.swapped_in = step.swapped_in;
+  last_step_.reclaimed = step.reclaimed;
 }
 
 // Transfers, then the forward pass over every chunk, then sampling where a chunk reached the

@@ -60,6 +60,22 @@ struct EngineStats {
   KvStats kv;
 };
 
+// What one step computed, for a timeline of continuous batching: each scheduled chunk (a
+// prompt chunk, a recompute, or a decode) and the sequences the step moved out or back.
+struct StepRecord {
+  struct Chunk {
+    SequenceId seq = -1;
+    int32_t start = 0;        // first token position computed
+    int32_t num_tokens = 0;
+    bool is_decode = false;   // the sequence's next token (else prompt or recompute work)
+    int32_t num_recomputed = 0;  // of num_tokens, those a preemption had dropped
+  };
+  int64_t step_index = 0;  // EngineStats::num_steps after it
+  std::vector<Chunk> chunks;  // in batch order
+  std::vector<SequenceId> preempted, swapped_out, swapped_in, reclaimed;
+  bool empty() const { return chunks.empty() && preempted.empty() && swapped_out.empty() && swapped_in.empty(); }
+};
+
 class Engine {
  public:
   // model and backend must outlive the engine; allocates the backend's KV pool.
@@ -107,6 +123,8 @@ class Engine {
   bool has_work() const;
   KvSnapshot snapshot() const { return kv_.snapshot(); }
   EngineStats stats() const;
+  // What the last step() scheduled (empty when it had nothing to run).
+  const StepRecord& last_step() const { return last_step_; }
   // What a client may read of one resident sequence (a parked chat's, a running sample's):
   // nothing when the KV manager holds no such sequence (finished, released, reclaimed).
   std::optional<SequenceView> sequence(SequenceId seq) const;
@@ -136,6 +154,7 @@ class Engine {
   void count_computed(const ScheduledChunk& c);
   void release_parked(SequenceId seq);
   void run_forward(const ScheduledStep& step);
+  void record_step(const ScheduledStep& step);
   void fail_batch(const ScheduledStep& step, const std::string& message);
   void after_logits(Live& live, std::span<const float> logits);
   void sample(Live& live, std::span<const float> logits);
@@ -170,6 +189,7 @@ class Engine {
   std::unordered_map<RequestId, std::unique_ptr<BeamGroup>> beams_;
   uint64_t next_arrival_ = 0;
   EngineStats counters_;
+  StepRecord last_step_;
   std::vector<float> logits_;
   std::vector<SequenceId> drafted_;  // sequences given drafts this step
   TokenProbs target_probs_, residual_;

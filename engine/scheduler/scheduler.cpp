@@ -100,7 +100,8 @@ void Scheduler::schedule_running(KvManager& kv, bool decode, int32_t& budget, Sc
 
 // Makes num_blocks available for `seq`: releases parked sequences, then preempts running ones
 // not yet scheduled in this step, latest arrival first; when even that is not enough, `seq`
-// itself is preempted and false returned.
+// itself is preempted (swapped out when there is a host pool with room for it, else sent back
+// to be recomputed) and false returned.
 bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step) {
   if (num_blocks <= kv.num_available_blocks()) return true;
   // Victims are taken from the back: held sequences (their clients read nothing) go there, so
@@ -111,8 +112,15 @@ bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks,
   candidates.insert(candidates.end(), held.begin(), held.end());
   ReclaimPlan plan = kv.plan_reclaim(num_blocks, candidates, config_.preempt_mode);
   if (!plan.enough) {
-    kv.preempt(seq->id);
-    send_back(seq, step);
+    // Its own preemption follows the mode too: with room on the host, a sequence whose
+    // neighbours were all scheduled first waits there rather than computing its tokens again.
+    if (config_.preempt_mode == PreemptMode::swap && kv.can_swap_out(seq->id)) {
+      kv.swap_out(seq->id);
+      send_to_host(seq, step);
+    } else {
+      kv.preempt(seq->id);
+      send_back(seq, step);
+    }
     return false;
   }
   kv.apply(plan);
@@ -125,12 +133,7 @@ bool Scheduler::make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks,
   for (SequenceId id : plan.swap_out) {
     auto it = std::find_if(running_.begin(), running_.end(), [id](const SchedSequence* s) { return s->id == id; });
     assert(it != running_.end());
-    SchedSequence* victim = *it;
-    drop_drafts(victim, 0);
-    running_.erase(it);
-    victim->swapped = true;
-    insert_sorted(swapped_, victim);
-    step.swapped_out.push_back(id);
+    send_to_host(*it, step);
   }
   assert(num_blocks <= kv.num_available_blocks());
   return true;
@@ -140,6 +143,16 @@ void Scheduler::drop_drafts(SchedSequence* seq, int32_t keep) {
   if (keep >= seq->num_draft) return;
   seq->tokens.resize(seq->tokens.size() - static_cast<size_t>(seq->num_draft - keep));
   seq->num_draft = keep;
+}
+
+// A sequence the KV manager swapped out waits in host memory, ahead of later arrivals, to be
+// swapped back in.
+void Scheduler::send_to_host(SchedSequence* seq, ScheduledStep& step) {
+  drop_drafts(seq, 0);
+  running_.erase(std::find(running_.begin(), running_.end(), seq));
+  seq->swapped = true;
+  insert_sorted(swapped_, seq);
+  step.swapped_out.push_back(seq->id);
 }
 
 // A preempted sequence waits again, ahead of later arrivals, to be recomputed.

@@ -94,6 +94,7 @@ class Scheduler {
  private:
   bool make_room(KvManager& kv, SchedSequence* seq, int32_t num_blocks, ScheduledStep& step);
   void send_back(SchedSequence* seq, ScheduledStep& step);
+  void send_to_host(SchedSequence* seq, ScheduledStep& step);
   static void drop_drafts(SchedSequence* seq, int32_t keep);
   void schedule_running(KvManager& kv, bool decode, int32_t& budget, ScheduledStep& step);
   void schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step);

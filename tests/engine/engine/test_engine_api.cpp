@@ -1,6 +1,7 @@
 // The engine as a client sees it: token and finish events (with their reasons), errors that
 // fail one request and leave the others running, abort freeing blocks at once, commands from
-// another thread, and parked sequences forked and released.
+// another thread, parked sequences forked and released, and each step's record of what it ran
+// (the timeline of continuous batching) adding up to the engine's counters.
 
 #include <QtTest>
 
@@ -328,6 +329,57 @@ class TestEngineApi : public QObject {
     const RequestId bad_id = engine.submit(bad);
     engine.step();
     QCOMPARE(rec.of(bad_id, EngineEventKind::error).size(), size_t{1});
+  }
+
+  void each_step_records_what_it_computed() {
+    // A long prompt in chunks of 8 beside a short one already decoding: the records say which
+    // step ran which chunk, and add up to the counters.
+    EngineConfig c;
+    c.max_batched_tokens = 8;
+    c.block_size = 4;
+    c.num_blocks = 64;
+    Engine engine(*model_, *backend_, c);
+    const RequestId shortId = engine.submit(request("Hi", 10));
+    engine.step();
+    engine.step();
+    Request longReq = request("Once upon a time, in a small village at the edge of a dark forest, there lived an old woman.", 4);
+    const int64_t longPrompt = static_cast<int64_t>(longReq.prompt.size());
+    engine.submit(std::move(longReq));
+    int64_t prompt = 0, decode = 0, steps = 2;
+    int mixed = 0;
+    std::vector<int32_t> starts;  // of the long prompt's chunks, in order
+    for (bool more = true; more;) {
+      more = engine.step();
+      const StepRecord& r = engine.last_step();
+      if (r.chunks.empty()) continue;
+      ++steps;
+      QCOMPARE(r.step_index, engine.stats().num_steps);
+      int32_t tokens = 0;
+      bool anyDecode = false, anyPrompt = false;
+      for (const StepRecord::Chunk& ch : r.chunks) {
+        tokens += ch.num_tokens;
+        if (ch.is_decode) {
+          QCOMPARE(ch.num_tokens, 1);
+          ++decode;
+          anyDecode = true;
+        } else {
+          prompt += ch.num_tokens;
+          anyPrompt = true;
+          starts.push_back(ch.start);
+        }
+      }
+      QVERIFY(tokens <= 8);
+      mixed += anyDecode && anyPrompt;
+    }
+    QCOMPARE(prompt, longPrompt);
+    QVERIFY2(mixed >= 1, "a prompt chunk was meant to run beside a decode");
+    for (size_t i = 1; i < starts.size(); ++i) QVERIFY(starts[i] > starts[i - 1]);
+    QCOMPARE(steps, engine.stats().num_steps);
+    (void)shortId;
+    // Decodes: the short request's 9 after its first token (one ran in the two steps before), the long one's 3.
+    QCOMPARE(decode + 1, engine.stats().num_decode_tokens);
+    engine.step();
+    QVERIFY(engine.last_step().empty());  // nothing left: a step runs nothing
   }
 
   void a_failed_forward_fails_its_requests_only() {

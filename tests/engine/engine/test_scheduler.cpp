@@ -303,6 +303,30 @@ class TestScheduler : public QObject {
     QCOMPARE(f.kv.check_invariants(), std::string());
   }
 
+  void with_a_host_pool_it_swaps_itself_out() {
+    // The same pool with host room: b, that cannot grow and has nobody later to preempt, goes
+    // to the host (its tokens kept) instead of back to waiting; when a is gone it comes back.
+    Fixture f(4, 4, 100, 8, /*num_host_blocks=*/8);
+    SchedSequence* a = f.add(tokens(8, 100));
+    SchedSequence* b = f.add(tokens(8, 200));
+    ScheduledStep s = f.sched.schedule(f.kv);
+    a->tokens.push_back(1);
+    b->tokens.push_back(1);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{1, 8, 1, true}}));
+    QCOMPARE(s.swapped_out, (std::vector<SequenceId>{2}));
+    QVERIFY(s.preempted.empty());
+    QVERIFY(b->swapped && b->in_kv);
+    QCOMPARE(b->num_computed, 8);  // nothing to compute again
+    QCOMPARE(f.kv.check_invariants(), std::string());
+    f.sched.remove(1);
+    f.kv.free(1);
+    s = f.sched.schedule(f.kv);
+    QCOMPARE(s.swapped_in, (std::vector<SequenceId>{2}));
+    QCOMPARE(chunks(s), (std::vector<Chunk>{{2, 8, 1, true}}));
+    QCOMPARE(f.kv.check_invariants(), std::string());
+  }
+
   void chunk_slots_are_the_block_tables() {
     // The engine writes a chunk's K/V at chunk.slot_mapping and attention reads through the
     // block tables: at the end of a step both must name the same slots, for prompt chunks, a
