@@ -26,6 +26,8 @@ AssembledEngine assemble_engine(std::shared_ptr<const Model> model, const Engine
     else
       config.num_blocks = built.max_num_blocks > 0 ? built.max_num_blocks : blocks_per_context;
   }
+  if (config.num_host_blocks <= 0 && options.host_budget_bytes > 0)
+    config.num_host_blocks = kv_blocks_for_budget(built.backend->kv_block_bytes(config.block_size), options.host_budget_bytes);
   // On a GPU, never more than the share of free memory it offers (as vLLM sizes its pool).
   if (built.max_num_blocks > 0) config.num_blocks = std::min(config.num_blocks, built.max_num_blocks);
   configure_speculation(options.speculation, *model, config);
@@ -36,6 +38,7 @@ AssembledEngine assemble_engine(std::shared_ptr<const Model> model, const Engine
   a.matrix_bytes_per_token = built.matrix_bytes_per_token;
   a.engine = std::make_unique<Engine>(*a.model, *a.backend, config);
   a.num_blocks = config.num_blocks;
+  a.num_host_blocks = config.num_host_blocks;
   a.max_context = config.max_context;
   a.speculation = speculation_description(options.speculation, config);
   return a;

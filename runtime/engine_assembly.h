@@ -21,6 +21,7 @@ struct EngineOptions {
   // more than the model's: the model's. num_blocks: 0 to size the pool from what follows.
   EngineConfig engine;
   int64_t kv_budget_bytes = 0;  // with num_blocks 0: the blocks this many bytes of KV hold
+  int64_t host_budget_bytes = 0;  // with num_host_blocks 0: a host (swap) pool of this many bytes
   // With neither: room for this many sequences of max_context tokens; 0: all the device
   // offers (a GPU), or one context (host memory).
   int num_contexts = 0;
@@ -44,6 +45,7 @@ struct AssembledEngine {
     backend_description = std::move(other.backend_description);
     matrix_bytes_per_token = other.matrix_bytes_per_token;
     num_blocks = other.num_blocks;
+    num_host_blocks = other.num_host_blocks;
     speculation = std::move(other.speculation);
     max_context = other.max_context;
     return *this;
@@ -63,6 +65,7 @@ struct AssembledEngine {
   std::string backend_description;  // BuiltBackend::description
   uint64_t matrix_bytes_per_token = 0;
   int32_t num_blocks = 0;
+  int32_t num_host_blocks = 0;
   int32_t max_context = 0;
   std::string speculation;  // speculation_description(): "no speculation", "ngram, K = 6, adaptive"
 };

@@ -155,6 +155,7 @@ ModelInfo EngineBridge::describeModel(const QString& path, const Config& setting
   info.kvType = settings.backend == QLatin1String("cpu") ? settings.kvType : QStringLiteral("f16");
   info.blockSize = m_engine.engine->block_size();
   info.numBlocks = m_engine.num_blocks;
+  info.numHostBlocks = m_engine.num_host_blocks;
   const uint64_t perBlock = m_engine.engine->stats().kv.bytes_per_block;
   info.kvBytesPerToken = info.blockSize > 0 ? static_cast<qint64>(perBlock / static_cast<uint64_t>(info.blockSize)) : 0;
   return info;
@@ -314,6 +315,7 @@ void EngineBridge::onEvent(const pagedchat::EngineEvent& e) {
 }
 
 void EngineBridge::afterStep(bool flushAll) {
+  m_frames.onStep(m_engine.engine->last_step());
 #ifdef PAGEDCHAT_HAVE_SERVER
   m_api->afterStep();
 #endif

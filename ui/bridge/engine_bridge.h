@@ -43,6 +43,8 @@ class EngineBridge : public QObject {
     int maxContext = 2048;  // tokens one chat may hold
     int numBlocks = 0;      // KV pool in blocks; 0: from kvBytes
     qint64 kvBytes = 0;     // KV pool memory budget; 0 (and numBlocks 0): room for kChatsInPool chats
+    int numHostBlocks = 0;  // host (swap) pool in blocks; 0: from hostBytes
+    qint64 hostBytes = 0;   // host pool budget; 0 (and numHostBlocks 0): none, preemption recomputes
     int blockSize = 16;
     int maxBatchedTokens = 512;  // tokens per engine step (chunked prefill beyond it)
     int threads = 0;             // CPU threads of the forward pass; 0: all cores
@@ -63,6 +65,8 @@ class EngineBridge : public QObject {
       o.engine.num_blocks = numBlocks;
       o.engine.max_batched_tokens = std::max(maxBatchedTokens, 1);
       o.kv_budget_bytes = kvBytes;
+      o.engine.num_host_blocks = std::max(numHostBlocks, 0);
+      o.host_budget_bytes = hostBytes;
       o.num_contexts = kChatsInPool;
       if (speculation == QLatin1String("ngram")) o.speculation.speculate = "ngram";
       if (speculation == QLatin1String("draft")) o.speculation.draft_model = draftModel.toStdString();

@@ -32,6 +32,9 @@ QVector<std::pair<QString, QString>> ModelInfo::rows() const {
     r.append({tr("Sliding window"), tr("%1 tokens on %2 of %3 layers").arg(slidingWindow).arg(localLayers).arg(layers)});
   r.append({tr("Chat template"), templateFallback.isEmpty() ? chatTemplate : tr("%1 (%2)").arg(chatTemplate, templateFallback)});
   r.append({tr("KV cache"), tr("%1 a token (%2), %3 blocks of %4 tokens").arg(bytes(kvBytesPerToken), kvType).arg(numBlocks).arg(blockSize)});
+  r.append({tr("Preemption"), numHostBlocks > 0
+                                  ? tr("swap to host memory (%1 blocks, %2)").arg(numHostBlocks).arg(bytes(kvBytesPerToken * blockSize * numHostBlocks))
+                                  : tr("recompute (no swap space)")});
   r.append({tr("Backend"), backend});
   r.append({tr("Speculative decoding"), speculation});
   return r;

@@ -21,6 +21,7 @@ struct ModelInfo {
   QString backend, speculation, kvType;
   qint64 kvBytesPerToken = 0;  // every layer's keys and values of one token, in the pool's element type
   int blockSize = 0, numBlocks = 0;
+  int numHostBlocks = 0;  // the swap pool; 0: a preempted chat is recomputed
 
   bool isEmpty() const { return path.isEmpty(); }
   // (label, value) in the order the panel shows them.

@@ -72,20 +72,31 @@ double PoolFrameBuilder::tokensPerSecond(int64_t numGenerated) {
   return now - t0 > 1e-3 ? static_cast<double>(numGenerated - n0) / (now - t0) : 0.0;
 }
 
+void PoolFrameBuilder::onStep(const pagedchat::StepRecord& step) {
+  if (step.empty()) return;
+  // The step timeline draws the last kMaxSteps; a frame never needs to carry more.
+  if (m_steps.size() >= PoolFrame::kMaxSteps) m_steps.erase(m_steps.begin());
+  m_steps.push_back(step);
+}
+
 PoolFrame PoolFrameBuilder::build(const pagedchat::Engine& engine, const SequenceLabel& label,
                                   const QString& stepSummary) {
   PoolFrame f;
   f.snapshot = engine.snapshot();
   f.stats = engine.stats();
   f.events = std::exchange(m_events, {});
+  f.steps = std::exchange(m_steps, {});
+  f.maxContext = m_maxContext;
   f.stepIndex = f.stats.num_steps;
   f.lastStepSummary = stepSummary;
   f.tokensPerSecond = tokensPerSecond(f.stats.num_generated);
   f.detokenize = m_detokenize;
   f.slidingWindow = m_window;
-  // Every sequence that holds a device block, ours or not (a future API request would be).
+  // Every sequence that holds a device block or a host one (swapped out), ours or not (an API
+  // request's): a swapped chat keeps its name in the legend and the sentences.
   std::set<pagedchat::SequenceId> seqs;
   for (const auto& b : f.snapshot.blocks) seqs.insert(b.owners.begin(), b.owners.end());
+  for (const auto& b : f.snapshot.host_blocks) seqs.insert(b.owners.begin(), b.owners.end());
   for (pagedchat::SequenceId id : seqs) {
     std::optional<pagedchat::SequenceView> view = engine.sequence(id);
     if (!view) continue;

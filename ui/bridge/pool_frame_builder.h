@@ -25,6 +25,7 @@ class PoolFrameBuilder {
   void reset(Detokenize detokenize, int64_t maxContext, PoolFrameWindow window = {});
   void onKvEvent(const pagedchat::KvEvent& e);  // engine thread, inside step()
   size_t numPendingEvents() const { return m_events.size(); }  // for the next frame
+  void onStep(const pagedchat::StepRecord& step);  // engine thread, after each step: the timeline's
   // Marks the start of a step (for the step summary).
   void beginStep(const pagedchat::EngineStats& before);
   // What the step begun last did: sequences that sampled, tokens computed, blocks moved.
@@ -39,6 +40,7 @@ class PoolFrameBuilder {
   PoolFrameWindow m_window;
   std::vector<pagedchat::KvEvent> m_events;      // since the last frame
   std::vector<pagedchat::KvEvent> m_stepEvents;  // since beginStep
+  std::vector<pagedchat::StepRecord> m_steps;    // since the last frame
   pagedchat::EngineStats m_beforeStep;
   std::deque<std::pair<double, int64_t>> m_generatedAt;  // (seconds, num_generated), last ~1 s
   QElapsedTimer m_clock;

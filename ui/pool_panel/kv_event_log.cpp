@@ -37,6 +37,9 @@ KvEventLogView::KvEventLogView(QWidget* parent) : QWidget(parent) {
   m_list->setWordWrap(true);
   m_list->setUniformItemSizes(false);
   m_list->setToolTip(tr("What each step did to the KV blocks; click a line to mark its blocks in the pool"));
+  // Three lines at least: the log shares a tab with the step timeline, and a 700 px window
+  // needs the room it saves for the pool.
+  m_list->setMinimumHeight(3 * fontMetrics().height() + 8);
   v->addWidget(m_list, 1);
 
   connect(m_chats, &QComboBox::activated, this, [this] {

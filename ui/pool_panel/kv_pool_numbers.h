@@ -33,6 +33,7 @@ struct KvPoolNumbers {
   QString lastStepSummary;
   // Contiguous allocation: one max-length slab per sequence, against the tokens stored.
   int64_t contiguousReservedTokens = 0;
+  int64_t contiguousStoredTokens = 0;  // each sequence's own tokens (a slab shares nothing)
   double contiguousWaste = 0;  // (reserved - stored) / reserved, 0..1
   int64_t pagedSlots = 0;      // numUsed * blockSize
   double pagedWaste = 0;       // emptySlots / pagedSlots (= fragmentation)

@@ -9,6 +9,7 @@
 #include <QMainWindow>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -19,6 +20,7 @@
 #include "ui/pool_panel/kv_pool_numbers.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/pool_panel/kv_stats_panel.h"
+#include "ui/pool_panel/kv_step_timeline.h"
 #include "ui/pool_panel/kv_time_chart.h"
 
 using namespace pagedchat;
@@ -37,6 +39,7 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   m_strip = new KvContiguousStrip;
   m_table = new KvBlockTableView;
   m_log = new KvEventLogView;
+  m_timeline = new KvStepTimeline;
 
   auto* top = new QWidget;
   auto* topLayout = new QHBoxLayout(top);
@@ -76,7 +79,19 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   splitter->addWidget(top);
   splitter->addWidget(middleScroll);
   splitter->addWidget(scroll);
-  splitter->addWidget(m_log);
+  // What happened, two ways: the events in sentences, and the steps as a timeline.
+  auto* history = new QTabWidget;
+  history->setObjectName(QStringLiteral("kvHistoryTabs"));
+  history->addTab(m_log, tr("Events"));
+  auto* timelineScroll = new QScrollArea;
+  timelineScroll->setObjectName(QStringLiteral("kvStepTimelineScroll"));
+  timelineScroll->setWidgetResizable(true);
+  timelineScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  timelineScroll->setWidget(m_timeline);
+  history->addTab(timelineScroll, tr("Steps"));
+  history->setTabToolTip(1, tr("Continuous batching: a column per engine step, a row per chat; a number is a chunk of "
+                               "that many prompt tokens, a thin bar a chat's next token, hatched: tokens computed again"));
+  splitter->addWidget(history);
   splitter->setStretchFactor(0, 4);
   splitter->setStretchFactor(1, 2);
   splitter->setStretchFactor(2, 1);
@@ -126,6 +141,7 @@ void KvPoolPanel::setFrame(const PoolFrame& frame) {
   m_frame = std::make_shared<const PoolFrame>(frame);
   m_view->setFrame(m_frame);  // at once: every frame's events flash
   m_log->addFrame(frame);     // and are told, each
+  m_timeline->addFrame(frame);  // every step, however many one frame spans
   if (m_refreshPending) return;
   m_refreshPending = true;
   QTimer::singleShot(0, this, [this] {
@@ -142,12 +158,16 @@ void KvPoolPanel::refresh() {
   if (!m_frame) return;
   const KvPoolNumbers n = computeKvPoolNumbers(*m_frame);
   m_stats->setNumbers(n);
-  m_strip->setNumbers(n);
+  m_strip->setFrame(*m_frame, n);
   m_chart->addSample(m_clock.elapsed(), n.numUsed, n.numCached, n.numFree);
   m_legend->setFrame(*m_frame, m_view->colors());
   m_legend->setSelectedSequence(m_selected);
   m_table->setFrame(m_frame);
   if ((m_frame->slidingWindow.window > 0) != m_keyShowsWindow) updateStateKey();
+}
+
+void KvPoolPanel::showStepTimeline(bool steps) {
+  if (auto* tabs = findChild<QTabWidget*>(QStringLiteral("kvHistoryTabs"))) tabs->setCurrentIndex(steps ? 1 : 0);
 }
 
 void KvPoolPanel::selectSequence(SequenceId seq) {

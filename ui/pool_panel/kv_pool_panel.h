@@ -1,7 +1,8 @@
 #pragma once
 // The KV block-pool view, the panel the main window docks: the cell grid with the chat legend
 // and a colour key, the live numbers, a one-minute chart of used / cached / free blocks, the
-// contiguous-allocation strip and the selected chat's block table. Fed one PoolFrame at a
+// contiguous-allocation strip, the selected chat's block table, and what happened as events in
+// sentences (the event log) or as steps (the step timeline of continuous batching). Fed one PoolFrame at a
 // time (setFrame, a queued slot); the grid takes each frame at once (its events flash), the
 // rest refresh once per event-loop pass from the latest frame.
 
@@ -21,6 +22,7 @@ class KvContiguousStrip;
 class KvEventLogView;
 class KvPoolView;
 class KvStatsPanel;
+class KvStepTimeline;
 class KvTimeChart;
 
 class KvPoolPanel : public QWidget {
@@ -48,6 +50,9 @@ class KvPoolPanel : public QWidget {
   KvBlockTableView* blockTableView() const { return m_table; }
   KvChatLegend* chatLegend() const { return m_legend; }
   KvEventLogView* eventLog() const { return m_log; }
+  KvStepTimeline* stepTimeline() const { return m_timeline; }
+  // The Events or Steps tab in front (a lesson shows the one it is about).
+  void showStepTimeline(bool steps);
 
  public slots:
   void setFrame(const PoolFrame& frame);
@@ -74,5 +79,6 @@ class KvPoolPanel : public QWidget {
   KvTimeChart* m_chart;
   KvContiguousStrip* m_strip;
   KvEventLogView* m_log = nullptr;
+  KvStepTimeline* m_timeline = nullptr;
   KvBlockTableView* m_table;
 };

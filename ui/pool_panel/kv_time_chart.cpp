@@ -11,6 +11,12 @@
 KvTimeChart::KvTimeChart(QWidget* parent) : QWidget(parent) { setObjectName(QStringLiteral("kvTimeChart")); }
 
 void KvTimeChart::addSample(qint64 nowMs, int used, int cached, int free) {
+  // A pool of another size (the model reloaded with another pool): the old samples are drawn
+  // against the new total no more; they were read as a full pool after the teaching preset.
+  if (!m_samples.empty()) {
+    const Sample& last = m_samples.back();
+    if (last.used + last.cached + last.free != used + cached + free) m_samples.clear();
+  }
   // The last sample is provisional until kBucketMs after the one before it: it shows the
   // latest numbers without a point per frame.
   if (m_samples.size() >= 2 && nowMs - m_samples[m_samples.size() - 2].ms < kBucketMs)

@@ -19,7 +19,8 @@ class KvTimeChart : public QWidget {
   };
 
   explicit KvTimeChart(QWidget* parent = nullptr);
-  // nowMs: any steady clock; samples older than kWindowMs before it are dropped.
+  // nowMs: any steady clock; samples older than kWindowMs before it are dropped, and all of them
+  // when the pool's size (used + cached + free) is not the last sample's.
   void addSample(qint64 nowMs, int used, int cached, int free);
   const std::deque<Sample>& samples() const { return m_samples; }
   void clear();

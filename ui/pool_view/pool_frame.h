@@ -37,9 +37,14 @@ struct PoolFrame {
   pagedchat::KvSnapshot snapshot;
   pagedchat::EngineStats stats;
   std::vector<pagedchat::KvEvent> events;  // since the previous frame, oldest first
+  // What each step since the previous frame computed, oldest first (at most kMaxSteps: the
+  // step timeline draws no more than that).
+  static constexpr size_t kMaxSteps = 64;
+  std::vector<pagedchat::StepRecord> steps;
   std::vector<PoolFrameSequence> sequences;
   double tokensPerSecond = 0;      // aggregate, over the last second
   int64_t contiguousReservedTokens = 0;  // what one max-context slab per sequence would reserve
+  int64_t maxContext = 0;                // tokens one sequence may hold (one such slab)
   int64_t stepIndex = 0;            // engine steps so far
   QString lastStepSummary;          // step mode: what the last step did, in words
   PoolFrameWindow slidingWindow;

@@ -34,6 +34,7 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   s.blockSize = stored(db, QStringLiteral("engine/block_size"), d.blockSize, 1, 32);
   if (!std::ranges::count(std::initializer_list<int>{1, 4, 8, 16, 32}, s.blockSize)) s.blockSize = d.blockSize;
   s.kvMemoryMiB = stored(db, QStringLiteral("engine/kv_memory_mib"), d.kvMemoryMiB, 0, 1 << 20);
+  s.swapMiB = stored(db, QStringLiteral("engine/swap_mib"), d.swapMiB, 0, 1 << 20);
   s.maxBatchedTokens = stored(db, QStringLiteral("engine/max_batched_tokens"), d.maxBatchedTokens, 1, 1 << 16);
   s.threads = stored(db, QStringLiteral("engine/threads"), d.threads, 0, 1024);
   s.maxContext = stored(db, QStringLiteral("engine/max_context"), d.maxContext, 16, 1 << 20);
@@ -75,6 +76,7 @@ void AppSettings::save(ChatDatabase& db) const {
   put("sampling/seed", sampling.seed);
   put("engine/block_size", blockSize);
   put("engine/kv_memory_mib", kvMemoryMiB);
+  put("engine/swap_mib", swapMiB);
   put("engine/max_batched_tokens", maxBatchedTokens);
   put("engine/threads", threads);
   put("engine/max_context", maxContext);
@@ -122,6 +124,7 @@ EngineBridge::Config AppSettings::engineConfig() const {
   EngineBridge::Config c;
   c.blockSize = blockSize;
   c.kvBytes = static_cast<qint64>(kvMemoryMiB) << 20;
+  c.hostBytes = static_cast<qint64>(swapMiB) << 20;
   c.maxBatchedTokens = maxBatchedTokens;
   c.threads = threads;
   c.maxContext = maxContext;
@@ -132,7 +135,9 @@ EngineBridge::Config AppSettings::engineConfig() const {
   c.builtinChatTemplate = chatTemplate == QLatin1String("builtin");
   if (teachingPreset) {
     c.blockSize = kTeachingBlockSize;
-    c.numBlocks = kTeachingBlocks;
+    c.numBlocks = teachingBlocks;
+    c.numHostBlocks = teachingHostBlocks;
+    c.hostBytes = 0;
     c.maxContext = kTeachingContext;
     c.maxBatchedTokens = kTeachingStepTokens;
   }
@@ -140,7 +145,8 @@ EngineBridge::Config AppSettings::engineConfig() const {
 }
 
 bool AppSettings::sameEngine(const AppSettings& o) const {
-  return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && maxBatchedTokens == o.maxBatchedTokens &&
+  return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && swapMiB == o.swapMiB &&
+         teachingBlocks == o.teachingBlocks && teachingHostBlocks == o.teachingHostBlocks && maxBatchedTokens == o.maxBatchedTokens &&
          threads == o.threads && maxContext == o.maxContext && backend == o.backend && kvType == o.kvType &&
          speculation == o.speculation && draftModel == o.draftModel && teachingPreset == o.teachingPreset &&
          chatTemplate == o.chatTemplate;

@@ -24,6 +24,7 @@ struct AppSettings {
 
   int blockSize = 16;         // tokens per KV block: 1, 4, 8, 16 or 32
   int kvMemoryMiB = 0;        // KV pool budget; 0: room for 4 chats of the context length
+  int swapMiB = 0;            // host pool a preempted chat's blocks swap to; 0: preemption recomputes
   int maxBatchedTokens = 512;  // per engine step
   int threads = 0;            // 0: all cores
   int maxContext = 2048;      // tokens one chat may hold (capped by the model's)
@@ -42,6 +43,10 @@ struct AppSettings {
   // What a turn does when a chat outgrows the context, for chats that keep the app's default.
   ContextPolicy contextPolicy = ContextPolicy::dropOldest;
   static constexpr int kTeachingBlockSize = 4, kTeachingBlocks = 128, kTeachingContext = 256, kTeachingStepTokens = 32;
+  // The teaching preset's pool, as a lesson sets its scene (a pool small enough to run out, a host
+  // pool to swap to); not saved: the preset starts at kTeachingBlocks and no host pool.
+  int teachingBlocks = kTeachingBlocks;
+  int teachingHostBlocks = 0;
 
   static AppSettings load(ChatDatabase& db);
   void save(ChatDatabase& db) const;

@@ -230,6 +230,8 @@ void MainWindow::buildKvDock() {
   connect(teaching, &QAction::toggled, this, [this](bool on) {
     AppSettings s = m_settings;
     s.teachingPreset = on;
+    s.teachingBlocks = AppSettings::kTeachingBlocks;  // the preset's own pool, not a lesson's
+    s.teachingHostBlocks = 0;
     applySettings(s);
   });
   buildApiServer(engine);

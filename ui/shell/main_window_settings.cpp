@@ -37,6 +37,10 @@ void MainWindow::applySettings(const AppSettings& settings) {
   const bool reload = !settings.sameEngine(m_settings) && !m_loader->currentPath().isEmpty();
   m_settings = settings;
   m_settings.save(*m_db);
+  if (auto* teaching = findChild<QAction*>(QStringLiteral("teachingPreset"))) {
+    const QSignalBlocker quiet(teaching);  // a lesson turns the preset on through here
+    teaching->setChecked(m_settings.teachingPreset);
+  }
   if (reload) loadModel(m_loader->currentPath());
 }
 

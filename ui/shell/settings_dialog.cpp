@@ -48,6 +48,11 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   m_kvMemory = settingsIntBox(engine, "kvMemory", 0, 1 << 20, tr("automatic (4 full chats)"));
   m_kvMemory->setValue(s.kvMemoryMiB);
   m_kvMemory->setSuffix(tr(" MiB"));
+  m_swapMemory = settingsIntBox(engine, "swapMemory", 0, 1 << 20, tr("off (preempted chats are recomputed)"));
+  m_swapMemory->setValue(s.swapMiB);
+  m_swapMemory->setSuffix(tr(" MiB"));
+  m_swapMemory->setToolTip(tr("Host memory a chat's KV blocks are copied to when the pool runs out, and copied back from "
+                              "when there is room again; without it, a preempted chat's tokens are computed again"));
   m_maxBatched = settingsIntBox(engine, "maxBatchedTokens", 16, 65536);
   m_maxBatched->setValue(s.maxBatchedTokens);
   m_threads = settingsIntBox(engine, "threads", 0, 1024, tr("all cores (%1)").arg(QThread::idealThreadCount()));
@@ -103,6 +108,7 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   enableDraft();
   ef->addRow(tr("KV block size"), m_blockSize);
   ef->addRow(tr("KV pool memory"), m_kvMemory);
+  ef->addRow(tr("Swap space"), m_swapMemory);
   ef->addRow(tr("Max tokens per step"), m_maxBatched);
   ef->addRow(tr("Threads"), m_threads);
   ef->addRow(tr("Context per chat (tokens)"), m_maxContext);
@@ -130,7 +136,7 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   v->addWidget(buttons);
 
-  for (QSpinBox* b : {m_kvMemory, m_maxBatched, m_threads, m_maxContext})
+  for (QSpinBox* b : {m_kvMemory, m_swapMemory, m_maxBatched, m_threads, m_maxContext})
     connect(b, &QSpinBox::valueChanged, this, &SettingsDialog::updateNote);
   connect(m_draftModel, &QLineEdit::textChanged, this, &SettingsDialog::updateNote);
   for (QComboBox* b : {m_blockSize, m_backend, m_kvType, m_speculation, m_chatTemplate}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
@@ -143,6 +149,7 @@ AppSettings SettingsDialog::settings() const {
   s.contextPolicy = static_cast<ContextPolicy>(m_contextPolicy->currentData().toInt());
   s.blockSize = m_blockSize->currentData().toInt();
   s.kvMemoryMiB = m_kvMemory->value();
+  s.swapMiB = m_swapMemory->value();
   s.maxBatchedTokens = m_maxBatched->value();
   s.threads = m_threads->value();
   s.maxContext = m_maxContext->value();

@@ -28,6 +28,6 @@ class SettingsDialog : public QDialog {
   QComboBox *m_blockSize, *m_backend, *m_kvType, *m_speculation, *m_chatTemplate;
   QLineEdit* m_draftModel;
   QComboBox* m_contextPolicy = nullptr;  // the app's default ContextPolicy
-  QSpinBox *m_kvMemory, *m_maxBatched, *m_threads, *m_maxContext;
+  QSpinBox *m_kvMemory, *m_swapMemory, *m_maxBatched, *m_threads, *m_maxContext;
   QLabel* m_note;
 };

@@ -73,6 +73,7 @@ inline PoolFrame handFrame() {
   f.stats.kv.prefix_hit_tokens = 5;
   f.tokensPerSecond = 42.5;
   f.contiguousReservedTokens = 3 * 64;
+  f.maxContext = 64;
   f.stepIndex = 7;
   f.lastStepSummary = QStringLiteral("step 7: 2 sequences ran, 2 tokens");
   f.detokenize = wordDetokenizer();
@@ -91,6 +92,7 @@ inline PoolFrame frameFrom(KvManager& kv, const std::vector<ChatSeq>& seqs, int6
   f.snapshot = kv.snapshot();
   f.stats.kv = kv.stats();
   f.events = kv.take_events();
+  f.maxContext = maxContext;
   for (const ChatSeq& s : seqs) {
     if (!kv.has_sequence(s.id)) continue;
     std::span<const int32_t> table = kv.block_table(s.id);

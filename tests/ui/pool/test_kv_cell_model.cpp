@@ -143,7 +143,9 @@ class TestKvCellModel : public QObject {
     QCOMPARE(n.prefixLookupTokens, int64_t(8 + 10 + 5));
     QCOMPARE(n.prefixHitRate, 8.0 / 23.0);
     QCOMPARE(n.contiguousReservedTokens, int64_t(3 * 64));
-    QCOMPARE(n.contiguousWaste, (192.0 - 15.0) / 192.0);
+    // Slabs share nothing: the fork's slab holds its 5 tokens again, A's its 8 of the cache's.
+    QCOMPARE(n.contiguousStoredTokens, int64_t(10 + 5 + 5));
+    QCOMPARE(n.contiguousWaste, (192.0 - 20.0) / 192.0);
     QCOMPARE(n.pagedSlots, int64_t(20));
     QCOMPARE(kvPercent(n.fragmentation), QStringLiteral("25.0 %"));
   }

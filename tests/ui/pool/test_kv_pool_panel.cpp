@@ -136,10 +136,23 @@ class TestKvPoolPanel : public QObject {
       if (!value->objectName().startsWith(QLatin1String("kvStat_")) || value->objectName() == QLatin1String("kvStat_summary")) continue;
       QVERIFY2(value->toolTip().size() > 20, qPrintable(value->objectName()));
     }
-    // The contiguous strip: 3 slabs of 64 against the tokens stored.
+    // The contiguous strip: 3 slabs of 64 against each chat's own tokens (slabs share nothing: the
+    // system prompt is stored in both chats' slabs, the fork's prefix in its own).
+    int64_t ownTokens = 0;
+    for (const PoolFrameSequence& seq : f.sequences) ownTokens += static_cast<int64_t>(seq.tokens.size());
+    QCOMPARE(ownTokens, int64_t(10 + 13 + 14));
     const QString contiguous = panel.contiguousStrip()->contiguousText();
-    QVERIFY2(contiguous.contains(QStringLiteral("192 tokens reserved")), qPrintable(contiguous));
-    QVERIFY2(contiguous.contains(kvPercent((192.0 - st.num_tokens_stored) / 192.0)), qPrintable(contiguous));
+    QVERIFY2(contiguous.contains(QStringLiteral("3 slabs of 64 = 192 tokens reserved, 37 stored")), qPrintable(contiguous));
+    QVERIFY2(contiguous.contains(kvPercent((192.0 - ownTokens) / 192.0)), qPrintable(contiguous));
+    // The pool of 24 blocks of 4 holds one slab of 64: the two other chats could not start.
+    QVERIFY2(contiguous.contains(QStringLiteral("the pool holds 1 slab: 2 of these chats could not start")), qPrintable(contiguous));
+    const KvLayoutComparison& layout = panel.contiguousStrip()->layout();
+    QCOMPARE(layout.capacity, int64_t(96));
+    QCOMPARE(layout.numWaiting, 2);
+    QCOMPARE(layout.contiguousUsed, ownTokens);
+    // Paged: each block once, with its first owner; together exactly the in-use blocks.
+    QCOMPARE(layout.pagedReserved, int64_t(st.num_used_blocks) * 4);
+    QCOMPARE(layout.pagedUsed, st.num_tokens_stored);
     QVERIFY2(panel.contiguousStrip()->pagedText().contains(kvPercent(st.fragmentation())), qPrintable(panel.contiguousStrip()->pagedText()));
     // The chart took a sample of the frame.
     QCOMPARE(panel.timeChart()->samples().size(), size_t(1));
@@ -163,11 +176,24 @@ class TestKvPoolPanel : public QObject {
 
   void theChartKeepsAMinute() {
     KvTimeChart chart;
-    for (qint64 ms = 0; ms <= 90'000; ms += 16) chart.addSample(ms, int(ms / 1000), 1, 2);
+    for (qint64 ms = 0; ms <= 90'000; ms += 16) chart.addSample(ms, int(ms / 1000), 1, 200 - int(ms / 1000));
     QVERIFY(chart.samples().front().ms >= 90'000 - KvTimeChart::kWindowMs);
     QVERIFY(chart.samples().size() <= 2 * KvTimeChart::kWindowMs / KvTimeChart::kBucketMs + 2);
     QCOMPARE(chart.samples().back().ms, qint64(90'000 - 90'000 % 16));
     QCOMPARE(chart.samples().back().used, 90);
+  }
+
+  void aPoolOfAnotherSizeStartsTheChartAfresh() {
+    // The teaching preset reloads the model with 128 blocks where there were 4000: the minute
+    // before is of another pool, and drawn against 128 it read as a full pool.
+    KvTimeChart chart;
+    for (qint64 ms = 0; ms <= 5'000; ms += 250) chart.addSample(ms, 3000, 500, 500);
+    QVERIFY(chart.samples().size() > 10);
+    chart.addSample(5'100, 0, 0, 128);
+    QCOMPARE(chart.samples().size(), size_t(1));
+    QCOMPARE(chart.samples().front().free, 128);
+    chart.addSample(5'400, 8, 0, 120);  // the same pool: kept
+    QCOMPARE(chart.samples().size(), size_t(2));
   }
 
   void itDocksIntoAMainWindow() {
