@@ -5,11 +5,15 @@
 #include <QCheckBox>
 #include <QCoreApplication>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSpinBox>
 
 #include <qcoro/qcorosignal.h>
 
+#include "ui/pool_panel/kv_contiguous_strip.h"
 #include "ui/pool_panel/kv_event_text.h"
+#include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_panel/kv_step_timeline.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;
@@ -17,6 +21,23 @@ using pagedchat::KvEventKind;
 namespace {
 QString tr(const char* text) { return QCoreApplication::translate("LessonRunner", text); }
 constexpr std::chrono::milliseconds kTurnTimeout{180000};
+constexpr int kPool = AppSettings::kTeachingBlocks;
+
+LessonInfo lesson(const char* id, const char* title, const char* intro, KvEventKind key, int poolBlocks = kPool) {
+  LessonInfo l;
+  l.id = QString::fromLatin1(id);
+  l.title = tr(title);
+  l.intro = tr(intro);
+  l.keyEvent = key;
+  l.poolBlocks = poolBlocks;
+  return l;
+}
+
+// A story long enough that two of them outgrow a pool of one context.
+// Two different stories: with the same one, B's blocks would match A's by content and come back
+// from the prefix cache instead of from host memory.
+const char* const kLongAsk = "Tell me a long story about a dragon who learns to read.";
+const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keeper and a lost ship.";
 }  // namespace
 
 LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(window) {
@@ -24,19 +45,61 @@ LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(wind
 }
 
 const QVector<LessonInfo>& LessonRunner::lessons() {
-  static const QVector<LessonInfo> all{
-      {QStringLiteral("allocation"), tr("Blocks on demand"),
-       tr("Chat A's prompt is about to be computed. Paged memory gives it blocks of 4 tokens as its tokens arrive, not a slab "
-          "for its whole context: only its last block has empty slots. Press Next event."),
-       KvEventKind::allocate},
-      {QStringLiteral("fork"), tr("A fork shares its blocks, then copies on write"),
-       tr("Chat B is a fork of Chat A: it holds every block of A (ref count 2), nothing copied. Its first new token goes into "
-          "the shared, partly filled last block, which must be copied first. Press Next event."),
-       KvEventKind::copy_on_write},
-      {QStringLiteral("prefix"), tr("A shared system prompt through the prefix cache"),
-       tr("Chat A has read the shared system prompt; Chat B starts with the same one. Its prompt's full blocks are found in "
-          "the prefix cache and shared, not computed again. Press Next event."),
-       KvEventKind::cache_hit}};
+  static const QVector<LessonInfo> all = [] {
+    QVector<LessonInfo> v;
+    v << lesson("allocation", "Blocks on demand",
+                "Chat A's prompt is about to be computed. Paged memory gives it blocks of 4 tokens as its tokens arrive, not a "
+                "slab for its whole context: only its last block has empty slots. Press Next event.",
+                KvEventKind::allocate);
+    LessonInfo contiguous = lesson(
+        "contiguous", "Contiguous slabs against paged blocks",
+        "Three chats start at once. Given a slab of their whole context each (256 tokens, as before paging), the pool's 512 "
+        "slots would hold two of them and the third could not start; paged, each takes blocks of 4 as its tokens come. The "
+        "two bars under the pool's numbers draw the same chats both ways. Press Next event until Chat C gets its blocks.",
+        KvEventKind::allocate);
+    contiguous.keyChat = tr("Chat C");
+    v << contiguous;
+    v << lesson("fork", "A fork shares its blocks, then copies on write",
+                "Chat B is a fork of Chat A: it holds every block of A (ref count 2), nothing copied. Its first new token goes "
+                "into the shared, partly filled last block, which must be copied first. Press Next event.",
+                KvEventKind::copy_on_write);
+    v << lesson("prefix", "A shared system prompt through the prefix cache",
+                "Chat A has read the shared system prompt; Chat B starts with the same one. Its prompt's full blocks are found "
+                "in the prefix cache and shared, not computed again. Press Next event.",
+                KvEventKind::cache_hit);
+    v << lesson("parallel", "Parallel sampling: three samples of one prompt",
+                "Chat A asks for three samples of one answer. The prompt is computed once; the two other samples are forks "
+                "that share its blocks (ref count 3), and each copies only the last, partly filled block when it writes its "
+                "own first token. Press Next event.",
+                KvEventKind::share);
+    v << lesson("eviction", "Cached blocks evicted, least recently used first",
+                "The pool (48 blocks) is nearly full of earlier chats' blocks. Chat D's prompt needs more than is free: the "
+                "oldest parked chat is reclaimed (its full blocks stay cached), then cached blocks are evicted, least "
+                "recently used first. Press Next event until a block is evicted.",
+                KvEventKind::evict, 48);
+    v << lesson("recompute", "Preemption by recompute",
+                "Chats A and B each write a long story in a pool of 64 blocks, one context. Together they outgrow it: the "
+                "latest to arrive is preempted, its blocks freed, and its tokens are computed again when there is room. "
+                "Press Next event until the preemption (or Step ×10).",
+                KvEventKind::preempt, 64);
+    LessonInfo swap = lesson("swap", "Preemption by swap to host memory",
+                             "The same two stories in the same pool, now with 64 blocks of host memory to swap to: the chat "
+                             "preempted is copied out to host blocks (h0, h1, ...) and back in later, nothing computed again, "
+                             "its text unchanged. Press Next event until the swap (or Step ×10).",
+                             KvEventKind::swap_out, 64);
+    swap.hostBlocks = 64;
+    v << swap;
+    LessonInfo batching = lesson(
+        "batching", "Continuous batching: a long prompt in chunks beside decodes",
+        "Chat A is writing its answer, one token a step. Chat B sends a long text: the engine computes it in chunks (32 tokens "
+        "a step at most) in the same forward pass as Chat A's next token, so A never stops. The Steps tab draws each step "
+        "as a column. Press Step.",
+        KvEventKind::allocate);
+    batching.keyIsMixedStep = true;
+    batching.showsSteps = true;
+    v << batching;
+    return v;
+  }();
   return all;
 }
 
@@ -49,6 +112,12 @@ void LessonRunner::start(const QString& id) {
     }
 }
 
+ChatId LessonRunner::sceneChat(const QString& title) const {
+  for (const auto& [name, id] : m_sceneChats)
+    if (name == title) return id;
+  return -1;
+}
+
 void LessonRunner::setState(State state, const QString& message) {
   m_state = state;
   emit stateChanged(state, message);
@@ -59,19 +128,25 @@ void LessonRunner::setPaused(bool paused) {
   if (pause && pause->isChecked() != paused) pause->trigger();
 }
 
-QCoro::Task<bool> LessonRunner::prepare() {
-  if (!m_window.settings().teachingPreset) {
-    auto ready = qCoro(&m_window, &MainWindow::modelReady, kTurnTimeout);
-    m_window.findChild<QAction*>(QStringLiteral("teachingPreset"))->trigger();  // reloads the model
-    if (!co_await std::move(ready)) co_return false;
-  }
+QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
+  // A fresh engine every time: the scene's block numbers are the same on each replay, and no
+  // chat of an earlier lesson holds blocks that this one's pressure would have to reclaim.
+  if (m_window.modelInfo().path.isEmpty()) co_return false;  // no model yet
+  AppSettings s = m_window.settings();
+  s.teachingPreset = true;
+  s.teachingBlocks = lesson.poolBlocks;
+  s.teachingHostBlocks = lesson.hostBlocks;
+  auto ready = qCoro(&m_window, &MainWindow::modelReady, kTurnTimeout);
+  if (s.sameEngine(m_window.settings())) m_window.loadModel(m_window.modelInfo().path);
+  else m_window.applySettings(s);
+  if (!co_await std::move(ready)) co_return false;
   setPaused(true);
   co_return true;
 }
 
-void LessonRunner::sendPaused(const QString& text) {
-  // One reply a turn, whatever the compare box was left at.
-  if (auto* samples = m_window.findChild<QSpinBox*>(QStringLiteral("samples"))) samples->setValue(1);
+void LessonRunner::sendPaused(const QString& text, int samples) {
+  // One reply a turn unless the lesson asks for more, whatever the compare box was left at.
+  if (auto* box = m_window.findChild<QSpinBox*>(QStringLiteral("samples"))) box->setValue(samples);
   auto* input = m_window.findChild<QPlainTextEdit*>(QStringLiteral("input"));
   input->setPlainText(text);
   m_window.send();
@@ -86,19 +161,28 @@ QCoro::Task<bool> LessonRunner::replyFully(const QString& text) {
   co_return ended;
 }
 
+QCoro::Task<bool> LessonRunner::stepUntilDecoding() {
+  QPointer<LessonRunner> self(this);
+  m_lastStepDecoded = false;
+  for (int i = 0; i < 40 && self && !m_lastStepDecoded; ++i) {
+    auto frame = qCoro(&m_window, &MainWindow::poolFrame, std::chrono::milliseconds(5000));
+    m_window.stepEngine();
+    if (!co_await std::move(frame)) co_return false;
+  }
+  co_return self && m_lastStepDecoded;
+}
+
 QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   QPointer<LessonRunner> self(this);
   m_counting = false;
   m_counts.fill(0);
+  m_mixedSteps = 0;
   m_lastSentence.clear();
+  m_sceneChats.clear();
+  m_titles.clear();
   setState(State::preparing, tr("Setting up “%1”…").arg(lesson.title));
   auto stale = [&] { return !self || generation != m_generation; };
-  if (!co_await prepare() || stale()) {
-    if (!stale()) setState(State::failed, tr("The teaching preset's model did not load."));
-    co_return;
-  }
-  // A fresh scene: a turn still waiting from an earlier lesson (or the user) is stopped, so that
-  // the steps show this lesson's events alone.
+  // A fresh scene: a turn still running from an earlier lesson (or the user) is stopped first.
   for (const ChatId id : m_window.chatIds()) {
     if (!m_window.isReplying(id)) continue;
     auto ended = qCoro(&m_window, &MainWindow::turnDone, kTurnTimeout);
@@ -107,32 +191,54 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
     m_window.stepEngine();  // paused: the abort is carried out in a step
     if (!co_await std::move(ended) || stale()) co_return;
   }
+  if (!co_await prepare(lesson) || stale()) {
+    if (!stale()) setState(State::failed, tr("The teaching preset's model did not load."));
+    co_return;
+  }
+  if (auto* panel = m_window.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) {
+    panel->showStepTimeline(lesson.showsSteps);
+    if (lesson.id == QLatin1String("contiguous"))
+      if (auto* numbers = panel->findChild<QScrollArea*>(QStringLiteral("kvNumbersScroll")))
+        numbers->ensureWidgetVisible(panel->contiguousStrip());
+  }
   // Greedy replies, the same every time, short questions that end quickly; room enough that a
   // reply ends by itself (a reply cut by its length is not continued by the next turn's text:
   // the fork would be prompted whole instead of shared).
   TurnSettings brief = m_window.settings().sampling;
   brief.temperature = 0;
   brief.maxTokens = 64;
-  auto newChat = [&](const QString& title) {
+  auto newChat = [&](const QString& title, const TurnSettings& sampling) {
     const ChatId id = m_window.newChat();
     m_window.renameChat(id, title);
-    m_window.setChatSampling(id, brief);
+    m_window.setChatSampling(id, sampling);
+    m_sceneChats.append({title, id});
     return id;
   };
+  auto failed = [&](const QString& chat) { setState(State::failed, tr("%1's reply did not end.").arg(chat)); };
+  const QString chatA = tr("Chat A"), chatB = tr("Chat B"), chatC = tr("Chat C"), chatD = tr("Chat D");
   if (lesson.id == QLatin1String("allocation")) {
-    newChat(tr("Chat A"));
+    newChat(chatA, brief);
     sendPaused(tr("Name three rivers of Europe."));
+  } else if (lesson.id == QLatin1String("contiguous")) {
+    // Three of different lengths: a slab wastes most of each, the blocks only their last slots.
+    newChat(chatA, brief);
+    sendPaused(tr("Hi!"));
+    newChat(chatB, brief);
+    sendPaused(tr("Name three rivers of Europe."));
+    newChat(chatC, brief);
+    sendPaused(tr("Explain in two sentences why the sky looks blue on a clear day and red at sunset."));
   } else if (lesson.id == QLatin1String("fork")) {
-    const ChatId a = newChat(tr("Chat A"));
+    const ChatId a = newChat(chatA, brief);
     // The copy-on-write needs a partly filled last block: another short turn while A's tokens
     // end on a block's edge.
     const QString questions[] = {tr("What is 2+2?"), tr("And 3+3?"), tr("And 4+4?")};
     for (const QString& q : questions) {
-      if (!co_await replyFully(q) || stale()) co_return setState(State::failed, tr("Chat A's reply did not end."));
+      if (!co_await replyFully(q) || stale()) co_return failed(chatA);
       if (m_window.contextUsed(a) % AppSettings::kTeachingBlockSize != 0) break;
     }
     const ChatId b = m_window.forkChat(a, static_cast<int>(m_window.chat(a)->messages.size()));
-    m_window.renameChat(b, tr("Chat B"));
+    m_window.renameChat(b, chatB);
+    m_sceneChats.append({chatB, b});
     // Paused, the fork itself is done in the next step: one step, so that B holds A's blocks
     // before its turn is sent (else the turn would be prompted whole, through the prefix cache).
     m_window.stepEngine();
@@ -148,31 +254,92 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
       m_window.findChild<QPlainTextEdit*>(QStringLiteral("chatSystemPrompt"))
           ->setPlainText(tr("You are a patient teacher. Answer in one short sentence, with plain words, and never use lists."));
     };
-    newChat(tr("Chat A"));
+    newChat(chatA, brief);
     ownPrompt();
-    if (!co_await replyFully(tr("What is a river?")) || stale()) co_return setState(State::failed, tr("Chat A's reply did not end."));
-    newChat(tr("Chat B"));
+    if (!co_await replyFully(tr("What is a river?")) || stale()) co_return failed(chatA);
+    newChat(chatB, brief);
     ownPrompt();
     sendPaused(tr("What is a lake?"));
+  } else if (lesson.id == QLatin1String("parallel")) {
+    // Sampled (not greedy), so that the three differ; seeded, so that a replay shows the same.
+    TurnSettings varied = brief;
+    varied.temperature = 0.9;
+    varied.seed = 7;
+    newChat(chatA, varied);
+    sendPaused(tr("Give a name for a friendly robot."), 3);
+  } else if (lesson.id == QLatin1String("eviction")) {
+    // Earlier chats fill the pool, each parked with its blocks, until little is free.
+    const QString asks[] = {tr("What is a river?"), tr("What is a mountain?"), tr("What is a forest?")};
+    const QString names[] = {chatA, chatB, chatC};
+    for (int i = 0; i < 3 && (i < 2 || m_freeBlocks > 6); ++i) {
+      newChat(names[i], brief);
+      if (!co_await replyFully(asks[i]) || stale()) co_return failed(names[i]);
+    }
+    newChat(chatD, brief);
+    sendPaused(tr("Describe a desert in three sentences: the sand, the heat by day, and the cold at night."));
+  } else if (lesson.id == QLatin1String("recompute") || lesson.id == QLatin1String("swap")) {
+    TurnSettings story = brief;
+    story.maxTokens = 180;
+    newChat(chatA, story);
+    sendPaused(tr(kLongAsk));
+    newChat(chatB, story);
+    sendPaused(tr(kOtherLongAsk));
+  } else if (lesson.id == QLatin1String("batching")) {
+    newChat(chatA, brief);
+    sendPaused(tr("Name three rivers of Europe and the seas they flow into."));
+    if (!co_await stepUntilDecoding() || stale()) co_return failed(chatA);
+    newChat(chatB, brief);
+    sendPaused(tr("Summarise this in one sentence: The river rises in the hills as a spring, runs through a valley of "
+                  "farms and orchards, turns the wheels of three old mills, passes under a stone bridge built by the "
+                  "Romans, widens into a slow brown stream at the town, and at last meets the sea in a wide estuary full "
+                  "of birds, mud flats and small fishing boats."));
   }
   if (stale()) co_return;
   m_counting = true;
   setState(State::ready, lesson.intro);
 }
 
+QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) const {
+  if (m_current && m_current->id == QLatin1String("contiguous")) {
+    // The figures of the two bars, said with the event.
+    const KvPoolNumbers n = computeKvPoolNumbers(frame);
+    return line + QLatin1Char(' ') + kvContiguousCaption(computeLayoutComparison(frame), n) + QStringLiteral(". ") +
+           kvPagedCaption(n) + QLatin1Char('.');
+  }
+  return line;
+}
+
 void LessonRunner::onFrame(const PoolFrame& frame) {
-  if (!m_counting || frame.events.empty()) return;
-  for (const pagedchat::KvEvent& e : frame.events) ++m_counts[static_cast<size_t>(e.kind)];
-  auto title = [&](pagedchat::SequenceId seq) {
-    for (const PoolFrameSequence& s : frame.sequences)
-      if (s.id == seq) return s.chatTitle;
-    return QString();
-  };
+  m_freeBlocks = 0;
+  for (const pagedchat::KvBlockInfo& b : frame.snapshot.blocks) m_freeBlocks += b.state == pagedchat::BlockState::free;
+  for (const pagedchat::StepRecord& st : frame.steps)
+    for (const pagedchat::StepRecord::Chunk& c : st.chunks) m_lastStepDecoded = m_lastStepDecoded || c.is_decode;
+  // A sequence this frame no longer lists (preempted, finished) keeps the name it had.
+  for (const PoolFrameSequence& s : frame.sequences)
+    if (!s.chatTitle.isEmpty()) m_titles[s.id] = s.chatTitle;
+  if (!m_counting) return;
+  auto title = [&](pagedchat::SequenceId seq) { return m_titles.value(seq); };
   QString key;  // the key event's sentence, when this frame has it
-  for (const KvEventLine& line : narrateKvEvents(frame.events, title)) {
-    m_lastSentence = tr("Step %1: %2").arg(frame.stepIndex).arg(line.text);
-    if (m_current && line.kind == m_current->keyEvent && key.isEmpty()) key = m_lastSentence;
-    emit sentence(m_lastSentence);
+  if (m_current && m_current->keyIsMixedStep) {
+    // Continuous batching is told by steps, not by blocks.
+    for (const pagedchat::StepRecord& st : frame.steps) {
+      m_lastSentence = describeStepRecord(st, title);
+      emit sentence(m_lastSentence);
+      if (isMixedStep(st)) {
+        ++m_mixedSteps;
+        if (key.isEmpty()) key = m_lastSentence;
+      }
+    }
+  }
+  for (const pagedchat::KvEvent& e : frame.events) ++m_counts[static_cast<size_t>(e.kind)];
+  if (!frame.events.empty() && !(m_current && m_current->keyIsMixedStep)) {
+    for (const KvEventLine& line : narrateKvEvents(frame.events, title)) {
+      m_lastSentence = tr("Step %1: %2").arg(frame.stepIndex).arg(line.text);
+      const bool keyLine = m_current && line.kind == m_current->keyEvent &&
+                           (m_current->keyChat.isEmpty() || title(line.seq) == m_current->keyChat);
+      if (keyLine && key.isEmpty()) key = keySentence(frame, m_lastSentence);
+      emit sentence(m_lastSentence);
+    }
   }
   if (m_state == State::ready && !key.isEmpty()) {
     // The sentence left on screen is the lesson's: the key event, not what the step did after it.

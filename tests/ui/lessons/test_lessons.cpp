@@ -1,16 +1,26 @@
-// Each lesson, run headless as a teacher runs it: Start sets the scene up on the real engine
-// (the teaching preset), paused; Next event is pressed until the lesson's key event, asserted
-// from the engine's own events; the panel's sentence names it. The fork lesson copies exactly
-// one block on write (the shared partial block); the prefix lesson serves the system prompt's
-// full blocks from the cache; the allocation lesson allocates on demand.
+// Each lesson, run headless as a teacher runs it: Start sets the scene up on a fresh engine (the
+// teaching preset and the lesson's pool), paused; Next event is pressed until the lesson's key
+// event, asserted from the engine's own events; the panel's sentence names it. The fork lesson
+// copies exactly one block on write (the shared partial block); the prefix lesson serves the
+// system prompt's full blocks from the cache; the allocation lesson allocates on demand; the
+// contiguous lesson's bars hold two slabs where paging holds three chats; parallel sampling
+// shares one prompt's blocks three ways; eviction drops the least recently used cached block
+// first; preemption by recompute and by swap (out to host blocks and back) leave every reply
+// the same, token for token, as the same question asked alone; continuous batching computes a
+// prompt chunk and a decode in one step, drawn as such in the step timeline.
 
 #include <QtTest>
 
 #include <QDockWidget>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTabWidget>
 
 #include "support/test_env.h"
+#include "ui/pool_panel/kv_contiguous_strip.h"
+#include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_panel/kv_step_timeline.h"
 #include "support/window_driver.h"
 #include "ui/lessons/lesson_runner.h"
 #include "ui/lessons/lessons_panel.h"
@@ -22,7 +32,7 @@ class TestLessons : public QObject {
   Q_OBJECT
   QString m_model;
 
-  // Starts lesson `id` from the panel and presses Next event until its key event (or 40 presses).
+  // Starts lesson `id` from the panel and presses Next event until its key event (or 300 presses).
   void runLesson(MainWindow& w, const QString& id) {
     LessonRunner* runner = w.lessons();
     auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
@@ -36,7 +46,7 @@ class TestLessons : public QObject {
     QCOMPARE(panel->sentenceShown(), runner->current()->intro);
     auto* next = panel->findChild<QPushButton*>(QStringLiteral("lessonNextEvent"));
     QVERIFY(next->isEnabled());
-    for (int press = 0; press < 40 && runner->state() != LessonRunner::State::reached; ++press) {
+    for (int press = 0; press < 300 && runner->state() != LessonRunner::State::reached; ++press) {
       const QString before = runner->lastSentence();
       next->click();
       QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
@@ -46,6 +56,22 @@ class TestLessons : public QObject {
   }
 
  private slots:
+  // Run to end, then wait until no chat of the scene is replying.
+  static void runToEnd(MainWindow& w) {
+    w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+          for (ChatId id : w.chatIds())
+            if (w.isReplying(id)) return false;
+          return true;
+        }(),
+        240000);
+  }
+  static QString lastReply(MainWindow& w, ChatId id) {
+    const ChatRecord* c = w.chat(id);
+    return c && !c->messages.isEmpty() ? c->messages.last().content : QString();
+  }
+
   void initTestCase() {
     pagedchat::test::useFreshDataFolder();
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
@@ -58,7 +84,9 @@ class TestLessons : public QObject {
     auto* dock = w.findChild<QDockWidget*>(QStringLiteral("lessonsDock"));
     QVERIFY(dock);
     QCOMPARE(w.tabifiedDockWidgets(dock).size(), 1);  // a tab beside the chat list
-    QCOMPARE(LessonRunner::lessons().size(), 3);
+    QStringList ids;
+    for (const LessonInfo& l : LessonRunner::lessons()) ids << l.id;
+    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching"}));
   }
 
   void aForkCopiesItsSharedPartialBlockOnceOnWrite() {
@@ -86,6 +114,151 @@ class TestLessons : public QObject {
     QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("Chat A gets block")), qPrintable(w.lessons()->lastSentence()));
     w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
     QVERIFY(done.wait(60000));
+  }
+
+  void contiguousSlabsWouldHoldTwoWherePagingHoldsThree() {
+    AppServices services;
+    MainWindow w(services);
+    w.resize(1366, 768);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    runLesson(w, QStringLiteral("contiguous"));
+    auto* panel = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
+    panel->flush();
+    const KvLayoutComparison& layout = panel->contiguousStrip()->layout();
+    QCOMPARE(layout.capacity, int64_t(AppSettings::kTeachingBlocks * AppSettings::kTeachingBlockSize));
+    QCOMPARE(layout.maxContext, int64_t(AppSettings::kTeachingContext));
+    QCOMPARE(layout.contiguous.size(), size_t(3));
+    QCOMPARE(layout.slabsThatFit, 2);
+    QCOMPARE(layout.numWaiting, 1);
+    QVERIFY(!layout.contiguous[2].fits);
+    QVERIFY(layout.pagedReserved < layout.capacity);  // paged, all three are in
+    for (const KvLayoutSegment& s : layout.paged) QVERIFY(s.reserved - s.used < AppSettings::kTeachingBlockSize * 2);
+    const QString said = w.lessons()->lastSentence();
+    QVERIFY2(said.contains(QStringLiteral("Chat C gets block")), qPrintable(said));
+    QVERIFY2(said.contains(QStringLiteral("the pool holds 2 slabs: 1 of these chats could not start")), qPrintable(said));
+    QVERIFY2(said.contains(QStringLiteral("Paged: ")), qPrintable(said));
+  }
+
+  void parallelSamplesShareOnePrompt() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    runLesson(w, QStringLiteral("parallel"));
+    QVERIFY(w.lessons()->eventCount(KvEventKind::share) >= 2);  // two forked samples took the prompt's blocks
+    QCOMPARE(w.lessons()->eventCount(KvEventKind::fork), 2);
+    QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("shares block")), qPrintable(w.lessons()->lastSentence()));
+    QVERIFY(w.lessons()->eventCount(KvEventKind::allocate) >= 1);  // the prompt, computed once
+    runToEnd(w);
+    // Each forked sample copied the shared partial block at most once; the prompt was not computed again.
+    QVERIFY(w.lessons()->eventCount(KvEventKind::copy_on_write) <= 2);
+    QCOMPARE(w.lessons()->eventCount(KvEventKind::cache_hit), 0);
+  }
+
+  void evictionTakesTheLeastRecentlyUsedCachedBlockFirst() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    // The LRU order of the cached blocks, followed through each frame's events from the frame
+    // before: a freed full block joins its end, a prefix hit takes one out, an eviction must take
+    // its front; after the events it must equal the frame's own order.
+    std::vector<int32_t> lru;
+    size_t poolSize = 0;
+    int64_t lastStep = -1;
+    int evictions = 0, mismatches = 0;
+    connect(&w, &MainWindow::poolFrame, &w, [&](const PoolFrame& f) {
+      if (f.snapshot.blocks.size() != poolSize || f.stepIndex < lastStep) {  // another engine
+        poolSize = f.snapshot.blocks.size();
+        lastStep = f.stepIndex;
+        lru = f.snapshot.cached_lru;
+        return;
+      }
+      lastStep = f.stepIndex;
+      for (const pagedchat::KvEvent& e : f.events) {
+        if (e.kind == KvEventKind::free && e.block >= 0 && e.block_state == pagedchat::BlockState::cached) lru.push_back(e.block);
+        if (e.kind == KvEventKind::cache_hit) std::erase(lru, e.block);
+        if (e.kind == KvEventKind::evict) {
+          ++evictions;
+          if (lru.empty() || lru.front() != e.block) ++mismatches;
+          else lru.erase(lru.begin());
+        }
+      }
+      if (lru != f.snapshot.cached_lru) ++mismatches, lru = f.snapshot.cached_lru;
+    });
+    runLesson(w, QStringLiteral("eviction"));
+    QCOMPARE(w.settings().teachingBlocks, 48);
+    QVERIFY(w.lessons()->eventCount(KvEventKind::evict) >= 1);
+    QVERIFY(w.lessons()->eventCount(KvEventKind::reclaim) >= 1);  // a parked chat let go first
+    QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("evicted (least recently used first)")), qPrintable(w.lessons()->lastSentence()));
+    runToEnd(w);
+    QVERIFY(evictions >= 1);
+    QCOMPARE(mismatches, 0);
+  }
+
+  void preemptionByRecomputeAndBySwapLeaveTheTextUnchanged() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    runLesson(w, QStringLiteral("recompute"));
+    QVERIFY(w.lessons()->eventCount(KvEventKind::preempt) >= 1);
+    QCOMPARE(w.lessons()->eventCount(KvEventKind::swap_out), 0);  // no host pool: recompute
+    QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("is preempted")), qPrintable(w.lessons()->lastSentence()));
+    runToEnd(w);
+    const QString recomputedA = lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat A")));
+    const QString recomputedB = lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat B")));
+    QVERIFY(recomputedB.size() > 100);
+
+    runLesson(w, QStringLiteral("swap"));
+    QCOMPARE(w.modelInfo().numHostBlocks, 64);
+    QVERIFY(w.lessons()->eventCount(KvEventKind::swap_out) >= 1);
+    QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("swapped out")), qPrintable(w.lessons()->lastSentence()));
+    runToEnd(w);
+    QVERIFY(w.lessons()->eventCount(KvEventKind::swap_in) >= 1);
+    QCOMPARE(w.lessons()->eventCount(KvEventKind::preempt), 0);  // swapped, never recomputed
+    QCOMPARE(lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat A"))), recomputedA);
+    QCOMPARE(lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat B"))), recomputedB);
+
+    // And the same question alone, with the pool to itself: the same story.
+    const ChatId alone = w.newChat();
+    w.setChatSampling(alone, w.chat(w.lessons()->sceneChat(QStringLiteral("Chat B")))->ownSampling);
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->setPlainText(w.chat(w.lessons()->sceneChat(QStringLiteral("Chat B")))->messages.first().content);
+    w.setEnginePaused(false);
+    w.send();
+    QVERIFY(done.wait(120000));
+    QCOMPARE(lastReply(w, alone), recomputedB);
+  }
+
+  void continuousBatchingRunsAPromptChunkBesideADecode() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    runLesson(w, QStringLiteral("batching"));
+    QVERIFY(w.lessons()->mixedSteps() >= 1);
+    const QString said = w.lessons()->lastSentence();
+    QVERIFY2(said.contains(QStringLiteral("in one forward pass")) && said.contains(QStringLiteral("Chat B's prompt, tokens")) &&
+                 said.contains(QStringLiteral("Chat A's next token")),
+             qPrintable(said));
+    // The timeline draws that step: B's chunk and A's decode in one column.
+    auto* panel = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
+    auto* tabs = panel->findChild<QTabWidget*>(QStringLiteral("kvHistoryTabs"));
+    QCOMPARE(tabs->currentIndex(), 1);
+    const KvStepTimeline* timeline = panel->stepTimeline();
+    QVERIFY(!timeline->steps().empty());
+    const pagedchat::StepRecord& last = timeline->steps().back();
+    QVERIFY(isMixedStep(last));
+    QStringList cells;
+    for (pagedchat::SequenceId seq : timeline->rows()) cells << timeline->rowTitle(seq) + QLatin1Char('=') + timeline->cellText(last.step_index, seq);
+    QVERIFY2(cells.contains(QStringLiteral("Chat A=D")), qPrintable(cells.join(QLatin1Char(' '))));
+    bool chunk = false;
+    for (const QString& c : cells) chunk = chunk || c.startsWith(QStringLiteral("Chat B=P"));
+    QVERIFY2(chunk, qPrintable(cells.join(QLatin1Char(' '))));
+    runToEnd(w);
+    QVERIFY(w.lessons()->mixedSteps() >= 2);  // B's prompt took several chunks, each beside A's decode
   }
 };
 
