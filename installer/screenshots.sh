@@ -3,8 +3,9 @@
 # chats generating at once, a fork of the first, a compare round of 3 samples), saving
 # main.png (the window after the fork), kv_pool.png (the KV block-pool panel), settings.png (the
 # settings dialog), compare.png and compare_view.png, and window-{light,dark}-{1024x700,1600x1000}.png
-# (a chat of code, thinking and math in both themes at both sizes) and lesson-{allocation,fork,prefix}.png
-# (each lesson at its key event, 1366x768) into OUT_DIR. The tour's chats
+# (a chat of code, thinking and math in both themes at both sizes) and lesson-<id>.png for each of the
+# nine lessons (allocation, contiguous, fork, prefix, parallel, eviction, recompute, swap, batching;
+# each at its key event, 1366x768) into OUT_DIR. The tour's chats
 # go to a throwaway data folder.
 # Then a first run: the app in an empty home (with the models laid out as Hugging Face's cache
 # and LM Studio keep theirs) saves welcome.png and model_library.png at 1366x768.

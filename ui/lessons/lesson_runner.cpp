@@ -5,7 +5,6 @@
 #include <QCheckBox>
 #include <QCoreApplication>
 #include <QPlainTextEdit>
-#include <QScrollArea>
 #include <QSpinBox>
 
 #include <qcoro/qcorosignal.h>
@@ -197,9 +196,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   }
   if (auto* panel = m_window.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) {
     panel->showStepTimeline(lesson.showsSteps);
-    if (lesson.id == QLatin1String("contiguous"))
-      if (auto* numbers = panel->findChild<QScrollArea*>(QStringLiteral("kvNumbersScroll")))
-        numbers->ensureWidgetVisible(panel->contiguousStrip());
+    panel->showContiguousStrip(lesson.id == QLatin1String("contiguous"));
   }
   // Greedy replies, the same every time, short questions that end quickly; room enough that a
   // reply ends by itself (a reply cut by its length is not continued by the next turn's text:

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include "ui/shell/main_window.h"
@@ -22,7 +23,15 @@ LessonsPanel::LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* pa
     item->setToolTip(l.intro);
   }
   m_list->setCurrentRow(0);
-  m_list->setMaximumHeight(m_list->sizeHintForRow(0) * (m_list->count() + 1));
+  // Every title whole, wrapped at the dock's width, and every lesson in view: the list is as
+  // tall as its rows (fitListHeight), never scrolled either way.
+  m_list->setWordWrap(true);
+  m_list->setTextElideMode(Qt::ElideNone);
+  m_list->setResizeMode(QListView::Adjust);
+  m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_list->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_list->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+  m_list->viewport()->installEventFilter(this);
   v->addWidget(m_list);
   m_start = new QPushButton(tr("Start"), this);
   m_start->setObjectName(QStringLiteral("startLesson"));
@@ -54,18 +63,31 @@ LessonsPanel::LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* pa
   row2->addWidget(m_ten);
   row2->addWidget(m_end);
   v->addLayout(row2);
-  m_status = new QLabel(tr("Pick a lesson and press Start."), this);
+  // The words scroll: a long sentence in large type must not make the dock (and so the window)
+  // taller than the screen.
+  auto* words = new QWidget;
+  auto* wordsLayout = new QVBoxLayout(words);
+  wordsLayout->setContentsMargins(0, 0, 0, 0);
+  m_status = new QLabel(tr("Pick a lesson and press Start."), words);
   m_status->setObjectName(QStringLiteral("lessonStatus"));
   m_status->setWordWrap(true);
-  v->addWidget(m_status);
-  m_sentence = new QLabel(this);
+  wordsLayout->addWidget(m_status);
+  m_sentence = new QLabel(words);
   m_sentence->setObjectName(QStringLiteral("lessonSentence"));
   m_sentence->setWordWrap(true);
   m_sentence->setTextInteractionFlags(Qt::TextSelectableByMouse);
   QFont big = m_sentence->font();
   big.setPointSizeF(big.pointSizeF() * 1.25);
   m_sentence->setFont(big);
-  v->addWidget(m_sentence, 1, Qt::AlignTop);
+  wordsLayout->addWidget(m_sentence);
+  wordsLayout->addStretch(1);
+  auto* scroll = new QScrollArea(this);
+  scroll->setObjectName(QStringLiteral("lessonWords"));
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setWidget(words);
+  v->addWidget(scroll, 1);
 
   connect(m_start, &QPushButton::clicked, this, [this] {
     if (QListWidgetItem* item = m_list->currentItem()) m_runner.start(item->data(Qt::UserRole).toString());
@@ -77,6 +99,18 @@ LessonsPanel::LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* pa
 
 QString LessonsPanel::sentenceShown() const { return m_sentence->text(); }
 
+bool LessonsPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_list->viewport() && event->type() == QEvent::Resize) fitListHeight();
+  return QWidget::eventFilter(watched, event);
+}
+
+void LessonsPanel::fitListHeight() {
+  int rows = 0;
+  for (int i = 0; i < m_list->count(); ++i) rows += m_list->visualItemRect(m_list->item(i)).height();
+  const int h = rows + 2 * m_list->frameWidth();
+  if (m_list->height() != h) m_list->setFixedHeight(h);
+}
+
 void LessonsPanel::onState(LessonRunner::State state, const QString& message) {
   using State = LessonRunner::State;
   const bool stepping = state == State::ready || state == State::reached;
@@ -86,4 +120,9 @@ void LessonsPanel::onState(LessonRunner::State state, const QString& message) {
   if (state == State::ready) m_sentence->setText(message);
   else if (!message.isEmpty()) m_status->setText(message);
   if (state == State::ready && m_runner.current()) m_status->setText(m_runner.current()->title);
+  // The lesson running is the one marked in the list, however it was started (the list, a
+  // replay, the screenshot tour).
+  if (const LessonInfo* running = m_runner.current())
+    for (int i = 0; i < m_list->count(); ++i)
+      if (m_list->item(i)->data(Qt::UserRole).toString() == running->id && m_list->currentRow() != i) m_list->setCurrentRow(i);
 }

@@ -18,7 +18,11 @@ class LessonsPanel : public QWidget {
   LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* parent = nullptr);
   QString sentenceShown() const;
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  void fitListHeight();
   void onState(LessonRunner::State state, const QString& message);
 
   MainWindow& m_window;

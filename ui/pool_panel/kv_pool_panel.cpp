@@ -1,6 +1,8 @@
 // The dockable KV block-pool panel: its layout, frame fan-out and the selection.
 #include "ui/pool_panel/kv_pool_panel.h"
 
+#include <algorithm>
+
 #include <QDockWidget>
 #include <QEvent>
 #include <QFileDialog>
@@ -8,6 +10,7 @@
 #include <QLabel>
 #include <QMainWindow>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
@@ -92,6 +95,9 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   history->setTabToolTip(1, tr("Continuous batching: a column per engine step, a row per chat; a number is a chunk of "
                                "that many prompt tokens, a thin bar a chat's next token, hatched: tokens computed again"));
   splitter->addWidget(history);
+  connect(middleScroll->verticalScrollBar(), &QScrollBar::rangeChanged, this, [this, middleScroll](int, int max) {
+    if (m_stripInView) middleScroll->verticalScrollBar()->setValue(max);  // stillScrolledToStrip
+  });
   splitter->setStretchFactor(0, 4);
   splitter->setStretchFactor(1, 2);
   splitter->setStretchFactor(2, 1);
@@ -168,6 +174,31 @@ void KvPoolPanel::refresh() {
 
 void KvPoolPanel::showStepTimeline(bool steps) {
   if (auto* tabs = findChild<QTabWidget*>(QStringLiteral("kvHistoryTabs"))) tabs->setCurrentIndex(steps ? 1 : 0);
+}
+
+void KvPoolPanel::showContiguousStrip(bool strip) {
+  m_stripInView = strip;
+  auto* numbers = findChild<QScrollArea*>(QStringLiteral("kvNumbersScroll"));
+  auto* splitter = findChild<QSplitter*>(QStringLiteral("kvSplitter"));
+  if (!numbers || !splitter) return;
+  QScrollBar* bar = numbers->verticalScrollBar();
+  if (!strip) {
+    bar->setValue(0);
+    return;
+  }
+  // The room the strip needs taken from the grid above it where the grid has some to spare; the
+  // strip is the pane's last row, so the pane kept scrolled to its end shows it as the numbers
+  // above it grow (stillScrolledToStrip).
+  QList<int> sizes = splitter->sizes();
+  const int want = m_strip->heightForWidth(numbers->viewport()->width()) + 2 * fontMetrics().height();
+  if (sizes.size() >= 2 && sizes[1] < want) {
+    const int top = splitter->widget(0)->minimumSizeHint().height();
+    const int give = std::min(want - sizes[1], std::max(0, sizes[0] - top));
+    sizes[0] -= give;
+    sizes[1] += give;
+    splitter->setSizes(sizes);
+  }
+  bar->setValue(bar->maximum());
 }
 
 void KvPoolPanel::selectSequence(SequenceId seq) {

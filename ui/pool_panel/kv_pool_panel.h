@@ -53,6 +53,9 @@ class KvPoolPanel : public QWidget {
   KvStepTimeline* stepTimeline() const { return m_timeline; }
   // The Events or Steps tab in front (a lesson shows the one it is about).
   void showStepTimeline(bool steps);
+  // The numbers' pane scrolled to its top, or (strip) made tall enough for the contiguous strip
+  // and scrolled to it: the contiguous lesson is told by the strip's two bars.
+  void showContiguousStrip(bool strip);
 
  public slots:
   void setFrame(const PoolFrame& frame);
@@ -70,6 +73,7 @@ class KvPoolPanel : public QWidget {
   std::shared_ptr<const PoolFrame> m_frame;
   bool m_keyShowsWindow = false;  // the state key lists the sliding window's mark
   bool m_refreshPending = false;
+  bool m_stripInView = false;  // showContiguousStrip(true): the numbers' pane kept at its end
   pagedchat::SequenceId m_selected = -1;
   QElapsedTimer m_clock;
   KvPoolView* m_view;

@@ -15,7 +15,7 @@ const char* kvFlashKindName(KvFlashKind kind) {
   switch (kind) {
     case KvFlashKind::CopyOnWrite: return "copy-on-write";
     case KvFlashKind::Evict: return "evict";
-    case KvFlashKind::Preempt: return "preempt";
+    case KvFlashKind::Preempt: return "preempt or reclaim";  // a parked chat's blocks taken back: a preemption too
     case KvFlashKind::SwapOut: return "swap out";
     case KvFlashKind::SwapIn: return "swap in";
     case KvFlashKind::CacheHit: return "cache hit";

@@ -222,8 +222,12 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
   }
   if (g.numHostCells > 0) {
     p.setPen(palette().color(QPalette::WindowText));
+    // The caption as long as the pool is wide (a narrow dock's pool cut it off mid-number).
+    QString caption = tr("Host (swap) pool: %1 blocks").arg(g.numHostCells);
+    if (fontMetrics().horizontalAdvance(caption) > g.area.width()) caption = tr("Host pool: %1").arg(g.numHostCells);
+    if (fontMetrics().horizontalAdvance(caption) > g.area.width()) caption = tr("Host: %1").arg(g.numHostCells);
     p.drawText(QRect(g.area.left(), g.hostCaptionTop, g.area.width(), KvGridLayout::kHostCaptionHeight),
-               Qt::AlignLeft | Qt::AlignVCenter, tr("Host (swap) pool: %1 blocks").arg(g.numHostCells));
+               Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(caption, Qt::ElideRight, g.area.width()));
   }
   if (g.cellSize >= kTextFrom) {
     for (size_t i = 0; i < model.cells.size(); ++i)

@@ -37,6 +37,7 @@
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/shell/model_loader.h"
+#include "ui/shell/status_line.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "ui/bridge/local_api_server.h"
 #endif
@@ -76,9 +77,8 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   buildActions();
   buildViewMenu();
   buildHelpMenu();
-  m_status = new QLabel(tr("No model"), this);
+  m_status = new StatusLine(tr("No model"), this);
   m_status->setObjectName(QStringLiteral("status"));
-  m_status->setWordWrap(true);
   m_context = new QLabel(this);
   m_context->setObjectName(QStringLiteral("contextUsed"));
   statusBar()->addWidget(m_status, 1);

@@ -169,7 +169,7 @@ bool ScreenshotTour::shootLessons() {
       finish(1, QStringLiteral("the lesson %1 did not set up").arg(lesson.id));
       return false;
     }
-    for (int press = 0; press < 40 && runner->state() != State::reached; ++press) {
+    for (int press = 0; press < 300 && runner->state() != State::reached; ++press) {  // eviction and preemption take ~100
       const QString before = runner->lastSentence();
       m_window.findChild<QAction*>(QStringLiteral("stepToNextKvEvent"))->trigger();
       waitFor([&] { return runner->lastSentence() != before || runner->state() == State::reached; }, 5000);

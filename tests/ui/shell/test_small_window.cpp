@@ -14,6 +14,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
+#include "ui/lessons/lesson_runner.h"
 #include "ui/shell/chat_action_row.h"
 #include "ui/shell/main_window.h"
 
@@ -96,6 +97,37 @@ class TestSmallWindow : public QObject {
       const QRect inWindow(b->mapTo(&w, QPoint(0, 0)), b->size());
       QVERIFY2(w.rect().contains(inWindow), name);
       QVERIFY2(b->width() >= b->sizeHint().width(), name);
+    }
+  }
+
+  // A lesson's scene at its key event (a host pool drawn, the Steps tab shown, eight chats'
+  // legend) keeps the window at a laptop's size: nothing in the docks asks for more height.
+  void eachLessonAtItsKeyEventFits1366x768() {
+    const QSize size(1366, 768);
+    AppServices services;
+    MainWindow w(services);
+    w.resize(size);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    pagedchat::test::loadAndWait(w, m_model);
+    w.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->raise();
+    LessonRunner* runner = w.lessons();
+    using State = LessonRunner::State;
+    for (const LessonInfo& lesson : LessonRunner::lessons()) {
+      runner->start(lesson.id);
+      QTRY_VERIFY_WITH_TIMEOUT(runner->state() == State::ready, 60000);
+      QVERIFY2(w.size() == size, qPrintable(QStringLiteral("%1 set up: %2x%3").arg(lesson.id).arg(w.width()).arg(w.height())));
+      for (int press = 0; press < 300 && runner->state() != State::reached; ++press) {
+        const QString before = runner->lastSentence();
+        w.findChild<QAction*>(QStringLiteral("stepToNextKvEvent"))->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(runner->lastSentence() != before || runner->state() == State::reached, 10000);
+        QVERIFY2(w.size() == size, qPrintable(QStringLiteral("%1, press %2: %3").arg(lesson.id).arg(press).arg(runner->lastSentence())));
+      }
+      QCOMPARE(runner->state(), State::reached);
+      QTest::qWait(50);
+      QVERIFY2(w.size() == size, qPrintable(QStringLiteral("%1: %2x%3").arg(lesson.id).arg(w.width()).arg(w.height())));
+      const QStringList cut = clipped(w);
+      QVERIFY2(cut.isEmpty(), qPrintable(lesson.id + QStringLiteral(": ") + cut.join(QStringLiteral("; "))));
     }
   }
 };
