@@ -1,6 +1,7 @@
 // The chat legend of the block-pool view.
 #include "ui/pool_panel/kv_chat_legend.h"
 
+#include <QHash>
 #include <QPixmap>
 
 using namespace pagedchat;
@@ -42,9 +43,14 @@ void KvChatLegend::setFrame(const PoolFrame& frame, const KvCellColors& colors) 
     }
     setSelectedSequence(selected);
   }
+  // A chat's samples (parallel sampling, a compare) are one chat's several sequences: each
+  // named with its number, else the legend lists the same line three times.
+  QHash<QString, int> perTitle, seen;
+  for (const PoolFrameSequence& s : frame.sequences) ++perTitle[s.chatTitle];
   for (int i = 0; i < count(); ++i) {
     const PoolFrameSequence& s = frame.sequences[i];
-    const QString title = s.chatTitle.isEmpty() ? tr("seq %1").arg(s.id) : s.chatTitle;
+    QString title = s.chatTitle.isEmpty() ? tr("seq %1").arg(s.id) : s.chatTitle;
+    if (!s.chatTitle.isEmpty() && perTitle.value(s.chatTitle) > 1) title = tr("%1 · %2").arg(title).arg(++seen[s.chatTitle]);
     const QString text = tr("%1 - %2 blocks").arg(title).arg(s.blockTable.size());
     if (item(i)->text() != text) item(i)->setText(text);
   }

@@ -78,6 +78,22 @@ class TestKvPoolPanel : public QObject {
     QCOMPARE(legend->currentRow(), legend->rowOf(3));
   }
 
+  // Parallel samples are one chat's several sequences: the legend numbers them, each line its own.
+  void aChatsSamplesAreNumberedInTheLegend() {
+    KvManager kv{{.num_blocks = 16, .block_size = 4}};
+    runPrompt(kv, 1, iota(1, 6));
+    kv.fork(1, 2);
+    kv.fork(1, 3);
+    KvChatLegend legend;
+    legend.setFrame(frameFrom(kv, {{1, "Chat A", 0}, {2, "Chat A", 0}, {3, "Chat A", 0}}), KvCellColors::fromPalette(legend.palette()));
+    QCOMPARE(legend.count(), 3);
+    QCOMPARE(legend.item(0)->text(), QStringLiteral("Chat A · 1 - 2 blocks"));
+    QCOMPARE(legend.item(1)->text(), QStringLiteral("Chat A · 2 - 2 blocks"));
+    QCOMPARE(legend.item(2)->text(), QStringLiteral("Chat A · 3 - 2 blocks"));
+    legend.setFrame(frameFrom(kv, {{1, "Chat A", 0}, {2, "Chat B", 1}}), KvCellColors::fromPalette(legend.palette()));
+    QCOMPARE(legend.item(0)->text(), QStringLiteral("Chat A - 2 blocks"));
+  }
+
   void clickingACellSelectsItsChatInThePanel() {
     Scenario s;
     KvPoolPanel panel;
