@@ -18,7 +18,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   Args args(argv,
             with_speculation_options(with_backend_options({"prompt", "prompt-file", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
                                   "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads",
-                                  "block-size", "beam-width", "n", "length-penalty"})),
+                                  "block-size", "beam-width", "n", "length-penalty", "endpoint", "api-key", "remote-model"})),
             {"raw", "ignore-eos", "fixed-draft"});
   std::optional<std::string> prompt = args.get("prompt");
   if (auto file = args.get("prompt-file")) {
@@ -27,6 +27,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
     prompt = read_text_file(*file, "--prompt-file");
   }
   if (!prompt) fail("generate needs --prompt TEXT or --prompt-file PATH");
+  if (auto endpoint = args.get("endpoint")) {
+    // Nothing local is loaded: the server's model generates; --n is its samples.
+    if (args.get("model") || args.flag("raw") || args.get("beam-width"))
+      fail("--endpoint runs on the server's model: --model, --raw and --beam-width are for local generation");
+    return generate_remote(args, *endpoint, *prompt);
+  }
+  if (args.get("api-key") || args.get("remote-model")) fail("--api-key and --remote-model are for --endpoint URL");
 
   SamplingParams sp;
   sp.max_tokens = args.get_int("max-tokens", 256, 1, 1 << 20);

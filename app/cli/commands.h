@@ -7,6 +7,8 @@
 namespace pagedchat::cli {
 
 int cmd_generate(const std::vector<std::string>& args);
+class Args;
+int generate_remote(const Args& args, const std::string& url, const std::string& prompt);  // generate --endpoint
 int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_bench_throughput(const std::vector<std::string>& args);  // `bench throughput`

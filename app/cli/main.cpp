@@ -20,6 +20,8 @@ const char* kUsage =
     "            [--stop TEXT]... [--threads N] [--block-size N] [--ignore-eos] [MODEL/BACKEND options]\n"
     "            [--speculate ngram[:K] | --draft-model PATH [--draft-tokens K]] [--fixed-draft]\n"
     "            [--beam-width W [--n N] [--length-penalty L]]   beam search: the N best of W beams\n"
+    "            [--endpoint URL [--api-key K] [--remote-model NAME] [--n N]]   on a remote OpenAI-compatible\n"
+    "            server instead (vLLM, llama-server, pagedchat-server): N samples; the key also from PAGEDCHAT_API_KEY\n"
     "            speculative decoding: drafts verified in one pass (the output is unchanged; stats say how many\n"
     "            were kept); --fixed-draft always drafts K instead of adapting to acceptance and batch\n"
     "  tokenize  [--model PATH] --text TEXT [--no-special] [--pieces]\n"

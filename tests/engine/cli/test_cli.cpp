@@ -16,6 +16,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
+#include "support/canned_http_server.h"
 #include "support/test_env.h"
 
 namespace {
@@ -458,6 +459,40 @@ class TestCli : public QObject {
     QCOMPARE(spec.out, plain.out);
     QVERIFY2(spec.err.contains("speculation: ngram, K = 4, fixed | drafted "), qPrintable(spec.err));
     QVERIFY2(!plain.err.contains("speculation:"), qPrintable(plain.err));
+  }
+
+  // generate --endpoint: the server's stream on stdout as it came, the server's figures on
+  // stderr, a failure as one sentence and exit code 1.
+  void generateOnARemoteEndpoint() {
+    const std::string stream =
+        "data: {\"model\":\"canned-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" world\"},\"finish_reason\":\"stop\"}]}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":4}}}\n\n"
+        "data: [DONE]\n\n";
+    pagedchat::test::CannedHttpServer server(pagedchat::test::CannedHttpServer::answer(200, "text/event-stream", stream));
+    Result r = run_cli({"generate", "--endpoint", QString::fromStdString(server.url()), "--api-key", "k1", "--remote-model",
+                        "canned-model", "--prompt", "Say hello.", "--max-tokens", "5"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QCOMPARE(r.out, QStringLiteral("Hello world\n"));
+    QVERIFY2(r.err.contains("remote: canned-model at ") && r.err.contains("prompt tokens: 9 (cached 4)") &&
+                 r.err.contains("generated tokens: 2 in 2 chunks") && r.err.contains("finish: stop"),
+             qPrintable(r.err));
+    const std::string sent = server.requests().at(0);
+    QVERIFY(sent.find("Authorization: Bearer k1\r\n") != std::string::npos);
+    QVERIFY(sent.find("\"max_tokens\":5") != std::string::npos);
+    QVERIFY(sent.find("\"content\":\"Say hello.\"") != std::string::npos);
+
+    pagedchat::test::CannedHttpServer refusing(pagedchat::test::CannedHttpServer::answer(401, "application/json",
+                                                                                        "{\"error\":{\"message\":\"bad key\"}}"));
+    Result denied = run_cli({"generate", "--endpoint", QString::fromStdString(refusing.url()), "--remote-model", "m", "--prompt", "hi"});
+    QCOMPARE(denied.exit_code, 1);
+    QVERIFY2(denied.err.contains("refused the API key (401): bad key"), qPrintable(denied.err));
+    Result mixed = run_cli({"generate", "--endpoint", QString::fromStdString(server.url()), "--model", model_, "--prompt", "hi"});
+    QCOMPARE(mixed.exit_code, 1);
+    QVERIFY2(mixed.err.contains("--endpoint runs on the server's model"), qPrintable(mixed.err));
+    Result keyAlone = run_cli({"generate", "--model", model_, "--api-key", "k", "--prompt", "hi"});
+    QCOMPARE(keyAlone.exit_code, 1);
+    QVERIFY2(keyAlone.err.contains("are for --endpoint URL"), qPrintable(keyAlone.err));
   }
 };
 

@@ -1,0 +1,111 @@
+#pragma once
+// Chats on a remote OpenAI-compatible server (a vLLM deployment, llama.cpp's llama-server,
+// another PagedChat): its models (GET /v1/models) and a chat completion streamed as server-sent
+// events (POST /v1/chat/completions, stream: true), over libcurl. Blocking: the CLI calls it on
+// its own thread, the app on a worker thread; Stop is an atomic flag the transfer checks, which
+// closes the connection (the server then aborts the request). A failure is a RemoteError with a
+// sentence a user can act on, never an exception: what arrived before it is kept.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pagedchat::remote {
+
+struct Endpoint {
+  std::string base_url;  // "http://host:port" or "http://host:port/v1"; /v1 is added when missing
+  std::string api_key;   // sent as "Authorization: Bearer KEY" when not empty
+  long connect_timeout_s = 10;
+  long stall_timeout_s = 120;  // a response that sends no byte for this long is given up
+};
+
+enum class RemoteErrorKind {
+  none,
+  stopped,       // the caller's stop flag
+  refused,       // nothing listens there
+  unreachable,   // the name does not resolve, no route
+  timeout,       // connected, then nothing for stall_timeout_s
+  unauthorized,  // 401: no key or a wrong one
+  forbidden,     // 403
+  not_found,     // 404: no such route or model
+  rate_limited,  // 429
+  bad_request,   // another 4xx: the server's message says why
+  server_error,  // 5xx, or an error event inside the stream
+  stream_cut,    // the connection closed before the reply ended
+  bad_response,  // not an OpenAI-compatible reply
+};
+
+struct RemoteError {
+  RemoteErrorKind kind = RemoteErrorKind::none;
+  int http_status = 0;
+  std::string server_message;  // the server's own error.message, when it sent one
+  int retry_after_s = -1;      // 429: its Retry-After header
+  std::string detail;          // libcurl's words, for a network failure
+  std::string url;
+  bool ok() const { return kind == RemoteErrorKind::none; }
+  std::string sentence() const;  // what the user reads in the chat
+};
+
+struct RemoteMessage {
+  std::string role;  // "system", "user", "assistant"
+  std::string content;
+};
+
+struct RemoteChatRequest {
+  std::string model;  // empty: the server's first listed model
+  std::vector<RemoteMessage> messages;
+  int max_tokens = 256;
+  double temperature = 0.0;
+  double top_p = 1.0;
+  std::optional<uint64_t> seed;
+  int n = 1;  // samples; a server without n sends one choice
+  std::vector<std::string> stop;
+};
+
+struct RemoteUsage {
+  int64_t prompt_tokens = -1;  // -1: the server did not say
+  int64_t completion_tokens = -1;
+  int64_t cached_tokens = -1;  // prompt tokens its prefix cache served
+};
+
+struct RemoteChatResult {
+  std::vector<std::string> texts;           // one per choice index
+  std::vector<std::string> finish_reasons;  // "stop", "length", ...; empty where it never came
+  std::vector<int64_t> chunks;              // content chunks per choice (a server streams about a token each)
+  RemoteUsage usage;
+  std::string model;            // as the server names it
+  double first_token_ms = -1;   // from the request's start to its first content
+  double total_ms = 0;
+  RemoteError error;
+};
+
+struct RemoteDelta {
+  int index;              // the choice
+  std::string_view text;  // the content it adds
+};
+
+RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& request,
+                             const std::function<void(const RemoteDelta&)>& on_delta = {},
+                             const std::atomic<bool>* stop = nullptr);
+
+struct RemoteModels {
+  std::vector<std::string> ids;
+  RemoteError error;
+};
+RemoteModels list_models(const Endpoint& endpoint);
+
+// The endpoint's URL for a route ("chat/completions"): base_url with /v1 once, no double slash.
+std::string route_url(const Endpoint& endpoint, std::string_view route);
+// The request's JSON body (model given: the request's own or the one chosen for it).
+std::string chat_request_json(const RemoteChatRequest& request, const std::string& model);
+
+// One stream event's JSON applied to result (exposed for the fuzz target and tests): content
+// appended per choice, finish reasons, usage, the model name, an error event. Returns false
+// when the data is not an OpenAI-compatible chunk (the result then says bad_response).
+bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::function<void(const RemoteDelta&)>& on_delta);
+
+}  // namespace pagedchat::remote

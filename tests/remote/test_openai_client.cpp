@@ -1,0 +1,203 @@
+// The remote client against servers whose every byte the test writes (support/canned_http_server.h):
+// a good stream read whole, with usage and cached tokens; each failure a server or the network
+// can give (401, 429 with Retry-After, 500, an error event, a stream closed early, a stall, a
+// reply that is not OpenAI's, an event past the limit, nesting deep enough to hurt) said as its
+// own kind, with what arrived kept; the request's JSON as OpenAI's API has it.
+
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "remote/openai_client.h"
+#include "support/canned_http_server.h"
+
+using namespace pagedchat::remote;
+using pagedchat::test::CannedHttpServer;
+
+namespace {
+std::string chunk(int index, const std::string& text, const char* finish = nullptr) {
+  nlohmann::json c = {{"index", index}, {"delta", {{"content", text}}}, {"finish_reason", nullptr}};
+  if (finish) c["finish_reason"] = finish;
+  return "data: " + nlohmann::json({{"model", "canned-model"}, {"choices", {c}}}).dump() + "\n\n";
+}
+
+RemoteChatRequest ask(int n = 1) {
+  RemoteChatRequest r;
+  r.model = "canned-model";
+  r.messages = {{"system", "Be brief."}, {"user", "Hi?"}};
+  r.n = n;
+  return r;
+}
+
+RemoteChatResult run(const CannedHttpServer& server, const RemoteChatRequest& r = ask(), long stall = 120) {
+  Endpoint e;
+  e.base_url = server.url();
+  e.stall_timeout_s = stall;
+  return stream_chat(e, r);
+}
+}  // namespace
+
+class TestOpenAiClient : public QObject {
+  Q_OBJECT
+ private slots:
+  void aStreamIsReadWholeWithItsUsage() {
+    const std::string usage =
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"prompt_tokens_details\":{\"cached_tokens\":8}}}\n\n";
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream",
+                                                     chunk(0, "Hel") + chunk(1, "Yo") + chunk(0, "lo") + chunk(0, "", "stop") +
+                                                         chunk(1, "", "length") + usage + "data: [DONE]\n\n"));
+    std::vector<std::pair<int, std::string>> deltas;
+    Endpoint e;
+    e.base_url = server.url() + "/v1/";
+    e.api_key = "k-123";
+    const RemoteChatResult r = stream_chat(e, ask(2), [&](const RemoteDelta& d) { deltas.emplace_back(d.index, std::string(d.text)); });
+    QVERIFY2(r.error.ok(), r.error.sentence().c_str());
+    QCOMPARE(r.texts, (std::vector<std::string>{"Hello", "Yo"}));
+    QCOMPARE(r.finish_reasons, (std::vector<std::string>{"stop", "length"}));
+    QCOMPARE(r.chunks, (std::vector<int64_t>{2, 1}));
+    QCOMPARE(deltas.size(), size_t(3));
+    QCOMPARE(r.usage.prompt_tokens, 12);
+    QCOMPARE(r.usage.completion_tokens, 3);
+    QCOMPARE(r.usage.cached_tokens, 8);
+    QCOMPARE(r.model, std::string("canned-model"));
+    QVERIFY(r.first_token_ms >= 0 && r.first_token_ms <= r.total_ms);
+    // What was sent: the route once /v1, the key, and OpenAI's request body.
+    const std::string req = server.requests().at(0);
+    QVERIFY2(req.rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0) == 0, req.c_str());
+    QVERIFY(req.find("Authorization: Bearer k-123\r\n") != std::string::npos);
+    const nlohmann::json body = nlohmann::json::parse(req.substr(req.find("\r\n\r\n") + 4));
+    QCOMPARE(body["model"].get<std::string>(), std::string("canned-model"));
+    QCOMPARE(body["stream"].get<bool>(), true);
+    QCOMPARE(body["stream_options"]["include_usage"].get<bool>(), true);
+    QCOMPARE(body["n"].get<int>(), 2);
+    QCOMPARE(body["messages"].size(), size_t(2));
+    QCOMPARE(body["messages"][1]["content"].get<std::string>(), std::string("Hi?"));
+  }
+
+  void routesAreJoinedOnce() {
+    for (const char* base : {"http://h:1", "http://h:1/", "http://h:1/v1", "http://h:1/v1/"})
+      QCOMPARE(route_url({base, {}}, "models"), std::string("http://h:1/v1/models"));
+  }
+
+  void withoutAModelTheServersFirstIsUsed() {
+    CannedHttpServer server(CannedHttpServer::answer(200, "application/json", "{\"object\":\"list\",\"data\":[{\"id\":\"m1\"},{\"id\":\"m2\"}]}"));
+    const RemoteModels models = list_models({server.url(), {}});
+    QVERIFY(models.error.ok());
+    QCOMPARE(models.ids, (std::vector<std::string>{"m1", "m2"}));
+  }
+
+  void statusesAreToldApart_data() {
+    QTest::addColumn<int>("status");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("said");
+    QTest::newRow("401") << 401 << int(RemoteErrorKind::unauthorized) << "API key";
+    QTest::newRow("403") << 403 << int(RemoteErrorKind::forbidden) << "does not allow";
+    QTest::newRow("404") << 404 << int(RemoteErrorKind::not_found) << "no such route or model";
+    QTest::newRow("429") << 429 << int(RemoteErrorKind::rate_limited) << "try again in 3 s";
+    QTest::newRow("400") << 400 << int(RemoteErrorKind::bad_request) << "rejected";
+    QTest::newRow("503") << 503 << int(RemoteErrorKind::server_error) << "failed";
+  }
+  void statusesAreToldApart() {
+    QFETCH(int, status);
+    QFETCH(int, kind);
+    QFETCH(QString, said);
+    CannedHttpServer server(CannedHttpServer::answer(status, "application/json", "{\"error\":{\"message\":\"because of reasons\"}}",
+                                                     status == 429 ? "Retry-After: 3\r\n" : ""));
+    const RemoteChatResult r = run(server);
+    QCOMPARE(int(r.error.kind), kind);
+    QCOMPARE(r.error.http_status, status);
+    QCOMPARE(r.error.server_message, std::string("because of reasons"));
+    const QString sentence = QString::fromStdString(r.error.sentence());
+    QVERIFY2(sentence.contains(said) && sentence.contains("because of reasons"), qPrintable(sentence));
+  }
+
+  void anErrorEventInsideTheStreamKeepsWhatCameBefore() {
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream",
+                                                     chunk(0, "Part") + "data: {\"error\":{\"message\":\"out of memory\"}}\n\n"));
+    const RemoteChatResult r = run(server);
+    QCOMPARE(r.error.kind, RemoteErrorKind::server_error);
+    QCOMPARE(r.error.server_message, std::string("out of memory"));
+    QCOMPARE(r.texts.at(0), std::string("Part"));
+  }
+
+  void aStreamClosedBeforeItsEndIsCut() {
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream", chunk(0, "Once upon") + chunk(0, " a")));
+    const RemoteChatResult r = run(server);
+    QCOMPARE(r.error.kind, RemoteErrorKind::stream_cut);
+    QCOMPARE(r.texts.at(0), std::string("Once upon a"));
+    QVERIFY(QString::fromStdString(r.error.sentence()).contains("what arrived is kept"));
+  }
+
+  void aFinishedStreamNeedsNoDone() {
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream", chunk(0, "ok") + chunk(0, "", "stop")));
+    const RemoteChatResult r = run(server);
+    QVERIFY2(r.error.ok(), r.error.sentence().c_str());
+  }
+
+  void aServerThatStopsSendingIsGivenUp() {
+    // libcurl averages the speed over its last seconds: the stall is seen a few seconds in.
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream", chunk(0, "slow")), 15000);
+    const RemoteChatResult r = run(server, ask(), 1);
+    QCOMPARE(r.error.kind, RemoteErrorKind::timeout);
+    QCOMPARE(r.texts.at(0), std::string("slow"));
+  }
+
+  void aReplyThatIsNotAStreamIsReadAsOne() {
+    CannedHttpServer server(CannedHttpServer::answer(
+        200, "application/json",
+        "{\"model\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Whole\"},\"finish_reason\":\"stop\"}]}"));
+    const RemoteChatResult r = run(server);
+    QVERIFY2(r.error.ok(), r.error.sentence().c_str());
+    QCOMPARE(r.texts.at(0), std::string("Whole"));
+  }
+
+  void hostileRepliesAreBadResponses_data() {
+    QTest::addColumn<QByteArray>("answer");
+    QTest::newRow("html") << QByteArray::fromStdString(CannedHttpServer::answer(200, "text/html", "<html>hello</html>"));
+    QTest::newRow("not json in the stream")
+        << QByteArray::fromStdString(CannedHttpServer::answer(200, "text/event-stream", "data: hello\n\n"));
+    QTest::newRow("choices not a list")
+        << QByteArray::fromStdString(CannedHttpServer::answer(200, "text/event-stream", "data: {\"choices\":7}\n\n"));
+    QTest::newRow("a choice index past any n")
+        << QByteArray::fromStdString(CannedHttpServer::answer(200, "text/event-stream", "data: {\"choices\":[{\"index\":99999999}]}\n\n"));
+    QTest::newRow("nested a million deep")
+        << QByteArray::fromStdString(CannedHttpServer::answer(200, "text/event-stream", "data: " + std::string(1000000, '[') + "\n\n"));
+    QTest::newRow("an event past the limit")
+        << QByteArray::fromStdString(CannedHttpServer::answer(200, "text/event-stream", "data: \"" + std::string(3 << 20, 'a') + "\"\n\n"));
+  }
+  void hostileRepliesAreBadResponses() {
+    QFETCH(QByteArray, answer);
+    CannedHttpServer server(answer.toStdString());
+    const RemoteChatResult r = run(server);
+    QCOMPARE(r.error.kind, RemoteErrorKind::bad_response);
+    QVERIFY(!r.error.sentence().empty());
+  }
+
+  void nothingListeningIsRefused() {
+    int port;
+    { CannedHttpServer gone(""); port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1)); }
+    Endpoint e;
+    e.base_url = "http://127.0.0.1:" + std::to_string(port);
+    const RemoteChatResult r = stream_chat(e, ask());
+    QCOMPARE(r.error.kind, RemoteErrorKind::refused);
+    QVERIFY(QString::fromStdString(r.error.sentence()).contains("is the server running"));
+  }
+
+  // Fuzz the chunk reader: random JSON-ish bytes never crash it, and text only grows.
+  void randomChunksNeverCrash() {
+    std::mt19937 rng(3);
+    const std::vector<std::string> parts = {"{", "}", "[", "]", ",", ":", "\"choices\"", "\"index\"", "\"delta\"", "\"content\"",
+                                            "\"x\"", "0", "-1", "1e999", "null", "true", "\"usage\"", "\"error\"", "\"\\u0000\""};
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string s;
+      const int len = static_cast<int>(rng() % 24);
+      for (int i = 0; i < len; ++i) s += parts[rng() % parts.size()];
+      RemoteChatResult r;
+      apply_chunk(s, r, {});
+      QVERIFY(r.texts.size() <= 128);
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestOpenAiClient)
+#include "test_openai_client.moc"

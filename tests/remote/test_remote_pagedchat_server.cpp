@@ -1,0 +1,204 @@
+// The remote client against our own pagedchat-server on loopback, started by the test: greedy
+// text streamed from it is the local engine's text for the same prompt (pagedchat-cli generate);
+// three samples in one request, the same again with the same seed; Stop aborts the request on
+// the server; a wrong or missing key is 401; a busy server is 429 with Retry-After; a server
+// killed midway is a cut stream with what arrived kept; usage and cached tokens are read.
+
+#include <QtTest>
+
+#include <curl/curl.h>
+
+#include <atomic>
+#include <thread>
+
+#include "remote/openai_client.h"
+#include "support/test_env.h"
+
+using namespace pagedchat::remote;
+
+namespace {
+// pagedchat-server on a free port, its model loaded; killed with the test.
+struct Server {
+  QProcess process;
+  std::string url;
+  explicit Server(const std::string& model, const QStringList& extra = {}) {
+    process.setProcessChannelMode(QProcess::MergedChannels);
+    process.start(qEnvironmentVariable("PAGEDCHAT_SERVER"),
+                  QStringList{"--model", QString::fromStdString(model), "--port", "0"} + extra);
+    QByteArray log;
+    QRegularExpression listening("listening on http://[^:]+:(\\d+)");
+    for (int i = 0; i < 600 && url.empty() && process.state() != QProcess::NotRunning; ++i) {
+      process.waitForReadyRead(100);
+      log += process.readAll();
+      const QRegularExpressionMatch m = listening.match(QString::fromUtf8(log));
+      if (m.hasMatch()) url = "http://127.0.0.1:" + m.captured(1).toStdString();
+    }
+    if (url.empty()) qWarning("the server did not start: %s", log.constData());
+  }
+  ~Server() {
+    process.kill();
+    process.waitForFinished(5000);
+  }
+};
+
+size_t collect(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// A plain GET (the health and metrics routes are not the client's business).
+std::string get(const std::string& url, long* status = nullptr) {
+  std::string body;
+  CURL* h = curl_easy_init();
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &collect);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+  curl_easy_perform(h);
+  long code = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  if (status) *status = code;
+  curl_easy_cleanup(h);
+  return body;
+}
+
+bool waitLoaded(const std::string& url) {
+  for (int i = 0; i < 600; ++i) {
+    long status = 0;
+    get(url + "/health", &status);
+    if (status == 200) return true;
+    QThread::msleep(100);
+  }
+  return false;
+}
+
+double metric(const std::string& url, const std::string& name) {
+  const std::string text = get(url + "/metrics");
+  const size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+}
+
+RemoteChatRequest ask(const std::string& text, int maxTokens) {
+  RemoteChatRequest r;
+  r.messages = {{"user", text}};
+  r.max_tokens = maxTokens;
+  return r;
+}
+
+const char* kStory = "Tell me a long story about a dragon who learns to bake bread.";
+}  // namespace
+
+class TestRemotePagedchatServer : public QObject {
+  Q_OBJECT
+  std::string m_model;
+
+ private slots:
+  void initTestCase() {
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    PC_REQUIRE_ENV(server, "PAGEDCHAT_SERVER");
+    PC_REQUIRE_ENV(cli, "PAGEDCHAT_CLI");
+    m_model = model;
+  }
+
+  void greedyTextIsTheLocalEnginesAndSamplesRepeatWithTheirSeed() {
+    Server server(m_model);
+    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    const RemoteModels models = list_models({server.url, {}});
+    QVERIFY2(models.error.ok(), models.error.sentence().c_str());
+    QCOMPARE(models.ids, std::vector<std::string>{"SmolLM2-135M-Instruct.Q4_1"});
+
+    const std::string prompt = "Name three rivers of Europe.";
+    QProcess local;
+    local.start(qEnvironmentVariable("PAGEDCHAT_CLI"), {"generate", "--model", QString::fromStdString(m_model), "--prompt",
+                                                        QString::fromStdString(prompt), "--max-tokens", "40"});
+    QVERIFY(local.waitForFinished(120000));
+    QCOMPARE(local.exitCode(), 0);
+    const std::string localText = QString::fromUtf8(local.readAllStandardOutput()).chopped(1).toStdString();  // its newline
+
+    std::string streamed;
+    const RemoteChatResult r = stream_chat({server.url, {}}, ask(prompt, 40), [&](const RemoteDelta& d) { streamed += d.text; });
+    QVERIFY2(r.error.ok(), r.error.sentence().c_str());
+    QCOMPARE(r.texts.at(0), localText);
+    QCOMPARE(streamed, localText);
+    QCOMPARE(r.finish_reasons.at(0), std::string("length"));
+    QCOMPARE(r.usage.completion_tokens, 40);
+    QVERIFY(r.usage.prompt_tokens > 0);
+    QVERIFY(r.first_token_ms > 0);
+    // The same conversation again: its prompt comes from the server's prefix cache.
+    const RemoteChatResult again = stream_chat({server.url, {}}, ask(prompt, 40));
+    QCOMPARE(again.texts.at(0), localText);
+    QVERIFY2(again.usage.cached_tokens > 0, qPrintable(QString::number(again.usage.cached_tokens)));
+
+    RemoteChatRequest three = ask("Give a name for a friendly robot.", 16);
+    three.n = 3;
+    three.temperature = 0.9;
+    three.seed = 7;
+    const RemoteChatResult a = stream_chat({server.url, {}}, three);
+    QVERIFY2(a.error.ok(), a.error.sentence().c_str());
+    QCOMPARE(a.texts.size(), size_t(3));
+    for (size_t i = 0; i < 3; ++i) QVERIFY(!a.texts[i].empty() && !a.finish_reasons[i].empty());
+    const RemoteChatResult b = stream_chat({server.url, {}}, three);
+    QCOMPARE(b.texts, a.texts);
+  }
+
+  void stopAbortsTheRequestOnTheServer() {
+    Server server(m_model);
+    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    std::atomic<bool> stop{false};
+    int deltas = 0;
+    const RemoteChatResult r = stream_chat({server.url, {}}, ask(kStory, 400), [&](const RemoteDelta&) {
+      if (++deltas == 3) stop = true;
+    }, &stop);
+    QCOMPARE(r.error.kind, RemoteErrorKind::stopped);
+    QVERIFY(r.chunks.at(0) >= 3 && r.chunks.at(0) < 400);
+    QTRY_COMPARE_WITH_TIMEOUT(metric(server.url, "pagedchat_http_requests_active"), 0.0, 10000);
+    // The server goes on serving.
+    QVERIFY(stream_chat({server.url, {}}, ask("Hi!", 4)).error.ok());
+  }
+
+  void aKeyIsAskedForAndABusyServerSaysWhenToRetry() {
+    Server server(m_model, {"--api-key", "s3cret", "--max-active", "1"});
+    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    const RemoteChatResult none = stream_chat({server.url, {}}, ask("Hi!", 4));
+    QCOMPARE(none.error.kind, RemoteErrorKind::unauthorized);
+    QCOMPARE(none.error.http_status, 401);
+    const RemoteChatResult wrong = stream_chat({server.url, "nope"}, ask("Hi!", 4));
+    QCOMPARE(wrong.error.kind, RemoteErrorKind::unauthorized);
+    QVERIFY(QString::fromStdString(wrong.error.sentence()).contains("API key"));
+
+    const Endpoint keyed{server.url, "s3cret"};
+    std::atomic<bool> started{false}, stop{false};
+    RemoteChatResult first;
+    std::thread long_one([&] {
+      first = stream_chat(keyed, ask(kStory, 400), [&](const RemoteDelta&) { started = true; }, &stop);
+    });
+    for (int i = 0; i < 600 && !started; ++i) QThread::msleep(50);
+    QVERIFY(started);
+    const RemoteChatResult busy = stream_chat(keyed, ask("Hi!", 4));
+    stop = true;
+    long_one.join();
+    QCOMPARE(busy.error.kind, RemoteErrorKind::rate_limited);
+    QCOMPARE(busy.error.retry_after_s, 1);
+    QVERIFY(QString::fromStdString(busy.error.sentence()).contains("try again in 1 s"));
+    QCOMPARE(first.error.kind, RemoteErrorKind::stopped);
+  }
+
+  void aServerKilledMidwayIsACutStreamWithItsTextKept() {
+    Server server(m_model);
+    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    int deltas = 0;
+    std::string seen;
+    const RemoteChatResult r = stream_chat({server.url, {}}, ask(kStory, 400), [&](const RemoteDelta& d) {
+      seen += d.text;
+      if (++deltas == 5) server.process.kill();
+    });
+    QCOMPARE(r.error.kind, RemoteErrorKind::stream_cut);
+    QVERIFY(r.chunks.at(0) >= 5);
+    QCOMPARE(r.texts.at(0), seen);
+    // And then nothing answers there.
+    QCOMPARE(stream_chat({server.url, {}}, ask("Hi!", 4)).error.kind, RemoteErrorKind::refused);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRemotePagedchatServer)
+#include "test_remote_pagedchat_server.moc"
