@@ -8,6 +8,8 @@
 
 #include "ui/chat/chat_database.h"
 #include "ui/bridge/engine_bridge.h"
+#include "ui/remote/remote_bridge.h"
+#include "ui/remote/remote_endpoints.h"
 
 namespace {
 const QString kSharedSystemPromptKey = QStringLiteral("shared_system_prompt");
@@ -162,6 +164,7 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   child.record.overridesSystemPrompt = parent.record.overridesSystemPrompt;
   child.record.systemPrompt = parent.record.systemPrompt;
   child.record.ownSampling = parent.record.ownSampling;  // a branch is compared under the same settings
+  child.record.remote = parent.record.remote;            // and on the same engine
   child.record.messages = parent.record.messages.mid(0, messageCount);
   child.record.firstInView = std::min(parent.record.firstInView, messageCount);
   // The engine side shares the parent's parked sequence up to where the child's messages end
@@ -174,8 +177,16 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
 ChatId ChatController::addForkOf(ChatId source, Chat chat) {
   const ChatId id = chat.record.id;
   const ChatMessages messages = chat.record.engineMessages(m_sharedSystemPrompt);
+  const bool remote = chat.record.remote.isSet();
   save(chat);
   add(std::move(chat));
+  if (remote) {
+    // A remote server holds no sequence of ours to share: the fork's first turn sends its
+    // conversation whole, and the server's own prefix cache decides what it computes again.
+    emit status(id, tr("Forked: on a remote engine the next turn sends this chat's messages again; the server's prefix "
+                       "cache decides what is recomputed"));
+    return id;
+  }
   onEngine([source, id, messages](EngineBridge& b) { b.fork(source, id, messages); });
   return id;
 }
@@ -374,14 +385,48 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   }
   save(c);
   emit replyingChanged(c.record.id, true);
-  onEngine([id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
+  if (c.record.remote.isSet()) {
+    if (!m_remote) {
+      onReplyFailed(c.record.id, {tr("This chat runs on a remote engine, and this window has none set up."), c.record.remote.url});
+      onTurnDone(c.record.id, 0);
+      return;
+    }
+    const QString key = m_endpoints ? m_endpoints->apiKey(c.record.remote.url) : QString();
+    m_remote->submit(c.record.id, c.record.remote, key, messages, settings);
+  } else {
+    onEngine([id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
+  }
   emit chatChanged(c.record.id);
+}
+
+void ChatController::setRemote(RemoteBridge* remote, RemoteEndpoints* endpoints) {
+  m_remote = remote;
+  m_endpoints = endpoints;
+  connectRemote();
+}
+
+bool ChatController::setRemoteEngine(ChatId id, const RemoteEngineChoice& engine) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || it->second.replying || it->second.awaitingPick) return false;
+  Chat& c = it->second;
+  if (c.record.remote == engine) return true;
+  c.record.remote = engine;
+  // What the local engine held for it is of no use to the other engine: freed.
+  onEngine([id](EngineBridge& b) { b.release(id); });
+  c.contextUsed = 0;
+  save(c);
+  emit status(id, engine.isSet() ? tr("This chat now runs on %1 at %2").arg(engine.model, engine.url)
+                                 : tr("This chat now runs on this machine"));
+  emit chatChanged(id);
+  measure(id);
+  return true;
 }
 
 bool ChatController::continueReply(ChatId id, TurnSettings settings) {
   auto it = m_chats.find(id);
   if (it == m_chats.end() || it->second.replying || it->second.awaitingPick) return false;
   Chat& c = it->second;
+  if (c.record.remote.isSet()) return false;  // a chat API has no "continue this reply"
   if (c.record.messages.isEmpty() || c.record.messages.last().role != QLatin1String("assistant") ||
       (c.record.messages.last().metrics.finishReason != QLatin1String("length") &&
        c.record.messages.last().metrics.finishReason != ReplyMetrics::kInterrupted))
@@ -405,7 +450,13 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
 }
 
 void ChatController::stop(ChatId id) {
-  if (const Chat* c = chat(id); c && c->replying) onEngine([id](EngineBridge& b) { b.stop(id); });
+  const Chat* c = chat(id);
+  if (!c || !c->replying) return;
+  if (c->record.remote.isSet()) {
+    if (m_remote) m_remote->stop(id);
+    return;
+  }
+  onEngine([id](EngineBridge& b) { b.stop(id); });
 }
 
 bool ChatController::pick(ChatId id, int sample) {
@@ -417,7 +468,7 @@ bool ChatController::pick(ChatId id, int sample) {
   c.record.messages.append({.role = QStringLiteral("assistant"), .content = c.samples[sample], .metrics = c.sampleMetrics[sample]});
   attachPendingVersions(c);
   c.numSamples = 1;
-  onEngine([id, sample](EngineBridge& b) { b.pickSample(id, sample); });
+  if (!c.record.remote.isSet()) onEngine([id, sample](EngineBridge& b) { b.pickSample(id, sample); });
   save(c);
   emit chatChanged(id);
   measure(id);
@@ -461,7 +512,8 @@ ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnS
 }
 
 void ChatController::measure(ChatId id) {
-  if (const Chat* c = chat(id))
+  // A remote chat's tokens are the server's to count (its replies' usage says them).
+  if (const Chat* c = chat(id); c && !c->record.remote.isSet())
     onEngine([id, m = c->record.engineMessages(m_sharedSystemPrompt)](EngineBridge& b) { b.measure(id, m); });
 }
 
@@ -480,43 +532,73 @@ void ChatController::engineReplaced() {
   }
 }
 
+void ChatController::onReplyText(ChatId id, int sample, const QString& text) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying) return;
+  Chat& c = it->second;
+  if (c.numSamples == 1) {
+    c.record.messages.last().content += text;
+    if (!c.sinceSaved.isValid() || c.sinceSaved.elapsed() >= kStreamSaveIntervalMs) {
+      save(c);
+      c.sinceSaved.start();
+    }
+  } else if (sample < c.samples.size()) {
+    c.samples[sample] += text;
+  }
+  emit chatChanged(id);
+}
+
+void ChatController::onReplyFinished(ChatId id, int sample, const ReplyMetrics& m) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying) return;
+  Chat& c = it->second;
+  if (c.numSamples == 1) {
+    c.record.messages.last().metrics = m;
+    c.record.messages.last().metrics.numTokens += c.continuedTokens;  // the whole reply's
+  } else if (sample < c.sampleMetrics.size()) {
+    c.sampleMetrics[sample] = m;
+  }
+  emit status(id, m.summary());
+}
+
+void ChatController::onReplyFailed(ChatId id, const PlainError& error) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end()) return;
+  // Said in the chat, where it happened: a plain sentence, the engine's words behind "details".
+  it->second.lastError = error;
+  // A reply that never started leaves no empty message behind.
+  if (it->second.replying) dropEmptyReply(it->second);
+  emit status(id, QString());
+  emit chatChanged(id);
+}
+
+void ChatController::onTurnDone(ChatId id, int contextUsed) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying) return;
+  Chat& c = it->second;
+  c.replying = false;
+  c.contextUsed = contextUsed;
+  emit replyingChanged(id, false);
+  if (c.numSamples > 1) c.awaitingPick = true;
+  else save(c);
+  emit turnEnded(id);
+  measure(id);
+}
+
+void ChatController::connectRemote() {
+  if (!m_remote) return;
+  connect(m_remote, &RemoteBridge::replyText, this, &ChatController::onReplyText);
+  connect(m_remote, &RemoteBridge::replyFinished, this, &ChatController::onReplyFinished);
+  connect(m_remote, &RemoteBridge::replyFailed, this,
+          [this](ChatId id, const QString& sentence, const QString& detail) { onReplyFailed(id, {sentence, detail}); });
+  connect(m_remote, &RemoteBridge::turnDone, this, [this](ChatId id) { onTurnDone(id, 0); });
+}
+
 void ChatController::connectBridge() {
-  connect(m_bridge, &EngineBridge::replyText, this, [this](ChatId id, int sample, const QString& text) {
-    auto it = m_chats.find(id);
-    if (it == m_chats.end() || !it->second.replying) return;
-    Chat& c = it->second;
-    if (c.numSamples == 1) {
-      c.record.messages.last().content += text;
-      if (!c.sinceSaved.isValid() || c.sinceSaved.elapsed() >= kStreamSaveIntervalMs) {
-        save(c);
-        c.sinceSaved.start();
-      }
-    } else if (sample < c.samples.size()) {
-      c.samples[sample] += text;
-    }
-    emit chatChanged(id);
-  });
-  connect(m_bridge, &EngineBridge::replyFinished, this, [this](ChatId id, int sample, const ReplyMetrics& m) {
-    auto it = m_chats.find(id);
-    if (it == m_chats.end() || !it->second.replying) return;
-    Chat& c = it->second;
-    if (c.numSamples == 1) {
-      c.record.messages.last().metrics = m;
-      c.record.messages.last().metrics.numTokens += c.continuedTokens;  // the whole reply's
-    }
-    else if (sample < c.sampleMetrics.size()) c.sampleMetrics[sample] = m;
-    emit status(id, m.summary());
-  });
-  connect(m_bridge, &EngineBridge::replyFailed, this, [this](ChatId id, const QString& e) {
-    auto it = m_chats.find(id);
-    if (it == m_chats.end()) return;
-    // Said in the chat, where it happened: a plain sentence, the engine's words behind "details".
-    it->second.lastError = explainReplyError(e);
-    // A reply that never started leaves no empty message behind.
-    if (it->second.replying) dropEmptyReply(it->second);
-    emit status(id, QString());
-    emit chatChanged(id);
-  });
+  connect(m_bridge, &EngineBridge::replyText, this, &ChatController::onReplyText);
+  connect(m_bridge, &EngineBridge::replyFinished, this, &ChatController::onReplyFinished);
+  connect(m_bridge, &EngineBridge::replyFailed, this,
+          [this](ChatId id, const QString& e) { onReplyFailed(id, explainReplyError(e)); });
   connect(m_bridge, &EngineBridge::contextTrimmed, this, [this](ChatId id, int numDropped) {
     auto it = m_chats.find(id);
     if (it == m_chats.end()) return;
@@ -542,18 +624,7 @@ void ChatController::connectBridge() {
     emit turnEnded(id);
     measure(id);
   });
-  connect(m_bridge, &EngineBridge::turnDone, this, [this](ChatId id, int contextUsed) {
-    auto it = m_chats.find(id);
-    if (it == m_chats.end() || !it->second.replying) return;
-    Chat& c = it->second;
-    c.replying = false;
-    c.contextUsed = contextUsed;
-    emit replyingChanged(id, false);
-    if (c.numSamples > 1) c.awaitingPick = true;
-    else save(c);
-    emit turnEnded(id);
-    measure(id);
-  });
+  connect(m_bridge, &EngineBridge::turnDone, this, &ChatController::onTurnDone);
   connect(m_bridge, &EngineBridge::forkDone, this, [this](ChatId child, bool shares, int contextUsed) {
     auto it = m_chats.find(child);
     if (it == m_chats.end()) return;

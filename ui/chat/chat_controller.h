@@ -21,6 +21,8 @@
 
 class ChatDatabase;
 class EngineBridge;
+class RemoteBridge;
+class RemoteEndpoints;
 
 class ChatController : public QObject {
   Q_OBJECT
@@ -121,6 +123,14 @@ class ChatController : public QObject {
   ChatId resolveContextFull(ChatId id, ContextChoice choice, TurnSettings settings, const QStringList& columnTitles,
                             QString* takenBack = nullptr);
 
+  // Chats on remote engines (ChatRecord::remote): their turns go to `remote`, with the key
+  // `endpoints` keeps for the chat's URL. Without them a chat set to a remote engine fails its
+  // turns with a sentence saying so.
+  void setRemote(RemoteBridge* remote, RemoteEndpoints* endpoints);
+  // Where the chat's replies come from from its next turn on (unset: this machine); saved.
+  // False while it replies or awaits a pick.
+  bool setRemoteEngine(ChatId id, const RemoteEngineChoice& engine);
+
   // Asks the engine side for the chat's meter (chatChanged follows with the figures).
   void measure(ChatId id);
   // A new engine is in use: replies in flight on the old one ended with it, and each chat's
@@ -142,6 +152,13 @@ class ChatController : public QObject {
 
  private:
   void connectBridge();
+  void connectRemote();
+  // What either engine says of a turn (the local one through EngineBridge, a remote one
+  // through RemoteBridge), handled once.
+  void onReplyText(ChatId id, int sample, const QString& text);
+  void onReplyFinished(ChatId id, int sample, const ReplyMetrics& m);
+  void onReplyFailed(ChatId id, const PlainError& error);
+  void onTurnDone(ChatId id, int contextUsed);
   // once: this turn's context policy, over the chat's and the app's.
   void startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once = {});
   void save(const Chat& c);
@@ -160,6 +177,8 @@ class ChatController : public QObject {
 
   ChatDatabase& m_db;
   EngineBridge* m_bridge;
+  RemoteBridge* m_remote = nullptr;
+  RemoteEndpoints* m_endpoints = nullptr;
   std::map<ChatId, Chat> m_chats;
   QString m_sharedSystemPrompt;
 };

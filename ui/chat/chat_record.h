@@ -87,6 +87,16 @@ inline bool settleInterruptedReply(QVector<MessageRecord>& messages) {
   return true;
 }
 
+// Where a chat's replies come from when not this machine's engine: a remote OpenAI-compatible
+// server (remote/openai_client.h) and its model. Saved with the chat; the server's API key is
+// not (ui/remote/remote_endpoints.h keeps keys in a file of the user's own, mode 0600).
+struct RemoteEngineChoice {
+  QString url{};    // the endpoint's base URL; empty: the local engine
+  QString model{};  // the model id the server lists
+  bool isSet() const { return !url.isEmpty(); }
+  bool operator==(const RemoteEngineChoice&) const = default;
+};
+
 struct ChatRecord {
   ChatId id = -1;
   QString title;
@@ -103,6 +113,7 @@ struct ChatRecord {
   qint64 lastActive = 0;  // ms since the epoch: its last turn began (or it was made); the list's "recent"
   // How its replies sample when not the app's defaults (only the fields takeSampling copies count).
   std::optional<TurnSettings> ownSampling;
+  RemoteEngineChoice remote;  // unset: the chat runs on this machine's engine
 
   // The messages the engine reads: the effective system prompt (none when empty: the
   // template's default applies), then the chat from the first message in view. Earlier replies

@@ -38,6 +38,8 @@
 #include "ui/library/model_library_dialog.h"
 #include "ui/shell/model_loader.h"
 #include "ui/shell/status_line.h"
+#include "ui/remote/remote_bridge.h"
+#include "ui/remote/remote_endpoints.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "ui/bridge/local_api_server.h"
 #endif
@@ -56,6 +58,10 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   const QRect room = screen() ? screen()->availableGeometry() : QRect(0, 0, 1280, 780);
   resize(std::min(1280, room.width()), std::min(780, room.height()));
   m_chats = new ChatController(*m_db, m_bridge, this);
+  // Chats on remote OpenAI-compatible servers (File > Remote engines, Chat > Run this chat on).
+  m_remoteEndpoints = new RemoteEndpoints(*m_db, this);
+  m_remoteBridge = new RemoteBridge(this);
+  m_chats->setRemote(m_remoteBridge, m_remoteEndpoints);
   m_settings = AppSettings::load(*m_db);
   applySavedTheme();  // before the widgets are made
   m_loader = new ModelLoader(m_bridge, *m_db, this);
@@ -416,7 +422,8 @@ void MainWindow::updateControls() {
   const bool busy = c && (c->replying || c->awaitingPick);
   const bool hasReply = c && !c->record.messages.isEmpty() && c->record.messages.last().role == QLatin1String("assistant");
   // While a model loads, turns wait: the engine they would go to is about to be replaced.
-  const bool ready = m_modelReady && !m_loader->isLoading();
+  // A chat on a remote engine needs no local model.
+  const bool ready = (c && c->record.remote.isSet()) || (m_modelReady && !m_loader->isLoading());
   m_input->setEnabled(ready);
   m_send->setEnabled(ready && c && !busy);
   m_stop->setEnabled(c && c->replying);
@@ -430,11 +437,14 @@ void MainWindow::updateControls() {
                              tr(" (click to change)"));
   m_actionRow->fit();
   // The conversation the model reads next against the context, and what the chat holds now.
-  m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens · %3 KV blocks held")
-                                                    .arg(c->conversationTokens)
-                                                    .arg(m_contextLength)
-                                                    .arg(c->blocksHeld)
-                                              : QString());
+  if (c && c->record.remote.isSet())
+    m_context->setText(tr("remote: %1 at %2").arg(c->record.remote.model, c->record.remote.url));
+  else
+    m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens · %3 KV blocks held")
+                                                      .arg(c->conversationTokens)
+                                                      .arg(m_contextLength)
+                                                      .arg(c->blocksHeld)
+                                                : QString());
   m_context->setToolTip(tr("Tokens of this chat as the model reads it next (system prompt and messages in view), against "
                            "the context; and the KV blocks its parked sequences hold in the pool now (0 after a restart "
                            "or a stop: the next turn reads the chat again, the prefix cache serving what it can)"));
@@ -448,7 +458,10 @@ void MainWindow::onSystemPromptEdited() {
 }
 
 // While a model loads, turns wait: the engine they would go to is about to be replaced.
-bool MainWindow::canStartTurn() const { return current() && m_modelReady && !m_loader->isLoading() && !current()->replying; }
+bool MainWindow::canStartTurn() const {
+  const ChatController::Chat* c = current();
+  return c && !c->replying && (c->record.remote.isSet() || (m_modelReady && !m_loader->isLoading()));
+}
 
 TurnSettings MainWindow::nextTurnSettings(QStringList& columnTitles) const {
   const int n = m_samples->value();

@@ -42,6 +42,8 @@ class CompareView;
 class EngineBridge;
 class TranscriptView;
 class ModelLibraryDialog;
+class RemoteBridge;
+class RemoteEndpoints;
 class WelcomeView;
 
 class MainWindow : public QMainWindow {
@@ -121,6 +123,10 @@ class MainWindow : public QMainWindow {
   void showShortcuts();
   void showAbout();
   void showModelInfo();  // the model in use (ModelInfoDialog)
+  // Remote engines (ui/shell/main_window_remote.cpp): File > Remote engines, and where a chat runs.
+  void showRemoteEngines();
+  bool setChatEngine(ChatId id, const RemoteEngineChoice& engine);  // unset: this machine
+  RemoteEndpoints* remoteEndpoints() const { return m_remoteEndpoints; }
 
  signals:
   void modelReady();
@@ -149,6 +155,7 @@ class MainWindow : public QMainWindow {
   // ui/shell/main_window_chats.cpp: the chat list's search, the Chat, View and Help menus.
   QWidget* buildChatList(QWidget* parent);
   void buildChatMenu();
+  void fillRunOnMenu(QMenu* menu);  // Chat > Run this chat on: this machine, each remote model
   void buildViewMenu();
   void buildHelpMenu();
   void applySavedTheme();
@@ -178,6 +185,8 @@ class MainWindow : public QMainWindow {
   ChatDatabase* m_db = nullptr;
   EngineBridge* m_bridge = nullptr;
   ChatController* m_chats = nullptr;
+  RemoteEndpoints* m_remoteEndpoints = nullptr;
+  RemoteBridge* m_remoteBridge = nullptr;
   ChatId m_current = -1;
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
   int m_contextLength = 0;

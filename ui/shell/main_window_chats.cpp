@@ -157,6 +157,9 @@ void MainWindow::buildChatMenu() {
   add(tr("&Copy the last reply"), "copyAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), &MainWindow::copyLastReply);
   add(tr("&Stop the reply"), "stopAction", QKeySequence(Qt::Key_Escape), &MainWindow::stop);
   add(tr("Sa&mpling settings of this chat…"), "chatSamplingAction", QKeySequence(), &MainWindow::showChatSampling);
+  QMenu* runOn = m_chatMenu->addMenu(tr("R&un this chat on"));
+  runOn->setObjectName(QStringLiteral("runOnMenu"));
+  connect(runOn, &QMenu::aboutToShow, this, [this, runOn] { fillRunOnMenu(runOn); });
   m_chatMenu->addSeparator();
   QAction* search = add(tr("&Search chats…"), "searchAction", QKeySequence(Qt::CTRL | Qt::Key_F), &MainWindow::showSearch);
   search->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_F), QKeySequence(Qt::CTRL | Qt::Key_K)});

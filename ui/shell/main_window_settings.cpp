@@ -76,6 +76,8 @@ void MainWindow::buildFileMenu() {
   m_recentMenu->setObjectName(QStringLiteral("recentModels"));
   connect(m_loader, &ModelLoader::recentModelsChanged, this, &MainWindow::fillRecentMenu);
   fillRecentMenu();
+  QAction* remote = file->addAction(tr("Remote &engines…"), this, &MainWindow::showRemoteEngines);
+  remote->setObjectName(QStringLiteral("remoteEnginesAction"));
   file->addSeparator();
   QAction* settings = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
   settings->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));

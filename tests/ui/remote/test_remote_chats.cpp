@@ -1,0 +1,225 @@
+// Chats on a remote engine as a user runs them, against our own pagedchat-server on loopback
+// (started here) and with no local model loaded: File > Remote engines adds the server (its
+// models listed; a key kept in a 0600 file and nowhere in the chat database; a missing key
+// explained); Chat > Run this chat on picks its model; a greedy reply streams and equals the
+// local engine's for the same prompt, with its figures; Stop ends it with its text kept; three
+// samples compare side by side and one is picked; a fork runs on the same server; a server
+// killed midway is a sentence in that chat, the chat and the other chats intact.
+
+#include <QtTest>
+
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QMenu>
+#include <QPlainTextEdit>
+#include <QSpinBox>
+
+#include "remote/openai_client.h"
+#include "support/test_env.h"
+#include "support/window_driver.h"
+#include "ui/chat/compare_view.h"
+#include "ui/chat/transcript_view.h"
+#include "ui/remote/remote_endpoints.h"
+#include "ui/remote/remote_engines_dialog.h"
+#include "ui/shell/main_window.h"
+
+namespace {
+// pagedchat-server on a free port with its model loaded; killed with the test.
+struct Server {
+  QProcess process;
+  QString url;
+  Server(const QString& model, const QStringList& extra = {}) {
+    process.setProcessChannelMode(QProcess::MergedChannels);
+    process.start(qEnvironmentVariable("PAGEDCHAT_SERVER"), QStringList{"--model", model, "--port", "0"} + extra);
+    QByteArray log;
+    const QRegularExpression listening(QStringLiteral("listening on http://[^:]+:(\\d+)"));
+    for (int i = 0; i < 600 && url.isEmpty() && process.state() != QProcess::NotRunning; ++i) {
+      process.waitForReadyRead(100);
+      log += process.readAll();
+      if (const QRegularExpressionMatch m = listening.match(QString::fromUtf8(log)); m.hasMatch())
+        url = QStringLiteral("http://127.0.0.1:%1").arg(m.captured(1));
+    }
+    // Loaded: a one-token reply goes through (the key, when there is one, is the test's).
+    const int at = extra.indexOf(QStringLiteral("--api-key"));
+    const std::string key = at >= 0 ? extra[at + 1].toStdString() : std::string();
+    pagedchat::remote::RemoteChatRequest probe;
+    probe.messages = {{"user", "Hi"}};
+    probe.max_tokens = 1;
+    for (int i = 0; i < 300 && !url.isEmpty(); ++i) {
+      if (pagedchat::remote::stream_chat({url.toStdString(), key}, probe).error.ok()) return;
+      QThread::msleep(100);
+    }
+    url.clear();
+  }
+  ~Server() {
+    process.kill();
+    process.waitForFinished(5000);
+  }
+};
+
+TurnSettings greedy(int maxTokens) {
+  TurnSettings s;
+  s.temperature = 0;
+  s.maxTokens = maxTokens;
+  return s;
+}
+
+bool addThroughTheDialog(MainWindow& w, const QString& url, const QString& key, QString* note = nullptr) {
+  w.showRemoteEngines();
+  auto* dialog = w.findChild<RemoteEnginesDialog*>(QStringLiteral("remoteEnginesDialog"));
+  if (!dialog) return false;
+  QSignalSpy checked(dialog, &RemoteEnginesDialog::checked);
+  dialog->findChild<QLineEdit*>(QStringLiteral("remoteUrl"))->setText(url);
+  dialog->findChild<QLineEdit*>(QStringLiteral("remoteKey"))->setText(key);
+  dialog->findChild<QPushButton*>(QStringLiteral("addRemote"))->click();
+  const bool answered = checked.wait(30000);
+  if (note) *note = dialog->findChild<QLabel*>(QStringLiteral("remoteNote"))->text();
+  const bool ok = answered && checked.first().first().toBool();
+  dialog->close();
+  w.activateWindow();  // the window's keys (Ctrl+Enter sends) act again once the dialog is gone
+  return QTest::qWaitForWindowActive(&w) && ok;
+}
+
+QString transcriptText(MainWindow& w) { return w.findChild<TranscriptView*>(QStringLiteral("transcript"))->toPlainText(); }
+}  // namespace
+
+class TestRemoteChats : public QObject {
+  Q_OBJECT
+  QString m_model;
+
+ private slots:
+  void initTestCase() {
+    pagedchat::test::useFreshDataFolder();
+    QFile::remove(RemoteEndpoints::keysPath());
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    PC_REQUIRE_ENV(server, "PAGEDCHAT_SERVER");
+    PC_REQUIRE_ENV(cli, "PAGEDCHAT_CLI");
+    m_model = QString::fromStdString(model);
+  }
+
+  void aChatRunsOnARemoteServerAsOnThisMachine() {
+    Server server(m_model);
+    QVERIFY(!server.url.isEmpty());
+    AppServices services;
+    MainWindow w(services);
+    w.show();  // no local model: a remote chat needs none
+    QVERIFY(addThroughTheDialog(w, server.url, QString()));
+    QCOMPARE(w.remoteEndpoints()->entries().size(), 1);
+    QCOMPARE(w.remoteEndpoints()->entries()[0].models, QStringList{"SmolLM2-135M-Instruct.Q4_1"});
+
+    const ChatId id = w.newChat();
+    const ChatId other = w.newChat();  // another remote chat, left alone
+    w.selectChat(id);
+    // As a user picks it: Chat > Run this chat on > the server's model.
+    auto* runOn = w.findChild<QMenu*>(QStringLiteral("runOnMenu"));
+    emit runOn->aboutToShow();
+    QAction* remoteModel = nullptr;
+    for (QAction* a : runOn->actions())
+      if (a->text() == QLatin1String("SmolLM2-135M-Instruct.Q4_1")) remoteModel = a;
+    QVERIFY(remoteModel);
+    remoteModel->trigger();
+    QCOMPARE(w.chat(id)->remote, (RemoteEngineChoice{server.url, "SmolLM2-135M-Instruct.Q4_1"}));
+    QVERIFY2(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text().contains(server.url),
+             qPrintable(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text()));
+    QVERIFY(w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->isEnabled());
+    w.setChatSampling(id, greedy(40));
+
+    // The greedy reply is the local engine's for the same prompt.
+    const QString prompt = QStringLiteral("Name three rivers of Europe.");
+    QProcess local;
+    local.start(qEnvironmentVariable("PAGEDCHAT_CLI"), {"generate", "--model", m_model, "--prompt", prompt, "--max-tokens", "40"});
+    QVERIFY(local.waitForFinished(120000));
+    const QString localText = QString::fromUtf8(local.readAllStandardOutput()).chopped(1);
+    pagedchat::test::sendAndWait(w, prompt);
+    const ChatRecord* c = w.chat(id);
+    QCOMPARE(c->messages.size(), 2);
+    QCOMPARE(c->messages[1].content, localText);
+    QCOMPARE(c->messages[1].metrics.numTokens, 40);
+    QCOMPARE(c->messages[1].metrics.finishReason, QStringLiteral("length"));
+    QVERIFY(c->messages[1].metrics.secondsToFirstToken > 0 && c->messages[1].metrics.tokensPerSecond > 0);
+    QVERIFY(c->messages[1].metrics.numPromptTokens > 0);
+
+    // Stop: the reply ends where it was, its text kept.
+    w.setChatSampling(id, greedy(400));
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    input->setPlainText(QStringLiteral("Tell me a long story about a dragon who learns to bake bread."));
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    QTRY_VERIFY_WITH_TIMEOUT(w.chat(id)->messages.size() == 4 && w.chat(id)->messages[3].content.size() > 20, 60000);
+    w.stop();
+    QVERIFY(done.wait(30000));
+    QCOMPARE(w.chat(id)->messages[3].metrics.finishReason, QStringLiteral("abort"));
+    QVERIFY(w.chat(id)->messages[3].metrics.numTokens < 400);
+
+    // Three samples side by side; the picked one continues the chat.
+    w.setChatSampling(id, std::nullopt);
+    w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(3);
+    pagedchat::test::sendAndWait(w, QStringLiteral("Give a name for a friendly robot."));
+    auto* compare = w.findChild<CompareView*>(QStringLiteral("compareView"));
+    QVERIFY(compare->isVisible());
+    QCOMPARE(compare->numColumns(), 3);
+    for (int i = 0; i < 3; ++i) QVERIFY2(!compare->text(i).isEmpty(), qPrintable(QString::number(i)));
+    const QString second = compare->text(1);
+    w.pickSample(1);
+    QCOMPARE(w.chat(id)->messages.last().content, second);
+    w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(1);
+
+    // A fork runs on the same server: its first turn sends its conversation again.
+    const ChatId fork = w.forkChat(id, 2);
+    QCOMPARE(w.chat(fork)->remote, w.chat(id)->remote);
+    w.setChatSampling(fork, greedy(8));
+    pagedchat::test::sendAndWait(w, QStringLiteral("And in Spanish?"));
+    QCOMPARE(w.chat(fork)->messages.size(), 4);
+    QVERIFY(!w.chat(fork)->messages[3].content.isEmpty());
+
+    // The server killed midway: a sentence in that chat; its earlier messages and the other chat intact.
+    w.selectChat(id);
+    w.setChatSampling(id, greedy(400));
+    const int before = static_cast<int>(w.chat(id)->messages.size());
+    input->setPlainText(QStringLiteral("Tell me another long story, about a lighthouse keeper."));
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    QTRY_VERIFY_WITH_TIMEOUT(w.chat(id)->messages.size() == before + 2 && w.chat(id)->messages.last().content.size() > 10, 60000);
+    server.process.kill();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isReplying(id), 30000);
+    QVERIFY2(transcriptText(w).contains(QStringLiteral("The connection closed before the reply ended")), qPrintable(transcriptText(w)));
+    QCOMPARE(w.chat(id)->messages.size(), before + 2);  // the question and the part of the reply that came
+    QCOMPARE(w.chat(id)->messages[1].content, localText);
+    QVERIFY(w.chat(other)->messages.isEmpty());
+    // The next turn finds nothing there, and says so.
+    pagedchat::test::sendAndWait(w, QStringLiteral("Hello?"));
+    QVERIFY2(transcriptText(w).contains(QStringLiteral("Nothing answers at")), qPrintable(transcriptText(w)));
+  }
+
+  void aKeyIsAskedForAndKeptOutOfTheDatabase() {
+    Server server(m_model, {"--api-key", "s3cret-key"});
+    QVERIFY(!server.url.isEmpty());
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QString note;
+    QVERIFY(!addThroughTheDialog(w, server.url, QString(), &note));
+    QVERIFY2(note.contains(QStringLiteral("refused the API key (401)")), qPrintable(note));
+    QVERIFY(addThroughTheDialog(w, server.url, QStringLiteral("s3cret-key"), &note));
+    const ChatId id = w.newChat();
+    QVERIFY(w.setChatEngine(id, {server.url, "SmolLM2-135M-Instruct.Q4_1"}));
+    w.setChatSampling(id, greedy(4));
+    pagedchat::test::sendAndWait(w, QStringLiteral("Hi!"));
+    QCOMPARE(w.chat(id)->messages.size(), 2);
+    QVERIFY(!w.chat(id)->messages[1].content.isEmpty());
+    // The key: in a file only the user may read, and in no file of the chat database.
+    QFile keys(RemoteEndpoints::keysPath());
+    QVERIFY(keys.exists());
+    QCOMPARE(keys.permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther | QFileDevice::WriteGroup | QFileDevice::WriteOther),
+             QFileDevice::Permissions());
+    QVERIFY(keys.open(QIODevice::ReadOnly) && keys.readAll().contains("s3cret-key"));
+    for (const char* suffix : {"", "-wal"}) {
+      QFile db(ChatDatabase::defaultPath() + QLatin1String(suffix));
+      if (db.open(QIODevice::ReadOnly)) QVERIFY2(!db.readAll().contains("s3cret-key"), suffix);
+    }
+  }
+};
+
+QTEST_MAIN(TestRemoteChats)
+#include "test_remote_chats.moc"
