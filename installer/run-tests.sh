@@ -12,6 +12,9 @@ PYTHON="$HOME/.cache/pagedchat/venv/bin/python"
 
 bash installer/install-deps.sh
 bash installer/fetch-models.sh --gemma >/dev/null
+# llama.cpp's server for the remote-engine tests, built once into ~/.cache/pagedchat (about ten
+# minutes on two cores); without it test_remote_llama_server skips and says why.
+bash installer/build-llama-server.sh >/dev/null || echo "run-tests: llama-server could not be built; its test skips"
 
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DPAGEDCHAT_TESTS=ON -DPython3_EXECUTABLE="$PYTHON"

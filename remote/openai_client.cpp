@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "remote/sse_parser.h"
@@ -323,26 +324,12 @@ RemoteModels list_models(const Endpoint& endpoint) {
   return out;
 }
 
-RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& request,
-                             const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop) {
-  init_curl();
+namespace {
+RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& request, const std::string& model,
+                            const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop) {
   RemoteChatResult result;
   const Clock::time_point start = Clock::now();
   auto ms_since_start = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  std::string model = request.model;
-  if (model.empty()) {
-    RemoteModels models = list_models(endpoint);
-    if (!models.error.ok()) {
-      result.error = std::move(models.error);
-      return result;
-    }
-    if (models.ids.empty()) {
-      result.error.kind = RemoteErrorKind::not_found;
-      result.error.server_message = "it lists no models";
-      return result;
-    }
-    model = models.ids.front();
-  }
   Transfer t;
   t.url = route_url(endpoint, "chat/completions");
   t.stop = stop;
@@ -404,6 +391,97 @@ RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& 
     result.error.url = t.url;
   }
   return result;
+}
+
+// n samples as n requests at once, for a server that takes no n (llama.cpp's server): each
+// its own sample (seeded seed, seed + 1, ...), streamed as choice i.
+RemoteChatResult stream_in_parallel(const Endpoint& endpoint, const RemoteChatRequest& request, const std::string& model,
+                                    const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop) {
+  const size_t n = static_cast<size_t>(request.n);
+  std::vector<RemoteChatResult> parts(n);
+  std::mutex delta_mutex;  // one sample's delta at a time reaches the caller
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      RemoteChatRequest one = request;
+      one.n = 1;
+      if (one.seed) *one.seed += i;
+      parts[i] = stream_one(endpoint, one, model, [&](const RemoteDelta& d) {
+        std::lock_guard<std::mutex> lock(delta_mutex);
+        if (on_delta) on_delta({static_cast<int>(i), d.text});
+      }, stop);
+    });
+  for (std::thread& t : threads) t.join();
+  RemoteChatResult out;
+  out.model = parts[0].model;
+  out.first_token_ms = -1;
+  out.usage.prompt_tokens = parts[0].usage.prompt_tokens;
+  out.usage.cached_tokens = parts[0].usage.cached_tokens;
+  out.usage.completion_tokens = 0;
+  for (const RemoteChatResult& p : parts) {
+    out.texts.push_back(p.texts.empty() ? std::string() : p.texts[0]);
+    out.finish_reasons.push_back(p.finish_reasons.empty() ? std::string() : p.finish_reasons[0]);
+    out.chunks.push_back(p.chunks.empty() ? 0 : p.chunks[0]);
+    if (p.first_token_ms >= 0 && (out.first_token_ms < 0 || p.first_token_ms < out.first_token_ms)) out.first_token_ms = p.first_token_ms;
+    out.total_ms = std::max(out.total_ms, p.total_ms);
+    out.usage.completion_tokens = p.usage.completion_tokens < 0 || out.usage.completion_tokens < 0 ? -1 : out.usage.completion_tokens + p.usage.completion_tokens;
+    if (out.error.ok() && !p.error.ok()) out.error = p.error;
+  }
+  return out;
+}
+}  // namespace
+
+RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& request,
+                             const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop) {
+  init_curl();
+  std::string model = request.model;
+  if (model.empty()) {
+    RemoteModels models = list_models(endpoint);
+    RemoteChatResult failed;
+    if (!models.error.ok()) {
+      failed.error = std::move(models.error);
+      return failed;
+    }
+    if (models.ids.empty()) {
+      failed.error.kind = RemoteErrorKind::not_found;
+      failed.error.server_message = "it lists no models";
+      return failed;
+    }
+    model = models.ids.front();
+  }
+  bool any_text = false;
+  RemoteChatResult r = stream_one(endpoint, request, model, [&](const RemoteDelta& d) {
+    any_text = true;
+    if (on_delta) on_delta(d);
+  }, stop);
+  // A server without n says so (400) before any text, or answers one choice only: then n requests.
+  const bool refused_n = r.error.kind == RemoteErrorKind::bad_request && !any_text;
+  const bool one_choice = r.error.ok() && r.texts.size() == 1;
+  if (request.n > 1 && (refused_n || one_choice) && !(stop && stop->load())) {
+    if (one_choice) {
+      // Keep the sample that came; ask for the others.
+      RemoteChatRequest rest = request;
+      rest.n -= 1;
+      if (rest.seed) *rest.seed += 1;
+      RemoteChatResult more = rest.n > 1 ? stream_in_parallel(endpoint, rest, model, [&](const RemoteDelta& d) {
+        if (on_delta) on_delta({d.index + 1, d.text});
+      }, stop)
+                                         : stream_one(endpoint, rest, model, [&](const RemoteDelta& d) {
+                                             if (on_delta) on_delta({1, d.text});
+                                           }, stop);
+      for (size_t i = 0; i < more.texts.size(); ++i) {
+        r.texts.push_back(more.texts[i]);
+        r.finish_reasons.push_back(i < more.finish_reasons.size() ? more.finish_reasons[i] : std::string());
+        r.chunks.push_back(i < more.chunks.size() ? more.chunks[i] : 0);
+      }
+      r.total_ms += more.total_ms;
+      if (r.usage.completion_tokens >= 0 && more.usage.completion_tokens >= 0) r.usage.completion_tokens += more.usage.completion_tokens;
+      if (!more.error.ok()) r.error = more.error;
+      return r;
+    }
+    return stream_in_parallel(endpoint, request, model, on_delta, stop);
+  }
+  return r;
 }
 
 }  // namespace pagedchat::remote

@@ -6,6 +6,10 @@
 
 #include <QtTest>
 
+#include <map>
+#include <mutex>
+#include <random>
+
 #include <nlohmann/json.hpp>
 
 #include "remote/openai_client.h"
@@ -171,6 +175,32 @@ class TestOpenAiClient : public QObject {
     const RemoteChatResult r = run(server);
     QCOMPARE(r.error.kind, RemoteErrorKind::bad_response);
     QVERIFY(!r.error.sentence().empty());
+  }
+
+  // A server that takes no n (llama.cpp's refuses it with a 400): the samples come as n
+  // requests of one, each its own seed, streamed as choices 0..n-1.
+  void samplesFromAServerWithoutN() {
+    CannedHttpServer server([](const std::string& request) {
+      if (request.find("\"n\":") != std::string::npos)
+        return CannedHttpServer::answer(400, "application/json", "{\"error\":{\"message\":\"Only one completion choice is allowed\"}}");
+      const size_t at = request.find("\"seed\":");
+      const std::string seed = at == std::string::npos ? "none" : request.substr(at + 7, request.find_first_of(",}", at) - at - 7);
+      return CannedHttpServer::answer(200, "text/event-stream", chunk(0, "seed " + seed) + chunk(0, "", "stop") + "data: [DONE]\n\n");
+    });
+    RemoteChatRequest r = ask(3);
+    r.seed = 10;
+    std::mutex m;
+    std::map<int, std::string> streamed;
+    Endpoint e{server.url(), {}};
+    const RemoteChatResult out = stream_chat(e, r, [&](const RemoteDelta& d) {
+      std::lock_guard<std::mutex> lock(m);
+      streamed[d.index] += d.text;
+    });
+    QVERIFY2(out.error.ok(), out.error.sentence().c_str());
+    QCOMPARE(out.texts, (std::vector<std::string>{"seed 10", "seed 11", "seed 12"}));
+    QCOMPARE(out.finish_reasons, (std::vector<std::string>{"stop", "stop", "stop"}));
+    QCOMPARE(streamed[2], std::string("seed 12"));
+    QCOMPARE(server.requests().size(), size_t(4));  // the refused one, then three
   }
 
   void nothingListeningIsRefused() {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,7 +23,12 @@ namespace pagedchat::test {
 
 class CannedHttpServer {
  public:
-  explicit CannedHttpServer(std::string answer, int holdOpenMs = 0) : answer_(std::move(answer)), hold_ms_(holdOpenMs) {
+  explicit CannedHttpServer(std::string answer, int holdOpenMs = 0)
+      : CannedHttpServer([answer = std::move(answer)](const std::string&) { return answer; }, holdOpenMs) {}
+  // The answer written for each request from the request's own bytes (a server that answers
+  // some requests and refuses others).
+  explicit CannedHttpServer(std::function<std::string(const std::string& request)> answerFor, int holdOpenMs = 0)
+      : answer_for_(std::move(answerFor)), hold_ms_(holdOpenMs) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -63,12 +69,13 @@ class CannedHttpServer {
       const int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) continue;
       std::string request = readRequest(c);
+      const std::string answer = answer_for_(request);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         requests_.push_back(std::move(request));
       }
-      for (size_t sent = 0; sent < answer_.size();) {
-        const ssize_t n = ::send(c, answer_.data() + sent, answer_.size() - sent, MSG_NOSIGNAL);
+      for (size_t sent = 0; sent < answer.size();) {
+        const ssize_t n = ::send(c, answer.data() + sent, answer.size() - sent, MSG_NOSIGNAL);
         if (n <= 0) break;
         sent += static_cast<size_t>(n);
       }
@@ -98,7 +105,7 @@ class CannedHttpServer {
     return r;
   }
 
-  std::string answer_;
+  std::function<std::string(const std::string&)> answer_for_;
   int hold_ms_;
   int fd_ = -1;
   int port_ = 0;
