@@ -6,69 +6,17 @@
 
 #include <QtTest>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 
 #include "remote/openai_client.h"
+#include "support/remote_test_servers.h"
 #include "support/test_env.h"
 
 using namespace pagedchat::remote;
 
-namespace {
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-struct LlamaServer {
-  QProcess process;
-  std::string url;
-  LlamaServer(const QString& binary, const QString& model, const QStringList& extra = {}) {
-    const int port = freePort();
-    process.setProcessChannelMode(QProcess::MergedChannels);
-    process.start(binary, QStringList{"-m", model, "--host", "127.0.0.1", "--port", QString::number(port), "-c", "2048",
-                                      "-np", "4", "-t", "2"} + extra);
-    const std::string base = "http://127.0.0.1:" + std::to_string(port);
-    const int at = extra.indexOf(QStringLiteral("--api-key"));
-    const std::string key = at >= 0 ? extra[at + 1].toStdString() : std::string();
-    RemoteChatRequest probe;
-    probe.messages = {{"user", "Hi"}};
-    probe.max_tokens = 1;
-    for (int i = 0; i < 600 && process.state() != QProcess::NotRunning; ++i) {
-      if (stream_chat({base, key}, probe).error.ok()) {
-        url = base;
-        return;
-      }
-      QThread::msleep(100);
-    }
-    qWarning("llama-server did not start: %s", process.readAll().constData());
-  }
-  ~LlamaServer() {
-    process.kill();
-    process.waitForFinished(5000);
-  }
-};
-
-RemoteChatRequest ask(const std::string& text, int maxTokens) {
-  RemoteChatRequest r;
-  r.messages = {{"user", text}};
-  r.max_tokens = maxTokens;
-  return r;
-}
-
-const char* kStory = "Tell me a long story about a dragon who learns to bake bread.";
-}  // namespace
+using pagedchat::test::ask;
+using pagedchat::test::kLongStoryAsk;
+using pagedchat::test::LlamaServer;
 
 class TestRemoteLlamaServer : public QObject {
   Q_OBJECT
@@ -103,7 +51,7 @@ class TestRemoteLlamaServer : public QObject {
 
     std::atomic<bool> stop{false};
     int deltas = 0;
-    const RemoteChatResult stopped = stream_chat({server.url, {}}, ask(kStory, 400), [&](const RemoteDelta&) {
+    const RemoteChatResult stopped = stream_chat({server.url, {}}, ask(kLongStoryAsk, 400), [&](const RemoteDelta&) {
       if (++deltas == 3) stop = true;
     }, &stop);
     QCOMPARE(stopped.error.kind, RemoteErrorKind::stopped);
@@ -126,7 +74,7 @@ class TestRemoteLlamaServer : public QObject {
     QCOMPARE(none.error.kind, RemoteErrorKind::unauthorized);
     std::string seen;
     int deltas = 0;
-    const RemoteChatResult cut = stream_chat({server.url, "s3cret"}, ask(kStory, 400), [&](const RemoteDelta& d) {
+    const RemoteChatResult cut = stream_chat({server.url, "s3cret"}, ask(kLongStoryAsk, 400), [&](const RemoteDelta& d) {
       seen += d.text;
       if (++deltas == 5) server.process.kill();
     });

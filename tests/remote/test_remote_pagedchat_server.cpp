@@ -12,34 +12,14 @@
 #include <thread>
 
 #include "remote/openai_client.h"
+#include "support/remote_test_servers.h"
 #include "support/test_env.h"
 
 using namespace pagedchat::remote;
 
 namespace {
-// pagedchat-server on a free port, its model loaded; killed with the test.
-struct Server {
-  QProcess process;
-  std::string url;
-  explicit Server(const std::string& model, const QStringList& extra = {}) {
-    process.setProcessChannelMode(QProcess::MergedChannels);
-    process.start(qEnvironmentVariable("PAGEDCHAT_SERVER"),
-                  QStringList{"--model", QString::fromStdString(model), "--port", "0"} + extra);
-    QByteArray log;
-    QRegularExpression listening("listening on http://[^:]+:(\\d+)");
-    for (int i = 0; i < 600 && url.empty() && process.state() != QProcess::NotRunning; ++i) {
-      process.waitForReadyRead(100);
-      log += process.readAll();
-      const QRegularExpressionMatch m = listening.match(QString::fromUtf8(log));
-      if (m.hasMatch()) url = "http://127.0.0.1:" + m.captured(1).toStdString();
-    }
-    if (url.empty()) qWarning("the server did not start: %s", log.constData());
-  }
-  ~Server() {
-    process.kill();
-    process.waitForFinished(5000);
-  }
-};
+using pagedchat::test::ask;
+using pagedchat::test::kLongStoryAsk;
 
 size_t collect(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
@@ -62,30 +42,12 @@ std::string get(const std::string& url, long* status = nullptr) {
   return body;
 }
 
-bool waitLoaded(const std::string& url) {
-  for (int i = 0; i < 600; ++i) {
-    long status = 0;
-    get(url + "/health", &status);
-    if (status == 200) return true;
-    QThread::msleep(100);
-  }
-  return false;
-}
-
 double metric(const std::string& url, const std::string& name) {
   const std::string text = get(url + "/metrics");
   const size_t at = text.find("\n" + name + " ");
   return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
 }
 
-RemoteChatRequest ask(const std::string& text, int maxTokens) {
-  RemoteChatRequest r;
-  r.messages = {{"user", text}};
-  r.max_tokens = maxTokens;
-  return r;
-}
-
-const char* kStory = "Tell me a long story about a dragon who learns to bake bread.";
 }  // namespace
 
 class TestRemotePagedchatServer : public QObject {
@@ -101,8 +63,8 @@ class TestRemotePagedchatServer : public QObject {
   }
 
   void greedyTextIsTheLocalEnginesAndSamplesRepeatWithTheirSeed() {
-    Server server(m_model);
-    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model));
+    QVERIFY(!server.url.empty());
     const RemoteModels models = list_models({server.url, {}});
     QVERIFY2(models.error.ok(), models.error.sentence().c_str());
     QCOMPARE(models.ids, std::vector<std::string>{"SmolLM2-135M-Instruct.Q4_1"});
@@ -142,11 +104,11 @@ class TestRemotePagedchatServer : public QObject {
   }
 
   void stopAbortsTheRequestOnTheServer() {
-    Server server(m_model);
-    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model));
+    QVERIFY(!server.url.empty());
     std::atomic<bool> stop{false};
     int deltas = 0;
-    const RemoteChatResult r = stream_chat({server.url, {}}, ask(kStory, 400), [&](const RemoteDelta&) {
+    const RemoteChatResult r = stream_chat({server.url, {}}, ask(kLongStoryAsk, 400), [&](const RemoteDelta&) {
       if (++deltas == 3) stop = true;
     }, &stop);
     QCOMPARE(r.error.kind, RemoteErrorKind::stopped);
@@ -157,8 +119,8 @@ class TestRemotePagedchatServer : public QObject {
   }
 
   void aKeyIsAskedForAndABusyServerSaysWhenToRetry() {
-    Server server(m_model, {"--api-key", "s3cret", "--max-active", "1"});
-    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model), {"--api-key", "s3cret", "--max-active", "1"});
+    QVERIFY(!server.url.empty());
     const RemoteChatResult none = stream_chat({server.url, {}}, ask("Hi!", 4));
     QCOMPARE(none.error.kind, RemoteErrorKind::unauthorized);
     QCOMPARE(none.error.http_status, 401);
@@ -170,7 +132,7 @@ class TestRemotePagedchatServer : public QObject {
     std::atomic<bool> started{false}, stop{false};
     RemoteChatResult first;
     std::thread long_one([&] {
-      first = stream_chat(keyed, ask(kStory, 400), [&](const RemoteDelta&) { started = true; }, &stop);
+      first = stream_chat(keyed, ask(kLongStoryAsk, 400), [&](const RemoteDelta&) { started = true; }, &stop);
     });
     for (int i = 0; i < 600 && !started; ++i) QThread::msleep(50);
     QVERIFY(started);
@@ -184,11 +146,11 @@ class TestRemotePagedchatServer : public QObject {
   }
 
   void aServerKilledMidwayIsACutStreamWithItsTextKept() {
-    Server server(m_model);
-    QVERIFY(!server.url.empty() && waitLoaded(server.url));
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model));
+    QVERIFY(!server.url.empty());
     int deltas = 0;
     std::string seen;
-    const RemoteChatResult r = stream_chat({server.url, {}}, ask(kStory, 400), [&](const RemoteDelta& d) {
+    const RemoteChatResult r = stream_chat({server.url, {}}, ask(kLongStoryAsk, 400), [&](const RemoteDelta& d) {
       seen += d.text;
       if (++deltas == 5) server.process.kill();
     });

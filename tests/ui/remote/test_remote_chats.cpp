@@ -16,7 +16,7 @@
 #include <QPlainTextEdit>
 #include <QSpinBox>
 
-#include "remote/openai_client.h"
+#include "support/remote_test_servers.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "ui/chat/compare_view.h"
@@ -26,37 +26,10 @@
 #include "ui/shell/main_window.h"
 
 namespace {
-// pagedchat-server on a free port with its model loaded; killed with the test.
-struct Server {
-  QProcess process;
-  QString url;
-  Server(const QString& model, const QStringList& extra = {}) {
-    process.setProcessChannelMode(QProcess::MergedChannels);
-    process.start(qEnvironmentVariable("PAGEDCHAT_SERVER"), QStringList{"--model", model, "--port", "0"} + extra);
-    QByteArray log;
-    const QRegularExpression listening(QStringLiteral("listening on http://[^:]+:(\\d+)"));
-    for (int i = 0; i < 600 && url.isEmpty() && process.state() != QProcess::NotRunning; ++i) {
-      process.waitForReadyRead(100);
-      log += process.readAll();
-      if (const QRegularExpressionMatch m = listening.match(QString::fromUtf8(log)); m.hasMatch())
-        url = QStringLiteral("http://127.0.0.1:%1").arg(m.captured(1));
-    }
-    // Loaded: a one-token reply goes through (the key, when there is one, is the test's).
-    const int at = extra.indexOf(QStringLiteral("--api-key"));
-    const std::string key = at >= 0 ? extra[at + 1].toStdString() : std::string();
-    pagedchat::remote::RemoteChatRequest probe;
-    probe.messages = {{"user", "Hi"}};
-    probe.max_tokens = 1;
-    for (int i = 0; i < 300 && !url.isEmpty(); ++i) {
-      if (pagedchat::remote::stream_chat({url.toStdString(), key}, probe).error.ok()) return;
-      QThread::msleep(100);
-    }
-    url.clear();
-  }
-  ~Server() {
-    process.kill();
-    process.waitForFinished(5000);
-  }
+// The server as the app names it.
+struct Server : pagedchat::test::PagedchatServer {
+  using PagedchatServer::PagedchatServer;
+  QString qurl() const { return QString::fromStdString(url); }
 };
 
 TurnSettings greedy(int maxTokens) {
@@ -101,11 +74,11 @@ class TestRemoteChats : public QObject {
 
   void aChatRunsOnARemoteServerAsOnThisMachine() {
     Server server(m_model);
-    QVERIFY(!server.url.isEmpty());
+    QVERIFY(!server.url.empty());
     AppServices services;
     MainWindow w(services);
     w.show();  // no local model: a remote chat needs none
-    QVERIFY(addThroughTheDialog(w, server.url, QString()));
+    QVERIFY(addThroughTheDialog(w, server.qurl(), QString()));
     QCOMPARE(w.remoteEndpoints()->entries().size(), 1);
     QCOMPARE(w.remoteEndpoints()->entries()[0].models, QStringList{"SmolLM2-135M-Instruct.Q4_1"});
 
@@ -120,8 +93,8 @@ class TestRemoteChats : public QObject {
       if (a->text() == QLatin1String("SmolLM2-135M-Instruct.Q4_1")) remoteModel = a;
     QVERIFY(remoteModel);
     remoteModel->trigger();
-    QCOMPARE(w.chat(id)->remote, (RemoteEngineChoice{server.url, "SmolLM2-135M-Instruct.Q4_1"}));
-    QVERIFY2(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text().contains(server.url),
+    QCOMPARE(w.chat(id)->remote, (RemoteEngineChoice{server.qurl(), "SmolLM2-135M-Instruct.Q4_1"}));
+    QVERIFY2(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text().contains(server.qurl()),
              qPrintable(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text()));
     QVERIFY(w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->isEnabled());
     w.setChatSampling(id, greedy(40));
@@ -194,16 +167,16 @@ class TestRemoteChats : public QObject {
 
   void aKeyIsAskedForAndKeptOutOfTheDatabase() {
     Server server(m_model, {"--api-key", "s3cret-key"});
-    QVERIFY(!server.url.isEmpty());
+    QVERIFY(!server.url.empty());
     AppServices services;
     MainWindow w(services);
     w.show();
     QString note;
-    QVERIFY(!addThroughTheDialog(w, server.url, QString(), &note));
+    QVERIFY(!addThroughTheDialog(w, server.qurl(), QString(), &note));
     QVERIFY2(note.contains(QStringLiteral("refused the API key (401)")), qPrintable(note));
-    QVERIFY(addThroughTheDialog(w, server.url, QStringLiteral("s3cret-key"), &note));
+    QVERIFY(addThroughTheDialog(w, server.qurl(), QStringLiteral("s3cret-key"), &note));
     const ChatId id = w.newChat();
-    QVERIFY(w.setChatEngine(id, {server.url, "SmolLM2-135M-Instruct.Q4_1"}));
+    QVERIFY(w.setChatEngine(id, {server.qurl(), "SmolLM2-135M-Instruct.Q4_1"}));
     w.setChatSampling(id, greedy(4));
     pagedchat::test::sendAndWait(w, QStringLiteral("Hi!"));
     QCOMPARE(w.chat(id)->messages.size(), 2);
