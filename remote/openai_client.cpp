@@ -66,7 +66,7 @@ int64_t int_at(const json& j, const char* key) {
 std::string error_message(std::string_view body) {
   const json j = parse(body);
   if (!j.is_object()) return {};
-  if (const auto e = j.find("error"); e != j.end()) {
+  if (const auto e = j.find("error"); e != j.end() && !e->is_null()) {
     if (e->is_string()) return e->get<std::string>();
     if (e->is_object()) return string_at(*e, "message");
   }
@@ -95,7 +95,8 @@ struct Transfer {
   int retry_after_s = -1;
   bool body_too_large = false;
   const std::atomic<bool>* stop = nullptr;
-  std::function<void(std::string_view)> on_stream_bytes;
+  std::function<bool(std::string_view)> on_stream_bytes;  // false: read no more (a done, broken or endless stream)
+  char message[CURL_ERROR_SIZE] = {};  // libcurl's words; registered for the handle's whole life
 
   Transfer() : h(curl_easy_init()) {}
   ~Transfer() {
@@ -133,10 +134,7 @@ struct Transfer {
       curl_easy_getinfo(t->h, CURLINFO_CONTENT_TYPE, &type);
       t->streaming = t->status == 200 && type && std::strstr(type, "text/event-stream") != nullptr;
     }
-    if (t->streaming && t->on_stream_bytes) {
-      t->on_stream_bytes(std::string_view(data, n));
-      return n;
-    }
+    if (t->streaming && t->on_stream_bytes) return t->on_stream_bytes(std::string_view(data, n)) ? n : 0;
     const size_t limit = t->status == 200 ? kMaxJsonBody : kMaxErrorBody;
     if (t->body.size() + n > limit) {
       t->body_too_large = t->status == 200;
@@ -173,7 +171,6 @@ struct Transfer {
   // Runs the transfer; the error it ended with (kind none: a complete HTTP exchange).
   RemoteError perform() {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    char message[CURL_ERROR_SIZE] = {};
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, message);
     const CURLcode rc = curl_easy_perform(h);
     if (!decided) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -187,13 +184,22 @@ struct Transfer {
       case CURLE_COULDNT_CONNECT: e.kind = RemoteErrorKind::refused; break;
       case CURLE_COULDNT_RESOLVE_HOST:
       case CURLE_COULDNT_RESOLVE_PROXY: e.kind = RemoteErrorKind::unreachable; break;
-      case CURLE_OPERATION_TIMEDOUT: e.kind = decided || status ? RemoteErrorKind::timeout : RemoteErrorKind::unreachable; break;
+      case CURLE_OPERATION_TIMEDOUT: {
+        // Connected and then silent (a long queue, a slow prefill) is a stall, not an absent server.
+        double connect_s = 0;
+        curl_easy_getinfo(h, CURLINFO_CONNECT_TIME, &connect_s);
+        e.kind = decided || status || connect_s > 0 ? RemoteErrorKind::timeout : RemoteErrorKind::unreachable;
+        break;
+      }
+      case CURLE_SSL_CONNECT_ERROR:
+      case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CERTPROBLEM:
+      case CURLE_SSL_CACERT_BADFILE: e.kind = RemoteErrorKind::unreachable; break;  // TLS: the sentence gives libcurl's words
       case CURLE_WRITE_ERROR: e.kind = RemoteErrorKind::bad_response; break;  // a reply past our limits
       case CURLE_URL_MALFORMAT:
       case CURLE_UNSUPPORTED_PROTOCOL: e.kind = RemoteErrorKind::bad_request; break;
       default: e.kind = RemoteErrorKind::stream_cut; break;  // partial, reset, nothing received
     }
-    if (e.kind == RemoteErrorKind::stream_cut && !decided && status == 0) e.kind = RemoteErrorKind::refused;
     if (e.ok() && status != 200) {
       e.kind = kind_of_status(status);
       e.server_message = error_message(body);
@@ -225,6 +231,7 @@ std::string RemoteError::sentence() const {
     case RemoteErrorKind::bad_request: return "The server rejected the request" + code + said + ".";
     case RemoteErrorKind::server_error: return "The server failed" + code + said + ".";
     case RemoteErrorKind::stream_cut:
+      if (http_status == 0) return "The server at " + url + " closed the connection without answering (" + detail + ").";
       return "The connection closed before the reply ended (the server stopped, or the network dropped); what "
              "arrived is kept.";
     case RemoteErrorKind::bad_response: return "The server's reply is not an OpenAI-compatible one" + said + ".";
@@ -259,7 +266,7 @@ std::string chat_request_json(const RemoteChatRequest& r, const std::string& mod
 bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::function<void(const RemoteDelta&)>& on_delta) {
   const json j = parse(data);
   if (!j.is_object()) return false;
-  if (const auto e = j.find("error"); e != j.end()) {
+  if (const auto e = j.find("error"); e != j.end() && !e->is_null()) {
     // An error after the stream began (llama.cpp and vLLM send one as a data event).
     result.error.kind = RemoteErrorKind::server_error;
     result.error.server_message = e->is_object() ? string_at(*e, "message") : e->is_string() ? e->get<std::string>() : "";
@@ -347,17 +354,40 @@ RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& r
     if (result.first_token_ms < 0) result.first_token_ms = ms_since_start();
     if (on_delta) on_delta(d);
   };
+  // A server that streams on past anything the request could need is cut off.
+  const int64_t max_chunks = (int64_t{request.max_tokens} + 64) * std::max(request.n, 1) * 2;
+  int64_t chunks_seen = 0;
+  bool endless = false;
+  auto fail_with = [&](std::string_view json_or_text) {
+    result.error.kind = RemoteErrorKind::server_error;
+    result.error.server_message = error_message(json_or_text);
+    if (result.error.server_message.empty()) result.error.server_message = std::string(json_or_text.substr(0, 500));
+    done = true;
+  };
   t.on_stream_bytes = [&](std::string_view bytes) {
     sse.feed(bytes, [&](const SseEvent& e) {
-      if (done || malformed) return;
+      if (done || malformed || endless) return;
+      if (!e.error.empty()) return fail_with(e.error);  // llama.cpp's "error:" line
+      if (e.event == "error") return fail_with(e.data);
+      if (!e.event.empty() && e.event != "message") return;  // pings, and types of other uses
+      if (e.data.empty()) return;
       if (e.data == "[DONE]") {
         done = true;
         return;
       }
+      if (++chunks_seen > max_chunks) {
+        endless = true;
+        return;
+      }
       if (!apply_chunk(e.data, result, delta)) malformed = true;
     });
+    // Read no more once the stream is over or cannot be trusted (the transfer then ends at once).
+    return !(done || malformed || endless || sse.overflowed());
   };
   RemoteError transfer = t.perform();
+  // The transfer ended because we stopped reading: judged below, by why.
+  if (transfer.kind == RemoteErrorKind::bad_response && t.streaming && (done || malformed || endless || sse.overflowed()))
+    transfer = RemoteError{};
   result.total_ms = ms_since_start();
   if (result.model.empty()) result.model = model;
   if (!transfer.ok()) {
@@ -377,9 +407,11 @@ RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& r
     }
     return result;
   }
-  if (malformed || sse.overflowed()) {
+  if (malformed || sse.overflowed() || endless) {
     result.error.kind = RemoteErrorKind::bad_response;
-    result.error.server_message = sse.overflowed() ? "an event past 1 MiB" : "a stream event that is not a completion chunk";
+    result.error.server_message = sse.overflowed() ? "an event past 1 MiB"
+                                  : endless      ? "more chunks than max_tokens allows, without an end"
+                                                 : "a stream event that is not a completion chunk";
     result.error.url = t.url;
     return result;
   }
@@ -388,6 +420,7 @@ RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& r
   if (!done && !finished) {
     // The connection closed cleanly but the reply never ended: a server killed between chunks.
     result.error.kind = RemoteErrorKind::stream_cut;
+    result.error.http_status = static_cast<int>(t.status);
     result.error.url = t.url;
   }
   return result;
@@ -455,7 +488,11 @@ RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& 
     if (on_delta) on_delta(d);
   }, stop);
   // A server without n says so (400) before any text, or answers one choice only: then n requests.
-  const bool refused_n = r.error.kind == RemoteErrorKind::bad_request && !any_text;
+  auto about_n = [](const std::string& m) {
+    return m.find("choice") != std::string::npos || m.find("'n'") != std::string::npos ||
+           m.find("\"n\"") != std::string::npos || m.find(" n ") != std::string::npos || m.rfind("n ", 0) == 0;
+  };
+  const bool refused_n = r.error.kind == RemoteErrorKind::bad_request && !any_text && about_n(r.error.server_message);
   const bool one_choice = r.error.ok() && r.texts.size() == 1;
   if (request.n > 1 && (refused_n || one_choice) && !(stop && stop->load())) {
     if (one_choice) {

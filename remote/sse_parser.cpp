@@ -56,6 +56,9 @@ void SseParser::line(std::string_view text, const std::function<void(const SseEv
     has_data_ = true;
   } else if (field == "event") {
     pending_.event = std::string(value);
+  } else if (field == "error") {
+    pending_.error.append(value);
+    has_data_ = true;
   } else if (field == "id") {
     if (value.find('\0') == std::string_view::npos) pending_.id = std::string(value);
   }

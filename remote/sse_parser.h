@@ -18,6 +18,9 @@ struct SseEvent {
   std::string event;  // empty: the default type, "message"
   std::string data;   // the data lines, joined by '\n'
   std::string id;
+  // Not in the spec: llama.cpp's server sends a stream's failure as an "error:" line of its own
+  // (its JSON), not as data. Kept, so that its message reaches the user.
+  std::string error;
 };
 
 class SseParser {

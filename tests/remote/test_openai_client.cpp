@@ -124,6 +124,50 @@ class TestOpenAiClient : public QObject {
     QCOMPARE(r.texts.at(0), std::string("Part"));
   }
 
+  // llama.cpp's server says a failure in an "error:" line of its own, not as data.
+  void anErrorLineInsideTheStreamIsTheServersMessage() {
+    CannedHttpServer server(CannedHttpServer::answer(
+        200, "text/event-stream", chunk(0, "Part") + "error: {\"code\":500,\"message\":\"the prompt is too long\",\"type\":\"server_error\"}\n\n"));
+    const RemoteChatResult r = run(server);
+    QCOMPARE(r.error.kind, RemoteErrorKind::server_error);
+    QCOMPARE(r.error.server_message, std::string("the prompt is too long"));
+    QCOMPARE(r.texts.at(0), std::string("Part"));
+  }
+
+  // Pings, typed events of other uses, empty data and "error": null are no reason to fail.
+  void harmlessEventsAreSkipped() {
+    const std::string nullError = "data: {\"error\":null,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"}}]}\n\n";
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream",
+                                                     "event: ping\ndata: {}\n\ndata:\n\n" + chunk(0, "Hi") + nullError +
+                                                         chunk(0, "", "stop") + "data: [DONE]\n\n"));
+    const RemoteChatResult r = run(server);
+    QVERIFY2(r.error.ok(), r.error.sentence().c_str());
+    QCOMPARE(r.texts.at(0), std::string("Hi!"));
+  }
+
+  // A server that never stops is cut off once it sent more than the request could need, and
+  // nothing after [DONE] is read.
+  void anEndlessStreamIsCutOff() {
+    std::string endless;
+    for (int i = 0; i < 2000; ++i) endless += chunk(0, "x");
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream", endless), 20000);
+    RemoteChatRequest r = ask();
+    r.max_tokens = 10;
+    QElapsedTimer clock;
+    clock.start();
+    const RemoteChatResult out = run(server, r);
+    QCOMPARE(out.error.kind, RemoteErrorKind::bad_response);
+    QVERIFY(out.chunks.at(0) <= 2 * (10 + 64));
+    QVERIFY2(clock.elapsed() < 10000, "the transfer was ended, not waited out");
+    CannedHttpServer afterDone(CannedHttpServer::answer(200, "text/event-stream", chunk(0, "ok", "stop") + "data: [DONE]\n\n" + endless),
+                               20000);
+    clock.restart();
+    const RemoteChatResult fine = run(afterDone);
+    QVERIFY2(fine.error.ok(), fine.error.sentence().c_str());
+    QCOMPARE(fine.texts.at(0), std::string("ok"));
+    QVERIFY(clock.elapsed() < 10000);
+  }
+
   void aStreamClosedBeforeItsEndIsCut() {
     CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream", chunk(0, "Once upon") + chunk(0, " a")));
     const RemoteChatResult r = run(server);

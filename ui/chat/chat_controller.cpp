@@ -253,6 +253,7 @@ bool ChatController::remove(ChatId id) {
   }
   // Frees its sequences; a turn in flight is aborted with them, and its signals find no chat.
   onEngine([id](EngineBridge& b) { b.release(id); });
+  if (m_remote) m_remote->stop(id);  // a remote server stops generating for it too
   m_chats.erase(it);
   QVector<ChatId> orphans;
   for (const auto& [childId, c] : m_chats)
@@ -519,6 +520,7 @@ void ChatController::measure(ChatId id) {
 
 void ChatController::engineReplaced() {
   for (auto& [id, c] : m_chats) {
+    if (c.record.remote.isSet()) continue;  // its engine is elsewhere, and still there
     if (c.replying) {
       c.replying = false;
       if (c.numSamples == 1) settleInterruptedReply(c.record.messages);  // its engine went with it

@@ -21,6 +21,8 @@
 #include "support/window_driver.h"
 #include "ui/chat/compare_view.h"
 #include "ui/chat/transcript_view.h"
+#include "ui/chat/chat_controller.h"
+#include "ui/remote/remote_bridge.h"
 #include "ui/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
 #include "ui/shell/main_window.h"
@@ -163,6 +165,43 @@ class TestRemoteChats : public QObject {
     // The next turn finds nothing there, and says so.
     pagedchat::test::sendAndWait(w, QStringLiteral("Hello?"));
     QVERIFY2(transcriptText(w).contains(QStringLiteral("Nothing answers at")), qPrintable(transcriptText(w)));
+  }
+
+  // Loading a local model replaces the local engine only: a remote reply in flight goes on,
+  // and deleting its chat stops it on the server.
+  void aLocalModelLoadLeavesARemoteReplyAlone() {
+    Server server(m_model);
+    QVERIFY(!server.url.empty());
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(addThroughTheDialog(w, server.qurl(), QString()));
+    const ChatId id = w.newChat();
+    QVERIFY(w.setChatEngine(id, {server.qurl(), "SmolLM2-135M-Instruct.Q4_1"}));
+    w.setChatSampling(id, greedy(300));
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    input->setPlainText(QString::fromLatin1(pagedchat::test::kLongStoryAsk));
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    QTRY_VERIFY_WITH_TIMEOUT(w.chat(id)->messages.size() == 2 && !w.chat(id)->messages[1].content.isEmpty(), 60000);
+    pagedchat::test::loadAndWait(w, m_model);
+    QVERIFY(done.wait(120000));
+    const MessageRecord& reply = w.chat(id)->messages[1];
+    QVERIFY2(reply.metrics.finishReason == QLatin1String("stop") || reply.metrics.finishReason == QLatin1String("length"),
+             qPrintable(reply.metrics.finishReason));
+
+    // Deleting a chat whose remote reply streams ends the request on the server.
+    const ChatId gone = w.newChat();
+    QVERIFY(w.setChatEngine(gone, {server.qurl(), "SmolLM2-135M-Instruct.Q4_1"}));
+    w.setChatSampling(gone, greedy(400));
+    input->setPlainText(QString::fromLatin1(pagedchat::test::kLongStoryAsk));
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    QTRY_VERIFY_WITH_TIMEOUT(w.chat(gone)->messages.size() == 2 && !w.chat(gone)->messages[1].content.isEmpty(), 60000);
+    auto* remote = w.findChild<RemoteBridge*>();
+    QVERIFY(remote && remote->isReplying(gone));
+    QVERIFY(w.findChild<ChatController*>());
+    w.findChild<ChatController*>()->remove(gone);
+    QTRY_VERIFY_WITH_TIMEOUT(!remote->isReplying(gone), 10000);
   }
 
   void aKeyIsAskedForAndKeptOutOfTheDatabase() {
