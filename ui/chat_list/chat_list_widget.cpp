@@ -132,6 +132,7 @@ void ChatListWidget::refreshText(QTreeWidgetItem* it) {
   QString text = it->data(0, kTitleRole).toString();
   const QString forkNote = it->data(0, kForkNoteRole).toString();
   if (!forkNote.isEmpty()) text += QStringLiteral("\n  ") + forkNote;
+  if (const QString host = it->data(0, kRemoteRole).toString(); !host.isEmpty()) text += QStringLiteral("\n  ") + tr("on %1").arg(host);
   if (it->data(0, kPinnedRole).toBool()) text = QStringLiteral("★ ") + text;
   if (it->data(0, kReplyingRole).toBool()) text = QStringLiteral("● ") + text;  // replying
   it->setText(0, text);
@@ -177,6 +178,13 @@ void ChatListWidget::setReplying(ChatId id, bool replying) {
     it->setData(0, kReplyingRole, replying);
     refreshText(it);
   }
+}
+
+void ChatListWidget::setRemoteHost(ChatId id, const QString& host) {
+  QTreeWidgetItem* it = item(id);
+  if (!it || it->data(0, kRemoteRole).toString() == host) return;
+  it->setData(0, kRemoteRole, host);
+  refreshText(it);
 }
 
 void ChatListWidget::setPinned(ChatId id, bool pinned) {

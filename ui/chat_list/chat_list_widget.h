@@ -24,6 +24,8 @@ class ChatListWidget : public QTreeWidget {
   void setTitle(ChatId id, const QString& title);
   void setReplying(ChatId id, bool replying);
   void setPinned(ChatId id, bool pinned);
+  // The remote server the chat runs on ("host:port", under its title); empty: this machine.
+  void setRemoteHost(ChatId id, const QString& host);
   void setLastActive(ChatId id, qint64 msSinceEpoch);
   void setOrder(Order order);
   Order order() const { return m_order; }
@@ -51,6 +53,7 @@ class ChatListWidget : public QTreeWidget {
   static constexpr int kPinnedRole = Qt::UserRole + 4;
   static constexpr int kLastActiveRole = Qt::UserRole + 5;
   static constexpr int kForkedAtRole = Qt::UserRole + 6;  // the parent's messages kept; -1: not a fork
+  static constexpr int kRemoteRole = Qt::UserRole + 7;    // "host:port" of its remote engine, or empty
   void refreshText(QTreeWidgetItem* item);
   void setForkNote(QTreeWidgetItem* item, const QString& parentTitle);
   void resort();

@@ -1,6 +1,7 @@
 // The main window: layout, actions, and the flow of each chat's turns through the bridge.
 #include "ui/shell/main_window.h"
 
+#include <QUrl>
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
@@ -362,6 +363,7 @@ void MainWindow::addChatToList(ChatId id) {
   const ChatRecord& r = m_chats->chat(id)->record;
   const ChatRecord* parent = chat(r.parentId);
   m_list->addChat(r, parent ? parent->title : tr("a deleted chat"));
+  if (r.remote.isSet()) m_list->setRemoteHost(id, QUrl(r.remote.url).authority());
 }
 
 ChatId MainWindow::newChat() {

@@ -2,6 +2,9 @@
 // (this machine, or a model of a remote server), which the chat keeps from its next turn on.
 #include <QActionGroup>
 #include <QMenu>
+#include <QUrl>
+
+#include "ui/chat_list/chat_list_widget.h"
 
 #include "ui/chat/chat_controller.h"
 #include "ui/remote/remote_endpoints.h"
@@ -16,6 +19,7 @@ void MainWindow::showRemoteEngines() {
 
 bool MainWindow::setChatEngine(ChatId id, const RemoteEngineChoice& engine) {
   const bool ok = m_chats->setRemoteEngine(id, engine);
+  if (ok) m_list->setRemoteHost(id, engine.isSet() ? QUrl(engine.url).authority() : QString());
   if (id == m_current) updateControls();
   return ok;
 }

@@ -15,6 +15,8 @@
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QSpinBox>
+#include <QTreeWidgetItem>
+#include <QUrl>
 
 #include "support/remote_test_servers.h"
 #include "support/test_env.h"
@@ -22,6 +24,7 @@
 #include "ui/chat/compare_view.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/chat/chat_controller.h"
+#include "ui/chat_list/chat_list_widget.h"
 #include "ui/remote/remote_bridge.h"
 #include "ui/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
@@ -96,6 +99,9 @@ class TestRemoteChats : public QObject {
     QVERIFY(remoteModel);
     remoteModel->trigger();
     QCOMPARE(w.chat(id)->remote, (RemoteEngineChoice{server.qurl(), "SmolLM2-135M-Instruct.Q4_1"}));
+    // The list says where the chat runs, under its title.
+    const QString listed = w.findChild<ChatListWidget*>(QStringLiteral("chatList"))->item(id)->text(0);
+    QVERIFY2(listed.contains(QStringLiteral("on ") + QUrl(server.qurl()).authority()), qPrintable(listed));
     QVERIFY2(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text().contains(server.qurl()),
              qPrintable(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text()));
     QVERIFY(w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->isEnabled());
