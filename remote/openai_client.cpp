@@ -309,6 +309,44 @@ bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::fun
   return true;
 }
 
+RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::string_view json)>& on_frame,
+                       const std::atomic<bool>* stop) {
+  init_curl();
+  Transfer t;
+  t.url = route_url(endpoint, "kv/events");
+  t.stop = stop;
+  t.setup(endpoint);
+  t.headers = curl_slist_append(t.headers, "Accept: text/event-stream");
+  // A frame holds the whole pool: a large pool's is a few MiB (the parser's limit is per event).
+  SseParser sse(size_t{64} << 20);
+  t.on_stream_bytes = [&](std::string_view bytes) {
+    sse.feed(bytes, [&](const SseEvent& e) {
+      if (e.event == "pool" && !e.data.empty()) on_frame(e.data);
+    });
+    return !sse.overflowed();
+  };
+  RemoteError e = t.perform();
+  if (e.ok() && !t.streaming && t.status == 200) {
+    e.kind = RemoteErrorKind::bad_response;
+    e.server_message = "GET /v1/kv/events sent no event stream (is it a PagedChat server?)";
+  } else if (e.ok()) {
+    e.kind = RemoteErrorKind::stream_cut;  // a watch ends only when stopped or cut
+    e.http_status = static_cast<int>(t.status);
+  }
+  return e;
+}
+
+RemoteError pool_snapshot(const Endpoint& endpoint, std::string* json) {
+  init_curl();
+  Transfer t;
+  t.url = route_url(endpoint, "kv/snapshot");
+  t.setup(endpoint);
+  curl_easy_setopt(t.h, CURLOPT_TIMEOUT, endpoint.connect_timeout_s + 20);
+  RemoteError e = t.perform();
+  if (e.ok()) *json = std::move(t.body);
+  return e;
+}
+
 RemoteModels list_models(const Endpoint& endpoint) {
   init_curl();
   RemoteModels out;

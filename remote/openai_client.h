@@ -98,6 +98,14 @@ struct RemoteModels {
 };
 RemoteModels list_models(const Endpoint& endpoint);
 
+// A remote pagedchat-server's KV pool (GET /v1/kv/events, server/pool_watch.h): on_frame gets
+// each frame's JSON as it arrives, until stop is set, the server goes or the stream breaks;
+// the returned error says which (stopped, stream_cut, ...). Blocking, as stream_chat.
+RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::string_view json)>& on_frame,
+                       const std::atomic<bool>* stop);
+// One frame of it now (GET /v1/kv/snapshot), its JSON in *json.
+RemoteError pool_snapshot(const Endpoint& endpoint, std::string* json);
+
 // The endpoint's URL for a route ("chat/completions"): base_url with /v1 once, no double slash.
 std::string route_url(const Endpoint& endpoint, std::string_view route);
 // The request's JSON body (model given: the request's own or the one chosen for it).

@@ -14,6 +14,7 @@
 #include "server/connection_guard.h"
 #include "server/completion_json.h"
 #include "server/completion_session.h"
+#include "server/pool_event_stream.h"
 #include "server/request_router.h"
 #include "server/http_reply.h"
 
@@ -149,6 +150,12 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   } else if (path == QLatin1String("/v1/models")) {
     expect(Method::Get);
     writeHttpResponse(socket, 200, "application/json", modelsJson(m_router.modelId(), QDateTime::currentSecsSinceEpoch()));
+  } else if (path == QLatin1String("/v1/kv/events") || path == QLatin1String("/v1/kv/snapshot")) {
+    // The pool, watched (server/pool_event_stream.h); behind the API key like every route but /health.
+    expect(Method::Get);
+    if (!m_router.isLoaded()) throw loading();
+    auto* stream = new PoolEventStream(socket, m_router, path.endsWith(QLatin1String("snapshot")), m_options.connection.maxQueuedBytes);
+    stream->setParent(this);
   } else if (path == QLatin1String("/v1/chat/completions")) {
     expect(Method::Post);
     serveCompletion(request, socket, true, userKey);

@@ -3,6 +3,8 @@
 
 #include <QMetaObject>
 
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "engine/model/model.h"
@@ -22,6 +24,7 @@ void RequestRouter::attach(std::shared_ptr<const pagedchat::Model> model, pagedc
     if (attachment != m_attachment) return;  // m_attachment only changes on this thread
     std::lock_guard lock(m_mutex);
     m_tracker.on_event(e);
+    if (e.kind == pagedchat::EngineEventKind::kv && !m_poolWatchers.empty()) m_poolEvents.push_back(e.kv);
   });
 }
 
@@ -145,8 +148,49 @@ int RequestRouter::numActive() const {
   return static_cast<int>(m_routes.size());
 }
 
+int RequestRouter::watchPool(QObject* context, PoolListener listener) {
+  std::function<void()> wake;
+  int id;
+  {
+    std::lock_guard lock(m_mutex);
+    id = ++m_nextWatch;
+    m_poolWatchers[id] = {context, std::move(listener)};
+    m_poolFrameDue = true;
+    wake = m_wake;
+  }
+  if (wake) wake();  // a step (idle or not) sends the first frame
+  return id;
+}
+
+void RequestRouter::unwatchPool(int watch) {
+  std::lock_guard lock(m_mutex);
+  m_poolWatchers.erase(watch);
+  if (m_poolWatchers.empty()) m_poolEvents.clear();
+}
+
+// Engine thread, under the lock: the snapshot is the engine's own, read between steps.
+void RequestRouter::deliverPoolLocked() {
+  if (m_poolWatchers.empty() || !m_engine || (m_poolEvents.empty() && !m_poolFrameDue)) return;
+  auto frame = std::make_shared<PoolWatchFrame>();
+  frame->step = m_stats.num_steps;
+  frame->events = std::move(m_poolEvents);
+  m_poolEvents.clear();
+  frame->snapshot = m_engine->snapshot();
+  std::set<pagedchat::SequenceId> seqs;
+  for (const auto* blocks : {&frame->snapshot.blocks, &frame->snapshot.host_blocks})
+    for (const pagedchat::KvBlockInfo& b : *blocks) seqs.insert(b.owners.begin(), b.owners.end());
+  for (pagedchat::SequenceId id : seqs)
+    if (std::optional<pagedchat::SequenceView> view = m_engine->sequence(id))
+      frame->sequences.push_back({id, m_tracker.request_of(id), view->num_stored, std::move(view->block_table)});
+  m_poolFrameDue = false;
+  std::shared_ptr<const PoolWatchFrame> shared = std::move(frame);
+  for (const auto& [id, w] : m_poolWatchers)
+    QMetaObject::invokeMethod(w.context, [listener = w.listener, shared] { listener(shared); }, Qt::QueuedConnection);
+}
+
 void RequestRouter::deliverLocked() {
   if (m_engine) m_stats = m_engine->stats();
+  deliverPoolLocked();
   for (RequestUpdate& update : m_tracker.take_updates()) {
     auto it = m_routes.find(update.id);
     if (it == m_routes.end()) continue;

@@ -20,6 +20,7 @@
 
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
+#include "server/pool_watch.h"
 
 namespace pagedchat {
 struct Model;
@@ -70,6 +71,12 @@ class RequestRouter {
   pagedchat::EngineStats stats() const;  // as of the last step
   int numActive() const;
 
+  // The pool watched (GET /v1/kv/events): after the next step a frame with the whole snapshot,
+  // then one after each step with KV events; `listener` runs on `context`'s thread. Any thread.
+  using PoolListener = std::function<void(const std::shared_ptr<const PoolWatchFrame>&)>;
+  int watchPool(QObject* context, PoolListener listener);
+  void unwatchPool(int watch);
+
  private:
   struct Route {
     QObject* context = nullptr;
@@ -80,6 +87,7 @@ class RequestRouter {
   // nothing when no engine is attached or the request is not the API's (or is over).
   void command(pagedchat::RequestId id, const std::function<void(pagedchat::Engine&)>& apply);
   void deliverLocked();
+  void deliverPoolLocked();
   void failAllLocked(const std::string& message);
 
   const int m_maxActive;
@@ -92,4 +100,12 @@ class RequestRouter {
   std::map<pagedchat::RequestId, Route> m_routes;
   pagedchat::RequestTracker m_tracker;  // what each route's request produced (fed under m_mutex)
   pagedchat::EngineStats m_stats;
+  struct PoolWatcher {
+    QObject* context = nullptr;
+    PoolListener listener;
+  };
+  std::map<int, PoolWatcher> m_poolWatchers;
+  int m_nextWatch = 0;
+  bool m_poolFrameDue = false;                  // a new watcher waits for its first snapshot
+  std::vector<pagedchat::KvEvent> m_poolEvents;  // since the last frame (only while watched)
 };

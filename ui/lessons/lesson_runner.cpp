@@ -180,6 +180,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_sceneChats.clear();
   m_titles.clear();
   setState(State::preparing, tr("Setting up “%1”…").arg(lesson.title));
+  m_window.watchPool(QString());  // a lesson is told on this machine's pool
   auto stale = [&] { return !self || generation != m_generation; };
   // A fresh scene: a turn still running from an earlier lesson (or the user) is stopped first.
   for (const ChatId id : m_window.chatIds()) {

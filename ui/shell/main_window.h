@@ -44,6 +44,7 @@ class TranscriptView;
 class ModelLibraryDialog;
 class RemoteBridge;
 class RemoteEndpoints;
+class RemotePoolWatcher;
 class WelcomeView;
 
 class MainWindow : public QMainWindow {
@@ -127,6 +128,10 @@ class MainWindow : public QMainWindow {
   void showRemoteEngines();
   bool setChatEngine(ChatId id, const RemoteEngineChoice& engine);  // unset: this machine
   RemoteEndpoints* remoteEndpoints() const { return m_remoteEndpoints; }
+  // The pool view draws a remote pagedchat-server's pool (View > Watch a remote pool); empty
+  // url: this machine's pool again.
+  void watchPool(const QString& url);
+  QString watchedPool() const;  // empty: this machine's
 
  signals:
   void modelReady();
@@ -156,6 +161,7 @@ class MainWindow : public QMainWindow {
   QWidget* buildChatList(QWidget* parent);
   void buildChatMenu();
   void fillRunOnMenu(QMenu* menu);  // Chat > Run this chat on: this machine, each remote model
+  void fillWatchPoolMenu(QMenu* menu);  // View > Watch a remote pool: this machine's, each server's
   void buildViewMenu();
   void buildHelpMenu();
   void applySavedTheme();
@@ -187,6 +193,7 @@ class MainWindow : public QMainWindow {
   ChatController* m_chats = nullptr;
   RemoteEndpoints* m_remoteEndpoints = nullptr;
   RemoteBridge* m_remoteBridge = nullptr;
+  RemotePoolWatcher* m_poolWatcher = nullptr;
   ChatId m_current = -1;
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
   int m_contextLength = 0;

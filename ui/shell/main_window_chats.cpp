@@ -189,6 +189,9 @@ void MainWindow::buildViewMenu() {
   // Docks and the toolbar come back from here once closed.
   for (QDockWidget* dock : findChildren<QDockWidget*>()) m_viewMenu->addAction(dock->toggleViewAction());
   for (QToolBar* bar : findChildren<QToolBar*>()) m_viewMenu->addAction(bar->toggleViewAction());
+  QMenu* watch = m_viewMenu->addMenu(tr("&Watch a remote pool"));
+  watch->setObjectName(QStringLiteral("watchPoolMenu"));
+  connect(watch, &QMenu::aboutToShow, this, [this, watch] { fillWatchPoolMenu(watch); });
   m_viewMenu->addSeparator();
   QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(theme);

@@ -8,6 +8,7 @@
 
 #include <QtTest>
 
+#include <QDockWidget>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -28,6 +29,7 @@
 #include "ui/remote/remote_bridge.h"
 #include "ui/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
+#include "ui/remote/remote_pool_watcher.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -208,6 +210,68 @@ class TestRemoteChats : public QObject {
     QVERIFY(w.findChild<ChatController*>());
     w.findChild<ChatController*>()->remove(gone);
     QTRY_VERIFY_WITH_TIMEOUT(!remote->isReplying(gone), 10000);
+  }
+
+  // A teacher's server watched: the pool view draws the remote pool, and after a scripted run
+  // (three requests sharing a system prompt, one of two samples) the frame it drew equals the
+  // server's own snapshot block for block; a server that goes puts this machine's pool back.
+  void aRemotePoolIsDrawnBlockForBlock() {
+    Server server(m_model);
+    QVERIFY(!server.url.empty());
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(addThroughTheDialog(w, server.qurl(), QString()));
+    auto* watchMenu = w.findChild<QMenu*>(QStringLiteral("watchPoolMenu"));
+    emit watchMenu->aboutToShow();
+    QAction* watch = nullptr;
+    for (QAction* a : watchMenu->actions())
+      if (a->text() == server.qurl()) watch = a;
+    QVERIFY(watch);
+    watch->trigger();
+    QCOMPARE(w.watchedPool(), server.qurl());
+    auto* watcher = w.findChild<RemotePoolWatcher*>();
+    QVERIFY(watcher);
+    PoolFrame last;
+    int frames = 0;
+    connect(watcher, &RemotePoolWatcher::frame, this, [&](const PoolFrame& f) {
+      last = f;
+      ++frames;
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(frames >= 1, 10000);  // the first: a snapshot of the pool as it is
+    QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"))->windowTitle().contains(QUrl(server.qurl()).authority()));
+
+    const std::string system = "You are a careful assistant who answers in one short sentence, always politely and clearly.";
+    for (const std::string question : {"What is a river?", "What is a lake?", "What is a sea?"}) {
+      pagedchat::remote::RemoteChatRequest r = pagedchat::test::ask(question, 12);
+      r.messages.insert(r.messages.begin(), {"system", system});
+      if (question == "What is a lake?") r.n = 2;  // two samples: forks sharing the prompt's blocks
+      QVERIFY(pagedchat::remote::stream_chat({server.url, {}}, r).error.ok());
+    }
+    std::string json;
+    QVERIFY(pagedchat::remote::pool_snapshot({server.url, {}}, &json).ok());
+    PoolFrame own;
+    QString why;
+    QVERIFY2(RemotePoolWatcher::frameFromJson(QByteArray::fromStdString(json), &own, &why), qPrintable(why));
+    QTRY_VERIFY_WITH_TIMEOUT(last.stepIndex == own.stepIndex, 10000);
+    QCOMPARE(last.snapshot.blocks.size(), own.snapshot.blocks.size());
+    int cachedBlocks = 0;
+    for (size_t i = 0; i < own.snapshot.blocks.size(); ++i) {
+      const pagedchat::KvBlockInfo &a = last.snapshot.blocks[i], &b = own.snapshot.blocks[i];
+      QVERIFY2(a.state == b.state && a.ref_count == b.ref_count && a.num_filled == b.num_filled && a.has_hash == b.has_hash &&
+                   a.in_prefix_cache == b.in_prefix_cache && a.owners == b.owners,
+               qPrintable(QStringLiteral("block %1").arg(i)));
+      cachedBlocks += b.state == pagedchat::BlockState::cached;
+    }
+    QCOMPARE(last.snapshot.cached_lru, own.snapshot.cached_lru);
+    QVERIFY2(cachedBlocks >= 2, qPrintable(QString::number(cachedBlocks)));  // the shared prompt's blocks stay for the prefix cache
+    QCOMPARE(last.stats.kv.num_cached_blocks, cachedBlocks);
+
+    server.process.kill();
+    QTRY_VERIFY_WITH_TIMEOUT(w.watchedPool().isEmpty(), 20000);
+    QCOMPARE(w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"))->windowTitle(), QStringLiteral("KV blocks"));
+    QVERIFY2(w.findChild<QLabel*>(QStringLiteral("status"))->text().contains(QStringLiteral("no longer shown")),
+             qPrintable(w.findChild<QLabel*>(QStringLiteral("status"))->text()));
   }
 
   void aKeyIsAskedForAndKeptOutOfTheDatabase() {
