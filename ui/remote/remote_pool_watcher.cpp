@@ -71,11 +71,20 @@ bool RemotePoolWatcher::frameFromJson(const QByteArray& json, PoolFrame* frame, 
   f.stepIndex = o.value(QStringLiteral("step")).toInteger();
   f.stats.num_steps = f.stepIndex;
   f.snapshot.block_size = o.value(QStringLiteral("block_size")).toInt();
-  if (f.snapshot.block_size <= 0) return fail(QStringLiteral("no block size"));
+  if (f.snapshot.block_size <= 0 || f.snapshot.block_size > 4096) return fail(QStringLiteral("no block size"));
+  constexpr qsizetype kMaxBlocks = 1 << 20;  // a million blocks: past any pool's, and past what the view may draw
+  if (o.value(QStringLiteral("blocks")).toArray().size() > kMaxBlocks || o.value(QStringLiteral("host_blocks")).toArray().size() > kMaxBlocks)
+    return fail(QStringLiteral("more blocks than any pool holds"));
   if (!blocksFrom(o.value(QStringLiteral("blocks")).toArray(), &f.snapshot.blocks) ||
       !blocksFrom(o.value(QStringLiteral("host_blocks")).toArray(), &f.snapshot.host_blocks))
     return fail(QStringLiteral("a block of an unknown state"));
-  for (const QJsonValue v : o.value(QStringLiteral("cached_lru")).toArray()) f.snapshot.cached_lru.push_back(v.toInt());
+  for (const QJsonValue v : o.value(QStringLiteral("cached_lru")).toArray()) {
+    const int b = v.toInt(-1);
+    if (b < 0 || b >= static_cast<int>(f.snapshot.blocks.size())) return fail(QStringLiteral("a cached block past the pool"));
+    f.snapshot.cached_lru.push_back(b);
+  }
+  for (const KvBlockInfo& b : f.snapshot.blocks)
+    if (b.ref_count < 0 || b.num_filled < 0 || b.num_filled > f.snapshot.block_size) return fail(QStringLiteral("a block's counts out of range"));
   for (const QJsonValue v : o.value(QStringLiteral("sequences")).toArray()) {
     const QJsonObject s = v.toObject();
     PoolFrameSequence seq;
@@ -102,8 +111,14 @@ bool RemotePoolWatcher::frameFromJson(const QByteArray& json, PoolFrame* frame, 
     ev.peer = e.value(QStringLiteral("peer")).toInteger(-1);
     ev.ref_count = e.value(QStringLiteral("ref")).toInt();
     blockState(e.value(QStringLiteral("state")).toString(), &ev.block_state);
-    // Events naming blocks the pool does not have are a broken frame: they would be drawn out of bounds.
-    if (ev.block >= static_cast<int32_t>(f.snapshot.blocks.size())) return fail(QStringLiteral("an event past the pool"));
+    // Events naming blocks the pool does not have are a broken frame: they would be drawn out of
+    // bounds. peer is a device block (copy-on-write), a host block (swaps, a swapped free) or a sequence.
+    const auto device = static_cast<int64_t>(f.snapshot.blocks.size()), host = static_cast<int64_t>(f.snapshot.host_blocks.size());
+    const bool hostPeer = ev.kind == KvEventKind::swap_out || ev.kind == KvEventKind::swap_in ||
+                          (ev.kind == KvEventKind::free && ev.block < 0) || ev.kind == KvEventKind::cache_hit;
+    if (ev.block < -1 || ev.block >= device || (ev.kind == KvEventKind::copy_on_write && (ev.peer < -1 || ev.peer >= device)) ||
+        (hostPeer && (ev.peer < -1 || ev.peer >= host)))
+      return fail(QStringLiteral("an event past the pool"));
     f.events.push_back(ev);
   }
   for (const PoolFrameSequence& s : f.sequences)
