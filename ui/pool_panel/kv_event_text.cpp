@@ -34,7 +34,7 @@ QString sentence(const std::vector<KvEvent>& run, const KvEventLine& line, const
   const int n = static_cast<int>(run.size());
   switch (e.kind) {
     case KvEventKind::allocate:
-      return tr("%1 gets %2, fresh, for its next tokens (allocated on demand: only its last block has empty slots).")
+      return tr("%1 gets %2, fresh, for its next tokens (allocated on demand: only a last block can have empty slots).")
           .arg(who, blocks(line.blocks));
     case KvEventKind::share:
       return tr("%1 shares %2 with the sequence it was forked from: one more reference each (ref count %3), nothing copied.")
