@@ -336,6 +336,19 @@ RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::s
   return e;
 }
 
+RemoteError control_pool(const Endpoint& endpoint, const std::string& action, int steps) {
+  init_curl();
+  Transfer t;
+  t.url = route_url(endpoint, "kv/control");
+  t.setup(endpoint);
+  t.headers = curl_slist_append(t.headers, "Content-Type: application/json");
+  const std::string body = json({{"action", action}, {"steps", steps}}).dump();
+  curl_easy_setopt(t.h, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(t.h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(t.h, CURLOPT_TIMEOUT, endpoint.connect_timeout_s + 20);
+  return t.perform();
+}
+
 RemoteError pool_snapshot(const Endpoint& endpoint, std::string* json) {
   init_curl();
   Transfer t;

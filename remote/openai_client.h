@@ -103,6 +103,9 @@ RemoteModels list_models(const Endpoint& endpoint);
 // the returned error says which (stopped, stream_cut, ...). Blocking, as stream_chat.
 RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::string_view json)>& on_frame,
                        const std::atomic<bool>* stop);
+// Steps a remote pagedchat-server's engine (POST /v1/kv/control; the server must allow it):
+// action "pause", "resume", "step" (steps of them) or "next_event" (until one changes a block).
+RemoteError control_pool(const Endpoint& endpoint, const std::string& action, int steps = 1);
 // One frame of it now (GET /v1/kv/snapshot), its JSON in *json.
 RemoteError pool_snapshot(const Endpoint& endpoint, std::string* json);
 

@@ -4,6 +4,8 @@
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QHttpServerRequest>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QPointer>
 #include <QTcpSocket>
 #include <QTimer>
@@ -156,6 +158,9 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
     if (!m_router.isLoaded()) throw loading();
     auto* stream = new PoolEventStream(socket, m_router, path.endsWith(QLatin1String("snapshot")), m_options.connection.maxQueuedBytes);
     stream->setParent(this);
+  } else if (path == QLatin1String("/v1/kv/control")) {
+    expect(Method::Post);
+    servePoolControl(request, socket);
   } else if (path == QLatin1String("/v1/chat/completions")) {
     expect(Method::Post);
     serveCompletion(request, socket, true, userKey);
@@ -165,6 +170,26 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   } else {
     throw notFound(path);
   }
+}
+
+// POST /v1/kv/control {"action": "pause" | "resume" | "step" | "next_event", "steps": N}: step mode
+// on a server started with --allow-pool-control (403 otherwise).
+void ApiServer::servePoolControl(const QHttpServerRequest& request, QTcpSocket* socket) {
+  if (auto refusal = checkJsonContentType(request.value("Content-Type"))) throw *refusal;
+  const QJsonObject o = QJsonDocument::fromJson(request.body()).object();
+  const QString action = o.value(QStringLiteral("action")).toString();
+  const int steps = o.value(QStringLiteral("steps")).toInt(action == QLatin1String("next_event") ? 500 : 1);
+  const QStringList actions{QStringLiteral("pause"), QStringLiteral("resume"), QStringLiteral("step"), QStringLiteral("next_event")};
+  if (!actions.contains(action))
+    throw ApiError(400, QStringLiteral("'action' must be pause, resume, step or next_event"), QStringLiteral("invalid_request_error"),
+                   QStringLiteral("action"));
+  if (steps < 1 || steps > 1000)
+    throw ApiError(400, QStringLiteral("'steps' must be 1 to 1000"), QStringLiteral("invalid_request_error"), QStringLiteral("steps"));
+  if (!m_router.isLoaded()) throw loading();
+  if (!m_router.control(action, steps))
+    throw ApiError(403, QStringLiteral("this server does not let clients step its engine (start it with --allow-pool-control)"),
+                   QStringLiteral("permission_error"), {}, QStringLiteral("pool_control_off"));
+  writeHttpResponse(socket, 200, "application/json", R"({"ok":true})");
 }
 
 int ApiServer::checkApiKey(const QHttpServerRequest& request) const {

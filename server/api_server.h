@@ -63,6 +63,7 @@ class ApiServer : public QAbstractHttpServer {
   void route(const QHttpServerRequest& request, QTcpSocket* socket);
   // The user key the request was made with (-1: the single --api-key, or no key asked); throws 401.
   int checkApiKey(const QHttpServerRequest& request) const;
+  void servePoolControl(const QHttpServerRequest& request, QTcpSocket* socket);
   void serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey);
   void writeError(QTcpSocket* socket, const ApiError& error);
 

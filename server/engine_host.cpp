@@ -33,7 +33,17 @@ void EngineHost::load() {
     std::shared_ptr<pagedchat::Model> model = pagedchat::Model::load(m_config.modelPath.toStdString());
     m_engine = pagedchat::assemble_engine(model, m_config.engine);
     m_loop.attach(m_engine.engine.get());
-    m_router.attach(m_engine.model, *m_engine.engine, [this] { m_loop.wake(); });
+    m_router.attach(m_engine.model, *m_engine.engine, [this] {
+      m_loop.wake();
+      // Paused, no step runs: what is owed (a new watcher's first frame) is delivered anyway.
+      QMetaObject::invokeMethod(this, [this] {
+        if (m_loop.paused()) m_router.afterStep();
+      }, Qt::QueuedConnection);
+    });
+    if (m_config.allowPoolControl)
+      m_router.setPoolControl([this](const QString& action, int steps) {
+        QMetaObject::invokeMethod(this, [this, action, steps] { applyControl(action, steps); }, Qt::QueuedConnection);
+      });
     const auto& c = model->config();
     emit loaded(QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens · %6")
                     .arg(QString::fromStdString(c.name))
@@ -46,5 +56,19 @@ void EngineHost::load() {
     m_loop.attach(nullptr);
     m_engine = {};
     emit loadFailed(QString::fromUtf8(e.what()));
+  }
+}
+
+// Step mode on the server, as the app's toolbar has it on its own engine: each step delivered
+// (requests' tokens, the pool's frame) before the next.
+void EngineHost::applyControl(const QString& action, int steps) {
+  if (action == QLatin1String("pause")) return m_loop.set_paused(true);
+  if (action == QLatin1String("resume")) return m_loop.set_paused(false);
+  const bool toEvent = action == QLatin1String("next_event");
+  for (int i = 0; i < steps; ++i) {
+    const bool more = m_loop.step_once();
+    const bool changed = m_router.hasPendingPoolEvents();
+    m_router.afterStep();
+    if ((toEvent && changed) || !more) break;
   }
 }

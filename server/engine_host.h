@@ -25,6 +25,9 @@ class EngineHost : public QObject {
     pagedchat::EngineOptions engine;
     int maxActive = 256;  // requests in flight (waiting or running); more get 429
     int loadDelayMs = 0;  // tests: hold the model load back to observe the loading state
+    // Clients may pause and step the engine (POST /v1/kv/control): a teacher's server, its class
+    // watching the pool. Off by default: one client's pause stops everyone's requests.
+    bool allowPoolControl = false;
   };
 
   explicit EngineHost(Config config);
@@ -44,4 +47,6 @@ class EngineHost : public QObject {
   RequestRouter m_router;
   pagedchat::AssembledEngine m_engine;
   pagedchat::StepLoop m_loop;
+
+  void applyControl(const QString& action, int steps);  // engine thread
 };

@@ -168,6 +168,27 @@ void RequestRouter::unwatchPool(int watch) {
   if (m_poolWatchers.empty()) m_poolEvents.clear();
 }
 
+void RequestRouter::setPoolControl(PoolControl control) {
+  std::lock_guard lock(m_mutex);
+  m_poolControl = std::move(control);
+}
+
+bool RequestRouter::control(const QString& action, int steps) {
+  PoolControl control;
+  {
+    std::lock_guard lock(m_mutex);
+    control = m_poolControl;
+  }
+  if (!control) return false;
+  control(action, steps);  // the owner queues it to its engine thread
+  return true;
+}
+
+bool RequestRouter::hasPendingPoolEvents() const {
+  std::lock_guard lock(m_mutex);
+  return !m_poolEvents.empty();
+}
+
 // Engine thread, under the lock: the snapshot is the engine's own, read between steps.
 void RequestRouter::deliverPoolLocked() {
   if (m_poolWatchers.empty() || !m_engine || (m_poolEvents.empty() && !m_poolFrameDue)) return;

@@ -76,6 +76,13 @@ class RequestRouter {
   using PoolListener = std::function<void(const std::shared_ptr<const PoolWatchFrame>&)>;
   int watchPool(QObject* context, PoolListener listener);
   void unwatchPool(int watch);
+  // Stepping the engine from a client (POST /v1/kv/control, a teacher's server): the owner sets
+  // what pause, resume, step N and next_event (steps until one changes a KV block) do, or
+  // nothing (the default: refused). Any thread; control() returns whether the owner allows it.
+  using PoolControl = std::function<void(const QString& action, int steps)>;
+  void setPoolControl(PoolControl control);
+  bool control(const QString& action, int steps);
+  bool hasPendingPoolEvents() const;  // engine thread: KV events since the last frame
 
  private:
   struct Route {
@@ -106,6 +113,7 @@ class RequestRouter {
   };
   std::map<int, PoolWatcher> m_poolWatchers;
   int m_nextWatch = 0;
+  PoolControl m_poolControl;
   bool m_poolFrameDue = false;                  // a new watcher waits for its first snapshot
   std::vector<pagedchat::KvEvent> m_poolEvents;  // since the last frame (only while watched)
 };

@@ -66,6 +66,8 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
       {"draft-model", "Speculative decoding with a draft model: a GGUF sharing the model's vocabulary.", "path"},
       {"draft-tokens", "Draft-model tokens per step, 1-16 (default 4).", "n"},
       {"fixed-draft", "Always draft K tokens instead of adapting to acceptance and batch size."},
+      {"allow-pool-control", "Clients may pause and step the engine (POST /v1/kv/control), as a teacher's class watches "
+                             "its pool (GET /v1/kv/events); a pause stops every client's requests."},
       {"load-delay-ms", "Tests: wait this long before loading the model.", "ms", "0"},
   });
   p.process(app);
@@ -162,6 +164,7 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
   }
   hc.maxActive = intOption(p, "max-active", 1, 1 << 20);
   hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
+  hc.allowPoolControl = p.isSet("allow-pool-control");
   hc.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();
   if (!QFileInfo::exists(hc.modelPath)) {  // not a regular file: the loader says so
     std::fprintf(stderr, "pagedchat-server: error: the model '%s' is not there; run `pagedchat-cli models pull default` or pass --model PATH\n",

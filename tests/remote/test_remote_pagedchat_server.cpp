@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "remote/openai_client.h"
@@ -145,6 +146,57 @@ class TestRemotePagedchatServer : public QObject {
     QCOMPARE(first.error.kind, RemoteErrorKind::stopped);
   }
 
+  // A teacher's server (--allow-pool-control): paused, a request waits; the steps a client asks
+  // for run one each (three steps: at most three tokens, the watched frames' step numbers within
+  // them); resumed, the request ends.
+  // Without the flag, control is refused (403) and says how to allow it.
+  void aWatchedPoolIsSteppedByItsClient() {
+    pagedchat::test::PagedchatServer plain(QString::fromStdString(m_model));
+    QVERIFY(!plain.url.empty());
+    const RemoteError refused = control_pool({plain.url, {}}, "pause");
+    QCOMPARE(refused.kind, RemoteErrorKind::forbidden);
+    QVERIFY2(refused.server_message.find("--allow-pool-control") != std::string::npos, refused.sentence().c_str());
+
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model), {"--allow-pool-control"});
+    QVERIFY(!server.url.empty());
+    std::mutex m;
+    std::vector<int64_t> steps;  // of each frame the watch received
+    std::atomic<bool> stopWatching{false};
+    std::thread watching([&] {
+      watch_pool({server.url, {}}, [&](std::string_view json) {
+        const size_t at = json.find("\"step\":");
+        std::lock_guard<std::mutex> lock(m);
+        steps.push_back(std::stoll(std::string(json.substr(at + 7, 20))));
+      }, &stopWatching);
+    });
+    auto frames = [&] {
+      std::lock_guard<std::mutex> lock(m);
+      return steps;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(!frames().empty(), 10000);
+    QVERIFY(control_pool({server.url, {}}, "pause").ok());
+    std::atomic<int> deltas{0};
+    RemoteChatResult reply;
+    std::thread asking([&] { reply = stream_chat({server.url, {}}, ask("Name three rivers of Europe.", 12), [&](const RemoteDelta&) { ++deltas; }); });
+    QTest::qWait(500);
+    QCOMPARE(deltas.load(), 0);  // paused: nothing runs
+    const size_t before = frames().size();
+    const int64_t pausedAt = frames().back();
+    for (int i = 0; i < 3; ++i) QVERIFY(control_pool({server.url, {}}, "step").ok());
+    QTRY_VERIFY_WITH_TIMEOUT(deltas.load() >= 1 && frames().size() > before, 10000);  // the prefill's step: blocks, a token
+    QTest::qWait(300);
+    QVERIFY2(deltas.load() <= 3, qPrintable(QString::number(deltas.load())));
+    const std::vector<int64_t> seen = frames();
+    for (size_t i = before; i < seen.size(); ++i) QVERIFY(seen[i] > pausedAt && seen[i] <= pausedAt + 3);
+    QVERIFY(control_pool({server.url, {}}, "next_event").ok());
+    QVERIFY(control_pool({server.url, {}}, "resume").ok());
+    asking.join();
+    QVERIFY2(reply.error.ok(), reply.error.sentence().c_str());
+    QCOMPARE(reply.finish_reasons.at(0), std::string("length"));
+    stopWatching = true;
+    watching.join();
+  }
+
   void aServerKilledMidwayIsACutStreamWithItsTextKept() {
     pagedchat::test::PagedchatServer server(QString::fromStdString(m_model));
     QVERIFY(!server.url.empty());
@@ -157,7 +209,8 @@ class TestRemotePagedchatServer : public QObject {
     QCOMPARE(r.error.kind, RemoteErrorKind::stream_cut);
     QVERIFY(r.chunks.at(0) >= 5);
     QCOMPARE(r.texts.at(0), seen);
-    // And then nothing answers there.
+    // And then, once it is gone (SIGKILL takes a moment), nothing answers there.
+    QVERIFY(server.process.waitForFinished(5000));
     QCOMPARE(stream_chat({server.url, {}}, ask("Hi!", 4)).error.kind, RemoteErrorKind::refused);
   }
 };

@@ -218,12 +218,16 @@ void MainWindow::buildKvDock() {
   QAction* tenSteps = engine->addAction(tr("Step ×10"));
   tenSteps->setObjectName(QStringLiteral("stepEngine10"));
   tenSteps->setToolTip(tr("Run ten engine steps (while paused), the pool view drawn after each"));
-  connect(tenSteps, &QAction::triggered, this, [this] { onEngine([](EngineBridge& b) { b.stepMany(10, false); }); });
+  connect(tenSteps, &QAction::triggered, this, [this] {
+    if (!controlWatchedPool("step", 10)) onEngine([](EngineBridge& b) { b.stepMany(10, false); });
+  });
   QAction* nextEvent = engine->addAction(tr("Next event"));
   nextEvent->setObjectName(QStringLiteral("stepToNextKvEvent"));
   nextEvent->setToolTip(tr("Run engine steps (while paused) until one changes a KV block: an allocation, a share, a "
                            "copy-on-write, a cache hit, an eviction, a preemption or a swap (at most 500 steps)"));
-  connect(nextEvent, &QAction::triggered, this, [this] { onEngine([](EngineBridge& b) { b.stepMany(500, true); }); });
+  connect(nextEvent, &QAction::triggered, this, [this] {
+    if (!controlWatchedPool("next_event", 500)) onEngine([](EngineBridge& b) { b.stepMany(500, true); });
+  });
   QAction* teaching = engine->addAction(tr("Teaching preset"));
   teaching->setObjectName(QStringLiteral("teachingPreset"));
   teaching->setCheckable(true);
@@ -555,11 +559,11 @@ void MainWindow::previousChat() {
 }
 
 void MainWindow::setEnginePaused(bool paused) {
-  onEngine([paused](EngineBridge& b) { b.setPaused(paused); });
+  if (!controlWatchedPool(paused ? "pause" : "resume", 1)) onEngine([paused](EngineBridge& b) { b.setPaused(paused); });
   // Paused, each step's marks in the pool view stay until the next step.
   if (auto* pool = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) pool->poolView()->setFlashesHeld(paused);
 }
 
 void MainWindow::stepEngine() {
-  onEngine([](EngineBridge& b) { b.stepOnce(); });
+  if (!controlWatchedPool("step", 1)) onEngine([](EngineBridge& b) { b.stepOnce(); });
 }

@@ -132,6 +132,9 @@ class MainWindow : public QMainWindow {
   // url: this machine's pool again.
   void watchPool(const QString& url);
   QString watchedPool() const;  // empty: this machine's
+  // While a remote pool is watched, the Engine toolbar steps that server (POST /v1/kv/control,
+  // when it allows it; a refusal is said in the status line). False: no remote pool is watched.
+  bool controlWatchedPool(const char* action, int steps);
 
  signals:
   void modelReady();

@@ -3,11 +3,15 @@
 #include <QActionGroup>
 #include <QDockWidget>
 #include <QLabel>
+#include <QCoreApplication>
 #include <QMenu>
+#include <QPointer>
+#include <QThread>
 #include <QUrl>
 
 #include "ui/chat_list/chat_list_widget.h"
 
+#include "remote/openai_client.h"
 #include "ui/chat/chat_controller.h"
 #include "ui/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
@@ -93,4 +97,22 @@ void MainWindow::fillWatchPoolMenu(QMenu* menu) {
   for (const RemoteEndpointEntry& e : m_remoteEndpoints->entries()) choice(e.url, e.url)->setToolTip(tr("A PagedChat server's pool (pagedchat-server)"));
   menu->addSeparator();
   menu->addAction(tr("Remote engines…"), this, &MainWindow::showRemoteEngines);
+}
+
+bool MainWindow::controlWatchedPool(const char* action, int steps) {
+  const QString url = watchedPool();
+  if (url.isEmpty()) return false;
+  QPointer<MainWindow> self(this);
+  const std::string key = m_remoteEndpoints->apiKey(url).toStdString();
+  // Blocking (a round trip): on a thread of its own; only a refusal comes back.
+  QThread* worker = QThread::create([self, url, key, action = std::string(action), steps] {
+    const pagedchat::remote::RemoteError e = pagedchat::remote::control_pool({url.toStdString(), key}, action, steps);
+    if (e.ok()) return;
+    QMetaObject::invokeMethod(qApp, [self, why = QString::fromStdString(e.sentence())] {
+      if (self) self->m_status->setText(tr("The remote engine was not stepped: %1").arg(why));
+    }, Qt::QueuedConnection);
+  });
+  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  worker->start();
+  return true;
 }

@@ -8,6 +8,9 @@
 
 #include <QtTest>
 
+#include <atomic>
+#include <thread>
+
 #include <QDockWidget>
 #include <QFile>
 #include <QLabel>
@@ -166,6 +169,7 @@ class TestRemoteChats : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.chat(id)->messages.size() == before + 2 && w.chat(id)->messages.last().content.size() > 10, 60000);
     server.process.kill();
     QTRY_VERIFY_WITH_TIMEOUT(!w.isReplying(id), 30000);
+    QTRY_VERIFY(server.process.state() == QProcess::NotRunning);  // gone, not dying: the next turn must find nothing
     QVERIFY2(transcriptText(w).contains(QStringLiteral("The connection closed before the reply ended")), qPrintable(transcriptText(w)));
     QCOMPARE(w.chat(id)->messages.size(), before + 2);  // the question and the part of the reply that came
     QCOMPARE(w.chat(id)->messages[1].content, localText);
@@ -272,6 +276,41 @@ class TestRemoteChats : public QObject {
     QCOMPARE(w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"))->windowTitle(), QStringLiteral("KV blocks"));
     QVERIFY2(w.findChild<QLabel*>(QStringLiteral("status"))->text().contains(QStringLiteral("no longer shown")),
              qPrintable(w.findChild<QLabel*>(QStringLiteral("status"))->text()));
+  }
+
+  // The class watches the teacher's server (--allow-pool-control): the window's Pause and Step
+  // act on that server's engine, a request from elsewhere waits while paused and moves a step
+  // at a time; unpaused, it ends.
+  void theEngineToolbarStepsAWatchedServer() {
+    Server server(m_model, {"--allow-pool-control"});
+    QVERIFY(!server.url.empty());
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(addThroughTheDialog(w, server.qurl(), QString()));
+    w.watchPool(server.qurl());
+    auto* watcher = w.findChild<RemotePoolWatcher*>();
+    int64_t lastStep = -1;
+    connect(watcher, &RemotePoolWatcher::frame, this, [&](const PoolFrame& f) { lastStep = f.stepIndex; });
+    QTRY_VERIFY_WITH_TIMEOUT(lastStep >= 0, 10000);
+    w.findChild<QAction*>(QStringLiteral("pauseEngine"))->setChecked(true);
+    QTest::qWait(300);  // the pause reaches the server
+    std::atomic<int> deltas{0};
+    pagedchat::remote::RemoteChatResult reply;
+    std::thread asking([&] {
+      reply = pagedchat::remote::stream_chat({server.url, {}}, pagedchat::test::ask("Name three rivers of Europe.", 12),
+                                             [&](const pagedchat::remote::RemoteDelta&) { ++deltas; });
+    });
+    QTest::qWait(500);
+    QCOMPARE(deltas.load(), 0);
+    const int64_t pausedAt = lastStep;
+    w.findChild<QAction*>(QStringLiteral("stepEngine"))->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(lastStep == pausedAt + 1, 10000);  // one step, drawn
+    QTRY_COMPARE_WITH_TIMEOUT(deltas.load(), 1, 10000);          // its one token
+    w.findChild<QAction*>(QStringLiteral("pauseEngine"))->setChecked(false);
+    asking.join();
+    QVERIFY(reply.error.ok());
+    QCOMPARE(reply.finish_reasons.at(0), std::string("length"));
   }
 
   void aKeyIsAskedForAndKeptOutOfTheDatabase() {
