@@ -156,7 +156,8 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
     // The pool, watched (server/pool_event_stream.h); behind the API key like every route but /health.
     expect(Method::Get);
     if (!m_router.isLoaded()) throw loading();
-    auto* stream = new PoolEventStream(socket, m_router, path.endsWith(QLatin1String("snapshot")), m_options.connection.maxQueuedBytes);
+    auto* stream = new PoolEventStream(socket, m_router, path.endsWith(QLatin1String("snapshot")), m_options.connection.maxQueuedBytes,
+                                       m_options.connection.slowReaderTimeoutMs);
     stream->setParent(this);
   } else if (path == QLatin1String("/v1/kv/control")) {
     expect(Method::Post);

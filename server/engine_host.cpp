@@ -66,9 +66,9 @@ void EngineHost::applyControl(const QString& action, int steps) {
   if (action == QLatin1String("resume")) return m_loop.set_paused(false);
   const bool toEvent = action == QLatin1String("next_event");
   for (int i = 0; i < steps; ++i) {
+    const uint64_t before = m_router.numKvEvents();
     const bool more = m_loop.step_once();
-    const bool changed = m_router.hasPendingPoolEvents();
     m_router.afterStep();
-    if ((toEvent && changed) || !more) break;
+    if ((toEvent && m_router.numKvEvents() != before) || !more) break;
   }
 }

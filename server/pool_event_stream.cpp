@@ -3,14 +3,23 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <algorithm>
 #include <utility>
 
 #include "server/http_reply.h"
 #include "server/request_router.h"
 
-PoolEventStream::PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool once, qint64 maxQueuedBytes)
+PoolEventStream::PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool once, qint64 maxQueuedBytes, int slowReaderTimeoutMs)
     : m_socket(socket), m_router(router), m_once(once), m_maxQueuedBytes(maxQueuedBytes) {
   connect(socket, &QTcpSocket::disconnected, this, &QObject::deleteLater);
+  connect(socket, &QObject::destroyed, this, &QObject::deleteLater);
+  m_slowReader = new QTimer(this);
+  m_slowReader->setSingleShot(true);
+  m_slowReader->setInterval(slowReaderTimeoutMs);
+  connect(m_slowReader, &QTimer::timeout, this, [this] {
+    if (m_socket) m_socket->abort();  // behind for too long: the connection goes
+    deleteLater();
+  });
   if (!m_once) {
     writeChunkedHead(socket, 200, "text/event-stream; charset=utf-8");
     m_keepAlive = new QTimer(this);
@@ -29,12 +38,22 @@ PoolEventStream::PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool
 PoolEventStream::~PoolEventStream() { m_router.unwatchPool(m_watch); }
 
 void PoolEventStream::onFrame(const std::shared_ptr<const PoolWatchFrame>& frame) {
+  if (m_watch < 0) return;  // the snapshot's one response is written
   if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState) return deleteLater();
+  const QByteArray& json = frame->json();
   if (m_once) {
-    writeHttpResponse(m_socket, 200, "application/json", poolWatchJson(*frame));
+    writeHttpResponse(m_socket, 200, "application/json", json);
     m_router.unwatchPool(std::exchange(m_watch, -1));
     return deleteLater();
   }
-  if (m_socket->bytesToWrite() > m_maxQueuedBytes) return;  // a slow reader: this frame is skipped
-  writeChunk(m_socket, "event: pool\ndata: " + poolWatchJson(*frame) + "\n\n");
+  // Behind by more than two frames (a large pool's frame is several MiB): this one is skipped,
+  // and a client that stays behind is let go (m_slowReader).
+  const qint64 limit = std::max(m_maxQueuedBytes, 2 * m_lastFrameBytes);
+  if (m_socket->bytesToWrite() > limit) {
+    if (!m_slowReader->isActive()) m_slowReader->start();
+    return;
+  }
+  m_slowReader->stop();
+  m_lastFrameBytes = json.size();
+  writeChunk(m_socket, "event: pool\ndata: " + json + "\n\n");
 }

@@ -20,7 +20,9 @@ class PoolEventStream : public QObject {
   Q_OBJECT
  public:
   // once: the snapshot route (one frame, then the response ends).
-  PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool once, qint64 maxQueuedBytes);
+  // slowReaderTimeoutMs: a stream whose client leaves more than a frame or two unread for this
+  // long is closed (it holds a connection and its buffer).
+  PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool once, qint64 maxQueuedBytes, int slowReaderTimeoutMs);
   ~PoolEventStream() override;
 
  private:
@@ -32,4 +34,6 @@ class PoolEventStream : public QObject {
   qint64 m_maxQueuedBytes;
   int m_watch = -1;
   QTimer* m_keepAlive = nullptr;  // an idle pool sends no frames: a comment keeps the stream alive
+  QTimer* m_slowReader = nullptr;  // runs while the client is behind
+  qint64 m_lastFrameBytes = 0;
 };

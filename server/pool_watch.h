@@ -15,6 +15,7 @@
 
 #include <QByteArray>
 
+#include <mutex>
 #include <vector>
 
 #include "engine/engine/request.h"
@@ -28,11 +29,21 @@ struct PoolWatchSequence {
   std::vector<int32_t> block_table;
 };
 
+struct PoolWatchFrame;
+QByteArray poolWatchJson(const PoolWatchFrame& frame);
+
 struct PoolWatchFrame {
   int64_t step = 0;
   std::vector<pagedchat::KvEvent> events;  // since the previous frame
   pagedchat::KvSnapshot snapshot;
   std::vector<PoolWatchSequence> sequences;
-};
+  // Its JSON, written once however many watchers send it (any thread).
+  const QByteArray& json() const {
+    std::call_once(json_once_, [this] { json_ = poolWatchJson(*this); });
+    return json_;
+  }
 
-QByteArray poolWatchJson(const PoolWatchFrame& frame);
+ private:
+  mutable std::once_flag json_once_;
+  mutable QByteArray json_;
+};

@@ -24,7 +24,10 @@ void RequestRouter::attach(std::shared_ptr<const pagedchat::Model> model, pagedc
     if (attachment != m_attachment) return;  // m_attachment only changes on this thread
     std::lock_guard lock(m_mutex);
     m_tracker.on_event(e);
-    if (e.kind == pagedchat::EngineEventKind::kv && !m_poolWatchers.empty()) m_poolEvents.push_back(e.kv);
+    if (e.kind != pagedchat::EngineEventKind::kv) return;
+    ++m_numKvEvents;
+    // Kept for the next frame while someone watches (bounded: a frame a step takes them).
+    if (!m_poolWatchers.empty()) m_poolEvents.push_back(e.kv);
   });
 }
 
@@ -184,9 +187,9 @@ bool RequestRouter::control(const QString& action, int steps) {
   return true;
 }
 
-bool RequestRouter::hasPendingPoolEvents() const {
+uint64_t RequestRouter::numKvEvents() const {
   std::lock_guard lock(m_mutex);
-  return !m_poolEvents.empty();
+  return m_numKvEvents;
 }
 
 // Engine thread, under the lock: the snapshot is the engine's own, read between steps.
@@ -205,8 +208,20 @@ void RequestRouter::deliverPoolLocked() {
       frame->sequences.push_back({id, m_tracker.request_of(id), view->num_stored, std::move(view->block_table)});
   m_poolFrameDue = false;
   std::shared_ptr<const PoolWatchFrame> shared = std::move(frame);
-  for (const auto& [id, w] : m_poolWatchers)
-    QMetaObject::invokeMethod(w.context, [listener = w.listener, shared] { listener(shared); }, Qt::QueuedConnection);
+  for (const auto& [id, w] : m_poolWatchers) {
+    std::lock_guard slotLock(w.slot->mutex);
+    w.slot->frame = shared;  // a frame not yet taken is replaced: its events are lost, its snapshot superseded
+    if (std::exchange(w.slot->queued, true)) continue;
+    QMetaObject::invokeMethod(w.context, [listener = w.listener, slot = w.slot] {
+      std::shared_ptr<const PoolWatchFrame> frame;
+      {
+        std::lock_guard slotLock(slot->mutex);
+        frame = std::move(slot->frame);
+        slot->queued = false;
+      }
+      if (frame) listener(frame);
+    }, Qt::QueuedConnection);
+  }
 }
 
 void RequestRouter::deliverLocked() {

@@ -82,7 +82,7 @@ class RequestRouter {
   using PoolControl = std::function<void(const QString& action, int steps)>;
   void setPoolControl(PoolControl control);
   bool control(const QString& action, int steps);
-  bool hasPendingPoolEvents() const;  // engine thread: KV events since the last frame
+  uint64_t numKvEvents() const;  // KV events of the attached engine so far (watched or not)
 
  private:
   struct Route {
@@ -107,10 +107,19 @@ class RequestRouter {
   std::map<pagedchat::RequestId, Route> m_routes;
   pagedchat::RequestTracker m_tracker;  // what each route's request produced (fed under m_mutex)
   pagedchat::EngineStats m_stats;
+  // A watcher's next frame: only the latest waits for it (a watcher slower than the engine's
+  // steps skips frames; what waits stays one frame, however slow it is).
+  struct PoolSlot {
+    std::mutex mutex;
+    std::shared_ptr<const PoolWatchFrame> frame;
+    bool queued = false;
+  };
   struct PoolWatcher {
     QObject* context = nullptr;
     PoolListener listener;
+    std::shared_ptr<PoolSlot> slot = std::make_shared<PoolSlot>();
   };
+  uint64_t m_numKvEvents = 0;
   std::map<int, PoolWatcher> m_poolWatchers;
   int m_nextWatch = 0;
   PoolControl m_poolControl;

@@ -92,7 +92,13 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
 #ifdef PAGEDCHAT_HAVE_SERVER
     m_api->setModelId(QFileInfo(path).completeBaseName());
     // The router's wake comes from the server's thread: the loop's wake queues a call to us.
-    m_api->attach(m_engine.model, engine, [this] { m_loop.wake(); });
+    m_api->attach(m_engine.model, engine, [this] {
+      m_loop.wake();
+      // Paused, no step runs: what the API owes (a pool watcher's first frame) goes out anyway.
+      QMetaObject::invokeMethod(this, [this] {
+        if (m_loop.paused()) m_api->afterStep();
+      }, Qt::QueuedConnection);
+    });
 #endif
     auto detokenize = std::make_shared<const std::function<QString(const std::vector<int32_t>&)>>(
         [model = m_engine.model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });

@@ -5,6 +5,10 @@
 #include <QJsonObject>
 #include <QMetaObject>
 
+#include <mutex>
+#include <optional>
+#include <utility>
+
 #include "remote/openai_client.h"
 
 using namespace pagedchat;
@@ -139,18 +143,38 @@ void RemotePoolWatcher::start(const QString& url, const QString& apiKey) {
   stop();
   m_url = url;
   m_stop = std::make_shared<std::atomic<bool>>(false);
-  m_thread = std::thread([this, endpoint = remote::Endpoint{url.toStdString(), apiKey.toStdString()}, stop = m_stop] {
+  const int generation = ++m_generation;
+  m_thread = std::thread([this, generation, endpoint = remote::Endpoint{url.toStdString(), apiKey.toStdString()}, stop = m_stop] {
+    // Only the latest frame waits for the UI thread: a view slower than the server skips frames.
+    auto latest = std::make_shared<std::pair<std::mutex, std::optional<PoolFrame>>>();
     const remote::RemoteError e = remote::watch_pool(endpoint, [&](std::string_view json) {
       PoolFrame f;
       if (!frameFromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())), &f)) return;
-      QMetaObject::invokeMethod(this, [this, f = std::move(f)] { emit frame(f); }, Qt::QueuedConnection);
+      bool queued;
+      {
+        std::lock_guard<std::mutex> lock(latest->first);
+        queued = latest->second.has_value();
+        latest->second = std::move(f);
+      }
+      if (queued) return;
+      QMetaObject::invokeMethod(this, [this, generation, latest] {
+        std::optional<PoolFrame> f;
+        {
+          std::lock_guard<std::mutex> lock(latest->first);
+          f.swap(latest->second);
+        }
+        if (f && generation == m_generation) emit frame(*f);
+      }, Qt::QueuedConnection);
     }, stop.get());
     const QString why = e.kind == remote::RemoteErrorKind::stopped ? QString() : QString::fromStdString(e.sentence());
-    QMetaObject::invokeMethod(this, [this, why] { emit stopped(why); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(this, [this, generation, why] {
+      if (generation == m_generation) emit stopped(why);
+    }, Qt::QueuedConnection);
   });
 }
 
 void RemotePoolWatcher::stop() {
+  ++m_generation;  // what the stopped watch still has queued is not shown
   if (m_stop) m_stop->store(true);
   if (m_thread.joinable()) m_thread.join();
   m_stop.reset();

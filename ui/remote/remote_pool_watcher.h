@@ -35,5 +35,6 @@ class RemotePoolWatcher : public QObject {
  private:
   std::thread m_thread;
   std::shared_ptr<std::atomic<bool>> m_stop;
+  int m_generation = 0;  // which watch a queued frame came from: an earlier one's are dropped
   QString m_url;
 };

@@ -29,6 +29,7 @@ class QSpinBox;
 class QStackedWidget;
 class QToolBar;
 class QToolButton;
+class QThreadPool;
 class ChatActionRow;
 class LessonRunner;
 class LocalApiServer;
@@ -197,6 +198,7 @@ class MainWindow : public QMainWindow {
   RemoteEndpoints* m_remoteEndpoints = nullptr;
   RemoteBridge* m_remoteBridge = nullptr;
   RemotePoolWatcher* m_poolWatcher = nullptr;
+  QThreadPool* m_poolControl = nullptr;  // one worker: the watched server's step requests, in order
   ChatId m_current = -1;
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
   int m_contextLength = 0;

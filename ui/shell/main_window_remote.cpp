@@ -6,7 +6,7 @@
 #include <QCoreApplication>
 #include <QMenu>
 #include <QPointer>
-#include <QThread>
+#include <QThreadPool>
 #include <QUrl>
 
 #include "ui/chat_list/chat_list_widget.h"
@@ -104,15 +104,18 @@ bool MainWindow::controlWatchedPool(const char* action, int steps) {
   if (url.isEmpty()) return false;
   QPointer<MainWindow> self(this);
   const std::string key = m_remoteEndpoints->apiKey(url).toStdString();
-  // Blocking (a round trip): on a thread of its own; only a refusal comes back.
-  QThread* worker = QThread::create([self, url, key, action = std::string(action), steps] {
+  // Blocking (a round trip): off the UI thread, one request at a time, in the order clicked
+  // (pause, step, resume must reach the server as given); only a refusal comes back.
+  if (!m_poolControl) {
+    m_poolControl = new QThreadPool(this);
+    m_poolControl->setMaxThreadCount(1);
+  }
+  m_poolControl->start([self, url, key, action = std::string(action), steps] {
     const pagedchat::remote::RemoteError e = pagedchat::remote::control_pool({url.toStdString(), key}, action, steps);
     if (e.ok()) return;
     QMetaObject::invokeMethod(qApp, [self, why = QString::fromStdString(e.sentence())] {
       if (self) self->m_status->setText(tr("The remote engine was not stepped: %1").arg(why));
     }, Qt::QueuedConnection);
   });
-  connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-  worker->start();
   return true;
 }
