@@ -38,29 +38,6 @@ bool blocksFrom(const QJsonArray& list, std::vector<KvBlockInfo>* blocks) {
   return true;
 }
 
-// The numbers the stats panel shows that a snapshot says by itself.
-void gaugesFromSnapshot(PoolFrame& f) {
-  KvStats& k = f.stats.kv;
-  k.block_size = f.snapshot.block_size;
-  k.num_blocks = static_cast<int32_t>(f.snapshot.blocks.size());
-  k.num_host_blocks = static_cast<int32_t>(f.snapshot.host_blocks.size());
-  for (const KvBlockInfo& b : f.snapshot.blocks) {
-    if (b.state == BlockState::in_use) {
-      ++k.num_used_blocks;
-      k.num_tokens_stored += b.num_filled;
-      k.num_empty_slots += k.block_size - b.num_filled;
-      if (b.ref_count > 1) {
-        ++k.num_shared_blocks;
-        k.num_shared_refs += b.ref_count - 1;
-      }
-    } else if (b.state == BlockState::cached) {
-      ++k.num_cached_blocks;
-    } else if (b.state == BlockState::free) {
-      ++k.num_free_blocks;
-    }
-  }
-  for (const KvBlockInfo& b : f.snapshot.host_blocks) k.num_swapped_blocks += b.state != BlockState::free;
-}
 }  // namespace
 
 bool RemotePoolWatcher::frameFromJson(const QByteArray& json, PoolFrame* frame, QString* error) {
@@ -129,7 +106,6 @@ bool RemotePoolWatcher::frameFromJson(const QByteArray& json, PoolFrame* frame, 
     for (int32_t b : s.blockTable)
       if (b < 0 || b >= static_cast<int32_t>(std::max(f.snapshot.blocks.size(), f.snapshot.host_blocks.size())))
         return fail(QStringLiteral("a block table past the pool"));
-  gaugesFromSnapshot(f);
   f.contiguousReservedTokens = 0;
   *frame = std::move(f);
   return true;
