@@ -1,9 +1,10 @@
 #pragma once
 // The UI thread's one owner of every chat's state: its record (messages, metrics, prompts,
 // where it was forked from), the turn in flight (replying, a compare's samples, awaiting a
-// pick), and the tokens the engine holds for it. Turns go to the EngineBridge as queued calls;
-// its signals come back here and nowhere else, so each rule about a turn is written once on
-// this side (the engine side keeps only what the engine holds: engine/chat/chat_session.h).
+// pick), and the tokens the engine holds for it. Turns go to the EngineBridge as queued calls,
+// or to the RemoteBridge for a chat on a remote server; both bridges' signals come back here
+// (ui/chat/chat_controller_events.cpp) and nowhere else, so each rule about a turn is written
+// once on this side (the engine side keeps only what the engine holds: engine/chat/chat_session.h).
 // The window shows what this says (chatChanged, turnEnded) and asks it to act.
 
 #include <QElapsedTimer>

@@ -66,6 +66,15 @@ bool addThroughTheDialog(MainWindow& w, const QString& url, const QString& key, 
   return QTest::qWaitForWindowActive(&w) && ok;
 }
 
+// A server, and a window with that server added through File > Remote engines (no local model).
+struct Scene {
+  Server server;
+  AppServices services;
+  MainWindow w{services};
+  explicit Scene(const QString& model, const QStringList& extra = {}) : server(model, extra) { w.show(); }
+  bool ready() { return !server.url.empty() && addThroughTheDialog(w, server.qurl(), QString()); }
+};
+
 QString transcriptText(MainWindow& w) { return w.findChild<TranscriptView*>(QStringLiteral("transcript"))->toPlainText(); }
 }  // namespace
 
@@ -183,12 +192,10 @@ class TestRemoteChats : public QObject {
   // Loading a local model replaces the local engine only: a remote reply in flight goes on,
   // and deleting its chat stops it on the server.
   void aLocalModelLoadLeavesARemoteReplyAlone() {
-    Server server(m_model);
-    QVERIFY(!server.url.empty());
-    AppServices services;
-    MainWindow w(services);
-    w.show();
-    QVERIFY(addThroughTheDialog(w, server.qurl(), QString()));
+    Scene scene(m_model);
+    QVERIFY(scene.ready());
+    Server& server = scene.server;
+    MainWindow& w = scene.w;
     const ChatId id = w.newChat();
     QVERIFY(w.setChatEngine(id, {server.qurl(), "SmolLM2-135M-Instruct.Q4_1"}));
     w.setChatSampling(id, greedy(300));
@@ -221,12 +228,10 @@ class TestRemoteChats : public QObject {
   // (three requests sharing a system prompt, one of two samples) the frame it drew equals the
   // server's own snapshot block for block; a server that goes puts this machine's pool back.
   void aRemotePoolIsDrawnBlockForBlock() {
-    Server server(m_model);
-    QVERIFY(!server.url.empty());
-    AppServices services;
-    MainWindow w(services);
-    w.show();
-    QVERIFY(addThroughTheDialog(w, server.qurl(), QString()));
+    Scene scene(m_model);
+    QVERIFY(scene.ready());
+    Server& server = scene.server;
+    MainWindow& w = scene.w;
     auto* watchMenu = w.findChild<QMenu*>(QStringLiteral("watchPoolMenu"));
     emit watchMenu->aboutToShow();
     QAction* watch = nullptr;
@@ -283,12 +288,10 @@ class TestRemoteChats : public QObject {
   // act on that server's engine, a request from elsewhere waits while paused and moves a step
   // at a time; unpaused, it ends.
   void theEngineToolbarStepsAWatchedServer() {
-    Server server(m_model, {"--allow-pool-control"});
-    QVERIFY(!server.url.empty());
-    AppServices services;
-    MainWindow w(services);
-    w.show();
-    QVERIFY(addThroughTheDialog(w, server.qurl(), QString()));
+    Scene scene(m_model, {"--allow-pool-control"});
+    QVERIFY(scene.ready());
+    Server& server = scene.server;
+    MainWindow& w = scene.w;
     w.watchPool(server.qurl());
     auto* watcher = w.findChild<RemotePoolWatcher*>();
     int64_t lastStep = -1;
