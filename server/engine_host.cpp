@@ -18,7 +18,8 @@ EngineHost::EngineHost(Config config)
                     // The requests in flight fail with it rather than hang; the server goes on.
                     m_router.failAll(QStringLiteral("the forward pass failed: %1").arg(QString::fromStdString(why)));
                   },
-              .after_step = [this](bool) { m_router.afterStep(); }}) {
+              .after_step = [this](bool) { m_router.afterStep(); },
+              .while_paused = [this] { m_router.afterStep(); }}) {
   m_router.setModelId(m_config.modelId);
 }
 
@@ -33,13 +34,7 @@ void EngineHost::load() {
     std::shared_ptr<pagedchat::Model> model = pagedchat::Model::load(m_config.modelPath.toStdString());
     m_engine = pagedchat::assemble_engine(model, m_config.engine);
     m_loop.attach(m_engine.engine.get());
-    m_router.attach(m_engine.model, *m_engine.engine, [this] {
-      m_loop.wake();
-      // Paused, no step runs: what is owed (a new watcher's first frame) is delivered anyway.
-      QMetaObject::invokeMethod(this, [this] {
-        if (m_loop.paused()) m_router.afterStep();
-      }, Qt::QueuedConnection);
-    });
+    m_router.attach(m_engine.model, *m_engine.engine, [this] { m_loop.wake(); });
     if (m_config.allowPoolControl)
       m_router.setPoolControl([this](const QString& action, int steps) {
         QMetaObject::invokeMethod(this, [this, action, steps] { applyControl(action, steps); }, Qt::QueuedConnection);

@@ -24,6 +24,9 @@ class StepLoop {
     std::function<void(const std::string&)> on_step_failed;      // optional
     std::function<void(bool more_work)> after_step;              // optional: deliver results
                                                                  // (after run_once's step only)
+    // optional: a queued run found the loop paused and ran no step; what is owed to clients
+    // without a step (a pool watcher's first frame) goes out here.
+    std::function<void()> while_paused;
   };
   explicit StepLoop(Hooks hooks) : hooks_(std::move(hooks)) {}
 
@@ -47,7 +50,11 @@ class StepLoop {
   // sees the flag clear and queues a run, or its command is seen here.
   void run_once() {
     queued_.store(false);
-    if (!engine_ || paused_) return;
+    if (!engine_) return;
+    if (paused_) {
+      if (hooks_.while_paused) hooks_.while_paused();
+      return;
+    }
     const bool more = step();
     if (hooks_.after_step) hooks_.after_step(more);
     if (more) wake();

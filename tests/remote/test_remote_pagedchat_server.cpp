@@ -175,6 +175,10 @@ class TestRemotePagedchatServer : public QObject {
     };
     QTRY_VERIFY_WITH_TIMEOUT(!frames().empty(), 10000);
     QVERIFY(control_pool({server.url, {}}, "pause").ok());
+    // Paused, a new watcher still gets its first frame, and a snapshot is still answered.
+    std::string paused;
+    QVERIFY(pool_snapshot({server.url, {}}, &paused).ok());
+    QVERIFY(paused.find("\"blocks\"") != std::string::npos);
     std::atomic<int> deltas{0};
     RemoteChatResult reply;
     std::thread asking([&] { reply = stream_chat({server.url, {}}, ask("Name three rivers of Europe.", 12), [&](const RemoteDelta&) { ++deltas; }); });

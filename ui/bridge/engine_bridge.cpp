@@ -26,6 +26,12 @@ EngineBridge::EngineBridge(QObject* parent)
                   [this](bool more) {
                     afterStep(!more);
                     if (!more || m_frameClock.elapsed() >= kDisplayIntervalMs) emitFrame(QString());
+                  },
+              .while_paused =
+                  [this] {
+#ifdef PAGEDCHAT_HAVE_SERVER
+                    m_api->afterStep();  // what the local API owes without a step (a pool watcher's first frame)
+#endif
                   }}) {
   qRegisterMetaType<PoolFrame>();
   qRegisterMetaType<ReplyMetrics>();
@@ -92,13 +98,7 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
 #ifdef PAGEDCHAT_HAVE_SERVER
     m_api->setModelId(QFileInfo(path).completeBaseName());
     // The router's wake comes from the server's thread: the loop's wake queues a call to us.
-    m_api->attach(m_engine.model, engine, [this] {
-      m_loop.wake();
-      // Paused, no step runs: what the API owes (a pool watcher's first frame) goes out anyway.
-      QMetaObject::invokeMethod(this, [this] {
-        if (m_loop.paused()) m_api->afterStep();
-      }, Qt::QueuedConnection);
-    });
+    m_api->attach(m_engine.model, engine, [this] { m_loop.wake(); });
 #endif
     auto detokenize = std::make_shared<const std::function<QString(const std::vector<int32_t>&)>>(
         [model = m_engine.model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
