@@ -63,13 +63,16 @@ int64_t int_at(const json& j, const char* key) {
 
 // The server's error message: OpenAI's {"error": {"message": ...}}, or a bare {"message"},
 // {"detail"} (FastAPI servers), or {"error": "text"}.
+// An "error" member's words: itself when it is text, its message when it is an object.
+std::string message_of(const json& error) {
+  if (error.is_string()) return error.get<std::string>();
+  return error.is_object() ? string_at(error, "message") : std::string();
+}
+
 std::string error_message(std::string_view body) {
   const json j = parse(body);
   if (!j.is_object()) return {};
-  if (const auto e = j.find("error"); e != j.end() && !e->is_null()) {
-    if (e->is_string()) return e->get<std::string>();
-    if (e->is_object()) return string_at(*e, "message");
-  }
+  if (const auto e = j.find("error"); e != j.end() && !e->is_null()) return message_of(*e);
   std::string m = string_at(j, "message");
   return m.empty() ? string_at(j, "detail") : m;
 }
@@ -269,7 +272,7 @@ bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::fun
   if (const auto e = j.find("error"); e != j.end() && !e->is_null()) {
     // An error after the stream began (llama.cpp and vLLM send one as a data event).
     result.error.kind = RemoteErrorKind::server_error;
-    result.error.server_message = e->is_object() ? string_at(*e, "message") : e->is_string() ? e->get<std::string>() : "";
+    result.error.server_message = message_of(*e);
     return true;
   }
   if (std::string m = string_at(j, "model"); !m.empty()) result.model = std::move(m);
@@ -477,10 +480,27 @@ RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& r
   return result;
 }
 
+// Appends from's samples after into's (their texts, finish reasons and chunks), the tokens they
+// took (unknown once any part's are), the earliest first token and the first error.
+void append_samples(RemoteChatResult& into, const RemoteChatResult& from) {
+  for (size_t i = 0; i < from.texts.size(); ++i) {
+    into.texts.push_back(from.texts[i]);
+    into.finish_reasons.push_back(i < from.finish_reasons.size() ? from.finish_reasons[i] : std::string());
+    into.chunks.push_back(i < from.chunks.size() ? from.chunks[i] : 0);
+  }
+  into.usage.completion_tokens = into.usage.completion_tokens < 0 || from.usage.completion_tokens < 0
+                                     ? -1
+                                     : into.usage.completion_tokens + from.usage.completion_tokens;
+  if (from.first_token_ms >= 0 && (into.first_token_ms < 0 || from.first_token_ms < into.first_token_ms))
+    into.first_token_ms = from.first_token_ms;
+  if (into.error.ok() && !from.error.ok()) into.error = from.error;
+}
+
 // n samples as n requests at once, for a server that takes no n (llama.cpp's server): each
-// its own sample (seeded seed, seed + 1, ...), streamed as choice i.
+// its own sample (seeded seed, seed + 1, ...), streamed as choice first_index + i.
 RemoteChatResult stream_in_parallel(const Endpoint& endpoint, const RemoteChatRequest& request, const std::string& model,
-                                    const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop) {
+                                    const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop,
+                                    int first_index = 0) {
   const size_t n = static_cast<size_t>(request.n);
   std::vector<RemoteChatResult> parts(n);
   std::mutex delta_mutex;  // one sample's delta at a time reaches the caller
@@ -492,24 +512,22 @@ RemoteChatResult stream_in_parallel(const Endpoint& endpoint, const RemoteChatRe
       if (one.seed) *one.seed += i;
       parts[i] = stream_one(endpoint, one, model, [&](const RemoteDelta& d) {
         std::lock_guard<std::mutex> lock(delta_mutex);
-        if (on_delta) on_delta({static_cast<int>(i), d.text});
+        if (on_delta) on_delta({first_index + static_cast<int>(i), d.text});
       }, stop);
     });
   for (std::thread& t : threads) t.join();
   RemoteChatResult out;
   out.model = parts[0].model;
-  out.first_token_ms = -1;
   out.usage.prompt_tokens = parts[0].usage.prompt_tokens;
   out.usage.cached_tokens = parts[0].usage.cached_tokens;
   out.usage.completion_tokens = 0;
-  for (const RemoteChatResult& p : parts) {
-    out.texts.push_back(p.texts.empty() ? std::string() : p.texts[0]);
-    out.finish_reasons.push_back(p.finish_reasons.empty() ? std::string() : p.finish_reasons[0]);
-    out.chunks.push_back(p.chunks.empty() ? 0 : p.chunks[0]);
-    if (p.first_token_ms >= 0 && (out.first_token_ms < 0 || p.first_token_ms < out.first_token_ms)) out.first_token_ms = p.first_token_ms;
+  for (RemoteChatResult& p : parts) {
+    // One sample a request, a failed one's empty: the samples keep their places.
+    p.texts.resize(1);
+    p.finish_reasons.resize(1);
+    p.chunks.resize(1);
+    append_samples(out, p);
     out.total_ms = std::max(out.total_ms, p.total_ms);
-    out.usage.completion_tokens = p.usage.completion_tokens < 0 || out.usage.completion_tokens < 0 ? -1 : out.usage.completion_tokens + p.usage.completion_tokens;
-    if (out.error.ok() && !p.error.ok()) out.error = p.error;
   }
   return out;
 }
@@ -547,24 +565,13 @@ RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& 
   const bool one_choice = r.error.ok() && r.texts.size() == 1;
   if (request.n > 1 && (refused_n || one_choice) && !(stop && stop->load())) {
     if (one_choice) {
-      // Keep the sample that came; ask for the others.
+      // Keep the sample that came; ask for the others, after it.
       RemoteChatRequest rest = request;
       rest.n -= 1;
       if (rest.seed) *rest.seed += 1;
-      RemoteChatResult more = rest.n > 1 ? stream_in_parallel(endpoint, rest, model, [&](const RemoteDelta& d) {
-        if (on_delta) on_delta({d.index + 1, d.text});
-      }, stop)
-                                         : stream_one(endpoint, rest, model, [&](const RemoteDelta& d) {
-                                             if (on_delta) on_delta({1, d.text});
-                                           }, stop);
-      for (size_t i = 0; i < more.texts.size(); ++i) {
-        r.texts.push_back(more.texts[i]);
-        r.finish_reasons.push_back(i < more.finish_reasons.size() ? more.finish_reasons[i] : std::string());
-        r.chunks.push_back(i < more.chunks.size() ? more.chunks[i] : 0);
-      }
+      const RemoteChatResult more = stream_in_parallel(endpoint, rest, model, on_delta, stop, 1);
+      append_samples(r, more);
       r.total_ms += more.total_ms;
-      if (r.usage.completion_tokens >= 0 && more.usage.completion_tokens >= 0) r.usage.completion_tokens += more.usage.completion_tokens;
-      if (!more.error.ok()) r.error = more.error;
       return r;
     }
     return stream_in_parallel(endpoint, request, model, on_delta, stop);

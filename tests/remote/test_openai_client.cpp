@@ -247,6 +247,30 @@ class TestOpenAiClient : public QObject {
     QCOMPARE(server.requests().size(), size_t(4));  // the refused one, then three
   }
 
+  // A server that ignores n and answers one choice: that sample is kept, the others asked for
+  // after it (seeds on from seed + 1), streamed as choices 1..n-1.
+  void samplesFromAServerThatAnswersOneChoice() {
+    CannedHttpServer server([](const std::string& request) {
+      const size_t at = request.find("\"seed\":");
+      const std::string seed = at == std::string::npos ? "none" : request.substr(at + 7, request.find_first_of(",}", at) - at - 7);
+      return CannedHttpServer::answer(200, "text/event-stream", chunk(0, "seed " + seed) + chunk(0, "", "stop") + "data: [DONE]\n\n");
+    });
+    RemoteChatRequest r = ask(3);
+    r.seed = 20;
+    std::mutex m;
+    std::map<int, std::string> streamed;
+    const RemoteChatResult out = stream_chat({server.url(), {}}, r, [&](const RemoteDelta& d) {
+      std::lock_guard<std::mutex> lock(m);
+      streamed[d.index] += d.text;
+    });
+    QVERIFY2(out.error.ok(), out.error.sentence().c_str());
+    QCOMPARE(out.texts, (std::vector<std::string>{"seed 20", "seed 21", "seed 22"}));
+    QCOMPARE(out.finish_reasons, (std::vector<std::string>{"stop", "stop", "stop"}));
+    QCOMPARE(streamed[0], std::string("seed 20"));
+    QCOMPARE(streamed[2], std::string("seed 22"));
+    QCOMPARE(server.requests().size(), size_t(3));  // the one answered with n, then two
+  }
+
   void nothingListeningIsRefused() {
     int port;
     { CannedHttpServer gone(""); port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1)); }
