@@ -14,6 +14,7 @@ APT_PACKAGES=(
   qcoro-qt6-dev
   libsentencepiece-dev libpcre2-dev
   libcurl4-openssl-dev libssl-dev zlib1g-dev nlohmann-json3-dev
+  libzmq3-dev libmsgpack-cxx-dev  # vLLM's KV cache events: ZeroMQ and msgpack (remote/vllm_kv_subscriber.h)
 )
 # Extra packages a caller needs (installer/screenshots.sh: xvfb xauth).
 read -r -a EXTRA <<< "${PAGEDCHAT_APT_EXTRA:-}"
