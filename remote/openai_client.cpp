@@ -276,6 +276,7 @@ bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::fun
     return true;
   }
   if (std::string m = string_at(j, "model"); !m.empty()) result.model = std::move(m);
+  if (result.response_id.empty()) result.response_id = string_at(j, "id");
   if (const auto u = j.find("usage"); u != j.end() && u->is_object()) {
     result.usage.prompt_tokens = int_at(*u, "prompt_tokens");
     result.usage.completion_tokens = int_at(*u, "completion_tokens");
@@ -339,17 +340,32 @@ RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::s
   return e;
 }
 
-RemoteError control_pool(const Endpoint& endpoint, const std::string& action, int steps) {
+namespace {
+RemoteError post_control(const Endpoint& endpoint, const json& command) {
   init_curl();
   Transfer t;
   t.url = route_url(endpoint, "kv/control");
   t.setup(endpoint);
   t.headers = curl_slist_append(t.headers, "Content-Type: application/json");
-  const std::string body = json({{"action", action}, {"steps", steps}}).dump();
+  const std::string body = command.dump();
   curl_easy_setopt(t.h, CURLOPT_POSTFIELDS, body.c_str());
   curl_easy_setopt(t.h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   curl_easy_setopt(t.h, CURLOPT_TIMEOUT, endpoint.connect_timeout_s + 20);
   return t.perform();
+}
+}  // namespace
+
+RemoteError control_pool(const Endpoint& endpoint, const std::string& action, int steps) {
+  return post_control(endpoint, {{"action", action}, {"steps", steps}});
+}
+
+RemoteError reset_pool(const Endpoint& endpoint, const RemotePoolShape& shape) {
+  return post_control(endpoint, {{"action", "reset"},
+                                 {"kv_blocks", shape.num_blocks},
+                                 {"host_blocks", shape.num_host_blocks},
+                                 {"block_size", shape.block_size},
+                                 {"max_context", shape.max_context},
+                                 {"step_tokens", shape.max_batched_tokens}});
 }
 
 RemoteError pool_snapshot(const Endpoint& endpoint, std::string* json) {
@@ -363,11 +379,12 @@ RemoteError pool_snapshot(const Endpoint& endpoint, std::string* json) {
   return e;
 }
 
-RemoteModels list_models(const Endpoint& endpoint) {
+RemoteModels list_models(const Endpoint& endpoint, const std::atomic<bool>* stop) {
   init_curl();
   RemoteModels out;
   Transfer t;
   t.url = route_url(endpoint, "models");
+  t.stop = stop;
   t.setup(endpoint);
   curl_easy_setopt(t.h, CURLOPT_TIMEOUT, endpoint.connect_timeout_s + 20);
   out.error = t.perform();
@@ -386,8 +403,11 @@ RemoteModels list_models(const Endpoint& endpoint) {
 }
 
 namespace {
+using ResponseIdCallback = std::function<void(const std::string&)>;
+
 RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& request, const std::string& model,
-                            const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop) {
+                            const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop,
+                            const ResponseIdCallback& on_response) {
   RemoteChatResult result;
   const Clock::time_point start = Clock::now();
   auto ms_since_start = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
@@ -411,7 +431,7 @@ RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& r
   // A server that streams on past anything the request could need is cut off.
   const int64_t max_chunks = (int64_t{request.max_tokens} + 64) * std::max(request.n, 1) * 2;
   int64_t chunks_seen = 0;
-  bool endless = false;
+  bool endless = false, announced = false;
   auto fail_with = [&](std::string_view json_or_text) {
     result.error.kind = RemoteErrorKind::server_error;
     result.error.server_message = error_message(json_or_text);
@@ -434,6 +454,10 @@ RemoteChatResult stream_one(const Endpoint& endpoint, const RemoteChatRequest& r
         return;
       }
       if (!apply_chunk(e.data, result, delta)) malformed = true;
+      if (!announced && !result.response_id.empty()) {
+        announced = true;
+        if (on_response) on_response(result.response_id);
+      }
     });
     // Read no more once the stream is over or cannot be trusted (the transfer then ends at once).
     return !(done || malformed || endless || sse.overflowed());
@@ -500,7 +524,7 @@ void append_samples(RemoteChatResult& into, const RemoteChatResult& from) {
 // its own sample (seeded seed, seed + 1, ...), streamed as choice first_index + i.
 RemoteChatResult stream_in_parallel(const Endpoint& endpoint, const RemoteChatRequest& request, const std::string& model,
                                     const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop,
-                                    int first_index = 0) {
+                                    const ResponseIdCallback& on_response, int first_index = 0) {
   const size_t n = static_cast<size_t>(request.n);
   std::vector<RemoteChatResult> parts(n);
   std::mutex delta_mutex;  // one sample's delta at a time reaches the caller
@@ -513,11 +537,12 @@ RemoteChatResult stream_in_parallel(const Endpoint& endpoint, const RemoteChatRe
       parts[i] = stream_one(endpoint, one, model, [&](const RemoteDelta& d) {
         std::lock_guard<std::mutex> lock(delta_mutex);
         if (on_delta) on_delta({first_index + static_cast<int>(i), d.text});
-      }, stop);
+      }, stop, on_response);
     });
   for (std::thread& t : threads) t.join();
   RemoteChatResult out;
   out.model = parts[0].model;
+  out.response_id = parts[0].response_id;
   out.usage.prompt_tokens = parts[0].usage.prompt_tokens;
   out.usage.cached_tokens = parts[0].usage.cached_tokens;
   out.usage.completion_tokens = 0;
@@ -534,11 +559,12 @@ RemoteChatResult stream_in_parallel(const Endpoint& endpoint, const RemoteChatRe
 }  // namespace
 
 RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& request,
-                             const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop) {
+                             const std::function<void(const RemoteDelta&)>& on_delta, const std::atomic<bool>* stop,
+                             const ResponseIdCallback& on_response) {
   init_curl();
   std::string model = request.model;
   if (model.empty()) {
-    RemoteModels models = list_models(endpoint);
+    RemoteModels models = list_models(endpoint, stop);  // Stop cuts this request short too
     RemoteChatResult failed;
     if (!models.error.ok()) {
       failed.error = std::move(models.error);
@@ -555,7 +581,7 @@ RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& 
   RemoteChatResult r = stream_one(endpoint, request, model, [&](const RemoteDelta& d) {
     any_text = true;
     if (on_delta) on_delta(d);
-  }, stop);
+  }, stop, on_response);
   // A server without n says so (400) before any text, or answers one choice only: then n requests.
   auto about_n = [](const std::string& m) {
     return m.find("choice") != std::string::npos || m.find("'n'") != std::string::npos ||
@@ -569,12 +595,12 @@ RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& 
       RemoteChatRequest rest = request;
       rest.n -= 1;
       if (rest.seed) *rest.seed += 1;
-      const RemoteChatResult more = stream_in_parallel(endpoint, rest, model, on_delta, stop, 1);
+      const RemoteChatResult more = stream_in_parallel(endpoint, rest, model, on_delta, stop, on_response, 1);
       append_samples(r, more);
       r.total_ms += more.total_ms;
       return r;
     }
-    return stream_in_parallel(endpoint, request, model, on_delta, stop);
+    return stream_in_parallel(endpoint, request, model, on_delta, stop, on_response);
   }
   return r;
 }

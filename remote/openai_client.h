@@ -78,6 +78,7 @@ struct RemoteChatResult {
   std::vector<int64_t> chunks;              // content chunks per choice (a server streams about a token each)
   RemoteUsage usage;
   std::string model;            // as the server names it
+  std::string response_id;      // the stream's "id" ("chatcmpl-..."), the first request's where n were sent
   double first_token_ms = -1;   // from the request's start to its first content
   double total_ms = 0;
   RemoteError error;
@@ -88,15 +89,19 @@ struct RemoteDelta {
   std::string_view text;  // the content it adds
 };
 
+// on_response: each request's response id as soon as its stream names it (its first chunk,
+// before any text): how a watcher of the server's pool tells its own requests there
+// (server/pool_watch.h's "response"). Called from the transfer's thread (n requests: several).
 RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& request,
                              const std::function<void(const RemoteDelta&)>& on_delta = {},
-                             const std::atomic<bool>* stop = nullptr);
+                             const std::atomic<bool>* stop = nullptr,
+                             const std::function<void(const std::string& response_id)>& on_response = {});
 
 struct RemoteModels {
   std::vector<std::string> ids;
   RemoteError error;
 };
-RemoteModels list_models(const Endpoint& endpoint);
+RemoteModels list_models(const Endpoint& endpoint, const std::atomic<bool>* stop = nullptr);
 
 // A remote pagedchat-server's KV pool (GET /v1/kv/events, server/pool_watch.h): on_frame gets
 // each frame's JSON as it arrives, until stop is set, the server goes or the stream breaks;
@@ -106,6 +111,12 @@ RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::s
 // Steps a remote pagedchat-server's engine (POST /v1/kv/control; the server must allow it):
 // action "pause", "resume", "step" (steps of them) or "next_event" (until one changes a block).
 RemoteError control_pool(const Endpoint& endpoint, const std::string& action, int steps = 1);
+// A fresh pool of this shape on that server, its model kept (a lesson's scene); refused (409)
+// while requests are in flight there. The watchers' next frame shows it.
+struct RemotePoolShape {
+  int num_blocks = 0, num_host_blocks = 0, block_size = 0, max_context = 0, max_batched_tokens = 0;
+};
+RemoteError reset_pool(const Endpoint& endpoint, const RemotePoolShape& shape);
 // One frame of it now (GET /v1/kv/snapshot), its JSON in *json.
 RemoteError pool_snapshot(const Endpoint& endpoint, std::string* json);
 

@@ -11,6 +11,7 @@
 #include <QTimer>
 
 #include "engine/engine/request.h"
+#include "engine/kv/kv_manager.h"
 #include "engine/model/model.h"
 #include "server/api_error.h"
 #include "server/connection_guard.h"
@@ -173,21 +174,48 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
   }
 }
 
-// POST /v1/kv/control {"action": "pause" | "resume" | "step" | "next_event", "steps": N}: step mode
+// POST /v1/kv/control {"action": "pause" | "resume" | "step" | "next_event", "steps": N}, or
+// {"action": "reset", "kv_blocks": N, "host_blocks": H, "block_size": B, "max_context": C,
+// "step_tokens": T} (a fresh pool for a lesson's scene, while no request is in flight): step mode
 // on a server started with --allow-pool-control (403 otherwise).
 void ApiServer::servePoolControl(const QHttpServerRequest& request, QTcpSocket* socket) {
   if (auto refusal = checkJsonContentType(request.value("Content-Type"))) throw *refusal;
   const QJsonObject o = QJsonDocument::fromJson(request.body()).object();
-  const QString action = o.value(QStringLiteral("action")).toString();
-  const int steps = o.value(QStringLiteral("steps")).toInt(action == QLatin1String("next_event") ? 500 : 1);
-  const QStringList actions{QStringLiteral("pause"), QStringLiteral("resume"), QStringLiteral("step"), QStringLiteral("next_event")};
-  if (!actions.contains(action))
-    throw ApiError(400, QStringLiteral("'action' must be pause, resume, step or next_event"), QStringLiteral("invalid_request_error"),
+  PoolControlRequest control;
+  control.action = o.value(QStringLiteral("action")).toString();
+  control.steps = o.value(QStringLiteral("steps")).toInt(control.action == QLatin1String("next_event") ? 500 : 1);
+  const QStringList actions{QStringLiteral("pause"), QStringLiteral("resume"), QStringLiteral("step"), QStringLiteral("next_event"),
+                            QStringLiteral("reset")};
+  if (!actions.contains(control.action))
+    throw ApiError(400, QStringLiteral("'action' must be pause, resume, step, next_event or reset"), QStringLiteral("invalid_request_error"),
                    QStringLiteral("action"));
-  if (steps < 1 || steps > 1000)
+  if (control.steps < 1 || control.steps > 1000)
     throw ApiError(400, QStringLiteral("'steps' must be 1 to 1000"), QStringLiteral("invalid_request_error"), QStringLiteral("steps"));
+  if (control.action == QLatin1String("reset")) {
+    // A lesson's pool: small, so that its story runs out of memory in a few steps.
+    auto field = [&](const char* name, int low, int high, int32_t* out) {
+      const QJsonValue v = o.value(QLatin1String(name));
+      const int n = v.toInt(-1);
+      if (!v.isDouble() || n < low || n > high)
+        throw ApiError(400, QStringLiteral("'%1' must be %2 to %3").arg(QLatin1String(name)).arg(low).arg(high),
+                       QStringLiteral("invalid_request_error"), QLatin1String(name));
+      *out = n;
+    };
+    PoolControlRequest::Shape& shape = control.shape;
+    field("kv_blocks", 1, 65536, &shape.num_blocks);
+    field("host_blocks", 0, 65536, &shape.num_host_blocks);
+    field("block_size", 1, 32, &shape.block_size);
+    field("max_context", 16, 1 << 20, &shape.max_context);
+    field("step_tokens", 1, 1 << 16, &shape.max_batched_tokens);
+    if (!pagedchat::is_valid_block_size(shape.block_size))
+      throw ApiError(400, QStringLiteral("'block_size' must be %1").arg(QLatin1String(pagedchat::kValidBlockSizes)),
+                     QStringLiteral("invalid_request_error"), QStringLiteral("block_size"));
+    if (m_router.numActive() > 0)
+      throw ApiError(409, QStringLiteral("%1 requests are in flight: the pool is reset only when none is").arg(m_router.numActive()),
+                     QStringLiteral("invalid_request_error"), {}, QStringLiteral("requests_in_flight"));
+  }
   if (!m_router.isLoaded()) throw loading();
-  if (!m_router.control(action, steps))
+  if (!m_router.control(control))
     throw ApiError(403, QStringLiteral("this server does not let clients step its engine (start it with --allow-pool-control)"),
                    QStringLiteral("permission_error"), {}, QStringLiteral("pool_control_off"));
   writeHttpResponse(socket, 200, "application/json", R"({"ok":true})");
@@ -261,7 +289,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   QPointer<CompletionSession> guard(session);
   const pagedchat::RequestId id = m_router.submit(std::move(engineRequest), this, [guard](const RequestUpdate& update) {
     if (guard) guard->onUpdate(update);
-  });
+  }, head.id);
   if (id < 0) {
     delete session;
     if (!m_router.isLoaded()) throw loading();

@@ -4,6 +4,7 @@
 #include <QMetaObject>
 #include <QThread>
 
+#include <cstdio>
 #include <utility>
 
 #include "engine/model/model.h"
@@ -36,8 +37,8 @@ void EngineHost::load() {
     m_loop.attach(m_engine.engine.get());
     m_router.attach(m_engine.model, *m_engine.engine, [this] { m_loop.wake(); });
     if (m_config.allowPoolControl)
-      m_router.setPoolControl([this](const QString& action, int steps) {
-        QMetaObject::invokeMethod(this, [this, action, steps] { applyControl(action, steps); }, Qt::QueuedConnection);
+      m_router.setPoolControl([this](const PoolControlRequest& control) {
+        QMetaObject::invokeMethod(this, [this, control] { applyControl(control); }, Qt::QueuedConnection);
       });
     const auto& c = model->config();
     emit loaded(QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens · %6")
@@ -56,14 +57,49 @@ void EngineHost::load() {
 
 // Step mode on the server, as the app's toolbar has it on its own engine: each step delivered
 // (requests' tokens, the pool's frame) before the next.
-void EngineHost::applyControl(const QString& action, int steps) {
-  if (action == QLatin1String("pause")) return m_loop.set_paused(true);
-  if (action == QLatin1String("resume")) return m_loop.set_paused(false);
-  const bool toEvent = action == QLatin1String("next_event");
-  for (int i = 0; i < steps; ++i) {
+void EngineHost::applyControl(const PoolControlRequest& control) {
+  if (control.action == QLatin1String("pause")) return m_loop.set_paused(true);
+  if (control.action == QLatin1String("resume")) return m_loop.set_paused(false);
+  if (control.action == QLatin1String("reset")) return resetPool(control.shape);
+  const bool toEvent = control.action == QLatin1String("next_event");
+  for (int i = 0; i < control.steps; ++i) {
     const uint64_t before = m_router.numKvEvents();
     const bool more = m_loop.step_once();
     m_router.afterStep();
     if ((toEvent && m_router.numKvEvents() != before) || !more) break;
   }
+}
+
+// A lesson's scene on a teacher's server: the same model, a fresh engine whose pool has the shape
+// asked (the app's teaching preset does the same on its own engine), paused or not as it was.
+// Only between requests (the API refused it otherwise; one that came since is failed, saying why).
+void EngineHost::resetPool(const PoolControlRequest::Shape& shape) {
+  if (!m_engine.engine) return;
+  pagedchat::EngineOptions options = m_config.engine;
+  options.engine.block_size = shape.block_size;
+  options.engine.num_blocks = shape.num_blocks;
+  options.engine.num_host_blocks = shape.num_host_blocks;
+  options.engine.max_context = shape.max_context;
+  options.engine.max_batched_tokens = shape.max_batched_tokens;
+  options.kv_budget_bytes = options.host_budget_bytes = 0;
+  options.num_contexts = 0;
+  std::shared_ptr<const pagedchat::Model> model = m_engine.model;
+  m_router.detach(QStringLiteral("the server's pool was reset for a lesson"));
+  m_loop.attach(nullptr);
+  m_engine = {};
+  try {
+    m_engine = pagedchat::assemble_engine(model, options);
+  } catch (const std::exception& e) {
+    // The shape asked does not fit (a context past the model's, a pool of no room): the server's own comes back.
+    std::fprintf(stderr, "pagedchat-server: the pool was not reset: %s\n", e.what());
+    try {
+      m_engine = pagedchat::assemble_engine(model, m_config.engine);
+    } catch (const std::exception& again) {
+      std::fprintf(stderr, "pagedchat-server: error: the engine could not be rebuilt: %s\n", again.what());
+      return;  // detached: requests are answered "loading"
+    }
+  }
+  m_loop.attach(m_engine.engine.get());
+  m_router.attach(m_engine.model, *m_engine.engine, [this] { m_loop.wake(); });
+  m_router.afterStep();  // the watchers' frame of the new pool, paused or not
 }

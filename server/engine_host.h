@@ -48,5 +48,6 @@ class EngineHost : public QObject {
   pagedchat::AssembledEngine m_engine;
   pagedchat::StepLoop m_loop;
 
-  void applyControl(const QString& action, int steps);  // engine thread
+  void applyControl(const PoolControlRequest& control);  // engine thread
+  void resetPool(const PoolControlRequest::Shape& shape);  // engine thread
 };

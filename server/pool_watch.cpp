@@ -29,6 +29,7 @@ QByteArray poolWatchJson(const PoolWatchFrame& f) {
     for (int32_t b : s.block_table) table.append(b);
     sequences.append(QJsonObject{{QStringLiteral("id"), static_cast<qint64>(s.id)},
                                  {QStringLiteral("request"), static_cast<qint64>(s.request)},
+                                 {QStringLiteral("response"), s.response},
                                  {QStringLiteral("stored"), s.num_stored},
                                  {QStringLiteral("table"), table}});
   }

@@ -9,11 +9,13 @@
 //   {"step": N, "block_size": B,
 //    "blocks": [{"s": "free"|"in_use"|"cached", "r": ref_count, "f": filled, "h": 0|1, "p": 0|1, "o": [seq, ...]}, ...],
 //    "host_blocks": [same], "cached_lru": [block, ...],
-//    "sequences": [{"id": seq, "request": id or -1, "stored": tokens, "table": [block, ...]}, ...],
+//    "sequences": [{"id": seq, "request": id or -1, "response": "chatcmpl-N" or "", "stored": tokens,
+//                   "table": [block, ...]}, ...],
 //    "events": [{"kind": "allocate"|..., "seq": s, "block": b, "peer": p, "ref": r, "state": "..."}, ...]}
 // Kinds and states are the engine's own names (kv_event_name, block_state_name).
 
 #include <QByteArray>
+#include <QString>
 
 #include <mutex>
 #include <vector>
@@ -27,6 +29,7 @@ struct PoolWatchSequence {
   pagedchat::RequestId request = -1;  // the API request it serves; -1: none (the app's chat)
   int32_t num_stored = 0;
   std::vector<int32_t> block_table;
+  QString response;  // the API's id of that request ("chatcmpl-N"), which its client knows
 };
 
 struct PoolWatchFrame;

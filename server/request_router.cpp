@@ -19,6 +19,7 @@ void RequestRouter::attach(std::shared_ptr<const pagedchat::Model> model, pagedc
     m_wake = std::move(wake);
     m_stats = engine.stats();
     attachment = ++m_attachment;
+    m_poolFrameDue = true;  // watchers see the new pool (a reload, a lesson's reset) at once
   }
   engine.subscribe([this, attachment](const pagedchat::EngineEvent& e) {
     if (attachment != m_attachment) return;  // m_attachment only changes on this thread
@@ -83,7 +84,7 @@ void RequestRouter::setModelId(const QString& id) {
   m_modelId = id;
 }
 
-pagedchat::RequestId RequestRouter::submit(pagedchat::Request request, QObject* context, Listener listener) {
+pagedchat::RequestId RequestRouter::submit(pagedchat::Request request, QObject* context, Listener listener, const QString& responseId) {
   pagedchat::RequestId id;
   std::function<void()> wake;
   {
@@ -94,7 +95,7 @@ pagedchat::RequestId RequestRouter::submit(pagedchat::Request request, QObject* 
     if (!m_engine || static_cast<int>(m_routes.size()) >= m_maxActive) return -1;
     const int n = request.n;
     id = m_engine->submit(std::move(request));
-    m_routes[id] = {context, std::move(listener)};
+    m_routes[id] = {context, std::move(listener), responseId};
     m_tracker.track(id, n);
     wake = m_wake;
   }
@@ -176,14 +177,14 @@ void RequestRouter::setPoolControl(PoolControl control) {
   m_poolControl = std::move(control);
 }
 
-bool RequestRouter::control(const QString& action, int steps) {
+bool RequestRouter::control(const PoolControlRequest& request) {
   PoolControl control;
   {
     std::lock_guard lock(m_mutex);
     control = m_poolControl;
   }
   if (!control) return false;
-  control(action, steps);  // the owner queues it to its engine thread
+  control(request);  // the owner queues it to its engine thread
   return true;
 }
 
@@ -204,8 +205,12 @@ void RequestRouter::deliverPoolLocked() {
   for (const auto* blocks : {&frame->snapshot.blocks, &frame->snapshot.host_blocks})
     for (const pagedchat::KvBlockInfo& b : *blocks) seqs.insert(b.owners.begin(), b.owners.end());
   for (pagedchat::SequenceId id : seqs)
-    if (std::optional<pagedchat::SequenceView> view = m_engine->sequence(id))
-      frame->sequences.push_back({id, m_tracker.request_of(id), view->num_stored, std::move(view->block_table)});
+    if (std::optional<pagedchat::SequenceView> view = m_engine->sequence(id)) {
+      const pagedchat::RequestId request = m_tracker.request_of(id);
+      const auto route = m_routes.find(request);
+      frame->sequences.push_back({id, request, view->num_stored, std::move(view->block_table),
+                                  route != m_routes.end() ? route->second.responseId : QString()});
+    }
   m_poolFrameDue = false;
   std::shared_ptr<const PoolWatchFrame> shared = std::move(frame);
   for (const auto& [id, w] : m_poolWatchers) {

@@ -26,6 +26,16 @@ namespace pagedchat {
 struct Model;
 }
 
+// A client's step-mode command (POST /v1/kv/control). reset: the pool rebuilt with this shape
+// (the model kept), refused by the owner while requests are in flight.
+struct PoolControlRequest {
+  QString action;  // pause, resume, step, next_event, reset
+  int steps = 1;
+  struct Shape {
+    int32_t num_blocks = 0, num_host_blocks = 0, block_size = 0, max_context = 0, max_batched_tokens = 0;
+  } shape;
+};
+
 // What a request's owner receives after each step that concerned it: the request tracker's
 // update (its token, finished and error events, the prefix cache's figure, done).
 using RequestUpdate = pagedchat::RequestUpdate;
@@ -60,8 +70,10 @@ class RequestRouter {
   // Submits a request; `listener` runs on `context`'s thread, each step's events in one call.
   // context must outlive the request (the server object does; a listener that needs a
   // shorter-lived object holds a QPointer to it and checks it on its own thread).
-  // Returns -1 when nothing is attached or maxActive requests are in flight.
-  pagedchat::RequestId submit(pagedchat::Request request, QObject* context, Listener listener);
+  // Returns -1 when nothing is attached or maxActive requests are in flight. `responseId` (the
+  // API's "chatcmpl-N") names the request's sequences in the pool's frames, so a client that
+  // watches the pool knows its own requests there.
+  pagedchat::RequestId submit(pagedchat::Request request, QObject* context, Listener listener, const QString& responseId = {});
   void abort(pagedchat::RequestId id);
   // Holds a request back while its client reads too slowly (Engine::hold), or lets it go on.
   void hold(pagedchat::RequestId id, bool held);
@@ -77,17 +89,19 @@ class RequestRouter {
   int watchPool(QObject* context, PoolListener listener);
   void unwatchPool(int watch);
   // Stepping the engine from a client (POST /v1/kv/control, a teacher's server): the owner sets
-  // what pause, resume, step N and next_event (steps until one changes a KV block) do, or
-  // nothing (the default: refused). Any thread; control() returns whether the owner allows it.
-  using PoolControl = std::function<void(const QString& action, int steps)>;
+  // what pause, resume, step N, next_event (steps until one changes a KV block) and reset (a
+  // fresh pool of the shape given, a lesson's scene) do, or nothing (the default: refused).
+  // Any thread; control() returns whether the owner allows it.
+  using PoolControl = std::function<void(const PoolControlRequest&)>;
   void setPoolControl(PoolControl control);
-  bool control(const QString& action, int steps);
+  bool control(const PoolControlRequest& request);
   uint64_t numKvEvents() const;  // KV events of the attached engine so far (watched or not)
 
  private:
   struct Route {
     QObject* context = nullptr;
     Listener listener;
+    QString responseId;
   };
 
   // Queues a command for one of the API's requests on the attached engine, then wakes its owner;

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <curl/curl.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <mutex>
@@ -48,6 +49,23 @@ double metric(const std::string& url, const std::string& name) {
   const size_t at = text.find("\n" + name + " ");
   return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
 }
+
+// What the reset test reads of a pool frame's JSON (server/pool_watch.h).
+struct PoolWatchCheck {
+  int blocks = -1, hostBlocks = -1, blockSize = -1, free = 0;
+  int64_t step = -1;
+  static PoolWatchCheck of(const std::string& json) {
+    PoolWatchCheck c;
+    const nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+    if (!j.is_object()) return c;
+    c.blocks = static_cast<int>(j.value("blocks", nlohmann::json::array()).size());
+    c.hostBlocks = static_cast<int>(j.value("host_blocks", nlohmann::json::array()).size());
+    c.blockSize = j.value("block_size", -1);
+    c.step = j.value("step", int64_t{-1});
+    for (const nlohmann::json& b : j.value("blocks", nlohmann::json::array())) c.free += b.value("s", "") == "free";
+    return c;
+  }
+};
 
 }  // namespace
 
@@ -199,6 +217,57 @@ class TestRemotePagedchatServer : public QObject {
     QCOMPARE(reply.finish_reasons.at(0), std::string("length"));
     stopWatching = true;
     watching.join();
+  }
+
+  // A lesson's scene on a teacher's server: reset gives a fresh pool of the shape asked (every
+  // block free, step 0, the model kept), refused while a request runs there (409) and for a shape
+  // out of range (400); the stream's response id names the request's sequences in the frames.
+  void aPoolIsResetForALessonBetweenRequestsOnly() {
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model), {"--allow-pool-control"});
+    QVERIFY(!server.url.empty());
+    const RemotePoolShape lesson{48, 16, 4, 256, 32};
+    QVERIFY(reset_pool({server.url, {}}, lesson).ok());
+    std::string json;
+    PoolWatchCheck fresh;
+    QTRY_VERIFY_WITH_TIMEOUT(pool_snapshot({server.url, {}}, &json).ok() && (fresh = PoolWatchCheck::of(json)).blocks == 48, 10000);
+    QCOMPARE(fresh.hostBlocks, 16);
+    QCOMPARE(fresh.blockSize, 4);
+    QCOMPARE(fresh.step, int64_t{0});
+    QCOMPARE(fresh.free, 48);
+
+    RemotePoolShape bad = lesson;
+    bad.block_size = 3;
+    const RemoteError refused = reset_pool({server.url, {}}, bad);
+    QCOMPARE(refused.kind, RemoteErrorKind::bad_request);
+    QVERIFY2(refused.server_message.find("block_size") != std::string::npos, refused.sentence().c_str());
+
+    // Paused, a request waits in the pool: a reset now is refused, and the frames name the request
+    // by the id its stream began with.
+    QVERIFY(control_pool({server.url, {}}, "pause").ok());
+    std::string responseId;
+    std::atomic<bool> started{false};
+    RemoteChatResult reply;
+    std::thread asking([&] {
+      reply = stream_chat({server.url, {}}, ask("Name three rivers of Europe.", 6), {}, nullptr, [&](const std::string& id) {
+        responseId = id;
+        started = true;
+      });
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(started.load(), 10000);
+    QVERIFY2(responseId.rfind("chatcmpl-", 0) == 0, responseId.c_str());
+    const RemoteError busy = reset_pool({server.url, {}}, lesson);
+    QCOMPARE(busy.http_status, 409);
+    QVERIFY2(busy.server_message.find("in flight") != std::string::npos, busy.sentence().c_str());
+    QVERIFY(control_pool({server.url, {}}, "step").ok());
+    QTRY_VERIFY_WITH_TIMEOUT(pool_snapshot({server.url, {}}, &json).ok() && json.find("\"response\":\"" + responseId + "\"") != std::string::npos,
+                             10000);
+    QVERIFY(control_pool({server.url, {}}, "resume").ok());
+    asking.join();
+    QVERIFY2(reply.error.ok(), reply.error.sentence().c_str());
+    QCOMPARE(reply.response_id, responseId);
+    // Its blocks are the reset pool's: 4 tokens each.
+    QVERIFY(pool_snapshot({server.url, {}}, &json).ok());
+    QCOMPARE(PoolWatchCheck::of(json).blockSize, 4);
   }
 
   void aServerKilledMidwayIsACutStreamWithItsTextKept() {

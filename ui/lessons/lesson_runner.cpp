@@ -6,13 +6,18 @@
 #include <QCoreApplication>
 #include <QPlainTextEdit>
 #include <QSpinBox>
+#include <QUrl>
+
+#include <algorithm>
 
 #include <qcoro/qcorosignal.h>
+#include <qcoro/qcorotimer.h>
 
 #include "ui/pool_panel/kv_contiguous_strip.h"
 #include "ui/pool_panel/kv_event_text.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_panel/kv_step_timeline.h"
+#include "ui/remote/remote_endpoints.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;
@@ -40,7 +45,28 @@ const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keepe
 }  // namespace
 
 LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(window) {
-  connect(&m_window, &MainWindow::poolFrame, this, &LessonRunner::onFrame);
+  // The pool the lesson is told on: this machine's, or the watched server's.
+  connect(&m_window, &MainWindow::poolFrame, this, [this](const PoolFrame& f) {
+    if (!m_remote) onFrame(f);
+  });
+  connect(&m_window, &MainWindow::remotePoolFrame, this, [this](const PoolFrame& f) {
+    m_remotePool.step = f.stepIndex;
+    m_remotePool.blockSize = f.snapshot.block_size;
+    m_remotePool.numBlocks = static_cast<int>(f.snapshot.blocks.size());
+    m_remotePool.numHostBlocks = static_cast<int>(f.snapshot.host_blocks.size());
+    m_remotePool.numFree = static_cast<int>(std::count_if(f.snapshot.blocks.begin(), f.snapshot.blocks.end(),
+                                                          [](const pagedchat::KvBlockInfo& b) { return b.state == pagedchat::BlockState::free; }));
+    if (m_remote) onFrame(f);
+  });
+  connect(&m_window, &MainWindow::remoteRequestStarted, this, [this](ChatId id) {
+    if (sceneChatTitle(id).has_value()) ++m_remoteTaken;
+  });
+}
+
+std::optional<QString> LessonRunner::sceneChatTitle(ChatId id) const {
+  for (const auto& [name, chat] : m_sceneChats)
+    if (chat == id) return name;
+  return std::nullopt;
 }
 
 const QVector<LessonInfo>& LessonRunner::lessons() {
@@ -57,11 +83,13 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
         "two bars under the pool's numbers draw the same chats both ways. Press Next event until Chat C gets its blocks.",
         KvEventKind::allocate);
     contiguous.keyChat = tr("Chat C");
+    contiguous.onlyHere = tr("a remote server's frames do not say how long a context it gives each request");
     v << contiguous;
     v << lesson("fork", "A fork shares its blocks, then copies on write",
                 "Chat B is a fork of Chat A: it holds every block of A (ref count 2), nothing copied. Its first new token goes "
                 "into the shared, partly filled last block, which must be copied first. Press Next event.",
                 KvEventKind::copy_on_write);
+    v.back().onlyHere = tr("on a remote server a fork is a new request, whose blocks its prefix cache shares (nothing is copied on write)");
     v << lesson("prefix", "A shared system prompt through the prefix cache",
                 "Chat A has read the shared system prompt; Chat B starts with the same one. Its prompt's full blocks are found "
                 "in the prefix cache and shared, not computed again. Press Next event.",
@@ -96,6 +124,7 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
         KvEventKind::allocate);
     batching.keyIsMixedStep = true;
     batching.showsSteps = true;
+    batching.onlyHere = tr("a remote server's frames carry its blocks, not what each step computed");
     v << batching;
     return v;
   }();
@@ -143,12 +172,56 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
   co_return true;
 }
 
+QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
+  QPointer<LessonRunner> self(this);
+  const QString url = m_window.watchedPool();
+  QString model;
+  for (const RemoteEndpointEntry& e : m_window.remoteEndpoints()->entries())
+    if (e.url == url && !e.models.isEmpty()) model = e.models.first();
+  if (model.isEmpty()) {
+    setState(State::failed, tr("%1 lists no model to tell the lesson with (File > Remote engines refreshes its list).").arg(url));
+    co_return false;
+  }
+  m_remoteEngine = {url, model};
+  // The server's engine paused, then its pool rebuilt in the teaching preset's shape: the same
+  // block numbers on every replay, as on this machine.
+  setPaused(true);
+  m_window.controlWatchedPool("pause", 1);  // the toolbar may have been paused already, for this machine
+  m_remotePool = {};  // the frames from before the reset do not count
+  m_window.resetWatchedPool(lesson.poolBlocks, lesson.hostBlocks, AppSettings::kTeachingBlockSize, AppSettings::kTeachingContext,
+                            AppSettings::kTeachingStepTokens);
+  // Polled, not awaited as a signal: two frames queued back to back would resume a qCoro awaiter
+  // twice (QCoro 0.9's queued slot outlives the awaiter it resumed).
+  auto fresh = [&] {
+    const RemotePoolShape& f = m_remotePool;
+    return f.step == 0 && f.blockSize == AppSettings::kTeachingBlockSize && f.numBlocks == lesson.poolBlocks &&
+           f.numHostBlocks == lesson.hostBlocks && f.numFree == f.numBlocks;
+  };
+  for (int wait = 0; wait < 300 && !fresh(); ++wait) {
+    co_await QCoro::sleepFor(std::chrono::milliseconds(50));
+    if (!self) co_return false;
+  }
+  if (fresh()) co_return true;
+  setState(State::failed, tr("%1 did not set the lesson's pool up: a server lets its pool be reset when it was started with "
+                             "--allow-pool-control, and only while no request runs there.")
+                              .arg(QUrl(url).authority()));
+  co_return false;
+}
+
+QCoro::Task<bool> LessonRunner::remoteRequestsTaken() {
+  QPointer<LessonRunner> self(this);
+  // Polled, as the fresh pool above: the turns' requests start back to back.
+  for (int wait = 0; wait < 200 && self && m_remoteTaken < m_remoteSent; ++wait) co_await QCoro::sleepFor(std::chrono::milliseconds(50));
+  co_return self && m_remoteTaken >= m_remoteSent;
+}
+
 void LessonRunner::sendPaused(const QString& text, int samples) {
   // One reply a turn unless the lesson asks for more, whatever the compare box was left at.
   if (auto* box = m_window.findChild<QSpinBox*>(QStringLiteral("samples"))) box->setValue(samples);
   auto* input = m_window.findChild<QPlainTextEdit*>(QStringLiteral("input"));
   input->setPlainText(text);
   m_window.send();
+  if (m_remote) ++m_remoteSent;
 }
 
 QCoro::Task<bool> LessonRunner::replyFully(const QString& text) {
@@ -179,8 +252,13 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_lastSentence.clear();
   m_sceneChats.clear();
   m_titles.clear();
+  m_remoteSent = m_remoteTaken = 0;
   setState(State::preparing, tr("Setting up “%1”…").arg(lesson.title));
-  m_window.watchPool(QString());  // a lesson is told on this machine's pool
+  // On the remote pool the view shows, where the lesson can be told there; else on this machine's.
+  const QString watched = m_window.watchedPool();
+  m_remote = !watched.isEmpty() && lesson.onlyHere.isEmpty();
+  const QString toldHere = !watched.isEmpty() && !m_remote ? tr("(Told on this machine's pool: %1.) ").arg(lesson.onlyHere) : QString();
+  if (!m_remote) m_window.watchPool(QString());
   auto stale = [&] { return !self || generation != m_generation; };
   // A fresh scene: a turn still running from an earlier lesson (or the user) is stopped first.
   for (const ChatId id : m_window.chatIds()) {
@@ -191,8 +269,12 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
     m_window.stepEngine();  // paused: the abort is carried out in a step
     if (!co_await std::move(ended) || stale()) co_return;
   }
-  if (!co_await prepare(lesson) || stale()) {
-    if (!stale()) setState(State::failed, tr("The teaching preset's model did not load."));
+  // Not a conditional expression around co_await: GCC 12 mishandles the temporaries of one.
+  bool prepared = false;
+  if (m_remote) prepared = co_await prepareRemote(lesson);
+  else prepared = co_await prepare(lesson);
+  if (!prepared || stale()) {
+    if (!stale() && !m_remote) setState(State::failed, tr("The teaching preset's model did not load."));
     co_return;
   }
   if (auto* panel = m_window.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) {
@@ -209,6 +291,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
     const ChatId id = m_window.newChat();
     m_window.renameChat(id, title);
     m_window.setChatSampling(id, sampling);
+    if (m_remote) m_window.setChatEngine(id, m_remoteEngine);
     m_sceneChats.append({title, id});
     return id;
   };
@@ -293,8 +376,14 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
                   "of birds, mud flats and small fishing boats."));
   }
   if (stale()) co_return;
+  // Paused, a remote server holds the turns sent; the class steps once it has them all (and
+  // named them: the frames call the chats as this app does).
+  if (m_remote && (!co_await remoteRequestsTaken() || stale())) {
+    if (!stale()) setState(State::failed, tr("The server did not take the lesson's turns."));
+    co_return;
+  }
   m_counting = true;
-  setState(State::ready, lesson.intro);
+  setState(State::ready, toldHere + lesson.intro);
 }
 
 QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) const {

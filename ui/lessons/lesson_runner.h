@@ -6,6 +6,13 @@
 // naming its blocks (ui/pool_panel/kv_event_text.h). The runner drives the MainWindow through
 // its public slots and actions, nothing behind its back; a lesson is reached when its key
 // event happens (or, for continuous batching, its key step).
+//
+// While the view shows a remote pagedchat-server's pool (View > Watch a remote pool; a teacher's
+// server started with --allow-pool-control), a lesson that can be told there is told on that
+// pool: the server's pool reset to the lesson's shape, the scene's chats run on the server, the
+// class stepping the server. A fork there is a new request (the server's prefix cache shares its
+// blocks, nothing is copied on write), and the server's frames carry neither its step records
+// nor its context slab, so the fork, contiguous and batching lessons go back to this machine.
 
 #include <QHash>
 #include <QObject>
@@ -14,10 +21,12 @@
 #include <QVector>
 
 #include <array>
+#include <optional>
 
 #include <qcoro/qcorotask.h>
 
 #include "engine/kv/kv_events.h"
+#include "ui/chat/chat_record.h"
 #include "ui/chat/chat_types.h"
 #include "ui/pool_view/pool_frame.h"
 
@@ -33,6 +42,7 @@ struct LessonInfo {
   int poolBlocks = 0;        // the teaching preset's pool for this scene (blocks of 4 tokens)
   int hostBlocks = 0;        // its host (swap) pool; 0: a preemption recomputes
   bool showsSteps = false;   // the pool panel shows its step timeline rather than its event log
+  QString onlyHere;          // why it cannot be told on a remote pool; empty: it can
 };
 
 class LessonRunner : public QObject {
@@ -48,6 +58,7 @@ class LessonRunner : public QObject {
   // again replays it from a fresh scene, block for block.
   void start(const QString& id);
   State state() const { return m_state; }
+  bool onRemotePool() const { return m_remote; }  // the lesson running is told on a watched server's pool
   const LessonInfo* current() const { return m_current; }
   // The KV events since the scene was ready, by kind (what the tests assert).
   int eventCount(pagedchat::KvEventKind kind) const { return m_counts[static_cast<size_t>(kind)]; }
@@ -55,6 +66,7 @@ class LessonRunner : public QObject {
   QString lastSentence() const { return m_lastSentence; }
   // The chats the scene made, by the names the lesson gave them ("Chat A", ...).
   ChatId sceneChat(const QString& title) const;
+  std::optional<QString> sceneChatTitle(ChatId id) const;
 
  signals:
   void stateChanged(LessonRunner::State state, const QString& message);
@@ -63,6 +75,8 @@ class LessonRunner : public QObject {
  private:
   QCoro::Task<> run(LessonInfo lesson, int generation);
   QCoro::Task<bool> prepare(const LessonInfo& lesson);  // a fresh engine of the lesson's pool, paused
+  QCoro::Task<bool> prepareRemote(const LessonInfo& lesson);  // the same on the watched server
+  QCoro::Task<bool> remoteRequestsTaken();  // paused there: the server has taken every turn sent
   QCoro::Task<bool> replyFully(const QString& text);    // one turn run to its end, then paused again
   QCoro::Task<bool> stepUntilDecoding();                // paused steps until a chat decodes
   void sendPaused(const QString& text, int samples = 1);  // submitted; it waits for the class's steps
@@ -75,6 +89,13 @@ class LessonRunner : public QObject {
   const LessonInfo* m_current = nullptr;
   State m_state = State::idle;
   int m_generation = 0;  // a new start leaves the old run's awaits without effect
+  bool m_remote = false;     // told on the watched remote pool
+  RemoteEngineChoice m_remoteEngine;  // where the scene's chats run then
+  int m_remoteSent = 0, m_remoteTaken = 0;  // the scene's turns sent there, and taken by the server
+  struct RemotePoolShape {  // the watched server's last frame, as far as a fresh pool is told by it
+    int64_t step = -1;
+    int blockSize = 0, numBlocks = 0, numHostBlocks = 0, numFree = 0;
+  } m_remotePool;
   bool m_counting = false;
   std::array<int, pagedchat::kNumKvEventKinds> m_counts{};
   int m_mixedSteps = 0;

@@ -98,6 +98,7 @@ LessonsPanel::LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* pa
 }
 
 QString LessonsPanel::sentenceShown() const { return m_sentence->text(); }
+QString LessonsPanel::statusShown() const { return m_status->text(); }
 
 bool LessonsPanel::eventFilter(QObject* watched, QEvent* event) {
   if (watched == m_list->viewport() && event->type() == QEvent::Resize) fitListHeight();

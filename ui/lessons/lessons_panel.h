@@ -17,6 +17,7 @@ class LessonsPanel : public QWidget {
  public:
   LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* parent = nullptr);
   QString sentenceShown() const;
+  QString statusShown() const;  // the line over it: the lesson's title, or why it could not start
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;

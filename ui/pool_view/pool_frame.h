@@ -22,6 +22,7 @@ struct PoolFrameSequence {
   int colorIndex = 0;     // stable per chat: cells of one chat share a colour
   std::vector<int32_t> blockTable;  // logical block -> physical block id
   std::vector<int32_t> tokens;      // the tokens stored, in order
+  QString responseId;  // a remote server's frame: the API response it serves ("chatcmpl-N"), or empty
 };
 
 // A model with sliding-window attention (Gemma 3): on its local layers a token sees only its

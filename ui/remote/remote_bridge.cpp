@@ -72,7 +72,11 @@ void RemoteBridge::submit(ChatId id, const RemoteEngineChoice& engine, const QSt
         QMetaObject::invokeMethod(this, [this, id, sample, text = QString::fromStdString(std::string(d.text))] {
           emit replyText(id, sample, text);
         }, Qt::QueuedConnection);
-      }, stop.get());
+      }, stop.get(), [&](const std::string& response) {
+        QMetaObject::invokeMethod(this, [this, id, url = QString::fromStdString(endpoint.base_url), response = QString::fromStdString(response)] {
+          emit requestStarted(id, url, response);
+        }, Qt::QueuedConnection);
+      });
       QMetaObject::invokeMethod(this, [this, id, r, column, samplesInOne] {
         const size_t samples = samplesInOne ? std::max<size_t>(r.texts.size(), 1) : 1;
         for (size_t s = 0; s < samples; ++s)

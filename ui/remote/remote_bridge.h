@@ -36,6 +36,9 @@ class RemoteBridge : public QObject {
   void replyFinished(ChatId id, int sample, const ReplyMetrics& metrics);
   void replyFailed(ChatId id, const QString& sentence, const QString& detail);
   void turnDone(ChatId id);
+  // The server named a request of this chat's turn (its response id, before any text): the
+  // window tells the chat's sequences in that server's pool by it.
+  void requestStarted(ChatId id, const QString& url, const QString& responseId);
 
  private:
   struct Job {

@@ -63,6 +63,10 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   m_remoteEndpoints = new RemoteEndpoints(*m_db, this);
   m_remoteBridge = new RemoteBridge(this);
   m_chats->setRemote(m_remoteBridge, m_remoteEndpoints);
+  connect(m_remoteBridge, &RemoteBridge::requestStarted, this, [this](ChatId id, const QString& url, const QString& response) {
+    m_remoteRequests.insert(url + QLatin1Char(' ') + response, id);
+    emit remoteRequestStarted(id);
+  });
   m_settings = AppSettings::load(*m_db);
   applySavedTheme();  // before the widgets are made
   m_loader = new ModelLoader(m_bridge, *m_db, this);

@@ -11,6 +11,8 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <functional>
+
 #include "ui/shell/app_settings.h"
 #include "ui/chat/chat_controller.h"
 #include "ui/bridge/model_info.h"
@@ -46,7 +48,12 @@ class ModelLibraryDialog;
 class RemoteBridge;
 class RemoteEndpoints;
 class RemotePoolWatcher;
+class VllmPoolWatcher;
 class WelcomeView;
+namespace pagedchat::remote {
+struct Endpoint;
+struct RemoteError;
+}  // namespace pagedchat::remote
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -132,15 +139,26 @@ class MainWindow : public QMainWindow {
   // The pool view draws a remote pagedchat-server's pool (View > Watch a remote pool); empty
   // url: this machine's pool again.
   void watchPool(const QString& url);
-  QString watchedPool() const;  // empty: this machine's
+  QString watchedPool() const;  // empty: this machine's (or a vLLM server's, below)
+  // The pool view draws what a vLLM server's KV cache events say (ZeroMQ; vLLM started with
+  // --kv-events-config): endpoint its publisher ("tcp://host:5557"), replay its replay socket or
+  // empty. watchPool, or an empty endpoint, ends it.
+  void watchVllmPool(const QString& endpoint, const QString& replay = QString());
+  QString watchedVllmPool() const;  // its endpoint; empty when none is watched
   // While a remote pool is watched, the Engine toolbar steps that server (POST /v1/kv/control,
   // when it allows it; a refusal is said in the status line). False: no remote pool is watched.
   bool controlWatchedPool(const char* action, int steps);
+  // A fresh pool of this shape on the watched server (a lesson's scene there; the server must
+  // allow pool control and have no request in flight). False: no remote pool is watched.
+  bool resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens);
 
  signals:
   void modelReady();
   void turnDone(ChatId chat);
   void poolFrame(const PoolFrame& frame);  // the KV block-pool view connects here
+  // A watched remote pool's frame, as the view draws it (this app's chats there named as here).
+  void remotePoolFrame(const PoolFrame& frame);
+  void remoteRequestStarted(ChatId chat);  // a remote server took a request of this chat's turn
   void apiServerChanged(const QString& url, const QString& error);  // url empty: stopped or failed
 
  protected:
@@ -198,6 +216,12 @@ class MainWindow : public QMainWindow {
   RemoteEndpoints* m_remoteEndpoints = nullptr;
   RemoteBridge* m_remoteBridge = nullptr;
   RemotePoolWatcher* m_poolWatcher = nullptr;
+  VllmPoolWatcher* m_vllmWatcher = nullptr;
+  void showPoolOf(const QString& title);  // the view's pool: this machine's (title empty) or a remote one's
+  void askVllmPool();  // View > Watch a remote pool > vLLM KV events…
+  QHash<QString, ChatId> m_remoteRequests;  // "url response-id": the chat a remote request is for
+  void showRemoteFrame(PoolFrame frame);
+  bool sendToWatchedPool(std::function<pagedchat::remote::RemoteError(const pagedchat::remote::Endpoint&)> command);
   QThreadPool* m_poolControl = nullptr;  // one worker: the watched server's step requests, in order
   ChatId m_current = -1;
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none

@@ -2,6 +2,8 @@
 // (this machine, or a model of a remote server), which the chat keeps from its next turn on.
 #include <QActionGroup>
 #include <QDockWidget>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QLabel>
 #include <QCoreApplication>
 #include <QMenu>
@@ -13,9 +15,11 @@
 
 #include "remote/openai_client.h"
 #include "ui/chat/chat_controller.h"
+#include "ui/chat/chat_database.h"
 #include "ui/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
 #include "ui/remote/remote_pool_watcher.h"
+#include "ui/remote/vllm_pool_watcher.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/status_line.h"
@@ -57,13 +61,21 @@ void MainWindow::fillRunOnMenu(QMenu* menu) {
 
 QString MainWindow::watchedPool() const { return m_poolWatcher && m_poolWatcher->isWatching() ? m_poolWatcher->url() : QString(); }
 
-void MainWindow::watchPool(const QString& url) {
+void MainWindow::showPoolOf(const QString& title) {
   auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
   auto* dock = findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"));
   if (!panel || !dock) return;
+  // One pool at a time in the view: this machine's frames stop reaching it while a remote one is drawn.
+  disconnect(this, &MainWindow::poolFrame, panel, &KvPoolPanel::setFrame);
+  if (title.isEmpty()) connect(this, &MainWindow::poolFrame, panel, &KvPoolPanel::setFrame);
+  dock->setWindowTitle(title.isEmpty() ? tr("KV blocks") : title);
+}
+
+void MainWindow::watchPool(const QString& url) {
+  if (m_vllmWatcher) m_vllmWatcher->stop();
   if (!m_poolWatcher) {
     m_poolWatcher = new RemotePoolWatcher(this);
-    connect(m_poolWatcher, &RemotePoolWatcher::frame, panel, &KvPoolPanel::setFrame);
+    connect(m_poolWatcher, &RemotePoolWatcher::frame, this, &MainWindow::showRemoteFrame);
     connect(m_poolWatcher, &RemotePoolWatcher::stopped, this, [this](const QString& why) {
       if (why.isEmpty()) return;  // the user's own switch
       watchPool(QString());
@@ -71,15 +83,62 @@ void MainWindow::watchPool(const QString& url) {
     });
   }
   m_poolWatcher->stop();
-  // One pool at a time in the view: this machine's frames stop reaching it while a remote one is drawn.
-  disconnect(this, &MainWindow::poolFrame, panel, &KvPoolPanel::setFrame);
-  if (url.isEmpty()) {
-    connect(this, &MainWindow::poolFrame, panel, &KvPoolPanel::setFrame);
-    dock->setWindowTitle(tr("KV blocks"));
-    return;
+  showPoolOf(url.isEmpty() ? QString() : tr("KV blocks of %1").arg(QUrl(url).authority()));
+  if (!url.isEmpty()) m_poolWatcher->start(url, m_remoteEndpoints->apiKey(url));
+}
+
+QString MainWindow::watchedVllmPool() const { return m_vllmWatcher && m_vllmWatcher->isWatching() ? m_vllmWatcher->endpoint() : QString(); }
+
+void MainWindow::watchVllmPool(const QString& endpoint, const QString& replay) {
+  if (endpoint.isEmpty()) return watchPool(QString());
+  if (m_poolWatcher) m_poolWatcher->stop();
+  if (!m_vllmWatcher) {
+    m_vllmWatcher = new VllmPoolWatcher(this);
+    connect(m_vllmWatcher, &VllmPoolWatcher::frame, this, [this](const PoolFrame& f) {
+      if (auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) panel->setFrame(f);
+    });
+    connect(m_vllmWatcher, &VllmPoolWatcher::note, this, [this](const QString& sentence) { m_status->setText(sentence); });
+    connect(m_vllmWatcher, &VllmPoolWatcher::stopped, this, [this](const QString& why) {
+      if (why.isEmpty()) return;
+      watchPool(QString());
+      m_status->setText(tr("vLLM's KV events are no longer shown: %1").arg(why));
+    });
   }
-  dock->setWindowTitle(tr("KV blocks of %1").arg(QUrl(url).authority()));
-  m_poolWatcher->start(url, m_remoteEndpoints->apiKey(url));
+  showPoolOf(tr("vLLM's KV cache at %1").arg(endpoint));
+  // A fresh picture: the cache as the events tell it from now on (and what the replay still has).
+  if (auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) panel->setFrame(VllmPoolWatcher::frameOf({}, {}, 0));
+  m_vllmWatcher->start(endpoint, replay);
+  m_db->setSetting(QStringLiteral("remote/vllm_kv_events"), (endpoint + QLatin1Char(' ') + replay).trimmed());
+}
+
+void MainWindow::askVllmPool() {
+  const QString last = m_db->setting(QStringLiteral("remote/vllm_kv_events"), QStringLiteral("tcp://127.0.0.1:5557"));
+  bool ok = false;
+  const QString given = QInputDialog::getText(
+      this, tr("Watch vLLM's KV events"),
+      tr("The address vLLM publishes its KV cache events on (its --kv-events-config endpoint, e.g. tcp://gpu-box:5557), then "
+         "its replay address after a space, if it has one:"),
+      QLineEdit::Normal, last, &ok).trimmed();
+  if (!ok || given.isEmpty()) return;
+  const QStringList parts = given.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  watchVllmPool(parts.value(0), parts.value(1));
+}
+
+// A remote pool's frame drawn: the sequences of this app's own requests there carry their chat's
+// name and colour, as on this machine's pool (the others stay "request N").
+void MainWindow::showRemoteFrame(PoolFrame frame) {
+  const QString url = watchedPool();
+  for (PoolFrameSequence& s : frame.sequences) {
+    if (s.responseId.isEmpty()) continue;
+    const auto it = m_remoteRequests.constFind(url + QLatin1Char(' ') + s.responseId);
+    if (it == m_remoteRequests.constEnd()) continue;
+    if (const ChatRecord* c = chat(*it)) {
+      s.chatTitle = c->title.isEmpty() ? tr("chat %1").arg(*it) : c->title;
+      s.colorIndex = static_cast<int>(*it % 1000);
+    }
+  }
+  if (auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) panel->setFrame(frame);
+  emit remotePoolFrame(frame);
 }
 
 void MainWindow::fillWatchPoolMenu(QMenu* menu) {
@@ -95,11 +154,27 @@ void MainWindow::fillWatchPoolMenu(QMenu* menu) {
   };
   choice(tr("This machine's pool"), QString());
   for (const RemoteEndpointEntry& e : m_remoteEndpoints->entries()) choice(e.url, e.url)->setToolTip(tr("A PagedChat server's pool (pagedchat-server)"));
+  QAction* vllm = menu->addAction(tr("vLLM KV events…"), this, &MainWindow::askVllmPool);
+  vllm->setObjectName(QStringLiteral("watchVllmPool"));
+  vllm->setCheckable(true);
+  vllm->setChecked(!watchedVllmPool().isEmpty());
+  vllm->setToolTip(tr("The blocks a vLLM server's prefix cache holds, from its KV cache events (ZeroMQ)"));
   menu->addSeparator();
   menu->addAction(tr("Remote engines…"), this, &MainWindow::showRemoteEngines);
 }
 
 bool MainWindow::controlWatchedPool(const char* action, int steps) {
+  return sendToWatchedPool([action = std::string(action), steps](const pagedchat::remote::Endpoint& e) {
+    return pagedchat::remote::control_pool(e, action, steps);
+  });
+}
+
+bool MainWindow::resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens) {
+  return sendToWatchedPool([shape = pagedchat::remote::RemotePoolShape{numBlocks, numHostBlocks, blockSize, maxContext, stepTokens}](
+                               const pagedchat::remote::Endpoint& e) { return pagedchat::remote::reset_pool(e, shape); });
+}
+
+bool MainWindow::sendToWatchedPool(std::function<pagedchat::remote::RemoteError(const pagedchat::remote::Endpoint&)> command) {
   const QString url = watchedPool();
   if (url.isEmpty()) return false;
   QPointer<MainWindow> self(this);
@@ -110,8 +185,8 @@ bool MainWindow::controlWatchedPool(const char* action, int steps) {
     m_poolControl = new QThreadPool(this);
     m_poolControl->setMaxThreadCount(1);
   }
-  m_poolControl->start([self, url, key, action = std::string(action), steps] {
-    const pagedchat::remote::RemoteError e = pagedchat::remote::control_pool({url.toStdString(), key}, action, steps);
+  m_poolControl->start([self, url, key, command = std::move(command)] {
+    const pagedchat::remote::RemoteError e = command({url.toStdString(), key});
     if (e.ok()) return;
     QMetaObject::invokeMethod(qApp, [self, why = QString::fromStdString(e.sentence())] {
       if (self) self->m_status->setText(tr("The remote engine was not stepped: %1").arg(why));

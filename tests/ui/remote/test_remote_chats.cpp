@@ -23,6 +23,7 @@
 #include <QUrl>
 
 #include "support/remote_test_servers.h"
+#include "support/remote_window_scene.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "ui/chat/compare_view.h"
@@ -37,11 +38,10 @@
 #include "ui/shell/main_window.h"
 
 namespace {
-// The server as the app names it.
-struct Server : pagedchat::test::PagedchatServer {
-  using PagedchatServer::PagedchatServer;
-  QString qurl() const { return QString::fromStdString(url); }
-};
+using pagedchat::test::addThroughTheDialog;
+using pagedchat::test::RemoteScene;
+using Scene = RemoteScene;
+using Server = pagedchat::test::AppNamedServer;
 
 TurnSettings greedy(int maxTokens) {
   TurnSettings s;
@@ -49,31 +49,6 @@ TurnSettings greedy(int maxTokens) {
   s.maxTokens = maxTokens;
   return s;
 }
-
-bool addThroughTheDialog(MainWindow& w, const QString& url, const QString& key, QString* note = nullptr) {
-  w.showRemoteEngines();
-  auto* dialog = w.findChild<RemoteEnginesDialog*>(QStringLiteral("remoteEnginesDialog"));
-  if (!dialog) return false;
-  QSignalSpy checked(dialog, &RemoteEnginesDialog::checked);
-  dialog->findChild<QLineEdit*>(QStringLiteral("remoteUrl"))->setText(url);
-  dialog->findChild<QLineEdit*>(QStringLiteral("remoteKey"))->setText(key);
-  dialog->findChild<QPushButton*>(QStringLiteral("addRemote"))->click();
-  const bool answered = checked.wait(30000);
-  if (note) *note = dialog->findChild<QLabel*>(QStringLiteral("remoteNote"))->text();
-  const bool ok = answered && checked.first().first().toBool();
-  dialog->close();
-  w.activateWindow();  // the window's keys (Ctrl+Enter sends) act again once the dialog is gone
-  return QTest::qWaitForWindowActive(&w) && ok;
-}
-
-// A server, and a window with that server added through File > Remote engines (no local model).
-struct Scene {
-  Server server;
-  AppServices services;
-  MainWindow w{services};
-  explicit Scene(const QString& model, const QStringList& extra = {}) : server(model, extra) { w.show(); }
-  bool ready() { return !server.url.empty() && addThroughTheDialog(w, server.qurl(), QString()); }
-};
 
 QString transcriptText(MainWindow& w) { return w.findChild<TranscriptView*>(QStringLiteral("transcript"))->toPlainText(); }
 }  // namespace

@@ -1,0 +1,171 @@
+// The lessons told on a teacher's server, as a class watches it: pagedchat-server on loopback
+// (--allow-pool-control), the window watching its pool (View > Watch a remote pool). Start
+// resets the server's pool to the lesson's shape and sets the scene up there with the lesson's
+// chats running on the server, paused; Next event steps the server until the key event, which
+// the window reads from the server's own frames, its chats named as in the chat list. A lesson
+// a server's frames cannot tell (a fork, the context slab, the step records) goes back to this
+// machine and says why; a server that lets no client reset its pool is said to, nothing else.
+
+#include <QtTest>
+
+#include <QListWidget>
+#include <QPushButton>
+#include <QUrl>
+
+#include "support/remote_window_scene.h"
+#include "support/test_env.h"
+#include "support/window_driver.h"
+#include "ui/lessons/lesson_runner.h"
+#include "ui/lessons/lessons_panel.h"
+#include "ui/remote/remote_pool_watcher.h"
+#include "ui/shell/main_window.h"
+
+using pagedchat::KvEventKind;
+using pagedchat::test::RemoteScene;
+
+class TestRemoteLessons : public QObject {
+  Q_OBJECT
+  QString m_model;
+
+  static void start(MainWindow& w, const QString& id) {
+    auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
+    auto* list = panel->findChild<QListWidget*>(QStringLiteral("lessonList"));
+    for (int i = 0; i < list->count(); ++i)
+      if (list->item(i)->data(Qt::UserRole).toString() == id) list->setCurrentRow(i);
+    panel->findChild<QPushButton*>(QStringLiteral("startLesson"))->click();
+  }
+
+  // Starts lesson id and presses Next event until its key event (at most 300 presses).
+  static void reachKeyEvent(MainWindow& w, const QString& id) {
+    LessonRunner* runner = w.lessons();
+    start(w, id);
+    QTRY_VERIFY_WITH_TIMEOUT(runner->state() == LessonRunner::State::ready || runner->state() == LessonRunner::State::failed, 180000);
+    QCOMPARE(runner->state(), LessonRunner::State::ready);
+    auto* next = w.findChild<QPushButton*>(QStringLiteral("lessonNextEvent"));
+    for (int press = 0; press < 300 && runner->state() != LessonRunner::State::reached; ++press) {
+      const QString before = runner->lastSentence();
+      next->click();
+      QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
+    }
+    QCOMPARE(runner->state(), LessonRunner::State::reached);
+  }
+
+  static void runToEnd(MainWindow& w) {
+    w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+          for (ChatId id : w.chatIds())
+            if (w.isReplying(id)) return false;
+          return true;
+        }(),
+        240000);
+  }
+
+  static PoolFrame serverSnapshot(const RemoteScene& scene) {
+    std::string json;
+    PoolFrame f;
+    if (pagedchat::remote::pool_snapshot({scene.server.url, {}}, &json).ok())
+      RemotePoolWatcher::frameFromJson(QByteArray::fromStdString(json), &f);
+    return f;
+  }
+
+ private slots:
+  void initTestCase() {
+    pagedchat::test::useFreshDataFolder();
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    PC_REQUIRE_ENV(server, "PAGEDCHAT_SERVER");
+    m_model = QString::fromStdString(model);
+  }
+
+  // Six lessons one after the other on one server, each from a fresh pool of its own shape.
+  void theLessonsAreToldOnTheWatchedServersPool() {
+    RemoteScene scene(m_model, {"--allow-pool-control"});
+    QVERIFY(scene.ready());
+    MainWindow& w = scene.w;
+    w.watchPool(scene.server.qurl());
+    LessonRunner* runner = w.lessons();
+    PoolFrame drawn;
+    connect(&w, &MainWindow::remotePoolFrame, this, [&](const PoolFrame& f) { drawn = f; });
+
+    reachKeyEvent(w, QStringLiteral("allocation"));
+    QVERIFY(runner->onRemotePool());
+    QCOMPARE(w.watchedPool(), scene.server.qurl());  // still the server's pool in the view
+    QVERIFY2(runner->lastSentence().contains(QStringLiteral("Chat A gets block")), qPrintable(runner->lastSentence()));
+    QCOMPARE(drawn.snapshot.block_size, AppSettings::kTeachingBlockSize);
+    QCOMPARE(static_cast<int>(drawn.snapshot.blocks.size()), AppSettings::kTeachingBlocks);
+    const ChatId a = runner->sceneChat(QStringLiteral("Chat A"));
+    QCOMPARE(w.chat(a)->remote.url, scene.server.qurl());  // the scene's chat runs on the server
+    // The server's own pool has the lesson's shape: the view drew the server's frames, not ours.
+    const PoolFrame own = serverSnapshot(scene);
+    QCOMPARE(own.snapshot.block_size, AppSettings::kTeachingBlockSize);
+    QCOMPARE(static_cast<int>(own.snapshot.blocks.size()), AppSettings::kTeachingBlocks);
+    runToEnd(w);
+    QCOMPARE(w.chat(a)->messages.size(), 2);
+    QVERIFY(!w.chat(a)->messages[1].content.isEmpty());
+
+    reachKeyEvent(w, QStringLiteral("prefix"));
+    QVERIFY(runner->eventCount(KvEventKind::cache_hit) >= 2);  // the shared system prompt's full blocks
+    QVERIFY2(runner->lastSentence().contains(QStringLiteral("Chat B's prompt finds blocks")), qPrintable(runner->lastSentence()));
+    runToEnd(w);
+
+    reachKeyEvent(w, QStringLiteral("parallel"));
+    QVERIFY(runner->eventCount(KvEventKind::share) >= 2);  // the two other samples share the prompt's blocks
+    runToEnd(w);
+
+    reachKeyEvent(w, QStringLiteral("eviction"));
+    QCOMPARE(static_cast<int>(drawn.snapshot.blocks.size()), 48);
+    QVERIFY(runner->eventCount(KvEventKind::evict) >= 1);
+    runToEnd(w);
+
+    reachKeyEvent(w, QStringLiteral("recompute"));
+    QCOMPARE(runner->eventCount(KvEventKind::preempt), 1);
+    QCOMPARE(runner->eventCount(KvEventKind::swap_out), 0);
+    runToEnd(w);
+
+    reachKeyEvent(w, QStringLiteral("swap"));
+    QVERIFY(runner->eventCount(KvEventKind::swap_out) >= 1);
+    QCOMPARE(runner->eventCount(KvEventKind::preempt), 0);
+    QCOMPARE(static_cast<int>(drawn.snapshot.host_blocks.size()), 64);
+    runToEnd(w);
+    QVERIFY(w.chat(runner->sceneChat(QStringLiteral("Chat B")))->messages.size() == 2);
+  }
+
+  // The fork lesson cannot be told by a server's frames: it goes back to this machine's pool
+  // (a model loaded here) and its first sentence says why.
+  void aLessonTheServerCannotTellIsToldHere() {
+    RemoteScene scene(m_model, {"--allow-pool-control"});
+    QVERIFY(scene.ready());
+    MainWindow& w = scene.w;
+    pagedchat::test::loadAndWait(w, m_model);
+    w.watchPool(scene.server.qurl());
+    start(w, QStringLiteral("fork"));
+    LessonRunner* runner = w.lessons();
+    QTRY_VERIFY_WITH_TIMEOUT(runner->state() == LessonRunner::State::ready || runner->state() == LessonRunner::State::failed, 180000);
+    QCOMPARE(runner->state(), LessonRunner::State::ready);
+    QVERIFY(!runner->onRemotePool());
+    QVERIFY(w.watchedPool().isEmpty());
+    auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
+    QVERIFY2(panel->sentenceShown().startsWith(QStringLiteral("(Told on this machine's pool: on a remote server a fork is a new request")),
+             qPrintable(panel->sentenceShown()));
+    QVERIFY(!w.chat(runner->sceneChat(QStringLiteral("Chat A")))->remote.isSet());
+    runToEnd(w);
+  }
+
+  // Without --allow-pool-control the lesson fails with a sentence saying what the server needs.
+  void aServerThatIsNotSteppedSaysHowToAllowIt() {
+    RemoteScene scene(m_model);
+    QVERIFY(scene.ready());
+    MainWindow& w = scene.w;
+    w.watchPool(scene.server.qurl());
+    start(w, QStringLiteral("allocation"));
+    LessonRunner* runner = w.lessons();
+    QTRY_VERIFY_WITH_TIMEOUT(runner->state() == LessonRunner::State::failed, 60000);
+    auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
+    QVERIFY2(panel->statusShown().contains(QStringLiteral("--allow-pool-control")), qPrintable(panel->statusShown()));
+    QVERIFY(w.chatIds().isEmpty() || !w.isReplying(w.chatIds().first()));
+    QCOMPARE(w.watchedPool(), scene.server.qurl());  // the server's pool stays in view
+  }
+};
+
+QTEST_MAIN(TestRemoteLessons)
+#include "test_remote_lessons.moc"
