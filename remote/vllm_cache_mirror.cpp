@@ -24,10 +24,9 @@ std::vector<VllmMirrorChange> VllmCacheMirror::apply(const VllmKvBatch& batch) {
         const bool host = &tier == &host_;
         block_size_ = e.block_size;
         // The chain: the parent's, while it is held; else a new one (a prompt's first block).
-        int32_t chain = 0;
+        int32_t chain = 0;  // 0: a new one, made when a block of this event first needs it
         if (e.parent_block_hash)
           if (auto it = chain_of_.find({e.group_idx, *e.parent_block_hash}); it != chain_of_.end()) chain = it->second;
-        if (chain == 0) chain = next_chain_++;
         for (size_t i = 0; i < e.block_hashes.size(); ++i) {
           const std::pair<int32_t, VllmBlockHash> key{e.group_idx, e.block_hashes[i]};
           ++num_stored_;
@@ -40,6 +39,8 @@ std::vector<VllmMirrorChange> VllmCacheMirror::apply(const VllmKvBatch& batch) {
           b.parent = i == 0 ? e.parent_block_hash : std::optional<VllmBlockHash>(e.block_hashes[i - 1]);
           // A chain is the parent's already when this block is also held in the other tier.
           const auto known = chain_of_.find(key);
+          if (known != chain_of_.end() && chain == 0) chain = known->second;  // the blocks after it continue its chain
+          if (chain == 0) chain = next_chain_++;
           b.chain = known != chain_of_.end() ? known->second : chain;
           const size_t first = i * static_cast<size_t>(e.block_size);
           if (first < e.token_ids.size()) {

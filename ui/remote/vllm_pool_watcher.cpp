@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "remote/vllm_kv_subscriber.h"
 
@@ -17,6 +18,7 @@ struct VllmPoolWatcher::Shared {
   VllmCacheMirror mirror;
   std::vector<VllmMirrorChange> changes;
   int64_t batches = 0;
+  std::optional<uint64_t> lastSeq;
   bool queued = false;  // a frame is on its way to the UI thread: later batches join it
 };
 
@@ -103,9 +105,16 @@ void VllmPoolWatcher::start(const QString& endpoint, const QString& replay) {
       }, Qt::QueuedConnection);
     };
     VllmKvWatchCallbacks cb;
-    cb.on_batch = [&](uint64_t, const VllmKvBatch& batch) {
+    cb.on_batch = [&](uint64_t seq, const VllmKvBatch& batch) {
       {
         std::lock_guard<std::mutex> lock(shared->mutex);
+        // The sequence going back: vLLM started again (the subscriber follows it), its cache empty.
+        if (shared->lastSeq && seq <= *shared->lastSeq) {
+          shared->mirror.clear();
+          shared->changes.clear();
+          say(tr("vLLM started again: its cache is drawn from empty."));
+        }
+        shared->lastSeq = seq;
         std::vector<VllmMirrorChange> changes = shared->mirror.apply(batch);
         ++shared->batches;
         shared->changes.insert(shared->changes.end(), changes.begin(), changes.end());
