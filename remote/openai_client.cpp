@@ -262,6 +262,9 @@ std::string chat_request_json(const RemoteChatRequest& r, const std::string& mod
   if (r.n != 1) body["n"] = r.n;
   if (r.seed) body["seed"] = *r.seed;
   if (!r.stop.empty()) body["stop"] = r.stop;
+  if (r.frequency_penalty != 0.0) body["frequency_penalty"] = r.frequency_penalty;
+  if (r.presence_penalty != 0.0) body["presence_penalty"] = r.presence_penalty;
+  if (r.beam_search) body["use_beam_search"] = true;
   // Invalid UTF-8 in a message goes as U+FFFD rather than failing the whole request.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }

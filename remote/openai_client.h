@@ -64,6 +64,11 @@ struct RemoteChatRequest {
   std::optional<uint64_t> seed;
   int n = 1;  // samples; a server without n sends one choice
   std::vector<std::string> stop;
+  double frequency_penalty = 0.0;  // OpenAI's; sent when not 0
+  double presence_penalty = 0.0;
+  // n beams instead of n samples ("use_beam_search", which vLLM and pagedchat-server take;
+  // a server that ignores it answers n samples, or one).
+  bool beam_search = false;
 };
 
 struct RemoteUsage {

@@ -76,6 +76,23 @@ class TestOpenAiClient : public QObject {
     QCOMPARE(body["n"].get<int>(), 2);
     QCOMPARE(body["messages"].size(), size_t(2));
     QCOMPARE(body["messages"][1]["content"].get<std::string>(), std::string("Hi?"));
+    QVERIFY(!body.contains("frequency_penalty") && !body.contains("presence_penalty") && !body.contains("use_beam_search"));
+  }
+
+  // Penalties go as OpenAI names them; beams as the use_beam_search extension, n of them.
+  void penaltiesAndBeamsAreSent() {
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream", chunk(0, "A", "stop") + chunk(1, "B", "stop") + "data: [DONE]\n\n"));
+    RemoteChatRequest r = ask(2);
+    r.frequency_penalty = 0.5;
+    r.presence_penalty = -0.25;
+    r.beam_search = true;
+    QVERIFY(stream_chat({server.url(), {}}, r).error.ok());
+    const std::string req = server.requests().at(0);
+    const nlohmann::json body = nlohmann::json::parse(req.substr(req.find("\r\n\r\n") + 4));
+    QCOMPARE(body["frequency_penalty"].get<double>(), 0.5);
+    QCOMPARE(body["presence_penalty"].get<double>(), -0.25);
+    QCOMPARE(body["use_beam_search"].get<bool>(), true);
+    QCOMPARE(body["n"].get<int>(), 2);
   }
 
   void routesAreJoinedOnce() {

@@ -122,6 +122,23 @@ class TestRemotePagedchatServer : public QObject {
     QCOMPARE(b.texts, a.texts);
   }
 
+  // A beam compare on a remote chat goes as use_beam_search: the server's two beams, best first,
+  // each a whole reply (beams are not sampled: the same twice).
+  void beamsAreTheServersBeams() {
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model));
+    QVERIFY(!server.url.empty());
+    RemoteChatRequest r = ask("Name three rivers of Europe.", 12);
+    r.n = 2;
+    r.beam_search = true;
+    const RemoteChatResult first = stream_chat({server.url, {}}, r);
+    QVERIFY2(first.error.ok(), first.error.sentence().c_str());
+    QCOMPARE(first.texts.size(), size_t{2});
+    QVERIFY(!first.texts[0].empty() && !first.texts[1].empty());
+    QVERIFY(first.texts[0] != first.texts[1]);  // two beams, not one reply twice
+    const RemoteChatResult again = stream_chat({server.url, {}}, r);
+    QCOMPARE(again.texts, first.texts);
+  }
+
   void stopAbortsTheRequestOnTheServer() {
     pagedchat::test::PagedchatServer server(QString::fromStdString(m_model));
     QVERIFY(!server.url.empty());

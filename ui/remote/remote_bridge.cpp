@@ -15,6 +15,9 @@ remote::RemoteChatRequest requestOf(const RemoteEngineChoice& engine, const Chat
   r.temperature = s.temperature;
   r.top_p = s.topP;
   if (s.seed != 0) r.seed = s.seed;
+  r.frequency_penalty = s.frequencyPenalty;
+  r.presence_penalty = s.presencePenalty;
+  r.beam_search = s.beamSearch && n > 1;
   r.n = n;
   return r;
 }

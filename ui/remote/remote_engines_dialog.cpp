@@ -94,8 +94,8 @@ void RemoteEnginesDialog::addEndpoint(const QString& url, const QString& apiKey)
   m_note->setText(tr("Asking %1 for its models…").arg(url));
   QPointer<RemoteEnginesDialog> self(this);
   // The request blocks (up to its connect timeout): on a thread of its own, the answer handed back.
-  QThread* worker = QThread::create([self, url, apiKey] {
-    const pagedchat::remote::RemoteModels models = pagedchat::remote::list_models({url.toStdString(), apiKey.toStdString()});
+  QThread* worker = QThread::create([self, url, apiKey, stop = m_stop] {
+    const pagedchat::remote::RemoteModels models = pagedchat::remote::list_models({url.toStdString(), apiKey.toStdString()}, stop.get());
     QMetaObject::invokeMethod(qApp, [self, url, apiKey, models] {
       if (!self) return;
       self->setBusy(false);
@@ -112,5 +112,13 @@ void RemoteEnginesDialog::addEndpoint(const QString& url, const QString& apiKey)
     }, Qt::QueuedConnection);
   });
   connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+  m_worker = worker;
   worker->start();
+}
+
+RemoteEnginesDialog::~RemoteEnginesDialog() {
+  // Closed (or the app quitting) while a server is asked: the request is cut short, not left
+  // running past the window.
+  m_stop->store(true);
+  if (m_worker) m_worker->wait();
 }

@@ -6,6 +6,11 @@
 // forgets it and its key.
 
 #include <QDialog>
+#include <QPointer>
+#include <QThread>
+
+#include <atomic>
+#include <memory>
 
 class QLabel;
 class QLineEdit;
@@ -17,6 +22,7 @@ class RemoteEnginesDialog : public QDialog {
   Q_OBJECT
  public:
   RemoteEnginesDialog(RemoteEndpoints& endpoints, QWidget* parent = nullptr);
+  ~RemoteEnginesDialog() override;  // a request still asking is stopped and waited for
   // Asks url for its models and keeps it when it answers (what Add does with the fields).
   void addEndpoint(const QString& url, const QString& apiKey);
 
@@ -34,4 +40,6 @@ class RemoteEnginesDialog : public QDialog {
   QPushButton* m_remove;
   QTreeWidget* m_list;
   QLabel* m_note;
+  QPointer<QThread> m_worker;  // the request asking a server for its models, while it runs
+  std::shared_ptr<std::atomic<bool>> m_stop = std::make_shared<std::atomic<bool>>(false);
 };
