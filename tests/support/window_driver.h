@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QStandardPaths>
 
 #include "ui/chat/chat_database.h"
@@ -34,6 +35,18 @@ inline void sendAndWait(MainWindow& w, const QString& text) {
   QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);  // Ctrl+Enter sends
   QVERIFY(input->toPlainText().isEmpty());
   QVERIFY(done.wait(120000));
+}
+
+// A lesson's Run to end (the lessons panel's button), then no chat of the window replying.
+inline void runLessonToEnd(MainWindow& w) {
+  w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
+  QTRY_VERIFY_WITH_TIMEOUT(
+      [&] {
+        for (ChatId id : w.chatIds())
+          if (w.isReplying(id)) return false;
+        return true;
+      }(),
+      240000);
 }
 
 }  // namespace pagedchat::test

@@ -56,17 +56,6 @@ class TestLessons : public QObject {
   }
 
  private slots:
-  // Run to end, then wait until no chat of the scene is replying.
-  static void runToEnd(MainWindow& w) {
-    w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
-    QTRY_VERIFY_WITH_TIMEOUT(
-        [&] {
-          for (ChatId id : w.chatIds())
-            if (w.isReplying(id)) return false;
-          return true;
-        }(),
-        240000);
-  }
   static QString lastReply(MainWindow& w, ChatId id) {
     const ChatRecord* c = w.chat(id);
     return c && !c->messages.isEmpty() ? c->messages.last().content : QString();
@@ -150,7 +139,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.lessons()->eventCount(KvEventKind::fork), 2);
     QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("shares block")), qPrintable(w.lessons()->lastSentence()));
     QVERIFY(w.lessons()->eventCount(KvEventKind::allocate) >= 1);  // the prompt, computed once
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
     // Each forked sample copied the shared partial block at most once; the prompt was not computed again.
     QVERIFY(w.lessons()->eventCount(KvEventKind::copy_on_write) <= 2);
     QCOMPARE(w.lessons()->eventCount(KvEventKind::cache_hit), 0);
@@ -192,7 +181,7 @@ class TestLessons : public QObject {
     QVERIFY(w.lessons()->eventCount(KvEventKind::evict) >= 1);
     QVERIFY(w.lessons()->eventCount(KvEventKind::reclaim) >= 1);  // a parked chat let go first
     QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("evicted (least recently used first)")), qPrintable(w.lessons()->lastSentence()));
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
     QVERIFY(evictions >= 1);
     QCOMPARE(mismatches, 0);
   }
@@ -206,7 +195,7 @@ class TestLessons : public QObject {
     QVERIFY(w.lessons()->eventCount(KvEventKind::preempt) >= 1);
     QCOMPARE(w.lessons()->eventCount(KvEventKind::swap_out), 0);  // no host pool: recompute
     QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("is preempted")), qPrintable(w.lessons()->lastSentence()));
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
     const QString recomputedA = lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat A")));
     const QString recomputedB = lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat B")));
     QVERIFY(recomputedB.size() > 100);
@@ -215,7 +204,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.modelInfo().numHostBlocks, 64);
     QVERIFY(w.lessons()->eventCount(KvEventKind::swap_out) >= 1);
     QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("swapped out")), qPrintable(w.lessons()->lastSentence()));
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
     QVERIFY(w.lessons()->eventCount(KvEventKind::swap_in) >= 1);
     QCOMPARE(w.lessons()->eventCount(KvEventKind::preempt), 0);  // swapped, never recomputed
     QCOMPARE(lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat A"))), recomputedA);
@@ -257,7 +246,7 @@ class TestLessons : public QObject {
     bool chunk = false;
     for (const QString& c : cells) chunk = chunk || c.startsWith(QStringLiteral("Chat B=P"));
     QVERIFY2(chunk, qPrintable(cells.join(QLatin1Char(' '))));
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
     QVERIFY(w.lessons()->mixedSteps() >= 2);  // B's prompt took several chunks, each beside A's decode
   }
 };

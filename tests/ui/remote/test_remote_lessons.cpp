@@ -50,17 +50,6 @@ class TestRemoteLessons : public QObject {
     QCOMPARE(runner->state(), LessonRunner::State::reached);
   }
 
-  static void runToEnd(MainWindow& w) {
-    w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
-    QTRY_VERIFY_WITH_TIMEOUT(
-        [&] {
-          for (ChatId id : w.chatIds())
-            if (w.isReplying(id)) return false;
-          return true;
-        }(),
-        240000);
-  }
-
   static PoolFrame serverSnapshot(const RemoteScene& scene) {
     std::string json;
     PoolFrame f;
@@ -99,34 +88,34 @@ class TestRemoteLessons : public QObject {
     const PoolFrame own = serverSnapshot(scene);
     QCOMPARE(own.snapshot.block_size, AppSettings::kTeachingBlockSize);
     QCOMPARE(static_cast<int>(own.snapshot.blocks.size()), AppSettings::kTeachingBlocks);
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
     QCOMPARE(w.chat(a)->messages.size(), 2);
     QVERIFY(!w.chat(a)->messages[1].content.isEmpty());
 
     reachKeyEvent(w, QStringLiteral("prefix"));
     QVERIFY(runner->eventCount(KvEventKind::cache_hit) >= 2);  // the shared system prompt's full blocks
     QVERIFY2(runner->lastSentence().contains(QStringLiteral("Chat B's prompt finds blocks")), qPrintable(runner->lastSentence()));
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
 
     reachKeyEvent(w, QStringLiteral("parallel"));
     QVERIFY(runner->eventCount(KvEventKind::share) >= 2);  // the two other samples share the prompt's blocks
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
 
     reachKeyEvent(w, QStringLiteral("eviction"));
     QCOMPARE(static_cast<int>(drawn.snapshot.blocks.size()), 48);
     QVERIFY(runner->eventCount(KvEventKind::evict) >= 1);
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
 
     reachKeyEvent(w, QStringLiteral("recompute"));
     QCOMPARE(runner->eventCount(KvEventKind::preempt), 1);
     QCOMPARE(runner->eventCount(KvEventKind::swap_out), 0);
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
 
     reachKeyEvent(w, QStringLiteral("swap"));
     QVERIFY(runner->eventCount(KvEventKind::swap_out) >= 1);
     QCOMPARE(runner->eventCount(KvEventKind::preempt), 0);
     QCOMPARE(static_cast<int>(drawn.snapshot.host_blocks.size()), 64);
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
     QVERIFY(w.chat(runner->sceneChat(QStringLiteral("Chat B")))->messages.size() == 2);
   }
 
@@ -148,7 +137,7 @@ class TestRemoteLessons : public QObject {
     QVERIFY2(panel->sentenceShown().startsWith(QStringLiteral("(Told on this machine's pool: on a remote server a fork is a new request")),
              qPrintable(panel->sentenceShown()));
     QVERIFY(!w.chat(runner->sceneChat(QStringLiteral("Chat A")))->remote.isSet());
-    runToEnd(w);
+    pagedchat::test::runLessonToEnd(w);
   }
 
   // Without --allow-pool-control the lesson fails with a sentence saying what the server needs.
