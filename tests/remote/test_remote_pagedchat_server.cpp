@@ -2,11 +2,18 @@
 // text streamed from it is the local engine's text for the same prompt (pagedchat-cli generate);
 // three samples in one request, the same again with the same seed; Stop aborts the request on
 // the server; a wrong or missing key is 401; a busy server is 429 with Retry-After; a server
-// killed midway is a cut stream with what arrived kept; usage and cached tokens are read.
+// killed midway is a cut stream with what arrived kept; usage and cached tokens are read; a pool
+// watcher that never reads is disconnected; a lesson resets the pool between requests only.
 
 #include <QtTest>
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -285,6 +292,45 @@ class TestRemotePagedchatServer : public QObject {
     // Its blocks are the reset pool's: 4 tokens each.
     QVERIFY(pool_snapshot({server.url, {}}, &json).ok());
     QCOMPARE(PoolWatchCheck::of(json).blockSize, 4);
+  }
+
+  // A watcher that never reads its pool stream is let go, not grown into: with blocks of one
+  // token each step sends a frame of the whole pool (hundreds of KiB); once more than two frames
+  // wait unread for the slow-reader timeout, the server closes the connection. The socket's
+  // receive buffer is kept small so that the server's side fills within a few frames.
+  void aWatcherThatNeverReadsIsDisconnected() {
+    pagedchat::test::PagedchatServer server(QString::fromStdString(m_model),
+                                            {"--block-size", "1", "--slow-reader-timeout", "1", "--max-unread-bytes", "65536"});
+    QVERIFY(!server.url.empty());
+    const int port = std::stoi(server.url.substr(server.url.rfind(':') + 1));
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    QVERIFY(fd >= 0);
+    const int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    QCOMPARE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const std::string get = "GET /v1/kv/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    QCOMPARE(::send(fd, get.data(), get.size(), 0), static_cast<ssize_t>(get.size()));
+    // Frames while a reply is written: a block (and a frame) a token.
+    const RemoteChatResult r = stream_chat({server.url, {}}, ask(kLongStoryAsk, 150));
+    QVERIFY2(r.error.ok(), r.error.sentence().c_str());
+    QTest::qWait(1500);  // past the slow-reader timeout
+    // Drained now, the stream ends: what was sent, then the server's close (EOF or a reset).
+    const timeval wait{3, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    std::vector<char> buf(1 << 16);
+    int64_t received = 0;
+    ssize_t got = 0;
+    while ((got = ::recv(fd, buf.data(), buf.size(), 0)) > 0) received += got;
+    const int why = errno;
+    ::close(fd);
+    QVERIFY2(got == 0 || (got < 0 && why == ECONNRESET), qPrintable(QStringLiteral("still open after %1 bytes (errno %2)").arg(received).arg(why)));
+    QVERIFY(received > 0);  // the head and the first frames came
+    // The server goes on: a reader's request is answered.
+    QVERIFY(stream_chat({server.url, {}}, ask("Hi", 2)).error.ok());
   }
 
   void aServerKilledMidwayIsACutStreamWithItsTextKept() {
