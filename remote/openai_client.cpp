@@ -363,6 +363,7 @@ RemoteError control_pool(const Endpoint& endpoint, const std::string& action, in
 }
 
 RemoteError reset_pool(const Endpoint& endpoint, const RemotePoolShape& shape) {
+  if (shape.num_blocks == 0) return post_control(endpoint, {{"action", "reset"}});
   return post_control(endpoint, {{"action", "reset"},
                                  {"kv_blocks", shape.num_blocks},
                                  {"host_blocks", shape.num_host_blocks},

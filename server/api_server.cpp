@@ -176,8 +176,9 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
 
 // POST /v1/kv/control {"action": "pause" | "resume" | "step" | "next_event", "steps": N}, or
 // {"action": "reset", "kv_blocks": N, "host_blocks": H, "block_size": B, "max_context": C,
-// "step_tokens": T} (a fresh pool for a lesson's scene, while no request is in flight): step mode
-// on a server started with --allow-pool-control (403 otherwise).
+// "step_tokens": T} (a fresh pool for a lesson's scene, while no request is in flight; "reset" alone:
+// the server's own pool again): step mode on a server started with --allow-pool-control (403
+// otherwise).
 void ApiServer::servePoolControl(const QHttpServerRequest& request, QTcpSocket* socket) {
   if (auto refusal = checkJsonContentType(request.value("Content-Type"))) throw *refusal;
   const QJsonObject o = QJsonDocument::fromJson(request.body()).object();
@@ -191,7 +192,7 @@ void ApiServer::servePoolControl(const QHttpServerRequest& request, QTcpSocket* 
                    QStringLiteral("action"));
   if (control.steps < 1 || control.steps > 1000)
     throw ApiError(400, QStringLiteral("'steps' must be 1 to 1000"), QStringLiteral("invalid_request_error"), QStringLiteral("steps"));
-  if (control.action == QLatin1String("reset")) {
+  if (control.action == QLatin1String("reset") && o.contains(QStringLiteral("kv_blocks"))) {
     // A lesson's pool: small, so that its story runs out of memory in a few steps.
     auto field = [&](const char* name, int low, int high, int32_t* out) {
       const QJsonValue v = o.value(QLatin1String(name));
@@ -210,10 +211,10 @@ void ApiServer::servePoolControl(const QHttpServerRequest& request, QTcpSocket* 
     if (!pagedchat::is_valid_block_size(shape.block_size))
       throw ApiError(400, QStringLiteral("'block_size' must be %1").arg(QLatin1String(pagedchat::kValidBlockSizes)),
                      QStringLiteral("invalid_request_error"), QStringLiteral("block_size"));
-    if (m_router.numActive() > 0)
-      throw ApiError(409, QStringLiteral("%1 requests are in flight: the pool is reset only when none is").arg(m_router.numActive()),
-                     QStringLiteral("invalid_request_error"), {}, QStringLiteral("requests_in_flight"));
   }
+  if (control.action == QLatin1String("reset") && m_router.numActive() > 0)
+    throw ApiError(409, QStringLiteral("%1 requests are in flight: the pool is reset only when none is").arg(m_router.numActive()),
+                   QStringLiteral("invalid_request_error"), {}, QStringLiteral("requests_in_flight"));
   if (!m_router.isLoaded()) throw loading();
   if (!m_router.control(control))
     throw ApiError(403, QStringLiteral("this server does not let clients step its engine (start it with --allow-pool-control)"),

@@ -71,18 +71,21 @@ void EngineHost::applyControl(const PoolControlRequest& control) {
 }
 
 // A lesson's scene on a teacher's server: the same model, a fresh engine whose pool has the shape
-// asked (the app's teaching preset does the same on its own engine), paused or not as it was.
+// asked (the app's teaching preset does the same on its own engine), or the server's own again;
+// paused or not as it was.
 // Only between requests (the API refused it otherwise; one that came since is failed, saying why).
 void EngineHost::resetPool(const PoolControlRequest::Shape& shape) {
   if (!m_engine.engine) return;
   pagedchat::EngineOptions options = m_config.engine;
-  options.engine.block_size = shape.block_size;
-  options.engine.num_blocks = shape.num_blocks;
-  options.engine.num_host_blocks = shape.num_host_blocks;
-  options.engine.max_context = shape.max_context;
-  options.engine.max_batched_tokens = shape.max_batched_tokens;
-  options.kv_budget_bytes = options.host_budget_bytes = 0;
-  options.num_contexts = 0;
+  if (shape.num_blocks > 0) {  // else the server's own pool, as it started
+    options.engine.block_size = shape.block_size;
+    options.engine.num_blocks = shape.num_blocks;
+    options.engine.num_host_blocks = shape.num_host_blocks;
+    options.engine.max_context = shape.max_context;
+    options.engine.max_batched_tokens = shape.max_batched_tokens;
+    options.kv_budget_bytes = options.host_budget_bytes = 0;
+    options.num_contexts = 0;
+  }
   std::shared_ptr<const pagedchat::Model> model = m_engine.model;
   m_router.detach(QStringLiteral("the server's pool was reset for a lesson"));
   m_loop.attach(nullptr);

@@ -292,6 +292,10 @@ class TestRemotePagedchatServer : public QObject {
     // Its blocks are the reset pool's: 4 tokens each.
     QVERIFY(pool_snapshot({server.url, {}}, &json).ok());
     QCOMPARE(PoolWatchCheck::of(json).blockSize, 4);
+    // A reset without a shape gives the server's own pool back (16-token blocks, as it started).
+    QVERIFY(reset_pool({server.url, {}}, {}).ok());
+    QTRY_VERIFY_WITH_TIMEOUT(pool_snapshot({server.url, {}}, &json).ok() && PoolWatchCheck::of(json).blockSize == 16, 10000);
+    QCOMPARE(PoolWatchCheck::of(json).step, int64_t{0});
   }
 
   // A watcher that never reads its pool stream is let go, not grown into: with blocks of one

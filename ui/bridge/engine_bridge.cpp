@@ -359,6 +359,8 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
   emit turnDone(id, contextUsed);
 }
 
+void EngineBridge::sendFrame() { emitFrame(QString()); }
+
 void EngineBridge::emitFrame(const QString& stepSummary) {
   if (!m_engine) return;
   m_frameClock.restart();

@@ -126,6 +126,7 @@ class EngineBridge : public QObject {
   // after the first step that changed a block (the "Next event" of the toolbar). It stops
   // early when the engine has nothing to do.
   void stepMany(int steps, bool untilKvEvent);
+  void sendFrame();  // the pool as it is now, in a frame (the view comes back to this pool)
 
  signals:
   void modelLoaded(const QString& description, int contextLength);

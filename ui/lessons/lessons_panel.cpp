@@ -1,12 +1,15 @@
 // The list, the buttons (each one a toolbar action of the window) and the sentence.
 #include "ui/lessons/lessons_panel.h"
 
+#include <QUrl>
+
 #include <QAction>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "ui/shell/main_window.h"
@@ -120,7 +123,9 @@ void LessonsPanel::onState(LessonRunner::State state, const QString& message) {
   m_start->setText(state == State::idle || state == State::failed ? tr("Start") : tr("Start again"));
   if (state == State::ready) m_sentence->setText(message);
   else if (!message.isEmpty()) m_status->setText(message);
-  if (state == State::ready && m_runner.current()) m_status->setText(m_runner.current()->title);
+  if (state == State::ready && m_runner.current())
+    m_status->setText(m_runner.onRemotePool() ? tr("%1 (on %2's pool)").arg(m_runner.current()->title, QUrl(m_window.watchedPool()).authority())
+                                              : m_runner.current()->title);
   // The lesson running is the one marked in the list, however it was started (the list, a
   // replay, the screenshot tour).
   if (const LessonInfo* running = m_runner.current())

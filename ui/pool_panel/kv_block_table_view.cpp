@@ -59,7 +59,7 @@ QString KvBlockTableView::headerText() const {
   const QString title = s->chatTitle.isEmpty() ? tr("seq %1").arg(s->id) : tr("%1 (seq %2)").arg(s->chatTitle).arg(s->id);
   return tr("%1: %2 tokens in %3 blocks, logical -> physical%4")
       .arg(title)
-      .arg(s->tokens.size())
+      .arg(s->storedTokens())
       .arg(s->blockTable.size())
       .arg(onHost() ? tr(" (swapped out: host blocks)") : QString());
 }

@@ -51,7 +51,7 @@ void KvChatLegend::setFrame(const PoolFrame& frame, const KvCellColors& colors) 
     const PoolFrameSequence& s = frame.sequences[i];
     QString title = s.chatTitle.isEmpty() ? tr("seq %1").arg(s.id) : s.chatTitle;
     if (!s.chatTitle.isEmpty() && perTitle.value(s.chatTitle) > 1) title = tr("%1 · %2").arg(title).arg(++seen[s.chatTitle]);
-    const QString text = tr("%1 - %2 blocks").arg(title).arg(s.blockTable.size());
+    const QString text = s.blockTable.size() == 1 ? tr("%1 - 1 block").arg(title) : tr("%1 - %2 blocks").arg(title).arg(s.blockTable.size());
     if (item(i)->text() != text) item(i)->setText(text);
   }
 }

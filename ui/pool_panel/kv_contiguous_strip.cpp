@@ -21,7 +21,7 @@ KvLayoutComparison computeLayoutComparison(const PoolFrame& frame) {
     KvLayoutSegment slab{s.id, s.chatTitle, s.colorIndex};
     // A contiguous slab holds every token of its own: a shared prefix is stored once per chat.
     slab.reserved = c.maxContext;
-    slab.used = std::min<int64_t>(static_cast<int64_t>(s.tokens.size()), c.maxContext);
+    slab.used = std::min<int64_t>(s.storedTokens(), c.maxContext);
     slab.fits = c.contiguousReserved + slab.reserved <= c.capacity;
     c.numWaiting += slab.fits ? 0 : 1;
     c.contiguousReserved += slab.reserved;

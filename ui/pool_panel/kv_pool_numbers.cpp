@@ -54,7 +54,7 @@ KvPoolNumbers computeKvPoolNumbers(const PoolFrame& frame) {
   // Contiguous slabs share nothing: each holds every token of its own sequence.
   n.contiguousReservedTokens = frame.contiguousReservedTokens;
   for (const PoolFrameSequence& s : frame.sequences)
-    n.contiguousStoredTokens += std::min<int64_t>(static_cast<int64_t>(s.tokens.size()), frame.maxContext);
+    n.contiguousStoredTokens += std::min<int64_t>(s.storedTokens(), frame.maxContext);
   n.contiguousWaste = n.contiguousReservedTokens > 0
                           ? std::max<int64_t>(0, n.contiguousReservedTokens - n.contiguousStoredTokens) /
                                 static_cast<double>(n.contiguousReservedTokens)

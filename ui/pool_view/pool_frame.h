@@ -23,6 +23,8 @@ struct PoolFrameSequence {
   std::vector<int32_t> blockTable;  // logical block -> physical block id
   std::vector<int32_t> tokens;      // the tokens stored, in order
   QString responseId;  // a remote server's frame: the API response it serves ("chatcmpl-N"), or empty
+  int64_t numStored = -1;  // a remote server's frame: its tokens stored, which it does not send; -1: tokens.size()
+  int64_t storedTokens() const { return numStored >= 0 ? numStored : static_cast<int64_t>(tokens.size()); }
 };
 
 // A model with sliding-window attention (Gemma 3): on its local layers a token sees only its

@@ -106,7 +106,7 @@ void RemoteEnginesDialog::addEndpoint(const QString& url, const QString& apiKey)
       QStringList ids;
       for (const std::string& id : models.ids) ids << QString::fromStdString(id);
       self->m_endpoints.set(url, ids, apiKey);
-      self->m_note->setText(tr("%1 serves %n model(s).", "", static_cast<int>(ids.size())).arg(url));
+      self->m_note->setText(ids.size() == 1 ? tr("%1 serves 1 model.").arg(url) : tr("%1 serves %2 models.").arg(url).arg(ids.size()));
       self->m_key->clear();
       emit self->checked(true);
     }, Qt::QueuedConnection);

@@ -74,6 +74,7 @@ bool RemotePoolWatcher::frameFromJson(const QByteArray& json, PoolFrame* frame, 
     seq.chatTitle = request >= 0 ? tr("request %1").arg(request) : tr("sequence %1").arg(seq.id);
     seq.colorIndex = static_cast<int>(request >= 0 ? request : seq.id);
     seq.responseId = s.value(QStringLiteral("response")).toString().left(128);
+    seq.numStored = std::max<qint64>(s.value(QStringLiteral("stored")).toInteger(), 0);
     for (const QJsonValue b : s.value(QStringLiteral("table")).toArray()) seq.blockTable.push_back(b.toInt());
     f.sequences.push_back(std::move(seq));
   }

@@ -15,6 +15,7 @@
 
 #include "remote/openai_client.h"
 #include "ui/chat/chat_controller.h"
+#include "ui/bridge/engine_bridge.h"
 #include "ui/chat/chat_database.h"
 #include "ui/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
@@ -67,7 +68,15 @@ void MainWindow::showPoolOf(const QString& title) {
   if (!panel || !dock) return;
   // One pool at a time in the view: this machine's frames stop reaching it while a remote one is drawn.
   disconnect(this, &MainWindow::poolFrame, panel, &KvPoolPanel::setFrame);
-  if (title.isEmpty()) connect(this, &MainWindow::poolFrame, panel, &KvPoolPanel::setFrame);
+  panel->selectSequence(-1);  // a sequence of the other pool means nothing in this one
+  if (title.isEmpty()) {
+    // Nothing of the other pool stays drawn: an empty pool until this machine's next frame
+    // (none comes while no model is loaded).
+    panel->setFrame(PoolFrame{});
+    connect(this, &MainWindow::poolFrame, panel, &KvPoolPanel::setFrame);
+    // This pool as it is now, not the other's last picture (on the engine thread, as every bridge call).
+    if (m_bridge) QMetaObject::invokeMethod(m_bridge, &EngineBridge::sendFrame, Qt::QueuedConnection);
+  }
   dock->setWindowTitle(title.isEmpty() ? tr("KV blocks") : title);
 }
 
@@ -104,7 +113,7 @@ void MainWindow::watchVllmPool(const QString& endpoint, const QString& replay) {
       m_status->setText(tr("vLLM's KV events are no longer shown: %1").arg(why));
     });
   }
-  showPoolOf(tr("vLLM's KV cache at %1").arg(endpoint));
+  showPoolOf(tr("KV blocks of vLLM at %1").arg(QUrl(endpoint).authority().isEmpty() ? endpoint : QUrl(endpoint).authority()));
   // A fresh picture: the cache as the events tell it from now on (and what the replay still has).
   if (auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) panel->setFrame(VllmPoolWatcher::frameOf({}, {}, 0));
   m_vllmWatcher->start(endpoint, replay);
@@ -116,8 +125,8 @@ void MainWindow::askVllmPool() {
   bool ok = false;
   const QString given = QInputDialog::getText(
       this, tr("Watch vLLM's KV events"),
-      tr("The address vLLM publishes its KV cache events on (its --kv-events-config endpoint, e.g. tcp://gpu-box:5557), then "
-         "its replay address after a space, if it has one:"),
+      tr("The address vLLM publishes its KV cache events on\n(its --kv-events-config endpoint, e.g. tcp://gpu-box:5557),\n"
+         "then its replay address after a space, if it has one:"),
       QLineEdit::Normal, last, &ok).trimmed();
   if (!ok || given.isEmpty()) return;
   const QStringList parts = given.split(QLatin1Char(' '), Qt::SkipEmptyParts);
@@ -145,10 +154,11 @@ void MainWindow::fillWatchPoolMenu(QMenu* menu) {
   menu->clear();
   auto* group = new QActionGroup(menu);
   const QString now = watchedPool();
+  const bool vllmNow = !watchedVllmPool().isEmpty();
   auto choice = [&](const QString& text, const QString& url) {
     QAction* a = menu->addAction(text, this, [this, url] { watchPool(url); });
     a->setCheckable(true);
-    a->setChecked(url == now);
+    a->setChecked(!vllmNow && url == now);
     group->addAction(a);
     return a;
   };
@@ -157,7 +167,8 @@ void MainWindow::fillWatchPoolMenu(QMenu* menu) {
   QAction* vllm = menu->addAction(tr("vLLM KV events…"), this, &MainWindow::askVllmPool);
   vllm->setObjectName(QStringLiteral("watchVllmPool"));
   vllm->setCheckable(true);
-  vllm->setChecked(!watchedVllmPool().isEmpty());
+  vllm->setChecked(vllmNow);
+  group->addAction(vllm);
   vllm->setToolTip(tr("The blocks a vLLM server's prefix cache holds, from its KV cache events (ZeroMQ)"));
   menu->addSeparator();
   menu->addAction(tr("Remote engines…"), this, &MainWindow::showRemoteEngines);

@@ -104,6 +104,22 @@ class TestKvCellImage : public QObject {
     colors.background.setAlpha(128);
     QVERIFY(!kvCellFillsAreOpaque(colors));
   }
+
+  // A cached block of no owner (our pool's) is the cached grey; one a prefix owns (a vLLM
+  // cache's) is tinted toward that prefix's colour, each prefix its own.
+  void aCachedBlockOfAPrefixIsTintedWithIt() {
+    const KvCellColors colors = KvCellColors::fromPalette(QPalette());
+    KvCell cell;
+    cell.kind = KvCellKind::Cached;
+    QCOMPARE(colors.fill(cell), colors.cached);
+    cell.colorIndex = 1;
+    const QColor one = colors.fill(cell);
+    cell.colorIndex = 2;
+    const QColor two = colors.fill(cell);
+    QVERIFY(one != colors.cached && two != colors.cached && one != two);
+    cell.kind = KvCellKind::InUse;
+    QVERIFY(colors.fill(cell) != two);  // in use: the chat's own colour, not the tint
+  }
 };
 
 QTEST_MAIN(TestKvCellImage)

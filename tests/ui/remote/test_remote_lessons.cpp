@@ -41,6 +41,10 @@ class TestRemoteLessons : public QObject {
     start(w, id);
     QTRY_VERIFY_WITH_TIMEOUT(runner->state() == LessonRunner::State::ready || runner->state() == LessonRunner::State::failed, 180000);
     QCOMPARE(runner->state(), LessonRunner::State::ready);
+    if (runner->onRemotePool()) {  // the panel says whose pool the lesson is told on
+      const QString title = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"))->statusShown();
+      QVERIFY2(title.endsWith(QStringLiteral("(on %1's pool)").arg(QUrl(w.watchedPool()).authority())), qPrintable(title));
+    }
     auto* next = w.findChild<QPushButton*>(QStringLiteral("lessonNextEvent"));
     for (int press = 0; press < 300 && runner->state() != LessonRunner::State::reached; ++press) {
       const QString before = runner->lastSentence();

@@ -16,6 +16,7 @@
 #include "support/test_env.h"
 #include "support/vllm_fake_publisher.h"
 #include "support/window_driver.h"
+#include "ui/pool_panel/kv_chat_legend.h"
 #include "ui/pool_panel/kv_pool_numbers.h"
 #include "ui/remote/vllm_pool_watcher.h"
 #include "ui/shell/app_services.h"
@@ -128,14 +129,26 @@ class TestVllmPoolView : public QObject {
     QCOMPARE(cachedCells(last.snapshot.blocks) + cachedCells(last.snapshot.host_blocks), 0);
     QVERIFY(last.sequences.empty());
 
+    // The View menu marks the one pool shown.
+    emit menu->aboutToShow();
+    QStringList checked;
+    for (QAction* a : menu->actions())
+      if (a->isChecked()) checked << a->objectName();
+    QCOMPARE(checked, QStringList{QStringLiteral("watchVllmPool")});
+
     // A payload that is not a batch is skipped and said; the view goes on.
     pub.send({"", bigEndian(3), "\xc1"});
     QTRY_VERIFY_WITH_TIMEOUT(w.findChild<QLabel*>(QStringLiteral("status"))->text().contains(QStringLiteral("skipped")), 10000);
     QCOMPARE(w.watchedVllmPool(), endpoint);
 
+    // Back to this machine's pool (no model here): nothing of vLLM's stays drawn.
+    pub.send({"", bigEndian(4), finish(first)});
+    QTRY_COMPARE_WITH_TIMEOUT(last.stepIndex, int64_t{4}, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(w.findChild<KvChatLegend*>()->count(), 2);  // its two prefixes in the legend
     w.watchPool(QString());
     QVERIFY(w.watchedVllmPool().isEmpty());
     QCOMPARE(dock->windowTitle(), QStringLiteral("KV blocks"));
+    QCOMPARE(w.findChild<KvChatLegend*>()->count(), 0);
   }
 
   // An address ZeroMQ cannot use is said, and this machine's pool comes back.
