@@ -79,7 +79,8 @@ void KvEventLogView::addFrame(const PoolFrame& frame) {
       m_titles.insert(e.seq, m_titles.value(e.peer));
     if (m_trace.size() < kMaxEvents) m_trace.push_back({frame.stepIndex, e});
   }
-  const auto lines = narrateKvEvents(frame.events, [this](pagedchat::SequenceId seq) { return m_titles.value(seq); });
+  const auto lines =
+      narrateKvEvents(frame.events, [this](pagedchat::SequenceId seq) { return m_titles.value(seq); }, frame.fromVllmEvents);
   for (const KvEventLine& l : lines) {
     m_lines.push_back({frame.stepIndex, l.seq >= 0 ? m_titles.value(l.seq) : QString(), l});
     appendShown(m_lines.back());

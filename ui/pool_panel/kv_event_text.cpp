@@ -82,8 +82,15 @@ QString sentence(const std::vector<KvEvent>& run, const KvEventLine& line, const
 }
 }  // namespace
 
+// What a vLLM cache's events say, and no more (docs/DESIGN.md: no block ids, no requests).
+QString vllmSentence(const KvEventLine& line, const QString& who) {
+  if (line.kind == KvEventKind::allocate)
+    return tr("%1: %2 stored in vLLM's prefix cache (full blocks, by their hash).").arg(who, blocks(line.blocks));
+  return tr("%1 removed from vLLM's cache (evicted, or the cache reset).").arg(blocks(line.blocks));
+}
+
 std::vector<KvEventLine> narrateKvEvents(const std::vector<KvEvent>& events,
-                                         const std::function<QString(pagedchat::SequenceId)>& name) {
+                                         const std::function<QString(pagedchat::SequenceId)>& name, bool vllmCache) {
   std::vector<KvEventLine> lines;
   for (size_t i = 0; i < events.size();) {
     size_t j = i + 1;
@@ -108,7 +115,7 @@ std::vector<KvEventLine> narrateKvEvents(const std::vector<KvEvent>& events,
     forText.blocks = named;
     QString who = line.seq >= 0 ? name(line.seq) : QString();
     if (who.isEmpty() && line.seq >= 0) who = tr("Sequence %1").arg(line.seq);
-    line.text = sentence(run, forText, who);
+    line.text = vllmCache ? vllmSentence(forText, who) : sentence(run, forText, who);
     if (!line.text.isEmpty()) lines.push_back(std::move(line));
     i = j;
   }

@@ -20,6 +20,7 @@ struct KvEventLine {
 };
 
 // name(seq): the chat's title as the legend shows it ("Chat B"); empty for a sequence no chat
-// owns (it is then called "sequence N").
+// owns (it is then called "sequence N"). vllmCache: the events are a vLLM cache's, as
+// ui/remote/vllm_pool_watcher.h draws them (an allocate is a block stored, an evict one removed).
 std::vector<KvEventLine> narrateKvEvents(const std::vector<pagedchat::KvEvent>& events,
-                                         const std::function<QString(pagedchat::SequenceId)>& name);
+                                         const std::function<QString(pagedchat::SequenceId)>& name, bool vllmCache = false);

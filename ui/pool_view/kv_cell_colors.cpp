@@ -60,17 +60,18 @@ QColor KvCellColors::chat(int colorIndex) const {
   return chats[i < 0 ? i + kNumChatColors : i];
 }
 
+// Our own cached blocks have no owner; a vLLM cache's do (the prefix each belongs to): between
+// the cached grey and that prefix's colour, so that it reads as both.
+QColor KvCellColors::cachedTint(int colorIndex) const {
+  const QColor tint = chat(colorIndex);
+  auto mix = [](int a, int b) { return (a * 40 + b * 60) / 100; };
+  return QColor(mix(cached.red(), tint.red()), mix(cached.green(), tint.green()), mix(cached.blue(), tint.blue()));
+}
+
 QColor KvCellColors::fill(const KvCell& cell) const {
   switch (cell.kind) {
     case KvCellKind::Free: return free;
-    case KvCellKind::Cached: {
-      // Our own cached blocks have no owner; a vLLM cache's do (the prefix each belongs to):
-      // tinted toward that prefix's colour, still the cached grey's lightness, so both read.
-      if (cell.colorIndex < 0) return cached;
-      const QColor tint = chat(cell.colorIndex);
-      auto mix = [](int a, int b) { return (a * 45 + b * 55) / 100; };
-      return QColor(mix(cached.red(), tint.red()), mix(cached.green(), tint.green()), mix(cached.blue(), tint.blue()));
-    }
+    case KvCellKind::Cached: return cell.colorIndex < 0 ? cached : cachedTint(cell.colorIndex);
     case KvCellKind::InUse:
     case KvCellKind::Shared:
     case KvCellKind::Swapped: return cell.colorIndex >= 0 ? chat(cell.colorIndex) : inUseUnknown;

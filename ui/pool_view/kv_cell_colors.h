@@ -35,6 +35,8 @@ struct KvCellColors {
 
   // The chat colour for a PoolFrameSequence::colorIndex (any int; wraps around).
   QColor chat(int colorIndex) const;
+  // A cached block a prefix owns (a vLLM cache's): the cached grey tinted toward the prefix's colour.
+  QColor cachedTint(int colorIndex) const;
   // The fill of a cell.
   QColor fill(const KvCell& cell) const;
   QColor flash(KvFlashKind kind) const { return flashes[static_cast<int>(kind)]; }

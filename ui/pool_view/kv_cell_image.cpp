@@ -12,16 +12,12 @@
 
 namespace {
 // Which of the fill colours a cell takes: [0] free, [1] cached, [2] in use by an unknown owner,
-// [3..] chat colours (the same choice as KvCellColors::fill).
+// [3..] chat colours, then the cached tints of each (the same choice as KvCellColors::fill).
 int groupOf(const KvCell& c) {
-  switch (c.kind) {
-    case KvCellKind::Free: return 0;
-    case KvCellKind::Cached: return 1;
-    default: break;
-  }
-  if (c.colorIndex < 0) return 2;
+  if (c.kind == KvCellKind::Free) return 0;
+  if (c.colorIndex < 0) return c.kind == KvCellKind::Cached ? 1 : 2;
   const int i = c.colorIndex % KvCellColors::kNumChatColors;
-  return 3 + (i < 0 ? i + KvCellColors::kNumChatColors : i);
+  return 3 + (i < 0 ? i + KvCellColors::kNumChatColors : i) + (c.kind == KvCellKind::Cached ? KvCellColors::kNumChatColors : 0);
 }
 
 // Copies one line of n pixels into the image. A full-size image (15 MB at 2560x1440) is far
@@ -38,11 +34,12 @@ void copyLine(QRgb* to, const QRgb* from, int n) {
 #endif
 }
 
-constexpr int kNumGroups = 3 + KvCellColors::kNumChatColors;
+constexpr int kNumGroups = 3 + 2 * KvCellColors::kNumChatColors;
 
 std::array<QColor, kNumGroups> groupColors(const KvCellColors& colors) {
   std::array<QColor, kNumGroups> g{colors.free, colors.cached, colors.inUseUnknown};
   std::copy(colors.chats.begin(), colors.chats.end(), g.begin() + 3);
+  for (int i = 0; i < KvCellColors::kNumChatColors; ++i) g[3 + KvCellColors::kNumChatColors + i] = colors.cachedTint(i);
   return g;
 }
 

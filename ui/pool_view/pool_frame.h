@@ -51,6 +51,7 @@ struct PoolFrame {
   int64_t stepIndex = 0;            // engine steps so far
   QString lastStepSummary;          // step mode: what the last step did, in words
   PoolFrameWindow slidingWindow;
+  bool fromVllmEvents = false;  // a vLLM cache as its KV events tell it (ui/remote/vllm_pool_watcher.h)
   // Turns token ids into text; safe to call on the UI thread (tokenizers are read-only).
   std::shared_ptr<const std::function<QString(const std::vector<int32_t>&)>> detokenize;
 };

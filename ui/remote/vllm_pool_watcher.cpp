@@ -78,6 +78,7 @@ PoolFrame VllmPoolWatcher::frameOf(const VllmCacheMirror& mirror, const std::vec
     }
     f.events.push_back(e);
   }
+  f.fromVllmEvents = true;
   f.stepIndex = batches;
   f.stats.num_steps = batches;
   f.lastStepSummary = tr("%1 blocks stored, %2 removed since the watch began (%3 removals of blocks stored before it)")

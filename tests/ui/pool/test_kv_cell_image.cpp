@@ -26,7 +26,8 @@ PoolFrame mixedFrame(int n, int nHost) {
       case 0: f.snapshot.blocks.push_back(block(BlockState::free, 0, 0, {})); break;
       case 1: f.snapshot.blocks.push_back(block(BlockState::in_use, 1, 4, {owner})); break;
       case 2: f.snapshot.blocks.push_back(block(BlockState::in_use, 2 + b % 3, 4, {owner, owner + 1})); break;
-      case 3: f.snapshot.blocks.push_back(block(BlockState::cached, 0, 4, {}, true)); break;
+      // Cached: ours (no owner), or a vLLM prefix's (an owner: the tinted grey).
+      case 3: f.snapshot.blocks.push_back(block(BlockState::cached, 0, 4, b % 2 ? std::vector<SequenceId>{owner} : std::vector<SequenceId>{}, true)); break;
       default: f.snapshot.blocks.push_back(block(BlockState::in_use, 1, 2, {owner})); break;
     }
   }

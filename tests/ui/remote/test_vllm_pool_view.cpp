@@ -17,6 +17,7 @@
 #include "support/vllm_fake_publisher.h"
 #include "support/window_driver.h"
 #include "ui/pool_panel/kv_chat_legend.h"
+#include "ui/pool_panel/kv_event_text.h"
 #include "ui/pool_panel/kv_pool_numbers.h"
 #include "ui/remote/vllm_pool_watcher.h"
 #include "ui/shell/app_services.h"
@@ -103,6 +104,9 @@ class TestVllmPoolView : public QObject {
     QCOMPARE(last.snapshot.blocks[3].owners, std::vector<pagedchat::SequenceId>{1});
     QCOMPARE(last.events.size(), size_t{6});
     QCOMPARE(last.events[0].kind, pagedchat::KvEventKind::allocate);
+    const auto told = narrateKvEvents(last.events, [&](pagedchat::SequenceId s) { return QStringLiteral("prefix %1").arg(s); }, last.fromVllmEvents);
+    QVERIFY(!told.empty());
+    QCOMPARE(told[0].text, QStringLiteral("prefix 1: blocks #0, #1, #2, #3 stored in vLLM's prefix cache (full blocks, by their hash)."));
 
     // One block evicted from the GPU, another offloaded to CPU memory.
     Pack second;
