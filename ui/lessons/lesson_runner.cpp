@@ -58,6 +58,12 @@ LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(wind
                                                           [](const pagedchat::KvBlockInfo& b) { return b.state == pagedchat::BlockState::free; }));
     if (m_remote) onFrame(f);
   });
+  connect(&m_window, &MainWindow::turnDone, this, [this](ChatId id) {
+    if (m_state != State::reached || !sceneChatTitle(id)) return;
+    for (const auto& [name, chat] : m_sceneChats)
+      if (m_window.isReplying(chat)) return;
+    setState(State::finished, tr("The lesson's chats have all finished. Start again to replay it, or pick another lesson."));
+  });
   connect(&m_window, &MainWindow::remoteRequestStarted, this, [this](ChatId id) {
     if (sceneChatTitle(id).has_value()) ++m_remoteTaken;
   });

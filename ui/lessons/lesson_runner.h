@@ -48,7 +48,8 @@ struct LessonInfo {
 class LessonRunner : public QObject {
   Q_OBJECT
  public:
-  enum class State { idle, preparing, ready, reached, failed };
+  // finished: after the key event, every chat of the scene has ended its turn (nothing left to step).
+  enum class State { idle, preparing, ready, reached, finished, failed };
 
   explicit LessonRunner(MainWindow& window);
   static const QVector<LessonInfo>& lessons();

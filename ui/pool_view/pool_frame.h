@@ -22,7 +22,7 @@ struct PoolFrameSequence {
   int colorIndex = 0;     // stable per chat: cells of one chat share a colour
   std::vector<int32_t> blockTable;  // logical block -> physical block id
   std::vector<int32_t> tokens;      // the tokens stored, in order
-  QString responseId;  // a remote server's frame: the API response it serves ("chatcmpl-N"), or empty
+  QString responseId{};  // a remote server's frame: the API response it serves ("chatcmpl-N"), or empty
   int64_t numStored = -1;  // a remote server's frame: its tokens stored, which it does not send; -1: tokens.size()
   int64_t storedTokens() const { return numStored >= 0 ? numStored : static_cast<int64_t>(tokens.size()); }
 };

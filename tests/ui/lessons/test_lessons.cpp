@@ -92,6 +92,7 @@ class TestLessons : public QObject {
     w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
     QVERIFY(done.wait(60000));
     QCOMPARE(w.lessons()->eventCount(KvEventKind::copy_on_write), 1);  // the rest writes the child's own copy
+    QCOMPARE(w.lessons()->state(), LessonRunner::State::finished);  // its one chat replying has ended
 
     // Replay from a fresh scene: the same key event again.
     runLesson(w, QStringLiteral("prefix"));

@@ -49,7 +49,7 @@ class TestRemoteLessons : public QObject {
     for (int press = 0; press < 300 && runner->state() != LessonRunner::State::reached; ++press) {
       const QString before = runner->lastSentence();
       next->click();
-      QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
+      (void)QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
     }
     QCOMPARE(runner->state(), LessonRunner::State::reached);
   }
@@ -93,6 +93,8 @@ class TestRemoteLessons : public QObject {
     QCOMPARE(own.snapshot.block_size, AppSettings::kTeachingBlockSize);
     QCOMPARE(static_cast<int>(own.snapshot.blocks.size()), AppSettings::kTeachingBlocks);
     pagedchat::test::runLessonToEnd(w);
+    QTRY_COMPARE(runner->state(), LessonRunner::State::finished);  // nothing left to step: said, the buttons off
+    QVERIFY(!w.findChild<QPushButton*>(QStringLiteral("lessonNextEvent"))->isEnabled());
     QCOMPARE(w.chat(a)->messages.size(), 2);
     QVERIFY(!w.chat(a)->messages[1].content.isEmpty());
 
