@@ -384,9 +384,10 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   if (stale()) co_return;
   // Paused, a remote server holds the turns sent; the class steps once it has them all (and
   // named them: the frames call the chats as this app does).
-  if (m_remote && (!co_await remoteRequestsTaken() || stale())) {
-    if (!stale()) setState(State::failed, tr("The server did not take the lesson's turns."));
-    co_return;
+  if (m_remote) {
+    const bool taken = co_await remoteRequestsTaken();
+    if (stale()) co_return;
+    if (!taken) co_return setState(State::failed, tr("The server did not take the lesson's turns."));
   }
   m_counting = true;
   setState(State::ready, toldHere + lesson.intro);
