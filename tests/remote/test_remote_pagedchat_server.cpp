@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "remote/openai_client.h"
+#include "remote/pool_client.h"
 #include "support/remote_test_servers.h"
 #include "support/test_env.h"
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "remote/openai_client.h"
+#include "remote/pool_client.h"
 
 namespace pagedchat::test {
 

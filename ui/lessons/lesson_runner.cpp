@@ -199,7 +199,7 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
   // Polled, not awaited as a signal: two frames queued back to back would resume a qCoro awaiter
   // twice (QCoro 0.9's queued slot outlives the awaiter it resumed).
   auto fresh = [&] {
-    const RemotePoolShape& f = m_remotePool;
+    const WatchedPoolState& f = m_remotePool;
     return f.step == 0 && f.blockSize == AppSettings::kTeachingBlockSize && f.numBlocks == lesson.poolBlocks &&
            f.numHostBlocks == lesson.hostBlocks && f.numFree == f.numBlocks;
   };

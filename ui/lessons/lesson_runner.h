@@ -93,7 +93,7 @@ class LessonRunner : public QObject {
   bool m_remote = false;     // told on the watched remote pool
   RemoteEngineChoice m_remoteEngine;  // where the scene's chats run then
   int m_remoteSent = 0, m_remoteTaken = 0;  // the scene's turns sent there, and taken by the server
-  struct RemotePoolShape {  // the watched server's last frame, as far as a fresh pool is told by it
+  struct WatchedPoolState {  // the watched server's last frame, as far as a fresh pool is told by it
     int64_t step = -1;
     int blockSize = 0, numBlocks = 0, numHostBlocks = 0, numFree = 0;
   } m_remotePool;

@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-#include "remote/openai_client.h"
+#include "remote/pool_client.h"
 
 using namespace pagedchat;
 

@@ -14,6 +14,7 @@
 #include "ui/chat_list/chat_list_widget.h"
 
 #include "remote/openai_client.h"
+#include "remote/pool_client.h"
 #include "ui/chat/chat_controller.h"
 #include "ui/bridge/engine_bridge.h"
 #include "ui/chat/chat_database.h"
