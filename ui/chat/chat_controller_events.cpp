@@ -85,8 +85,9 @@ void ChatController::connectBridge() {
     ChatRecord& r = it->second.record;
     r.firstInView = std::min(r.firstInView + numDropped, static_cast<int>(r.messages.size()));
     save(it->second);
-    emit status(id, tr("The chat outgrew the model's context: its %n oldest message(s) are now outside the model's view.", "",
-                       r.firstInView));
+    emit status(id, r.firstInView == 1
+                        ? tr("The chat outgrew the model's context: its oldest message is now outside the model's view.")
+                        : tr("The chat outgrew the model's context: its %1 oldest messages are now outside the model's view.").arg(r.firstInView));
     emit chatChanged(id);
   });
   connect(m_bridge, &EngineBridge::contextFull, this, [this](ChatId id, int numTokens, int contextLength) {

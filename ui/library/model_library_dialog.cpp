@@ -103,7 +103,7 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   connect(m_list, &ModelListWidget::modelActivated, this, &ModelLibraryDialog::loadRequested);
   connect(m_list, &QTreeWidget::currentItemChanged, this, &ModelLibraryDialog::updateButtons);
   connect(m_list, &ModelListWidget::scanned, this, [this](int n) {
-    say(tr("%n model file(s) found.", nullptr, n));
+    say(n == 1 ? tr("1 model file found.") : tr("%1 model files found.").arg(n));
     updateButtons();
   });
   connect(m_load, &QPushButton::clicked, this, [this] {

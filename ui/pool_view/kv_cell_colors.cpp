@@ -20,7 +20,7 @@ const char* kvFlashKindName(KvFlashKind kind) {
     case KvFlashKind::SwapIn: return "swap in";
     case KvFlashKind::CacheHit: return "cache hit";
     case KvFlashKind::Allocate: return "allocate";
-    case KvFlashKind::Free: return "free";
+    case KvFlashKind::Free: return "freed";  // the state key above says "free" of a free block
   }
   return "?";
 }

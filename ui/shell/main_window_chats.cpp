@@ -323,10 +323,12 @@ void MainWindow::deleteChat(ChatId id) {
   int forks = 0;
   for (const auto& [other, o] : m_chats->chats()) forks += o.record.parentId == id ? 1 : 0;
   QString text = tr("Delete “%1”?").arg(c->record.title.toHtmlEscaped());
-  QString detail = tr("Its %n message(s) are deleted from disk and the KV blocks it holds are freed.", "",
-                      static_cast<int>(c->record.messages.size()));
+  const auto numMessages = c->record.messages.size();
+  QString detail = numMessages == 1 ? tr("Its 1 message is deleted from disk and the KV blocks it holds are freed.")
+                                    : tr("Its %1 messages are deleted from disk and the KV blocks it holds are freed.").arg(numMessages);
   if (c->replying) detail += QLatin1Char(' ') + tr("Its reply in flight stops.");
-  if (forks > 0) detail += QLatin1Char(' ') + tr("Its %n fork(s) stay, as chats of their own.", "", forks);
+  if (forks > 0)
+    detail += QLatin1Char(' ') + (forks == 1 ? tr("Its fork stays, as a chat of its own.") : tr("Its %1 forks stay, as chats of their own.").arg(forks));
   auto* box = new QMessageBox(QMessageBox::Question, tr("Delete chat"), text, QMessageBox::Yes | QMessageBox::Cancel, this);
   box->setObjectName(QStringLiteral("confirmDelete"));
   box->setInformativeText(detail);

@@ -41,8 +41,9 @@ int blockReferences(MainWindow& w, const std::function<void()>& after) {
   return refs;
 }
 
-// Clicks `button` of the message box called `name` once it is open.
-bool answerBox(MainWindow& w, const QString& name, QMessageBox::StandardButton button) {
+// Clicks `button` of the message box called `name` once it is open (its details first read into
+// `detail`, where given).
+bool answerBox(MainWindow& w, const QString& name, QMessageBox::StandardButton button, QString* detail = nullptr) {
   QMessageBox* box = nullptr;
   auto openBox = [&] {
     for (QMessageBox* b : w.findChildren<QMessageBox*>(name))
@@ -50,6 +51,7 @@ bool answerBox(MainWindow& w, const QString& name, QMessageBox::StandardButton b
     return box != nullptr;
   };
   if (!QTest::qWaitFor(openBox, 5000)) return false;
+  if (detail) *detail = box->informativeText();
   QTest::mouseClick(box->button(button), Qt::LeftButton);
   return true;
 }
@@ -100,7 +102,10 @@ class TestChatManagement : public QObject {
     w.selectChat(parent);
     list->setFocus();
     QTest::keyClick(list, Qt::Key_Delete);
-    QVERIFY(answerBox(w, QStringLiteral("confirmDelete"), QMessageBox::Cancel));
+    QString detail;
+    QVERIFY(answerBox(w, QStringLiteral("confirmDelete"), QMessageBox::Cancel, &detail));
+    QCOMPARE(detail, QStringLiteral("Its 2 messages are deleted from disk and the KV blocks it holds are freed. "
+                                    "Its fork stays, as a chat of its own."));
     QVERIFY(w.chat(parent));
     // Delete again, confirmed: the chat goes and its sequence lets go of its blocks (the fork
     // shares them, so they stay in use, one reference fewer each); the fork stays on its own.
