@@ -20,9 +20,9 @@ RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::s
 // Steps a remote pagedchat-server's engine (POST /v1/kv/control; the server must allow it):
 // action "pause", "resume", "step" (steps of them) or "next_event" (until one changes a block).
 RemoteError control_pool(const Endpoint& endpoint, const std::string& action, int steps = 1);
-// A fresh pool of this shape on that server, its model kept (a lesson's scene); num_blocks 0:
-// the server's own pool again. Refused (409) while requests are in flight there. The watchers'
-// next frame shows it.
+// A fresh pool of this shape on that server, its model kept (a lesson's scene): refused (409)
+// while requests are in flight there. num_blocks 0: the server's own pool again, at once or,
+// while requests are in flight, once the last has ended. The watchers' next frame shows it.
 struct RemotePoolShape {
   int num_blocks = 0, num_host_blocks = 0, block_size = 0, max_context = 0, max_batched_tokens = 0;
 };

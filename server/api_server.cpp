@@ -177,8 +177,9 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
 // POST /v1/kv/control {"action": "pause" | "resume" | "step" | "next_event", "steps": N}, or
 // {"action": "reset", "kv_blocks": N, "host_blocks": H, "block_size": B, "max_context": C,
 // "step_tokens": T} (a fresh pool for a lesson's scene, while no request is in flight; "reset" alone:
-// the server's own pool again): step mode on a server started with --allow-pool-control (403
-// otherwise).
+// the server's own pool again, at once or, while requests are in flight, once they have ended:
+// answered {"ok":true,"deferred":true}): step mode on a server started with --allow-pool-control
+// (403 otherwise).
 void ApiServer::servePoolControl(const QHttpServerRequest& request, QTcpSocket* socket) {
   if (auto refusal = checkJsonContentType(request.value("Content-Type"))) throw *refusal;
   const QJsonObject o = QJsonDocument::fromJson(request.body()).object();
@@ -212,14 +213,20 @@ void ApiServer::servePoolControl(const QHttpServerRequest& request, QTcpSocket* 
       throw ApiError(400, QStringLiteral("'block_size' must be %1").arg(QLatin1String(pagedchat::kValidBlockSizes)),
                      QStringLiteral("invalid_request_error"), QStringLiteral("block_size"));
   }
-  if (control.action == QLatin1String("reset") && m_router.numActive() > 0)
-    throw ApiError(409, QStringLiteral("%1 requests are in flight: the pool is reset only when none is").arg(m_router.numActive()),
+  const int inFlight = m_router.numActive();
+  const bool lessonPool = control.shape.num_blocks > 0;
+  if (control.action == QLatin1String("reset") && lessonPool && inFlight > 0)
+    throw ApiError(409,
+                   (inFlight == 1 ? QStringLiteral("a request is in flight")
+                                  : QStringLiteral("%1 requests are in flight").arg(inFlight)) +
+                       QStringLiteral(": the pool is reset only when none is"),
                    QStringLiteral("invalid_request_error"), {}, QStringLiteral("requests_in_flight"));
   if (!m_router.isLoaded()) throw loading();
   if (!m_router.control(control))
     throw ApiError(403, QStringLiteral("this server does not let clients step its engine (start it with --allow-pool-control)"),
                    QStringLiteral("permission_error"), {}, QStringLiteral("pool_control_off"));
-  writeHttpResponse(socket, 200, "application/json", R"({"ok":true})");
+  const bool deferred = control.action == QLatin1String("reset") && !lessonPool && inFlight > 0;
+  writeHttpResponse(socket, 200, "application/json", deferred ? R"({"ok":true,"deferred":true})" : R"({"ok":true})");
 }
 
 int ApiServer::checkApiKey(const QHttpServerRequest& request) const {

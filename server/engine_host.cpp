@@ -19,8 +19,16 @@ EngineHost::EngineHost(Config config)
                     // The requests in flight fail with it rather than hang; the server goes on.
                     m_router.failAll(QStringLiteral("the forward pass failed: %1").arg(QString::fromStdString(why)));
                   },
-              .after_step = [this](bool) { m_router.afterStep(); },
-              .while_paused = [this] { m_router.afterStep(); }}) {
+              .after_step =
+                  [this](bool) {
+                    m_router.afterStep();
+                    queueOwnPoolIfIdle();
+                  },
+              .while_paused =
+                  [this] {
+                    m_router.afterStep();
+                    queueOwnPoolIfIdle();
+                  }}) {
   m_router.setModelId(m_config.modelId);
 }
 
@@ -60,7 +68,13 @@ void EngineHost::load() {
 void EngineHost::applyControl(const PoolControlRequest& control) {
   if (control.action == QLatin1String("pause")) return m_loop.set_paused(true);
   if (control.action == QLatin1String("resume")) return m_loop.set_paused(false);
-  if (control.action == QLatin1String("reset")) return resetPool(control.shape);
+  if (control.action == QLatin1String("reset")) {
+    // The server's own pool back, when a lesson is left: at once if no request runs, else once
+    // the last one has ended (a client leaving cannot wait for the class's requests).
+    m_ownPoolOwed = control.shape.num_blocks == 0 && m_router.numActive() > 0;
+    if (!m_ownPoolOwed) resetPool(control.shape);
+    return;
+  }
   const bool toEvent = control.action == QLatin1String("next_event");
   for (int i = 0; i < control.steps; ++i) {
     const uint64_t before = m_router.numKvEvents();
@@ -68,6 +82,19 @@ void EngineHost::applyControl(const PoolControlRequest& control) {
     m_router.afterStep();
     if ((toEvent && m_router.numKvEvents() != before) || !more) break;
   }
+  queueOwnPoolIfIdle();
+}
+
+// The engine is rebuilt after the step loop's turn, not inside it.
+void EngineHost::queueOwnPoolIfIdle() {
+  if (m_ownPoolOwed && m_router.numActive() == 0)
+    QMetaObject::invokeMethod(this, [this] { giveOwnPoolBack(); }, Qt::QueuedConnection);
+}
+
+void EngineHost::giveOwnPoolBack() {
+  if (!m_ownPoolOwed || m_router.numActive() > 0) return;
+  m_ownPoolOwed = false;
+  resetPool({});
 }
 
 // A lesson's scene on a teacher's server: the same model, a fresh engine whose pool has the shape

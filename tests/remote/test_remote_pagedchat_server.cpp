@@ -286,17 +286,27 @@ class TestRemotePagedchatServer : public QObject {
     QVERIFY(control_pool({server.url, {}}, "step").ok());
     QTRY_VERIFY_WITH_TIMEOUT(pool_snapshot({server.url, {}}, &json).ok() && json.find("\"response\":\"" + responseId + "\"") != std::string::npos,
                              10000);
+    // Its blocks are the reset pool's: 4 tokens each.
+    QCOMPARE(PoolWatchCheck::of(json).blockSize, 4);
+    // A reset without a shape (the app leaving the lesson's pool) gives the server's own pool
+    // back (16-token blocks, as it started): with a request in flight, once that has ended.
+    QVERIFY(reset_pool({server.url, {}}, {}).ok());
+    QVERIFY(control_pool({server.url, {}}, "step").ok());
+    QTest::qWait(300);
+    QVERIFY(pool_snapshot({server.url, {}}, &json).ok());
+    QVERIFY2(json.find("\"response\":\"" + responseId + "\"") != std::string::npos, "the request was cut by the reset");
+    QCOMPARE(PoolWatchCheck::of(json).blockSize, 4);
     QVERIFY(control_pool({server.url, {}}, "resume").ok());
     asking.join();
     QVERIFY2(reply.error.ok(), reply.error.sentence().c_str());
     QCOMPARE(reply.response_id, responseId);
-    // Its blocks are the reset pool's: 4 tokens each.
-    QVERIFY(pool_snapshot({server.url, {}}, &json).ok());
-    QCOMPARE(PoolWatchCheck::of(json).blockSize, 4);
-    // A reset without a shape gives the server's own pool back (16-token blocks, as it started).
-    QVERIFY(reset_pool({server.url, {}}, {}).ok());
     QTRY_VERIFY_WITH_TIMEOUT(pool_snapshot({server.url, {}}, &json).ok() && PoolWatchCheck::of(json).blockSize == 16, 10000);
     QCOMPARE(PoolWatchCheck::of(json).step, int64_t{0});
+    // With none in flight, at once.
+    QVERIFY(reset_pool({server.url, {}}, lesson).ok());
+    QTRY_VERIFY_WITH_TIMEOUT(pool_snapshot({server.url, {}}, &json).ok() && PoolWatchCheck::of(json).blockSize == 4, 10000);
+    QVERIFY(reset_pool({server.url, {}}, {}).ok());
+    QTRY_VERIFY_WITH_TIMEOUT(pool_snapshot({server.url, {}}, &json).ok() && PoolWatchCheck::of(json).blockSize == 16, 10000);
   }
 
   // A watcher that never reads its pool stream is let go, not grown into: with blocks of one

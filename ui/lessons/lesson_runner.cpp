@@ -64,6 +64,17 @@ LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(wind
       if (m_window.isReplying(chat)) return;
     setState(State::finished, tr("The lesson's chats have all finished. Start again to replay it, or pick another lesson."));
   });
+  // A lesson told on a server's pool ends when the view leaves that pool (the window has given
+  // the server its own pool back): its steps would step the pool shown instead.
+  connect(&m_window, &MainWindow::poolShownChanged, this, [this] {
+    if (!m_remote) return;
+    m_remote = false;
+    m_counting = false;
+    ++m_generation;  // the run's awaits end without effect
+    if (m_state == State::preparing || m_state == State::ready || m_state == State::reached)
+      setState(State::idle, tr("The view left the server's pool, where “%1” was told: Start tells it on the pool shown now.")
+                                .arg(m_current ? m_current->title : QString()));
+  });
   connect(&m_window, &MainWindow::remoteRequestStarted, this, [this](ChatId id) {
     if (sceneChatTitle(id).has_value()) ++m_remoteTaken;
   });

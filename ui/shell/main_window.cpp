@@ -125,7 +125,7 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   restoreApiServer();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() { leaveWatchedPoolForGood(); }
 
 namespace {
 const QString kGeometryKey = QStringLiteral("window/geometry");

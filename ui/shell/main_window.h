@@ -149,7 +149,8 @@ class MainWindow : public QMainWindow {
   // when it allows it; a refusal is said in the status line). False: no remote pool is watched.
   bool controlWatchedPool(const char* action, int steps);
   // A fresh pool of this shape on the watched server (a lesson's scene there; the server must
-  // allow pool control and have no request in flight). False: no remote pool is watched.
+  // allow pool control and have no request in flight). False: no remote pool is watched. The
+  // server gets its own pool back when the view leaves it or the window goes.
   bool resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens);
 
  signals:
@@ -159,6 +160,7 @@ class MainWindow : public QMainWindow {
   // A watched remote pool's frame, as the view draws it (this app's chats there named as here).
   void remotePoolFrame(const PoolFrame& frame);
   void remoteRequestStarted(ChatId chat);  // a remote server took a request of this chat's turn
+  void poolShownChanged();  // the view switched pools: this machine's, a server's, vLLM's
   void apiServerChanged(const QString& url, const QString& error);  // url empty: stopped or failed
 
  protected:
@@ -223,6 +225,9 @@ class MainWindow : public QMainWindow {
   void showRemoteFrame(PoolFrame frame);
   bool sendToWatchedPool(std::function<pagedchat::remote::RemoteError(const pagedchat::remote::Endpoint&)> command);
   QThreadPool* m_poolControl = nullptr;  // one worker: the watched server's step requests, in order
+  QString m_lessonPoolOf;  // the watched server whose pool a lesson reset (given back on leaving)
+  void leaveShownPool();
+  void leaveWatchedPoolForGood();
   ChatId m_current = -1;
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
   int m_contextLength = 0;

@@ -79,9 +79,34 @@ void MainWindow::showPoolOf(const QString& title) {
     if (m_bridge) QMetaObject::invokeMethod(m_bridge, &EngineBridge::sendFrame, Qt::QueuedConnection);
   }
   dock->setWindowTitle(title.isEmpty() ? tr("KV blocks") : title);
+  emit poolShownChanged();
+}
+
+// The pool shown is left as this app found it: unpaused, and a server whose pool a lesson
+// reset gets its own pool back (at once, or once its requests have ended). The toolbar starts
+// unpaused on the next pool: it steps only the pool shown.
+void MainWindow::leaveShownPool() {
+  QAction* pause = findChild<QAction*>(QStringLiteral("pauseEngine"));
+  const bool paused = pause && pause->isChecked();
+  if (paused) pause->setChecked(false);  // the pool still shown resumes (setEnginePaused)
+  if (!m_lessonPoolOf.isEmpty() && m_lessonPoolOf == watchedPool())
+    sendToWatchedPool([](const pagedchat::remote::Endpoint& e) { return pagedchat::remote::reset_pool(e, {}); });
+  m_lessonPoolOf.clear();
+}
+
+// The window going: the watched server is left unpaused, in its own pool (the step requests'
+// worker is waited for as the window's child). This machine's engine goes with the window.
+void MainWindow::leaveWatchedPoolForGood() {
+  const QString url = watchedPool();
+  if (url.isEmpty()) return;
+  QAction* pause = findChild<QAction*>(QStringLiteral("pauseEngine"));
+  if (pause && pause->isChecked()) controlWatchedPool("resume", 1);
+  if (m_lessonPoolOf == url) sendToWatchedPool([](const pagedchat::remote::Endpoint& e) { return pagedchat::remote::reset_pool(e, {}); });
+  m_lessonPoolOf.clear();
 }
 
 void MainWindow::watchPool(const QString& url) {
+  if (url != watchedPool() || !watchedVllmPool().isEmpty()) leaveShownPool();
   if (m_vllmWatcher) m_vllmWatcher->stop();
   if (!m_poolWatcher) {
     m_poolWatcher = new RemotePoolWatcher(this);
@@ -101,6 +126,7 @@ QString MainWindow::watchedVllmPool() const { return m_vllmWatcher && m_vllmWatc
 
 void MainWindow::watchVllmPool(const QString& endpoint, const QString& replay) {
   if (endpoint.isEmpty()) return watchPool(QString());
+  leaveShownPool();
   if (m_poolWatcher) m_poolWatcher->stop();
   if (!m_vllmWatcher) {
     m_vllmWatcher = new VllmPoolWatcher(this);
@@ -182,6 +208,7 @@ bool MainWindow::controlWatchedPool(const char* action, int steps) {
 }
 
 bool MainWindow::resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens) {
+  if (numBlocks > 0 && !watchedPool().isEmpty()) m_lessonPoolOf = watchedPool();
   return sendToWatchedPool([shape = pagedchat::remote::RemotePoolShape{numBlocks, numHostBlocks, blockSize, maxContext, stepTokens}](
                                const pagedchat::remote::Endpoint& e) { return pagedchat::remote::reset_pool(e, shape); });
 }

@@ -8,6 +8,7 @@
 
 #include <QtTest>
 
+#include <QAction>
 #include <QListWidget>
 #include <QPushButton>
 #include <QUrl>
@@ -144,6 +145,64 @@ class TestRemoteLessons : public QObject {
              qPrintable(panel->sentenceShown()));
     QVERIFY(!w.chat(runner->sceneChat(QStringLiteral("Chat A")))->remote.isSet());
     pagedchat::test::runLessonToEnd(w);
+  }
+
+  // The view leaving the server mid-lesson leaves the server as the window found it: unpaused,
+  // the lesson's chat running to its end there, then the server's own pool back; the lesson
+  // says it has ended. The toolbar starts unpaused on this machine's pool.
+  void leavingTheServersPoolGivesItBack() {
+    RemoteScene scene(m_model, {"--allow-pool-control"});
+    QVERIFY(scene.ready());
+    MainWindow& w = scene.w;
+    const PoolFrame own = serverSnapshot(scene);
+    QVERIFY(own.snapshot.block_size != AppSettings::kTeachingBlockSize);
+    w.watchPool(scene.server.qurl());
+    reachKeyEvent(w, QStringLiteral("allocation"));
+    LessonRunner* runner = w.lessons();
+    const ChatId a = runner->sceneChat(QStringLiteral("Chat A"));
+    QVERIFY(w.isReplying(a));  // paused on the server, its reply under way
+    auto* pause = w.findChild<QAction*>(QStringLiteral("pauseEngine"));
+    QVERIFY(pause->isChecked());
+
+    w.watchPool(QString());
+    QVERIFY(!pause->isChecked());
+    QCOMPARE(runner->state(), LessonRunner::State::idle);
+    QVERIFY(!runner->onRemotePool());
+    auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
+    QVERIFY2(panel->statusShown().startsWith(QStringLiteral("The view left the server's pool")), qPrintable(panel->statusShown()));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isReplying(a), 60000);  // resumed: the reply ends there
+    QCOMPARE(w.chat(a)->messages.size(), 2);
+    QVERIFY(!w.chat(a)->messages[1].content.isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(serverSnapshot(scene).snapshot.block_size == own.snapshot.block_size, 10000);
+    QCOMPARE(serverSnapshot(scene).snapshot.blocks.size(), own.snapshot.blocks.size());
+  }
+
+  // A window closed mid-lesson does the same on its way out: the server, paused and in the
+  // lesson's pool, is resumed and gets its own pool back.
+  void aWindowClosedMidLessonGivesTheServerBack() {
+    pagedchat::test::AppNamedServer server(m_model, {"--allow-pool-control"});
+    QVERIFY(!server.url.empty());
+    std::string json;
+    QVERIFY(pagedchat::remote::pool_snapshot({server.url, {}}, &json).ok());
+    PoolFrame own;
+    QVERIFY(RemotePoolWatcher::frameFromJson(QByteArray::fromStdString(json), &own));
+    {
+      AppServices services;
+      MainWindow w(services);
+      w.show();
+      QVERIFY(pagedchat::test::addThroughTheDialog(w, server.qurl(), QString()));
+      w.watchPool(server.qurl());
+      reachKeyEvent(w, QStringLiteral("allocation"));
+    }
+    PoolFrame f;
+    QTRY_VERIFY_WITH_TIMEOUT(pagedchat::remote::pool_snapshot({server.url, {}}, &json).ok() &&
+                                 RemotePoolWatcher::frameFromJson(QByteArray::fromStdString(json), &f) &&
+                                 f.snapshot.block_size == own.snapshot.block_size,
+                             10000);
+    QCOMPARE(f.snapshot.blocks.size(), own.snapshot.blocks.size());
+    // Not paused: a request runs to its end.
+    const pagedchat::remote::RemoteChatResult r = pagedchat::remote::stream_chat({server.url, {}}, pagedchat::test::ask("Say hi.", 4));
+    QVERIFY2(r.error.ok(), r.error.sentence().c_str());
   }
 
   // Without --allow-pool-control the lesson fails with a sentence saying what the server needs.
