@@ -232,6 +232,7 @@ class Watch {
       return end_replay(/*silent=*/true);  // could not ask: what waits comes after a gap
     }
     replaying_ = true;
+    replay_from_ = from;
     replay_deadline_ = Clock::now() + kReplayPatience;
   }
 
@@ -241,6 +242,11 @@ class Watch {
     replaying_ = false;
     if (silent) {
       if (std::string problem = open_replay(); !problem.empty()) failure_ = problem;
+    } else if (!waiting_.empty() && waiting_.begin()->first > *next_ && *next_ > replay_from_) {
+      // A batch that came on the feed while the replay ran, past a hole the replay did not
+      // reach: the publisher answered from what it held then, so the hole may be newer than its
+      // answer. Asked once more from the hole; a replay that then gives nothing ends in a gap.
+      return ask_replay(*next_);
     }
     while (!waiting_.empty()) {
       auto first = waiting_.begin();
@@ -290,6 +296,7 @@ class Watch {
   std::optional<uint64_t> next_;            // the next seq to deliver; none before the first batch
   std::optional<uint64_t> last_live_;       // the last seq the feed itself brought
   bool replaying_ = false;
+  uint64_t replay_from_ = 0;  // where the replay running (or the last one) was asked from
   Clock::time_point replay_deadline_;
   std::map<uint64_t, std::string> waiting_;  // live batches past next_, held while a replay runs
 };

@@ -480,6 +480,30 @@ class TestVllmKvEvents : public QObject {
     QCOMPARE(w.result(), std::string());
   }
 
+  // A batch past a hole that comes on the feed while a replay runs: the replay was answered from
+  // what the publisher held before it, so the hole is asked for once more, and a replay that
+  // gives nothing then ends in a gap (not a second ask).
+  void aHoleNewerThanTheReplayIsAskedForAgain() {
+    FakePublisher pub;
+    Watcher w({pub.endpoint(), pub.replayEndpoint(), "kv-events"});
+    QVERIFY(pub.awaitSubscriber());
+    pub.keepAndPublish(0);
+    QVERIFY(w.waitFor([&] { return w.seqs.size() == 1; }));
+    pub.keep(1);
+    pub.keepAndPublish(2);
+    std::string client;
+    QCOMPARE(pub.awaitReplayRequest(&client), std::optional<uint64_t>(1));
+    pub.publish(5);  // 3 and 4 lost on the feed, after the replay's answer was made
+    QTest::qWait(200);  // the reader holds 5 before the answer comes
+    pub.answerReplay(client, 1);
+    QCOMPARE(pub.awaitReplayRequest(&client), std::optional<uint64_t>(3));
+    pub.answerReplay(client, 100);
+    QVERIFY(w.waitFor([&] { return w.seqs.size() == 4; }));
+    std::lock_guard lock(w.mu);
+    QCOMPARE(w.seqs, (std::vector<uint64_t>{0, 1, 2, 5}));
+    QCOMPARE(w.gaps, (Gaps{{3, 2}}));
+  }
+
   void joiningLateReplaysWhatThePublisherStillHas() {
     FakePublisher pub;
     for (uint64_t s = 2; s <= 4; ++s) pub.keep(s);  // 0 and 1 already dropped from its buffer
