@@ -51,7 +51,14 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   auto* side = new QVBoxLayout;
   side->addWidget(new QLabel(tr("Chats")));
   side->addWidget(m_legend, 1);
-  side->addWidget(m_stateKey);
+  // The key scrolls when the pool's row is short (a 768 px window): cut, its last flashes were lost.
+  auto* keyScroll = new QScrollArea;
+  keyScroll->setObjectName(QStringLiteral("kvStateKeyScroll"));
+  keyScroll->setWidgetResizable(true);
+  keyScroll->setFrameShape(QFrame::NoFrame);
+  keyScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  keyScroll->setWidget(m_stateKey);
+  side->addWidget(keyScroll);
   topLayout->addLayout(side);
 
   // The numbers above the charts, each at the dock's full width: side by side, a dock of a small

@@ -29,7 +29,11 @@ QStringList clipped(const QWidget& window) {
       out << QStringLiteral("%1 \"%2\": %3 of %4 px").arg(b->objectName(), b->text()).arg(b->width()).arg(b->sizeHint().width());
   }
   for (QLabel* l : window.findChildren<QLabel*>()) {
-    if (!l->isVisibleTo(&window) || l->text().isEmpty() || l->wordWrap() || l->textFormat() == Qt::RichText) continue;
+    if (!l->isVisibleTo(&window) || l->text().isEmpty()) continue;
+    // A wrapped label's lines past its height are cut at the bottom.
+    if (l->wordWrap() && l->height() < l->heightForWidth(l->width()))
+      out << QStringLiteral("label %1 \"%2\": %3 of %4 px high").arg(l->objectName(), l->text().left(40)).arg(l->height()).arg(l->heightForWidth(l->width()));
+    if (l->wordWrap() || l->textFormat() == Qt::RichText) continue;
     if (l->width() < l->minimumSizeHint().width())
       out << QStringLiteral("label %1 \"%2\": %3 of %4 px").arg(l->objectName(), l->text()).arg(l->width()).arg(l->minimumSizeHint().width());
   }
