@@ -19,16 +19,8 @@ EngineHost::EngineHost(Config config)
                     // The requests in flight fail with it rather than hang; the server goes on.
                     m_router.failAll(QStringLiteral("the forward pass failed: %1").arg(QString::fromStdString(why)));
                   },
-              .after_step =
-                  [this](bool) {
-                    m_router.afterStep();
-                    queueOwnPoolIfIdle();
-                  },
-              .while_paused =
-                  [this] {
-                    m_router.afterStep();
-                    queueOwnPoolIfIdle();
-                  }}) {
+              .after_step = [this](bool) { afterEngineTurn(); },
+              .while_paused = [this] { afterEngineTurn(); }}) {
   m_router.setModelId(m_config.modelId);
 }
 
@@ -79,14 +71,15 @@ void EngineHost::applyControl(const PoolControlRequest& control) {
   for (int i = 0; i < control.steps; ++i) {
     const uint64_t before = m_router.numKvEvents();
     const bool more = m_loop.step_once();
-    m_router.afterStep();
+    afterEngineTurn();
     if ((toEvent && m_router.numKvEvents() != before) || !more) break;
   }
-  queueOwnPoolIfIdle();
 }
 
-// The engine is rebuilt after the step loop's turn, not inside it.
-void EngineHost::queueOwnPoolIfIdle() {
+// What a step, or a paused turn, owes: the router's deliveries, and the own pool where it is
+// due (the engine rebuilt after the step loop's turn, not inside it).
+void EngineHost::afterEngineTurn() {
+  m_router.afterStep();
   if (m_ownPoolOwed && m_router.numActive() == 0)
     QMetaObject::invokeMethod(this, [this] { giveOwnPoolBack(); }, Qt::QueuedConnection);
 }

@@ -50,7 +50,7 @@ class EngineHost : public QObject {
 
   void applyControl(const PoolControlRequest& control);  // engine thread
   void resetPool(const PoolControlRequest::Shape& shape);  // engine thread
-  void queueOwnPoolIfIdle();    // engine thread, in the step loop: giveOwnPoolBack queued when due
+  void afterEngineTurn();  // engine thread, after each step or paused turn: delivered, the own pool queued when due
   void giveOwnPoolBack();  // engine thread: the reset owed below, if no request runs now
   bool m_ownPoolOwed = false;  // a bare reset came while requests ran: done once none does
 };

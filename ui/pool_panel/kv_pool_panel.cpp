@@ -44,6 +44,17 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   m_log = new KvEventLogView;
   m_timeline = new KvStepTimeline;
 
+  // Each part that can outgrow its room scrolls down, never sideways (its width is the dock's).
+  auto scrolled = [](QWidget* content, const char* name, bool framed) {
+    auto* area = new QScrollArea;
+    area->setObjectName(QLatin1String(name));
+    area->setWidgetResizable(true);
+    if (!framed) area->setFrameShape(QFrame::NoFrame);
+    area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    area->setWidget(content);
+    return area;
+  };
+
   auto* top = new QWidget;
   auto* topLayout = new QHBoxLayout(top);
   topLayout->setContentsMargins(0, 0, 0, 0);
@@ -52,13 +63,7 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   side->addWidget(new QLabel(tr("Chats")));
   side->addWidget(m_legend, 1);
   // The key scrolls when the pool's row is short (a 768 px window): cut, its last flashes were lost.
-  auto* keyScroll = new QScrollArea;
-  keyScroll->setObjectName(QStringLiteral("kvStateKeyScroll"));
-  keyScroll->setWidgetResizable(true);
-  keyScroll->setFrameShape(QFrame::NoFrame);
-  keyScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  keyScroll->setWidget(m_stateKey);
-  side->addWidget(keyScroll);
+  side->addWidget(scrolled(m_stateKey, "kvStateKeyScroll", false));
   topLayout->addLayout(side);
 
   // The numbers above the charts, each at the dock's full width: side by side, a dock of a small
@@ -71,34 +76,18 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   midLayout->addWidget(m_strip);
 
   // Scrolled when the window is short (a laptop's 700 px): the numbers never squeeze the pool.
-  auto* middleScroll = new QScrollArea;
-  middleScroll->setObjectName(QStringLiteral("kvNumbersScroll"));
-  middleScroll->setWidgetResizable(true);
-  middleScroll->setFrameShape(QFrame::NoFrame);
-  middleScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  middleScroll->setWidget(middle);
-
-  auto* scroll = new QScrollArea;
-  scroll->setObjectName(QStringLiteral("kvBlockTableScroll"));
-  scroll->setWidgetResizable(true);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  scroll->setWidget(m_table);
+  QScrollArea* middleScroll = scrolled(middle, "kvNumbersScroll", false);
 
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->setObjectName(QStringLiteral("kvSplitter"));
   splitter->addWidget(top);
   splitter->addWidget(middleScroll);
-  splitter->addWidget(scroll);
+  splitter->addWidget(scrolled(m_table, "kvBlockTableScroll", true));
   // What happened, two ways: the events in sentences, and the steps as a timeline.
   auto* history = new QTabWidget;
   history->setObjectName(QStringLiteral("kvHistoryTabs"));
   history->addTab(m_log, tr("Events"));
-  auto* timelineScroll = new QScrollArea;
-  timelineScroll->setObjectName(QStringLiteral("kvStepTimelineScroll"));
-  timelineScroll->setWidgetResizable(true);
-  timelineScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  timelineScroll->setWidget(m_timeline);
-  history->addTab(timelineScroll, tr("Steps"));
+  history->addTab(scrolled(m_timeline, "kvStepTimelineScroll", true), tr("Steps"));
   history->setTabToolTip(1, tr("Continuous batching: a column per engine step, a row per chat; a number is a chunk of "
                                "that many prompt tokens, a thin bar a chat's next token, hatched: tokens computed again"));
   splitter->addWidget(history);

@@ -228,6 +228,7 @@ class MainWindow : public QMainWindow {
   QString m_lessonPoolOf;  // the watched server whose pool a lesson reset (given back on leaving)
   void leaveShownPool();
   void leaveWatchedPoolForGood();
+  void giveLessonPoolBack();  // the watched server's own pool, where a lesson had reset it
   ChatId m_current = -1;
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
   int m_contextLength = 0;

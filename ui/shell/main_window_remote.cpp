@@ -87,21 +87,22 @@ void MainWindow::showPoolOf(const QString& title) {
 // unpaused on the next pool: it steps only the pool shown.
 void MainWindow::leaveShownPool() {
   QAction* pause = findChild<QAction*>(QStringLiteral("pauseEngine"));
-  const bool paused = pause && pause->isChecked();
-  if (paused) pause->setChecked(false);  // the pool still shown resumes (setEnginePaused)
-  if (!m_lessonPoolOf.isEmpty() && m_lessonPoolOf == watchedPool())
-    sendToWatchedPool([](const pagedchat::remote::Endpoint& e) { return pagedchat::remote::reset_pool(e, {}); });
-  m_lessonPoolOf.clear();
+  if (pause && pause->isChecked()) pause->setChecked(false);  // the pool still shown resumes (setEnginePaused)
+  giveLessonPoolBack();
 }
 
 // The window going: the watched server is left unpaused, in its own pool (the step requests'
 // worker is waited for as the window's child). This machine's engine goes with the window.
 void MainWindow::leaveWatchedPoolForGood() {
-  const QString url = watchedPool();
-  if (url.isEmpty()) return;
+  if (watchedPool().isEmpty()) return;
   QAction* pause = findChild<QAction*>(QStringLiteral("pauseEngine"));
   if (pause && pause->isChecked()) controlWatchedPool("resume", 1);
-  if (m_lessonPoolOf == url) sendToWatchedPool([](const pagedchat::remote::Endpoint& e) { return pagedchat::remote::reset_pool(e, {}); });
+  giveLessonPoolBack();
+}
+
+void MainWindow::giveLessonPoolBack() {
+  if (!m_lessonPoolOf.isEmpty() && m_lessonPoolOf == watchedPool())
+    sendToWatchedPool([](const pagedchat::remote::Endpoint& e) { return pagedchat::remote::reset_pool(e, {}); });
   m_lessonPoolOf.clear();
 }
 
