@@ -198,6 +198,17 @@ GgufFile GgufFile::open(const std::string& path) {
   return f;
 }
 
+void GgufFile::release_pages(const void* p, size_t n) const {
+  if (!is_mapped() || n == 0) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p), end = begin + n;
+  const auto data = reinterpret_cast<uintptr_t>(data_);
+  if (begin < data || end > data + size_) return;
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  // Unchecked: a refusal only leaves the pages resident.
+  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 GgufFile GgufFile::from_memory(std::span<const uint8_t> bytes) {
   GgufFile f;
   f.data_ = bytes.data();

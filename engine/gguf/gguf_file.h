@@ -62,6 +62,12 @@ class GgufFile {
   const std::string& path() const { return path_; }
   uint64_t file_size() const { return size_; }
   const uint8_t* data() const { return data_; }  // the whole file, file_size() bytes
+  // Whether data() is a read-only mapping of the file (open), whose pages the kernel can drop
+  // and read again (release_pages), rather than memory a caller owns (from_memory).
+  bool is_mapped() const { return mapping_ != nullptr; }
+  // Gives the whole pages of [p, p + n) (inside data()) back to the kernel: they leave this
+  // process's resident memory and are read from the file again if touched. No-op unless mapped.
+  void release_pages(const void* p, size_t n) const;
 
   const GgufValue* find(std::string_view key) const;
   bool has(std::string_view key) const { return find(key) != nullptr; }

@@ -8,6 +8,7 @@
 
 #include "engine/common/error.h"
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel_k.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_avx2.h"
 #include "engine/quant/quant_avx512.h"
@@ -43,7 +44,10 @@ void check_panel_type(GgmlType type, int64_t cols) {
   if (!panel_supported(type)) {
     fail("tensor type %s has no panel layout", std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str());
   }
-  if (cols <= 0 || cols % kQK != 0) fail("a panel row of %lld elements is not whole blocks of 32", static_cast<long long>(cols));
+  const int block = is_k_panel_type(type) ? kQKK : kQK;
+  if (cols <= 0 || cols % block != 0) {
+    fail("a panel row of %lld elements is not whole blocks of %d", static_cast<long long>(cols), block);
+  }
 }
 
 void check_kernel(PanelKernel kernel) {
@@ -74,6 +78,7 @@ void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* ds
 
 // Bytes of an expanded row of num_blocks blocks for `kernel` (panel.h); type and kernel checked.
 size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel kernel) {
+  if (is_k_panel_type(weight_type)) return 0;  // their kernels read the compact Q8_K rows
   const auto nb = static_cast<size_t>(num_blocks);
   switch (kernel) {
     case PanelKernel::kScalar: return 0;
@@ -137,17 +142,19 @@ std::string_view panel_kernel_name(PanelKernel kernel) {
 }
 
 bool panel_supported(GgmlType weight_type) {
-  return weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q8_0;
+  return weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q8_0 || is_k_panel_type(weight_type);
 }
 
 size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols) {
   check_panel_type(weight_type, cols);
   const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  if (is_k_panel_type(weight_type)) return static_cast<size_t>(panels * (cols / kQKK)) * k_panel_block_bytes(weight_type);
   return static_cast<size_t>(panels * kPanelRows) * ggml_row_size(weight_type, cols);
 }
 
 void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
   check_panel_type(weight_type, cols);
+  if (is_k_panel_type(weight_type)) return pack_k_panels(weight_type, w, row_stride, rows, cols, dst);
   if (weight_type == GgmlType::Q4_1) return pack<Q4_1Panel>(w, row_stride, rows, cols, dst);
   pack<Q8_0Panel>(w, row_stride, rows, cols, dst);
 }
@@ -158,7 +165,8 @@ size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel 
   return expanded_row_bytes(weight_type, cols / kQK, kernel);
 }
 
-bool panel_expansion_pays(int64_t num_tokens, PanelKernel kernel) {
+bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel) {
+  if (is_k_panel_type(weight_type)) return false;
   // AVX2: up to 16 tokens, whose 8x copies (16 rows of 1536 quants: ~390 KB) stay in a core's
   // L2; a longer prefill chunk reads the compact rows.
   if (kernel == PanelKernel::kAvx2) return num_tokens <= 16;
@@ -168,6 +176,7 @@ bool panel_expansion_pays(int64_t num_tokens, PanelKernel kernel) {
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
   check_kernel(kernel);
+  if (is_k_panel_type(weight_type)) return;
   const int64_t nb = cols / kQK;
   auto* out = static_cast<uint8_t*>(dst);
   switch (kernel) {
@@ -185,6 +194,10 @@ void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, 
 void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                           const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   check_panel_type(weight_type, cols);
+  if (is_k_panel_type(weight_type)) {
+    return reference_k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                 out_stride);
+  }
   if (weight_type == GgmlType::Q4_1) {
     return reference_dot<Q4_1Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
   }
@@ -196,6 +209,22 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
                [[maybe_unused]] const void* expanded, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
   check_kernel(kernel);
+  if (is_k_panel_type(weight_type)) {
+#if defined(PAGEDCHAT_QUANT_AVX2)
+    if (kernel == PanelKernel::kAvx2) {
+      return quant_avx2::k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                     out_stride);
+    }
+#endif
+#if defined(PAGEDCHAT_QUANT_AVX512)
+    if (kernel == PanelKernel::kAvx512Vnni) {
+      return quant_avx512::k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                       out_stride);
+    }
+#endif
+    return reference_k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                 out_stride);
+  }
 #if defined(PAGEDCHAT_QUANT_AVX2)
   if (kernel == PanelKernel::kAvx2) {
     return quant_avx2::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,

@@ -18,8 +18,9 @@
 // The reference below computes exactly this with scalar floats, so the SIMD path must give
 // the same bits (tested), and a row's result never depends on the other tokens in the call.
 //
-// Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0). Other types
-// keep using vec_dot_rows.
+// Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0), and the
+// K-quants Q4_K, Q5_K, Q6_K against Q8_K, whose 256-element super-blocks have their own layouts
+// and math (panel_k.h). Other types keep using vec_dot_rows.
 
 #include <cstddef>
 #include <cstdint>
@@ -65,7 +66,8 @@ size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel 
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst,
                        PanelKernel kernel = default_panel_kernel());
 // Whether a call with num_tokens activation rows should pass them expanded.
-bool panel_expansion_pays(int64_t num_tokens, PanelKernel kernel = default_panel_kernel());
+// (Never for the K-quants, whose kernels read the compact rows.)
+bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel = default_panel_kernel());
 
 // For panel p of a packed matrix and each of num_tokens activation rows (prepared with
 // quantize_activation_row for weight_type, act_row_bytes apart): out[t * out_stride + r] =

@@ -34,12 +34,75 @@ struct panel_q8_0 {
 };
 static_assert(sizeof(panel_q8_0) == 16 * sizeof(block_q8_0), "a panel is as big as its rows");
 
+// One 256-element super-block of 16 Q4_K rows, its scales unpacked at load into what the
+// kernels multiply with. q[c][w] holds word w (bytes 32 c + 4 w .. + 3) of every row's quants
+// side by side, as panel_q4_1 does: byte 4 r + b is qs[32 c + 4 w + b] of row r, whose low
+// nibble is element 4 w + b of sub-block 2 c and whose high nibble the same of sub-block 2 c + 1.
+// scales[s][r] is row r's 6-bit scale of sub-block s; mins[c][2 r + h] its 6-bit min of
+// sub-block 2 c + h, in pairs so that one 16-bit pair multiply (vpmaddwd, vpdpwssd) against the
+// activation's two sub-block sums gives a row's two min terms in its lane. 64 bytes more than
+// the 16 rows (2.8%): the 12 packed scale bytes of a row become 16.
+struct panel_q4_K {
+  uint16_t d[16];
+  uint16_t dmin[16];
+  uint8_t scales[8][16];
+  uint8_t mins[4][32];
+  uint8_t q[4][8][64];
+};
+static_assert(sizeof(panel_q4_K) == 16 * sizeof(block_q4_K) + 64, "the 6-bit scales as bytes");
+
+// One 256-element super-block of 16 Q5_K rows: a Q4_K panel block and the fifth bits. qh[w]
+// holds, as q[c][w] does, bytes 4 w .. 4 w + 3 of every row's qh: bit s of byte 4 r + b is bit 4
+// of element 4 w + b of sub-block s of row r. 64 bytes more than the 16 rows, as Q4_K.
+struct panel_q5_K {
+  uint16_t d[16];
+  uint16_t dmin[16];
+  uint8_t scales[8][16];
+  uint8_t mins[4][32];
+  uint8_t qh[8][64];
+  uint8_t q[4][8][64];
+};
+static_assert(sizeof(panel_q5_K) == 16 * sizeof(block_q5_K) + 64, "the 6-bit scales as bytes");
+
+// One 256-element super-block of 16 Q6_K rows. Group g (elements 16 g .. 16 g + 15, one scale)
+// is 4 quads k (elements 16 g + 4 k .. + 3); byte 4 r + b of ql[g][0] holds the low 4 bits of
+// quad 0's element b of row r in its low nibble and quad 2's in its high nibble, ql[g][1] quads
+// 1 and 3, and qh[g] the top 2 bits of quad k's element b at bits 2 k, 2 k + 1. The quants are
+// kept unsigned (0..63); the -32 of the format is applied through the activation sums. As big
+// as its 16 rows.
+struct panel_q6_K {
+  uint16_t d[16];
+  int8_t scales[16][16];  // [group][row]
+  uint8_t ql[16][2][64];
+  uint8_t qh[16][64];
+};
+static_assert(sizeof(panel_q6_K) == 16 * sizeof(block_q6_K), "a panel is as big as its rows");
+
 // Element k (0..31) of row r in a panel block, as the integer quant.
 inline int panel_quant(const panel_q4_1& p, int r, int k) {
   const uint8_t byte = p.q[(k % 16) / 4][4 * r + k % 4];
   return k < 16 ? byte & 0x0f : byte >> 4;
 }
 inline int panel_quant(const panel_q8_0& p, int r, int k) { return p.q[k / 4][4 * r + k % 4]; }
+// Element k (0..255) of row r in a K-quant panel block, as the unsigned quant (Q6_K: before
+// the format's -32).
+inline int panel_quant(const panel_q4_K& p, int r, int k) {
+  const int sub = k / 32, l = k % 32;
+  const uint8_t byte = p.q[sub / 2][l / 4][4 * r + l % 4];
+  return sub % 2 == 0 ? byte & 0x0f : byte >> 4;
+}
+inline int panel_quant(const panel_q5_K& p, int r, int k) {
+  const int sub = k / 32, l = k % 32;
+  const uint8_t byte = p.q[sub / 2][l / 4][4 * r + l % 4];
+  const int low = sub % 2 == 0 ? byte & 0x0f : byte >> 4;
+  return low | ((p.qh[l / 4][4 * r + l % 4] >> sub) & 1) << 4;
+}
+inline int panel_quant(const panel_q6_K& p, int r, int k) {
+  const int g = k / 16, quad = (k % 16) / 4, b = k % 4;
+  const uint8_t low = p.ql[g][quad % 2][4 * r + b];
+  const int low4 = quad < 2 ? low & 0x0f : low >> 4;
+  return low4 | ((p.qh[g][4 * r + b] >> (2 * quad)) & 3) << 4;
+}
 
 // An AVX2-expanded activation row (panel.h): per block, 8 vectors of 32 bytes, vector v the
 // quad of quants 4 v .. 4 v + 3 repeated 8 times (for q[c]: v = c meets the low nibbles,

@@ -33,6 +33,9 @@ void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens, float* out,
                int64_t out_stride);
+// The same for the K-quant panels (panel_k.h), which read the compact Q8_K rows only.
+void k_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                 const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
 // panel.h's expand_for_panels for the AVX2 kernel (num_blocks blocks).
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t num_blocks, void* dst);
 

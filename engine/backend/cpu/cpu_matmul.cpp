@@ -99,7 +99,7 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
   int64_t num_tasks = 0;
   for (const MatmulJob& j : jobs) {
     const uint8_t* expanded =
-        j.packed && panel_expansion_pays(num_rows) ? x.expanded_for(j.w->type, pool) : nullptr;
+        j.packed && panel_expansion_pays(j.w->type, num_rows) ? x.expanded_for(j.w->type, pool) : nullptr;
     plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), expanded, num_tasks});
     num_tasks += (panels_of(j) + panels_per_task - 1) / panels_per_task;
   }

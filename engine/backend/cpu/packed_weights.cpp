@@ -5,6 +5,11 @@
 #include "engine/quant/panel.h"
 
 namespace pagedchat::cpu {
+namespace {
+// Source bytes a thread packs between two hand-backs of file pages: small against any model
+// (the peak above the file's size is about this times the thread count), large against a page.
+constexpr size_t kStretchBytes = 4u << 20;
+}  // namespace
 
 PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, const LoadProgress& progress) {
   std::vector<const WeightMatrix*> all;
@@ -13,23 +18,39 @@ PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, cons
   }
   all.push_back(&weights.output);
   std::vector<const WeightMatrix*> todo;
+  uint64_t total_bytes = 0;
   for (const WeightMatrix* m : all) {
     if (panel_supported(m->type) && !packed_.contains(m)) {
-      PackedMatrix& p = packed_[m];
-      p = {m->type, m->rows, m->cols, std::vector<uint8_t>(panel_matrix_bytes(m->type, m->rows, m->cols))};
+      packed_[m] = {m->type, m->rows, m->cols, {}};
       todo.push_back(m);
+      total_bytes += static_cast<uint64_t>(m->rows) * m->row_bytes;
     }
   }
-  // The map is complete before the workers write into its (stable) elements. Batches of a
-  // few matrices per thread keep the workers busy and the progress reports frequent.
-  const int64_t batch = 2 * static_cast<int64_t>(pool.num_threads());
-  const int64_t total = static_cast<int64_t>(todo.size());
-  for (int64_t first = 0; first < total; first += batch) {
-    progress.report("packing weights", static_cast<double>(first) / static_cast<double>(total));
-    pool.parallel_for(std::min(batch, total - first), [&](int64_t i) {
-      const WeightMatrix& m = *todo[static_cast<size_t>(first + i)];
-      pack_panels(m.type, m.data, m.row_bytes, m.rows, m.cols, packed_.at(&m).bytes.data());
-    });
+  uint64_t done_bytes = 0;
+  const int64_t threads = pool.num_threads();
+  for (const WeightMatrix* m : todo) {
+    PackedMatrix& p = packed_.at(m);
+    p.bytes.resize(panel_matrix_bytes(m->type, m->rows, m->cols));
+    // Stretches of whole panels; each round gives every thread one, then hands their file pages
+    // back (not the embedding's, when the output matrix is the embedding: its rows are read).
+    const int64_t num_panels = (m->rows + kPanelRows - 1) / kPanelRows;
+    const size_t panel_source_bytes = static_cast<size_t>(kPanelRows) * m->row_bytes;
+    const int64_t per_stretch = std::max<int64_t>(1, static_cast<int64_t>(kStretchBytes / panel_source_bytes));
+    const size_t packed_panel_bytes = panel_matrix_bytes(m->type, kPanelRows, m->cols);
+    const bool release = m->data != weights.token_embedding.data;
+    for (int64_t first = 0; first < num_panels; first += per_stretch * threads) {
+      progress.report("packing weights", static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
+      const int64_t end = std::min(num_panels, first + per_stretch * threads);
+      pool.parallel_for((end - first + per_stretch - 1) / per_stretch, [&](int64_t s) {
+        const int64_t p0 = first + s * per_stretch, p1 = std::min(end, p0 + per_stretch);
+        const int64_t row0 = p0 * kPanelRows, rows = std::min(m->rows, p1 * kPanelRows) - row0;
+        pack_panels(m->type, m->row(row0), m->row_bytes, rows, m->cols,
+                    p.bytes.data() + static_cast<size_t>(p0) * packed_panel_bytes);
+      });
+      const int64_t row0 = first * kPanelRows, row1 = std::min(m->rows, end * kPanelRows);
+      if (release) weights.file.release_pages(m->row(row0), static_cast<size_t>(row1 - row0) * m->row_bytes);
+      done_bytes += static_cast<uint64_t>(row1 - row0) * m->row_bytes;
+    }
   }
   progress.report("packing weights", 1.0);
 }

@@ -2,8 +2,16 @@
 // The CPU backend's own copy of the weight matrices that have a panel layout (quant/panel.h),
 // packed once when the backend is created. The mapped file keeps the row-major originals for
 // everything else (embedding lookups, the float-activation path, other backends).
+//
+// Memory: packing must not hold a model twice. Each packed buffer is allocated untouched (its
+// pages become resident only as they are written) and filled a few megabytes at a time, and the
+// file pages of a packed stretch are handed back to the kernel at once (GgufFile::release_pages),
+// so resident memory stays near the file's size throughout (docs/benchmarks.md measures it). A
+// later reader of a released original (a second backend, a CUDA upload) reads it from the file
+// again. The token embedding's pages stay: its rows are looked up every step.
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -13,17 +21,32 @@
 
 namespace pagedchat::cpu {
 
+// A byte vector whose new elements are left uninitialized: a buffer of panels is written
+// whole, and zero-filling it first would make all of its pages resident at once.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  using std::allocator<T>::allocator;
+};
+
 struct PackedMatrix {
   GgmlType type;
   int64_t rows, cols;
-  std::vector<uint8_t> bytes;  // panel_matrix_bytes(type, rows, cols)
+  std::vector<uint8_t, UninitializedAllocator<uint8_t>> bytes;  // panel_matrix_bytes(type, rows, cols)
 };
 
 class PackedWeights {
  public:
   PackedWeights() = default;
   // Packs every matrix of `weights` whose type has panels, in parallel on `pool`, reporting
-  // "packing weights" between batches of matrices (a cancel throws LoadCancelled there).
+  // "packing weights" between stretches of a few megabytes (a cancel throws LoadCancelled there).
   PackedWeights(const ModelWeights& weights, ThreadPool& pool, const LoadProgress& progress = {});
 
   // The packed copy of m, or null when m is used row-major.

@@ -230,8 +230,8 @@ class TestQuantPanel : public QObject {
   void unsupportedInputIsAnError() {
     std::vector<uint8_t> dst(4096);
     std::vector<uint8_t> w(4096);
-    QVERIFY(!panel_supported(GgmlType::Q4_K));
-    QVERIFY_THROWS_EXCEPTION(Error, pack_panels(GgmlType::Q4_K, w.data(), 144, 2, 256, dst.data()));
+    QVERIFY(!panel_supported(GgmlType::Q8_1));
+    QVERIFY_THROWS_EXCEPTION(Error, pack_panels(GgmlType::Q8_1, w.data(), 36, 2, 64, dst.data()));
     QVERIFY_THROWS_EXCEPTION(Error, pack_panels(GgmlType::Q4_1, w.data(), 20, 2, 48, dst.data()));
     QVERIFY_THROWS_EXCEPTION(Error, panel_matrix_bytes(GgmlType::Q4_1, 2, 0));
   }

@@ -1,0 +1,211 @@
+// The AVX-512 VNNI K-quant panel kernels (panel_k.h): one vector holds a panel's 16 rows, up to
+// 8 tokens per pass, against compact Q8_K activation rows.
+//
+// Q4_K: per sub-block (32 elements) and token, 8 four-way byte dots (vpdpbusd) of the unpacked
+// nibbles against broadcast activation quads give each row's (q . q_a) in its own lane, and one
+// 32-bit multiply by the rows' scales adds it to the super-block's sum; the min terms are 4
+// 16-bit pair dots (vpdpwssd) of the rows' min pairs against the activation's sub-block sums.
+// Q5_K: the same with each quant's fifth bit merged in.
+// Q6_K: per group of 16, 4 byte dots into a sum that starts at -32 x the activation quants' sum
+// (the quants are kept unsigned), then the multiply by the scale. Integer sums are exact and the
+// float steps are panel_k.h's, in its order, so every lane equals the scalar reference.
+
+#include "engine/quant/quant_avx512.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "engine/quant/panel_blocks.h"
+
+#if defined(PAGEDCHAT_QUANT_AVX512)
+// AVX-512 code generation from here on only (see panel_avx512.cpp).
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace pagedchat::quant_avx512 {
+namespace {
+
+constexpr int kMaxTokens = 8;
+
+static inline uint32_t load_u32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
+static inline __m512i load_512(const void* p) { return _mm512_loadu_si512(p); }
+static inline __m512 halves(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+template <typename Block>
+static inline void prefetch_next(const Block* at) {
+  const char* p = reinterpret_cast<const char*>(at + 1);
+  for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
+
+// Bit s of each byte of v moved to bit 4 (a Q5_K quant's fifth bit, as 16), the rest cleared.
+static inline __m512i fifth_bits(__m512i v, int s) {
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  if (s < 4) return _mm512_and_si512(_mm512_slli_epi16(v, static_cast<unsigned>(4 - s)), bit4);
+  return _mm512_and_si512(_mm512_srli_epi16(v, static_cast<unsigned>(s - 4)), bit4);
+}
+
+// Q4_K and Q5_K (Panel; Q5_K's quants get their fifth bit merged in before the dots).
+template <typename Panel, int T>
+void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, float* out, int64_t out_stride,
+                 __mmask16 rows) {
+  constexpr bool kFive = std::is_same_v<Panel, panel_q5_K>;
+  // With few tokens each sub-block sum is a chain of dependent dots; two chains hide latency.
+  constexpr int kChains = T < 4 ? 2 : 1;
+  __m512 acc[T], mn[T];
+  for (int t = 0; t < T; ++t) acc[t] = mn[t] = _mm512_setzero_ps();
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  for (int64_t i = 0; i < nb; ++i) {
+    const Panel& b = blocks[i];
+    prefetch_next(blocks + i);
+    __m512i sumi[T];
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; ++s) {
+      const int c = s / 2;
+      __m512i q[8];
+#pragma GCC unroll 8
+      for (int w = 0; w < 8; ++w) {
+        const __m512i packed = load_512(b.q[c][w]);
+        q[w] = _mm512_and_si512(s % 2 == 0 ? packed : _mm512_srli_epi16(packed, 4), low4);
+        if constexpr (kFive) q[w] = _mm512_or_si512(q[w], fifth_bits(load_512(b.qh[w]), s));
+      }
+      const __m512i scale = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[s])));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const int8_t* a = y[t][i].qs + 32 * s;
+        __m512i dot[kChains];
+        for (int k = 0; k < kChains; ++k) dot[k] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int w = 0; w < 8; ++w) dot[w % kChains] = _mm512_dpbusd_epi32(dot[w % kChains], q[w], quad(a + 4 * w));
+        const __m512i d = kChains == 2 ? _mm512_add_epi32(dot[0], dot[kChains - 1]) : dot[0];
+        const __m512i p = _mm512_mullo_epi32(d, scale);
+        sumi[t] = s == 0 ? p : _mm512_add_epi32(sumi[t], p);
+      }
+    }
+    const __m512 d_w = halves(b.d), dmin_w = halves(b.dmin);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const int16_t* bs = y[t][i].bsums;
+      __m512i summ = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const int lo = bs[4 * c] + bs[4 * c + 1], hi = bs[4 * c + 2] + bs[4 * c + 3];
+        const __m512i pair =
+            _mm512_set1_epi32(static_cast<int>((static_cast<uint32_t>(lo) & 0xffff) | static_cast<uint32_t>(hi) << 16));
+        const __m512i mins = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.mins[c])));
+        summ = _mm512_dpwssd_epi32(summ, mins, pair);
+      }
+      const __m512 d_a = _mm512_set1_ps(y[t][i].d);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d_w, d_a), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+      mn[t] = _mm512_fmadd_ps(_mm512_mul_ps(dmin_w, d_a), _mm512_cvtepi32_ps(summ), mn[t]);
+    }
+  }
+  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, _mm512_sub_ps(acc[t], mn[t]));
+}
+
+template <int T>
+void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* y, float* out, int64_t out_stride,
+                 __mmask16 rows) {
+  __m512 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i low4 = _mm512_set1_epi8(0x0f), top2 = _mm512_set1_epi8(0x30);
+  for (int64_t i = 0; i < nb; ++i) {
+    const panel_q6_K& b = blocks[i];
+    prefetch_next(blocks + i);
+    __m512i sumi[T];
+    for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
+    for (int grp = 0; grp < 16; ++grp) {
+      const __m512i ql0 = load_512(b.ql[grp][0]), ql1 = load_512(b.ql[grp][1]), qh = load_512(b.qh[grp]);
+      const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql0, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), top2));
+      const __m512i q1 = _mm512_or_si512(_mm512_and_si512(ql1, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 2), top2));
+      const __m512i q2 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql0, 4), low4), _mm512_and_si512(qh, top2));
+      const __m512i q3 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql1, 4), low4),
+                                         _mm512_and_si512(_mm512_srli_epi16(qh, 2), top2));
+      const __m512i scale = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[grp])));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const int8_t* a = y[t][i].qs + 16 * grp;
+        __m512i d = _mm512_set1_epi32(-32 * y[t][i].bsums[grp]);
+        d = _mm512_dpbusd_epi32(d, q0, quad(a));
+        d = _mm512_dpbusd_epi32(d, q1, quad(a + 4));
+        d = _mm512_dpbusd_epi32(d, q2, quad(a + 8));
+        d = _mm512_dpbusd_epi32(d, q3, quad(a + 12));
+        const __m512i p = _mm512_mullo_epi32(d, scale);
+        sumi[t] = _mm512_add_epi32(sumi[t], p);
+      }
+    }
+    const __m512 d_w = halves(b.d);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d_w, _mm512_set1_ps(y[t][i].d)), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+    }
+  }
+  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
+}
+
+template <typename Panel, typename Run>
+void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride, const Run& run) {
+  const int64_t nb = cols / kQKK;
+  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
+  const auto* a = static_cast<const uint8_t*>(act);
+  const auto rows = static_cast<__mmask16>((1u << num_rows) - 1);
+  for (int64_t t0 = 0; t0 < num_tokens;) {
+    const int64_t left = num_tokens - t0;
+    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    const block_q8_K* y[kMaxTokens];
+    for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
+    run(n, nb, blocks, y, out + t0 * out_stride, out_stride, rows);
+    t0 += n;
+  }
+}
+
+}  // namespace
+
+void k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+  using Y = const block_q8_K* const*;
+  if (type == GgmlType::Q4_K) {
+    return over_tokens<panel_q4_K>(
+        cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+        [](int n, int64_t nb, const panel_q4_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
+          switch (n) {
+            case 8: return q4_K_tokens<panel_q4_K, 8>(nb, b, y, o, stride, rows);
+            case 4: return q4_K_tokens<panel_q4_K, 4>(nb, b, y, o, stride, rows);
+            case 2: return q4_K_tokens<panel_q4_K, 2>(nb, b, y, o, stride, rows);
+            default: return q4_K_tokens<panel_q4_K, 1>(nb, b, y, o, stride, rows);
+          }
+        });
+  }
+  if (type == GgmlType::Q5_K) {
+    return over_tokens<panel_q5_K>(
+        cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+        [](int n, int64_t nb, const panel_q5_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
+          switch (n) {
+            case 8: return q4_K_tokens<panel_q5_K, 8>(nb, b, y, o, stride, rows);
+            case 4: return q4_K_tokens<panel_q5_K, 4>(nb, b, y, o, stride, rows);
+            case 2: return q4_K_tokens<panel_q5_K, 2>(nb, b, y, o, stride, rows);
+            default: return q4_K_tokens<panel_q5_K, 1>(nb, b, y, o, stride, rows);
+          }
+        });
+  }
+  over_tokens<panel_q6_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+                          [](int n, int64_t nb, const panel_q6_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
+                            switch (n) {
+                              case 8: return q6_K_tokens<8>(nb, b, y, o, stride, rows);
+                              case 4: return q6_K_tokens<4>(nb, b, y, o, stride, rows);
+                              case 2: return q6_K_tokens<2>(nb, b, y, o, stride, rows);
+                              default: return q6_K_tokens<1>(nb, b, y, o, stride, rows);
+                            }
+                          });
+}
+
+}  // namespace pagedchat::quant_avx512
+#endif
