@@ -13,6 +13,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/float16.h"
+#include "engine/common/panel_buffer.h"
 #include "engine/quant/panel.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
@@ -113,7 +114,7 @@ double measure_matmul(GgmlType type, int64_t n, int64_t num_rows, int64_t num_to
   num_rows = (num_rows + kPanelRows - 1) / kPanelRows * kPanelRows;
   const std::vector<uint8_t> matrix = random_matrix(type, n, num_rows);
   const size_t row_bytes = ggml_row_size(type, n);
-  std::vector<uint8_t> packed;
+  PanelBytes packed;  // aligned as the backend's
   if (panels) {
     packed.resize(panel_matrix_bytes(type, num_rows, n));
     pack_panels(type, matrix.data(), row_bytes, num_rows, n, packed.data());

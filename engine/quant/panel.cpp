@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -128,8 +129,15 @@ std::vector<PanelKernel> available_panel_kernels() {
 }
 
 PanelKernel default_panel_kernel() {
-  static const PanelKernel fastest = available_panel_kernels().back();
-  return fastest;
+  static const PanelKernel chosen = [] {
+    const std::vector<PanelKernel> kernels = available_panel_kernels();
+    if (const char* name = std::getenv("PAGEDCHAT_PANEL_KERNEL"); name && *name) {
+      for (PanelKernel k : kernels)
+        if (panel_kernel_name(k) == name) return k;
+    }
+    return kernels.back();
+  }();
+  return chosen;
 }
 
 std::string_view panel_kernel_name(PanelKernel kernel) {

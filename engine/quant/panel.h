@@ -49,7 +49,9 @@ enum class PanelKernel {
 };
 // The kernels this build can run on this CPU, kScalar first and the fastest last.
 std::vector<PanelKernel> available_panel_kernels();
-// The fastest of them: what every function here uses unless told otherwise.
+// The fastest of them: what every function here uses unless told otherwise. The environment's
+// PAGEDCHAT_PANEL_KERNEL (scalar, avx2, avx512-vnni) names another available one instead, so a
+// benchmark can measure a slower CPU's path (an AVX2-only machine's) on this one.
 PanelKernel default_panel_kernel();
 std::string_view panel_kernel_name(PanelKernel kernel);
 

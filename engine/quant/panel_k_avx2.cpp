@@ -25,12 +25,16 @@ namespace {
 constexpr int kRows = 16;
 constexpr int kMaxTokens = 4;
 
-// Asks for the panel block ahead: a decode step streams every weight once from memory, and two
-// threads taking panels in turn break the stream the hardware prefetcher would follow.
+// Asks for part `part` of `parts` of the block kPrefetchBlocks ahead, spread over the block's
+// loop: a decode step streams every weight once from memory, and two threads taking panels in
+// turn break the stream the hardware prefetcher would follow.
+constexpr int kPrefetchBlocks = 2;
 template <typename Block>
-static inline void prefetch_next(const Block* at) {
-  const char* p = reinterpret_cast<const char*>(at + 1);
-  for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+static inline void prefetch_part(const Block* at, int part, int parts) {
+  constexpr size_t kLines = (sizeof(Block) + 63) / 64;
+  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
+  const size_t first = kLines * part / parts, last = kLines * (part + 1) / parts;
+  for (size_t l = first; l < last; ++l) _mm_prefetch(p + 64 * l, _MM_HINT_T0);
 }
 
 static inline __m256i quad(const int8_t* q) { return _mm256_set1_epi32(static_cast<int>(load_u32(q))); }
@@ -66,7 +70,6 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < nb; ++i) {
     const Panel& b = blocks[i];
-    prefetch_next(blocks + i);
     // Each token's sub-block sums of quants in pairs (2 c, 2 c + 1), for the min terms.
     __m256i bsum_pairs[T][4];
 #pragma GCC unroll 4
@@ -85,6 +88,7 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
       for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
       for (int s = 0; s < 8; ++s) {
+        prefetch_part(blocks + i, 8 * g + s, 16);
         const int c = s / 2;
         const __m256i scale = u8_pairs(b.scales[s] + 8 * g);
         __m256i s16[T];
@@ -129,12 +133,12 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
   const __m256i low4 = _mm256_set1_epi8(0x0f), top2 = _mm256_set1_epi8(0x30);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q6_K& b = blocks[i];
-    prefetch_next(blocks + i);
 #pragma GCC unroll 2
     for (int g = 0; g < 2; ++g) {
       __m256i sumi[T];
       for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
       for (int grp = 0; grp < 16; ++grp) {
+        prefetch_part(blocks + i, 16 * g + grp, 32);
         const __m256i ql0 = load_256(b.ql[grp][0] + 32 * g), ql1 = load_256(b.ql[grp][1] + 32 * g);
         const __m256i qh = load_256(b.qh[grp] + 32 * g);
         const __m256i q0 = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), top2));

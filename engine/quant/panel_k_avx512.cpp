@@ -39,10 +39,17 @@ static inline __m512 halves(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// Asks for part `part` of `parts` of the block kPrefetchBlocks ahead (of this panel, or past
+// its end: the next panel, which the matmul's next task usually reads; a prefetch never faults),
+// spread over the block's loop so that the requests do not come in one burst. A decode step reads
+// every weight once, from memory.
+constexpr int kPrefetchBlocks = 2;
 template <typename Block>
-static inline void prefetch_next(const Block* at) {
-  const char* p = reinterpret_cast<const char*>(at + 1);
-  for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+static inline void prefetch_part(const Block* at, int part, int parts) {
+  constexpr size_t kLines = (sizeof(Block) + 63) / 64;
+  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
+  const size_t first = kLines * part / parts, last = kLines * (part + 1) / parts;
+  for (size_t l = first; l < last; ++l) _mm_prefetch(p + 64 * l, _MM_HINT_T0);
 }
 
 // Bit s of each byte of v moved to bit 4 (a Q5_K quant's fifth bit, as 16), the rest cleared.
@@ -64,10 +71,10 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   for (int64_t i = 0; i < nb; ++i) {
     const Panel& b = blocks[i];
-    prefetch_next(blocks + i);
     __m512i sumi[T];
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
+      prefetch_part(blocks + i, s, 8);
       const int c = s / 2;
       __m512i q[8];
 #pragma GCC unroll 8
@@ -118,10 +125,10 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
   const __m512i low4 = _mm512_set1_epi8(0x0f), top2 = _mm512_set1_epi8(0x30);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q6_K& b = blocks[i];
-    prefetch_next(blocks + i);
     __m512i sumi[T];
     for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
     for (int grp = 0; grp < 16; ++grp) {
+      prefetch_part(blocks + i, grp, 16);
       const __m512i ql0 = load_512(b.ql[grp][0]), ql1 = load_512(b.ql[grp][1]), qh = load_512(b.qh[grp]);
       const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql0, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), top2));
       const __m512i q1 = _mm512_or_si512(_mm512_and_si512(ql1, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 2), top2));

@@ -11,35 +11,20 @@
 // again. The token embedding's pages stay: its rows are looked up every step.
 
 #include <cstdint>
-#include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/common/panel_buffer.h"
 #include "engine/common/thread_pool.h"
 #include "engine/model/load_progress.h"
 #include "engine/model/model_weights.h"
 
 namespace pagedchat::cpu {
 
-// A byte vector whose new elements are left uninitialized: a buffer of panels is written
-// whole, and zero-filling it first would make all of its pages resident at once.
-template <typename T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  using std::allocator<T>::allocator;
-};
-
 struct PackedMatrix {
   GgmlType type;
   int64_t rows, cols;
-  std::vector<uint8_t, UninitializedAllocator<uint8_t>> bytes;  // panel_matrix_bytes(type, rows, cols)
+  PanelBytes bytes;  // panel_matrix_bytes(type, rows, cols)
 };
 
 class PackedWeights {
