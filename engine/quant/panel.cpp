@@ -10,6 +10,7 @@
 #include "engine/common/error.h"
 #include "engine/quant/panel_blocks.h"
 #include "engine/quant/panel_k.h"
+#include "engine/quant/panel_legacy.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_avx2.h"
 #include "engine/quant/quant_avx512.h"
@@ -81,6 +82,7 @@ void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* ds
 size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel kernel) {
   if (is_k_panel_type(weight_type)) return 0;  // their kernels read the compact Q8_K rows
   const auto nb = static_cast<size_t>(num_blocks);
+  if (is_legacy_panel_type(weight_type)) return kernel == PanelKernel::kScalar ? 0 : nb * sizeof(vnni_q8_0_scales);
   switch (kernel) {
     case PanelKernel::kScalar: return 0;
     case PanelKernel::kAvx2:
@@ -150,7 +152,8 @@ std::string_view panel_kernel_name(PanelKernel kernel) {
 }
 
 bool panel_supported(GgmlType weight_type) {
-  return weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q8_0 || is_k_panel_type(weight_type);
+  return weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q8_0 || is_k_panel_type(weight_type) ||
+         is_legacy_panel_type(weight_type);
 }
 
 size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols) {
@@ -163,6 +166,7 @@ size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols) {
 void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
   check_panel_type(weight_type, cols);
   if (is_k_panel_type(weight_type)) return pack_k_panels(weight_type, w, row_stride, rows, cols, dst);
+  if (is_legacy_panel_type(weight_type)) return pack_legacy_panels(weight_type, w, row_stride, rows, cols, dst);
   if (weight_type == GgmlType::Q4_1) return pack<Q4_1Panel>(w, row_stride, rows, cols, dst);
   pack<Q8_0Panel>(w, row_stride, rows, cols, dst);
 }
@@ -175,6 +179,7 @@ size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel 
 
 bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel) {
   if (is_k_panel_type(weight_type)) return false;
+  if (is_legacy_panel_type(weight_type)) return kernel != PanelKernel::kScalar;  // 8 bytes a block
   // AVX2: up to 16 tokens, whose 8x copies (16 rows of 1536 quants: ~390 KB) stay in a core's
   // L2; a longer prefill chunk reads the compact rows.
   if (kernel == PanelKernel::kAvx2) return num_tokens <= 16;
@@ -187,6 +192,10 @@ void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, 
   if (is_k_panel_type(weight_type)) return;
   const int64_t nb = cols / kQK;
   auto* out = static_cast<uint8_t*>(dst);
+  if (is_legacy_panel_type(weight_type)) {
+    if (kernel != PanelKernel::kScalar) expand_vnni_scales(weight_type, act_row, nb, out);
+    return;
+  }
   switch (kernel) {
     case PanelKernel::kScalar: return;
     case PanelKernel::kAvx2:  // available only where the AVX2 kernel is compiled in
@@ -205,6 +214,10 @@ void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed
   if (is_k_panel_type(weight_type)) {
     return reference_k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
                                  out_stride);
+  }
+  if (is_legacy_panel_type(weight_type)) {
+    return reference_legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                      out_stride);
   }
   if (weight_type == GgmlType::Q4_1) {
     return reference_dot<Q4_1Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
@@ -232,6 +245,33 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 #endif
     return reference_k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
                                  out_stride);
+  }
+  if (is_legacy_panel_type(weight_type)) {
+    if (kernel == PanelKernel::kScalar) {
+      return reference_legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
+                                        out, out_stride);
+    }
+    // Both SIMD kernels read the block scales from expanded rows: a caller without them gets
+    // them made here, for this call.
+    if (!expanded) {
+      thread_local std::vector<uint8_t> own;
+      const int64_t nb = cols / kQK;
+      const size_t eb = expanded_row_bytes(weight_type, nb, kernel);
+      own.resize(eb * static_cast<size_t>(num_tokens));
+      for (int64_t t = 0; t < num_tokens; ++t)
+        expand_vnni_scales(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, nb, own.data() + eb * t);
+      expanded = own.data();
+    }
+#if defined(PAGEDCHAT_QUANT_AVX2)
+    if (kernel == PanelKernel::kAvx2) {
+      return quant_avx2::legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                          num_tokens, out, out_stride);
+    }
+#endif
+#if defined(PAGEDCHAT_QUANT_AVX512)
+    return quant_avx512::legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                          num_tokens, out, out_stride);
+#endif
   }
 #if defined(PAGEDCHAT_QUANT_AVX2)
   if (kernel == PanelKernel::kAvx2) {
@@ -262,7 +302,7 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 
 void expand_vnni_scales(GgmlType weight_type, const void* act_row, int64_t num_blocks, void* dst) {
   auto* out = static_cast<uint8_t*>(dst);
-  if (weight_type == GgmlType::Q4_1) {
+  if (weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q5_1) {
     const auto* y = static_cast<const block_q8_1*>(act_row);
     for (int64_t i = 0; i < num_blocks; ++i) {
       const vnni_q8_1_scales v{fp16_to_fp32(y[i].d), fp16_to_fp32(y[i].s)};
@@ -270,11 +310,13 @@ void expand_vnni_scales(GgmlType weight_type, const void* act_row, int64_t num_b
     }
     return;
   }
+  // Q8_0: the kernel's weights are w + 128; Q4_0, Q5_0: the format's offset.
+  const int offset = weight_type == GgmlType::Q8_0 ? 128 : legacy_quant_offset(weight_type);
   const auto* y = static_cast<const block_q8_0*>(act_row);
   for (int64_t i = 0; i < num_blocks; ++i) {
     int32_t sum = 0;
     for (int k = 0; k < kQK; ++k) sum += y[i].qs[k];
-    const vnni_q8_0_scales v{fp16_to_fp32(y[i].d), -128 * sum};
+    const vnni_q8_0_scales v{fp16_to_fp32(y[i].d), -offset * sum};
     std::memcpy(out + i * sizeof v, &v, sizeof v);
   }
 }

@@ -34,6 +34,30 @@ struct panel_q8_0 {
 };
 static_assert(sizeof(panel_q8_0) == 16 * sizeof(block_q8_0), "a panel is as big as its rows");
 
+// One 32-element block of 16 Q4_0, Q5_0 or Q5_1 rows: q[c] as panel_q4_1's. The 5-bit types add
+// qh, whose byte 4 r + b holds bit 4 of element 4 c + b of row r at bit c and bit 4 of element
+// 16 + 4 c + b at bit 4 + c (c = 0..3), so that word c's two nibble vectors take their fifth
+// bits from one vector by a shift. Each is as big as its 16 rows. The quants are kept unsigned;
+// the format's -8 or -16 is applied through the activation block's sum (panel_legacy.h).
+struct panel_q4_0 {
+  uint16_t d[16];
+  uint8_t q[4][64];
+};
+struct panel_q5_0 {
+  uint16_t d[16];
+  uint8_t qh[64];
+  uint8_t q[4][64];
+};
+struct panel_q5_1 {
+  uint16_t d[16];
+  uint16_t m[16];
+  uint8_t qh[64];
+  uint8_t q[4][64];
+};
+static_assert(sizeof(panel_q4_0) == 16 * sizeof(block_q4_0), "a panel is as big as its rows");
+static_assert(sizeof(panel_q5_0) == 16 * sizeof(block_q5_0), "a panel is as big as its rows");
+static_assert(sizeof(panel_q5_1) == 16 * sizeof(block_q5_1), "a panel is as big as its rows");
+
 // One 256-element super-block of 16 Q4_K rows, its scales unpacked at load into what the
 // kernels multiply with. q[c][w] holds word w (bytes 32 c + 4 w .. + 3) of every row's quants
 // side by side, as panel_q4_1 does: byte 4 r + b is qs[32 c + 4 w + b] of row r, whose low
@@ -88,6 +112,16 @@ inline int panel_quant(const panel_q4_1& p, int r, int k) {
   return k < 16 ? byte & 0x0f : byte >> 4;
 }
 inline int panel_quant(const panel_q8_0& p, int r, int k) { return p.q[k / 4][4 * r + k % 4]; }
+// Element k (0..31) of row r in a Q4_0/Q5_0/Q5_1 panel block, as the unsigned quant.
+template <typename Panel>
+inline int legacy_panel_quant(const Panel& p, int r, int k) {
+  const int c = (k % 16) / 4, b = k % 4;
+  const uint8_t byte = p.q[c][4 * r + b];
+  int q = k < 16 ? byte & 0x0f : byte >> 4;
+  if constexpr (requires { p.qh; }) q |= ((p.qh[4 * r + b] >> (k < 16 ? c : 4 + c)) & 1) << 4;
+  return q;
+}
+
 // Element k (0..255) of row r in a K-quant panel block, as the unsigned quant (Q6_K: before
 // the format's -32).
 inline int panel_quant(const panel_q4_K& p, int r, int k) {
@@ -114,16 +148,17 @@ inline int panel_quant(const panel_q6_K& p, int r, int k) {
 inline constexpr size_t kExpandedQ4_1Block = 8 * 32;
 inline size_t expanded_q4_1_scales_at(int64_t num_blocks) { return static_cast<size_t>(num_blocks) * kExpandedQ4_1Block; }
 
-// An AVX-512-expanded activation row (panel.h): one of these per block.
-struct vnni_q8_1_scales {  // for Q4_1 weights
+// An AVX-512-expanded activation row (panel.h), and the expanded row of both SIMD kernels of
+// Q4_0, Q5_0 and Q5_1 (panel_legacy.h): one of these per block.
+struct vnni_q8_1_scales {  // for Q4_1 and Q5_1 weights
   float d;  // the activation block's scale
   float s;  // d times the sum of its quants
 };
-struct vnni_q8_0_scales {  // for Q8_0 weights
+struct vnni_q8_0_scales {  // for Q8_0, Q4_0 and Q5_0 weights
   float d;
-  int32_t offset;  // -128 times the sum of its quants
+  int32_t offset;  // -128 (Q8_0), -8 (Q4_0) or -16 (Q5_0) times the sum of its quants
 };
-// Writes those of an activation row of num_blocks blocks (Q8_1 for Q4_1 weights, Q8_0 for Q8_0).
+// Writes those of an activation row of num_blocks blocks (Q8_1 for Q4_1/Q5_1 weights, Q8_0 for the others).
 void expand_vnni_scales(GgmlType weight_type, const void* act_row, int64_t num_blocks, void* dst);
 
 }  // namespace pagedchat

@@ -26,6 +26,11 @@ bool cpu_supported();
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride);
 
+// Q4_0, Q5_0, Q5_1 panels (panel_legacy.h); `expanded` (not null) holds the rows' block scales
+// (expand_vnni_scales).
+void legacy_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                      const void* act, size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out,
+                      int64_t out_stride);
 // The same for the K-quant panels (panel_k.h), which read the compact Q8_K rows only.
 void k_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                  const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);

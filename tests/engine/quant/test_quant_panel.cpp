@@ -21,7 +21,7 @@ using namespace pagedchat;
 
 namespace {
 
-const GgmlType kPanelTypes[] = {GgmlType::Q4_1, GgmlType::Q8_0};
+const GgmlType kPanelTypes[] = {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q5_1};
 
 // A rows x cols matrix of random quants (every byte value, -128 included for Q8_0) with scales
 // and minimums of model-like size.
@@ -32,8 +32,8 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, st
   const size_t block = ggml_row_size(type, kQK);
   for (size_t at = 0; at < m.size(); at += block) {
     const uint16_t d = fp32_to_fp16(scale(rng)), min = fp32_to_fp16(minimum(rng));
-    std::memcpy(&m[at], &d, 2);  // both layouts start with d; Q4_1 follows with m
-    if (type == GgmlType::Q4_1) std::memcpy(&m[at + 2], &min, 2);
+    std::memcpy(&m[at], &d, 2);  // every layout starts with d; Q4_1 and Q5_1 follow with m
+    if (type == GgmlType::Q4_1 || type == GgmlType::Q5_1) std::memcpy(&m[at + 2], &min, 2);
   }
   return m;
 }
@@ -143,6 +143,40 @@ class TestQuantPanel : public QObject {
         QCOMPARE(p4.d[lane], real ? rows4[r * nb + i].d : uint16_t{0});
         QCOMPARE(p4.m[lane], real ? rows4[r * nb + i].m : uint16_t{0});
         QCOMPARE(p8.d[lane], real ? rows8[r * nb + i].d : uint16_t{0});
+      }
+    }
+  }
+
+  // Q4_0, Q5_0, Q5_1: every quant (unsigned, before the format's offset), its fifth bit
+  // included, and the scales, in the lane of its row.
+  void legacyPackingKeepsEveryQuant() {
+    std::mt19937 rng(2);
+    const int64_t rows = 21, cols = 64, nb = cols / kQK;
+    const auto q4 = random_matrix(GgmlType::Q4_0, rows, cols, rng);
+    const auto q5 = random_matrix(GgmlType::Q5_0, rows, cols, rng);
+    const auto q51 = random_matrix(GgmlType::Q5_1, rows, cols, rng);
+    const auto p4 = pack(GgmlType::Q4_0, q4, rows, cols);
+    const auto p5 = pack(GgmlType::Q5_0, q5, rows, cols);
+    const auto p51 = pack(GgmlType::Q5_1, q51, rows, cols);
+    const auto* r4 = reinterpret_cast<const block_q4_0*>(q4.data());
+    const auto* r5 = reinterpret_cast<const block_q5_0*>(q5.data());
+    const auto* r51 = reinterpret_cast<const block_q5_1*>(q51.data());
+    for (int64_t r = 0; r < 32; ++r) {
+      for (int64_t i = 0; i < nb; ++i) {
+        const int64_t at = (r / kPanelRows) * nb + i;
+        const auto& b4 = reinterpret_cast<const panel_q4_0*>(p4.data())[at];
+        const auto& b5 = reinterpret_cast<const panel_q5_0*>(p5.data())[at];
+        const auto& b51 = reinterpret_cast<const panel_q5_1*>(p51.data())[at];
+        const int lane = static_cast<int>(r % kPanelRows);
+        const bool real = r < rows;
+        for (int k = 0; k < kQK; ++k) {
+          QCOMPARE(legacy_panel_quant(b4, lane, k), real ? quant_q4_0(r4[r * nb + i], k) + 8 : 0);
+          QCOMPARE(legacy_panel_quant(b5, lane, k), real ? quant_q5_0(r5[r * nb + i], k) + 16 : 0);
+          QCOMPARE(legacy_panel_quant(b51, lane, k), real ? quant_q5_1(r51[r * nb + i], k) : 0);
+        }
+        QCOMPARE(b4.d[lane], real ? r4[r * nb + i].d : uint16_t{0});
+        QCOMPARE(b5.d[lane], real ? r5[r * nb + i].d : uint16_t{0});
+        QCOMPARE(b51.m[lane], real ? r51[r * nb + i].m : uint16_t{0});
       }
     }
   }

@@ -1,0 +1,153 @@
+// The AVX-512 VNNI panel kernels of Q4_0, Q5_0 and Q5_1 (panel_legacy.h): one vector holds a
+// panel's 16 rows, up to 8 tokens per pass.
+//
+// As the Q4_1 kernel (panel_avx512.cpp): per block and token, 8 four-way byte dots (vpdpbusd) of
+// the unsigned nibbles, with the fifth bit merged in for Q5_0/Q5_1, against broadcast activation
+// quads. Q4_0/Q5_0 start each block's sum at -offset x the activation quants' sum (from the
+// expanded row), which applies the format's -8 or -16 exactly; Q5_1 adds its minimum terms in
+// a pass of their own, as Q4_1. The float steps are panel_legacy.h's, in its order.
+
+#include "engine/quant/quant_avx512.h"
+
+#include <cstring>
+
+#include "engine/quant/panel_blocks.h"
+
+#if defined(PAGEDCHAT_QUANT_AVX512)
+// AVX-512 code generation from here on only (see panel_avx512.cpp).
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace pagedchat::quant_avx512 {
+namespace {
+
+constexpr int kMaxTokens = 8;
+constexpr int kPrefetchBlocks = 4;
+
+static inline uint32_t load_u32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
+static inline __m512 halves(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+template <typename Block>
+static inline void prefetch_ahead(const Block* at) {
+  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
+  for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
+
+template <typename Act, typename Scales>
+struct Tokens {
+  const Act* y[kMaxTokens];
+  const Scales* scales[kMaxTokens];
+};
+
+template <typename Panel, typename Act, typename Scales, int T>
+void legacy_tokens(int64_t nb, const Panel* blocks, const Tokens<Act, Scales>& tok, float* out, int64_t out_stride,
+                   __mmask16 rows) {
+  constexpr bool kMin = requires { blocks->m; };
+  constexpr bool kFive = requires { blocks->qh; };
+  constexpr int kChains = T < 4 ? 2 : 1;
+  __m512 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+  for (int64_t i = 0; i < nb; ++i) {
+    const Panel& b = blocks[i];
+    prefetch_ahead(blocks + i);
+    __m512i sum[T][kChains];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      if constexpr (kMin) sum[t][0] = _mm512_setzero_si512();
+      else sum[t][0] = _mm512_set1_epi32(tok.scales[t][i].offset);
+      if constexpr (kChains == 2) sum[t][1] = _mm512_setzero_si512();
+    }
+    __m512i qh = _mm512_setzero_si512();
+    if constexpr (kFive) qh = _mm512_loadu_si512(b.qh);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const __m512i packed = _mm512_loadu_si512(b.q[c]);
+      __m512i low = _mm512_and_si512(packed, low4);
+      __m512i high = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low4);
+      if constexpr (kFive) {
+        low = _mm512_or_si512(low, _mm512_and_si512(_mm512_slli_epi16(qh, static_cast<unsigned>(4 - c)), bit4));
+        high = _mm512_or_si512(high, _mm512_and_si512(_mm512_srli_epi16(qh, static_cast<unsigned>(c)), bit4));
+      }
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const int8_t* q = tok.y[t][i].qs;
+        sum[t][0] = _mm512_dpbusd_epi32(sum[t][0], low, quad(q + 4 * c));
+        sum[t][kChains - 1] = _mm512_dpbusd_epi32(sum[t][kChains - 1], high, quad(q + 16 + 4 * c));
+      }
+    }
+    const __m512 d_w = halves(b.d);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m512i s = kChains == 2 ? _mm512_add_epi32(sum[t][0], sum[t][kChains - 1]) : sum[t][0];
+      const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tok.scales[t][i].d));
+      acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(s), acc[t]);
+    }
+  }
+  if constexpr (kMin) {
+    __m512 min[T];
+    for (int t = 0; t < T; ++t) min[t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+      const __m512 m_w = halves(blocks[i].m);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) min[t] = _mm512_fmadd_ps(m_w, _mm512_set1_ps(tok.scales[t][i].s), min[t]);
+    }
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_add_ps(acc[t], min[t]);
+  }
+  for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
+}
+
+template <typename Panel, typename Act, typename Scales>
+void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                 size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride) {
+  const int64_t nb = cols / kQK;
+  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
+  const auto* a = static_cast<const uint8_t*>(act);
+  const auto* x = static_cast<const uint8_t*>(expanded);
+  const size_t scales_bytes = static_cast<size_t>(nb) * sizeof(Scales);
+  const auto rows = static_cast<__mmask16>((1u << num_rows) - 1);
+  for (int64_t t0 = 0; t0 < num_tokens;) {
+    const int64_t left = num_tokens - t0;
+    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    Tokens<Act, Scales> tok;
+    for (int t = 0; t < n; ++t) {
+      tok.y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
+      tok.scales[t] = reinterpret_cast<const Scales*>(x + (t0 + t) * scales_bytes);
+    }
+    float* o = out + t0 * out_stride;
+    switch (n) {
+      case 8: legacy_tokens<Panel, Act, Scales, 8>(nb, blocks, tok, o, out_stride, rows); break;
+      case 4: legacy_tokens<Panel, Act, Scales, 4>(nb, blocks, tok, o, out_stride, rows); break;
+      case 2: legacy_tokens<Panel, Act, Scales, 2>(nb, blocks, tok, o, out_stride, rows); break;
+      default: legacy_tokens<Panel, Act, Scales, 1>(nb, blocks, tok, o, out_stride, rows); break;
+    }
+    t0 += n;
+  }
+}
+
+}  // namespace
+
+void legacy_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                      const void* act, size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out,
+                      int64_t out_stride) {
+  if (type == GgmlType::Q4_0) {
+    return over_tokens<panel_q4_0, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
+                                                                 expanded, num_tokens, out, out_stride);
+  }
+  if (type == GgmlType::Q5_0) {
+    return over_tokens<panel_q5_0, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
+                                                                 expanded, num_tokens, out, out_stride);
+  }
+  over_tokens<panel_q5_1, block_q8_1, vnni_q8_1_scales>(cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                                        num_tokens, out, out_stride);
+}
+
+}  // namespace pagedchat::quant_avx512
+#endif
