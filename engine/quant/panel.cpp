@@ -9,6 +9,7 @@
 
 #include "engine/common/error.h"
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel_float.h"
 #include "engine/quant/panel_k.h"
 #include "engine/quant/panel_legacy.h"
 #include "engine/quant/quant.h"
@@ -80,7 +81,8 @@ void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* ds
 
 // Bytes of an expanded row of num_blocks blocks for `kernel` (panel.h); type and kernel checked.
 size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel kernel) {
-  if (is_k_panel_type(weight_type)) return 0;  // their kernels read the compact Q8_K rows
+  // The K-quant and float kernels read the compact rows (Q8_K, f32).
+  if (is_k_panel_type(weight_type) || is_float_panel_type(weight_type)) return 0;
   const auto nb = static_cast<size_t>(num_blocks);
   if (is_legacy_panel_type(weight_type)) return kernel == PanelKernel::kScalar ? 0 : nb * sizeof(vnni_q8_0_scales);
   switch (kernel) {
@@ -153,7 +155,7 @@ std::string_view panel_kernel_name(PanelKernel kernel) {
 
 bool panel_supported(GgmlType weight_type) {
   return weight_type == GgmlType::Q4_1 || weight_type == GgmlType::Q8_0 || is_k_panel_type(weight_type) ||
-         is_legacy_panel_type(weight_type);
+         is_legacy_panel_type(weight_type) || is_float_panel_type(weight_type);
 }
 
 size_t panel_matrix_bytes(GgmlType weight_type, int64_t rows, int64_t cols) {
@@ -167,6 +169,7 @@ void pack_panels(GgmlType weight_type, const void* w, size_t row_stride, int64_t
   check_panel_type(weight_type, cols);
   if (is_k_panel_type(weight_type)) return pack_k_panels(weight_type, w, row_stride, rows, cols, dst);
   if (is_legacy_panel_type(weight_type)) return pack_legacy_panels(weight_type, w, row_stride, rows, cols, dst);
+  if (is_float_panel_type(weight_type)) return pack_float_panels(weight_type, w, row_stride, rows, cols, dst);
   if (weight_type == GgmlType::Q4_1) return pack<Q4_1Panel>(w, row_stride, rows, cols, dst);
   pack<Q8_0Panel>(w, row_stride, rows, cols, dst);
 }
@@ -178,7 +181,7 @@ size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel 
 }
 
 bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel) {
-  if (is_k_panel_type(weight_type)) return false;
+  if (is_k_panel_type(weight_type) || is_float_panel_type(weight_type)) return false;
   if (is_legacy_panel_type(weight_type)) return kernel != PanelKernel::kScalar;  // 8 bytes a block
   // AVX2: up to 16 tokens, whose 8x copies (16 rows of 1536 quants: ~390 KB) stay in a core's
   // L2; a longer prefill chunk reads the compact rows.
@@ -189,7 +192,7 @@ bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel 
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
   check_kernel(kernel);
-  if (is_k_panel_type(weight_type)) return;
+  if (is_k_panel_type(weight_type) || is_float_panel_type(weight_type)) return;
   const int64_t nb = cols / kQK;
   auto* out = static_cast<uint8_t*>(dst);
   if (is_legacy_panel_type(weight_type)) {
@@ -219,6 +222,10 @@ void reference::panel_dot(GgmlType weight_type, int64_t cols, const void* packed
     return reference_legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
                                       out_stride);
   }
+  if (is_float_panel_type(weight_type)) {
+    return reference_float_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                     out_stride);
+  }
   if (weight_type == GgmlType::Q4_1) {
     return reference_dot<Q4_1Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
   }
@@ -245,6 +252,22 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 #endif
     return reference_k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
                                  out_stride);
+  }
+  if (is_float_panel_type(weight_type)) {
+#if defined(PAGEDCHAT_QUANT_AVX2)
+    if (kernel == PanelKernel::kAvx2) {
+      return quant_avx2::float_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
+                                         out, out_stride);
+    }
+#endif
+#if defined(PAGEDCHAT_QUANT_AVX512)
+    if (kernel == PanelKernel::kAvx512Vnni) {
+      return quant_avx512::float_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
+                                           out, out_stride);
+    }
+#endif
+    return reference_float_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                     out_stride);
   }
   if (is_legacy_panel_type(weight_type)) {
     if (kernel == PanelKernel::kScalar) {

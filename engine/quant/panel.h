@@ -19,7 +19,7 @@
 // the same bits (tested), and a row's result never depends on the other tokens in the call.
 //
 // Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0); Q4_0, Q5_0
-// and Q5_1 (panel_legacy.h); and the K-quants Q4_K, Q5_K, Q6_K against Q8_K, whose 256-element
+// and Q5_1 (panel_legacy.h); F16 and BF16 against f32 activations (panel_float.h); and the K-quants Q4_K, Q5_K, Q6_K against Q8_K, whose 256-element
 // super-blocks have their own layouts and math (panel_k.h). Other types keep using vec_dot_rows.
 
 #include <cstddef>

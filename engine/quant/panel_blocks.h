@@ -34,6 +34,13 @@ struct panel_q8_0 {
 };
 static_assert(sizeof(panel_q8_0) == 16 * sizeof(block_q8_0), "a panel is as big as its rows");
 
+// 32 columns of 16 F16 or BF16 rows: w[k][r] is column k of row r, so that one load of 32 bytes
+// (a 512-bit vector once widened to floats) holds a column of the panel. As big as its rows.
+struct panel_f16 {
+  uint16_t w[32][16];
+};
+static_assert(sizeof(panel_f16) == 16 * 32 * sizeof(uint16_t) && sizeof(panel_f16) % 64 == 0, "whole lines");
+
 // One 32-element block of 16 Q4_0, Q5_0 or Q5_1 rows: q[c] as panel_q4_1's. The 5-bit types add
 // qh, whose byte 4 r + b holds bit 4 of element 4 c + b of row r at bit c and bit 4 of element
 // 16 + 4 c + b at bit 4 + c (c = 0..3), so that word c's two nibble vectors take their fifth

@@ -41,6 +41,9 @@ void k_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t
 void legacy_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                       const void* act, size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out,
                       int64_t out_stride);
+// F16 and BF16 panels (panel_float.h), against f32 activation rows.
+void float_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                     const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
 // panel.h's expand_for_panels for the AVX2 kernel (num_blocks blocks).
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t num_blocks, void* dst);
 

@@ -31,6 +31,9 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 void legacy_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                       const void* act, size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out,
                       int64_t out_stride);
+// F16 and BF16 panels (panel_float.h), against f32 activation rows.
+void float_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                     const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
 // The same for the K-quant panels (panel_k.h), which read the compact Q8_K rows only.
 void k_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                  const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
