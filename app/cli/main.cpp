@@ -50,6 +50,7 @@ const char* kUsage =
     "            model, copy-heavy and chat workloads; checks the outputs are identical\n"
     "  bench beam [--widths 4,8] [--max-tokens 64] [--block-size 16] [--json]   KV blocks beam search holds\n"
     "            against n parallel samples and independent sequences\n"
+    "  bench load [--model PATH] [--threads 2] [--json]   open to first token, peak RSS against the file\n"
     "  bench kernels               decode attention GB/s vs device copy, prefill TFLOP/s (CUDA builds)\n"
     "  check kernels [--seed S]    each CUDA kernel against its CPU reference (CUDA builds)\n"
     "  check backend [--random-weights tiny | --model PATH] [--dtype bf16|f16] [--prompts N] [--steps N]\n"

@@ -34,6 +34,8 @@ class CpuBackend final : public Backend {
   void swap_in(std::span<const BlockCopy> pairs) override;
 
   int num_threads() const { return pool_.num_threads(); }
+  // Bytes of the matrices packed into panels (0 with float activations).
+  size_t packed_bytes() const { return packed_.bytes(); }
 
  private:
   void attention_block(const ForwardBatch& batch, int layer);
