@@ -12,6 +12,7 @@
 #include "engine/quant/panel_float.h"
 #include "engine/quant/panel_k.h"
 #include "engine/quant/panel_legacy.h"
+#include "engine/quant/panel_pack.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_avx2.h"
 #include "engine/quant/quant_avx512.h"
@@ -63,20 +64,7 @@ void check_kernel(PanelKernel kernel) {
 
 template <typename F>
 void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  const int64_t nb = cols / kQK;
-  const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-  auto* out = static_cast<typename F::Panel*>(dst);
-  for (int64_t p = 0; p < panels; ++p) {
-    for (int64_t i = 0; i < nb; ++i) {
-      typename F::Panel& pb = out[p * nb + i];
-      std::memset(&pb, 0, sizeof pb);  // padding rows: zero scales and quants
-      for (int r = 0; r < kPanelRows && p * kPanelRows + r < rows; ++r) {
-        typename F::Row b;
-        std::memcpy(&b, static_cast<const uint8_t*>(w) + (p * kPanelRows + r) * row_stride + i * sizeof b, sizeof b);
-        F::put(pb, r, b);
-      }
-    }
-  }
+  pack_panel_rows<typename F::Panel, typename F::Row>(w, row_stride, rows, cols, dst, F::put);
 }
 
 // Bytes of an expanded row of num_blocks blocks for `kernel` (panel.h); type and kernel checked.

@@ -15,44 +15,15 @@
 #include <cstring>
 
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/simd_avx512.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX512)
-// AVX-512 code generation from here on only: the inline functions of the headers above must
-// stay as the rest of the build compiles them, since the linker keeps one copy of each.
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
-// GCC 12's AVX-512 header makes its "undefined" vectors from themselves, which
-// -Wmaybe-uninitialized reports at every inlined conversion (GCC bug 105593).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
 namespace pagedchat::quant_avx512 {
 namespace {
 
 constexpr int kRows = 16;       // panel.h's kPanelRows: one 512-bit vector of 32-bit lanes
 constexpr int kMaxTokens = 8;   // per pass: 8 integer sums and 8 float sums in 32 registers
-
-static inline uint32_t load_u32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-// Quants q[0..3] in all 16 lanes (the compiler folds it into the dot's memory operand).
-static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
-// 16 fp16 values as floats.
-static inline __m512 halves(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// Asks for the block kPrefetchBlocks ahead (of this panel, or past its end: the next panel,
-// which the matmul's next task usually reads; a prefetch never faults). A decode step reads
-// every weight once, from memory, and two threads taking panels in turn break the stream the
-// hardware prefetcher would follow.
 constexpr int kPrefetchBlocks = 4;
-template <typename Block>
-static inline void prefetch_ahead(const Block* at) {
-  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
-  for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
-}
 
 template <typename Act, typename Scales>
 struct Tokens {
@@ -84,7 +55,7 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Tokens<block_q8_1, 
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q4_1& b = blocks[i];
-    prefetch_ahead(blocks + i);
+    prefetch_ahead<kPrefetchBlocks>(blocks + i);
     __m512i sum[T][kChains];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t)
@@ -126,7 +97,7 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const Tokens<block_q8_0, 
   const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q8_0& b = blocks[i];
-    prefetch_ahead(blocks + i);
+    prefetch_ahead<kPrefetchBlocks>(blocks + i);
     __m512i sum[T][kChains];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {

@@ -6,30 +6,24 @@
 
 #include "engine/common/float16.h"
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {
 namespace {
-constexpr int kRows = 16;
+// 32 16-bit values of a row: the unit a panel block takes from each row.
+struct Halves32 {
+  static constexpr int num_elements = kQK;
+  uint16_t v[kQK];
+};
 }  // namespace
 
 bool is_float_panel_type(GgmlType type) { return type == GgmlType::F16 || type == GgmlType::BF16; }
 
 void pack_float_panels(GgmlType, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  const int64_t nb = cols / kQK;
-  const int64_t panels = (rows + kRows - 1) / kRows;
-  auto* out = static_cast<panel_f16*>(dst);
-  for (int64_t p = 0; p < panels; ++p) {
-    for (int64_t i = 0; i < nb; ++i) {
-      panel_f16& pb = out[p * nb + i];
-      std::memset(&pb, 0, sizeof pb);  // padding rows: zeros
-      for (int r = 0; r < kRows && p * kRows + r < rows; ++r) {
-        uint16_t v[kQK];
-        std::memcpy(v, static_cast<const uint8_t*>(w) + (p * kRows + r) * row_stride + i * sizeof v, sizeof v);
-        for (int k = 0; k < kQK; ++k) pb.w[k][r] = v[k];
-      }
-    }
-  }
+  pack_panel_rows<panel_f16, Halves32>(w, row_stride, rows, cols, dst, [](panel_f16& p, int r, const Halves32& b) {
+    for (int k = 0; k < kQK; ++k) p.w[k][r] = b.v[k];
+  });
 }
 
 void reference_float_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,

@@ -5,12 +5,9 @@
 #include "engine/quant/quant_avx512.h"
 
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/simd_avx512.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX512)
-// AVX-512 code generation from here on only (see panel_avx512.cpp).
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
 
 namespace pagedchat::quant_avx512 {
 namespace {

@@ -6,27 +6,15 @@
 
 #include "engine/common/float16.h"
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {
 namespace {
 
-constexpr int kRows = 16;
-
-void put_row(panel_q4_K& p, int r, const block_q4_K& b) {
-  p.d[r] = b.d;
-  p.dmin[r] = b.dmin;
-  for (int s = 0; s < 8; ++s) {
-    uint8_t scale, min;
-    get_scale_min_k4(s, b.scales, &scale, &min);
-    p.scales[s][r] = scale;
-    p.mins[s / 2][2 * r + s % 2] = min;
-  }
-  for (int c = 0; c < 4; ++c)
-    for (int w = 0; w < 8; ++w) std::memcpy(&p.q[c][w][4 * r], b.qs + 32 * c + 4 * w, 4);
-}
-
-void put_row(panel_q5_K& p, int r, const block_q5_K& b) {
+// Q4_K and Q5_K: the scales and mins unpacked, the quant words interleaved, and Q5_K's fifth bits.
+template <typename Panel, typename Row>
+void put_row(Panel& p, int r, const Row& b) {
   p.d[r] = b.d;
   p.dmin[r] = b.dmin;
   for (int s = 0; s < 8; ++s) {
@@ -36,7 +24,7 @@ void put_row(panel_q5_K& p, int r, const block_q5_K& b) {
     p.mins[s / 2][2 * r + s % 2] = min;
   }
   for (int w = 0; w < 8; ++w) {
-    std::memcpy(&p.qh[w][4 * r], b.qh + 4 * w, 4);
+    if constexpr (requires { p.qh; }) std::memcpy(&p.qh[w][4 * r], b.qh + 4 * w, 4);
     for (int c = 0; c < 4; ++c) std::memcpy(&p.q[c][w][4 * r], b.qs + 32 * c + 4 * w, 4);
   }
 }
@@ -51,24 +39,6 @@ void put_row(panel_q6_K& p, int r, const block_q6_K& b) {
       p.ql[g][0][4 * r + e] = static_cast<uint8_t>((q[0] & 15) | (q[2] & 15) << 4);
       p.ql[g][1][4 * r + e] = static_cast<uint8_t>((q[1] & 15) | (q[3] & 15) << 4);
       p.qh[g][4 * r + e] = static_cast<uint8_t>(q[0] >> 4 | (q[1] >> 4) << 2 | (q[2] >> 4) << 4 | (q[3] >> 4) << 6);
-    }
-  }
-}
-
-template <typename Panel, typename Row>
-void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  const int64_t nb = cols / kQKK;
-  const int64_t panels = (rows + kRows - 1) / kRows;
-  auto* out = static_cast<Panel*>(dst);
-  for (int64_t p = 0; p < panels; ++p) {
-    for (int64_t i = 0; i < nb; ++i) {
-      Panel& pb = out[p * nb + i];
-      std::memset(&pb, 0, sizeof pb);  // padding rows: zero scales and quants
-      for (int r = 0; r < kRows && p * kRows + r < rows; ++r) {
-        Row b;
-        std::memcpy(&b, static_cast<const uint8_t*>(w) + (p * kRows + r) * row_stride + i * sizeof b, sizeof b);
-        put_row(pb, r, b);
-      }
     }
   }
 }
@@ -127,9 +97,14 @@ size_t k_panel_block_bytes(GgmlType type) {
 }
 
 void pack_k_panels(GgmlType type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  if (type == GgmlType::Q4_K) return pack<panel_q4_K, block_q4_K>(w, row_stride, rows, cols, dst);
-  if (type == GgmlType::Q5_K) return pack<panel_q5_K, block_q5_K>(w, row_stride, rows, cols, dst);
-  pack<panel_q6_K, block_q6_K>(w, row_stride, rows, cols, dst);
+  if (type == GgmlType::Q4_K) {
+    return pack_panel_rows<panel_q4_K, block_q4_K>(w, row_stride, rows, cols, dst, put_row<panel_q4_K, block_q4_K>);
+  }
+  if (type == GgmlType::Q5_K) {
+    return pack_panel_rows<panel_q5_K, block_q5_K>(w, row_stride, rows, cols, dst, put_row<panel_q5_K, block_q5_K>);
+  }
+  pack_panel_rows<panel_q6_K, block_q6_K>(w, row_stride, rows, cols, dst,
+                                          [](panel_q6_K& p, int r, const block_q6_K& b) { put_row(p, r, b); });
 }
 
 void reference_k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,

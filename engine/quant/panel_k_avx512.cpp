@@ -6,8 +6,9 @@
 // 32-bit multiply by the rows' scales adds it to the super-block's sum; the min terms are 4
 // 16-bit pair dots (vpdpwssd) of the rows' min pairs against the activation's sub-block sums.
 // Q5_K: the same with each quant's fifth bit merged in.
-// Q6_K: per group of 16, 4 byte dots into a sum that starts at -32 x the activation quants' sum
-// (the quants are kept unsigned), then the multiply by the scale. Integer sums are exact and the
+// Q6_K: per group of 16, 4 byte dots of the unsigned quants and the multiply by the scale; the
+// format's -32 as -32 x the sum over groups of scale x the activation's group sum, by 16-bit pair
+// dots (vpdpwssd) once per super-block. Integer sums are exact and the
 // float steps are panel_k.h's, in its order, so every lane equals the scalar reference.
 
 #include "engine/quant/quant_avx512.h"
@@ -16,42 +17,17 @@
 #include <type_traits>
 
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/simd_avx512.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX512)
-// AVX-512 code generation from here on only (see panel_avx512.cpp).
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
 
 namespace pagedchat::quant_avx512 {
 namespace {
 
 constexpr int kMaxTokens = 8;
-
-static inline uint32_t load_u32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
-static inline __m512i load_512(const void* p) { return _mm512_loadu_si512(p); }
-static inline __m512 halves(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// Asks for part `part` of `parts` of the block kPrefetchBlocks ahead (of this panel, or past
-// its end: the next panel, which the matmul's next task usually reads; a prefetch never faults),
-// spread over the block's loop so that the requests do not come in one burst. A decode step reads
-// every weight once, from memory.
 constexpr int kPrefetchBlocks = 2;
-template <typename Block>
-static inline void prefetch_part(const Block* at, int part, int parts) {
-  constexpr size_t kLines = (sizeof(Block) + 63) / 64;
-  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
-  const size_t first = kLines * part / parts, last = kLines * (part + 1) / parts;
-  for (size_t l = first; l < last; ++l) _mm_prefetch(p + 64 * l, _MM_HINT_T0);
-}
 
+static inline __m512i load_512(const void* p) { return _mm512_loadu_si512(p); }
 // Bit s of each byte of v moved to bit 4 (a Q5_K quant's fifth bit, as 16), the rest cleared.
 static inline __m512i fifth_bits(__m512i v, int s) {
   const __m512i bit4 = _mm512_set1_epi8(0x10);
@@ -74,7 +50,7 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
     __m512i sumi[T];
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
-      prefetch_part(blocks + i, s, 8);
+      prefetch_part<kPrefetchBlocks>(blocks + i, s, 8);
       const int c = s / 2;
       __m512i q[8];
 #pragma GCC unroll 8
@@ -128,7 +104,7 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
     __m512i sumi[T];
     for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
     for (int grp = 0; grp < 16; ++grp) {
-      prefetch_part(blocks + i, grp, 16);
+      prefetch_part<kPrefetchBlocks>(blocks + i, grp, 16);
       const __m512i ql0 = load_512(b.ql[grp][0]), ql1 = load_512(b.ql[grp][1]), qh = load_512(b.qh[grp]);
       const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql0, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), top2));
       const __m512i q1 = _mm512_or_si512(_mm512_and_si512(ql1, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 2), top2));
@@ -139,8 +115,7 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const int8_t* a = y[t][i].qs + 16 * grp;
-        __m512i d = _mm512_set1_epi32(-32 * y[t][i].bsums[grp]);
-        d = _mm512_dpbusd_epi32(d, q0, quad(a));
+        __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0, quad(a));
         d = _mm512_dpbusd_epi32(d, q1, quad(a + 4));
         d = _mm512_dpbusd_epi32(d, q2, quad(a + 8));
         d = _mm512_dpbusd_epi32(d, q3, quad(a + 12));
@@ -148,9 +123,26 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
         sumi[t] = _mm512_add_epi32(sumi[t], p);
       }
     }
+    // The format's -32: each row's sum over groups of scale_g x the activation's group sum, by 16-bit
+    // pair dots of (scale_2j, scale_2j+1) against (sum_2j, sum_2j+1), once a super-block and token
+    // rather than in every group.
+    __m512i scale_pairs[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m512i lo = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[2 * j])));
+      const __m512i hi = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[2 * j + 1])));
+      scale_pairs[j] = _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(hi, 16));
+    }
     const __m512 d_w = halves(b.d);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
+      __m512i offset = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const auto* sums = reinterpret_cast<const int8_t*>(y[t][i].bsums + 2 * j);  // (sum_2j, sum_2j+1)
+        offset = _mm512_dpwssd_epi32(offset, scale_pairs[j], quad(sums));
+      }
+      sumi[t] = _mm512_sub_epi32(sumi[t], _mm512_slli_epi32(offset, 5));
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d_w, _mm512_set1_ps(y[t][i].d)), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
     }
   }

@@ -6,12 +6,11 @@
 
 #include "engine/common/float16.h"
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {
 namespace {
-
-constexpr int kRows = 16;
 
 // Bit 4 of each element of a row block, in the panel's qh byte order.
 template <typename Row>
@@ -33,24 +32,6 @@ void put_row(Panel& p, int r, const Row& b) {
   if constexpr (requires { p.m; }) p.m[r] = b.m;
   if constexpr (requires { p.qh; }) put_fifth_bits(p.qh, r, b);
   for (int c = 0; c < 4; ++c) std::memcpy(&p.q[c][4 * r], b.qs + 4 * c, 4);
-}
-
-template <typename Panel, typename Row>
-void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  const int64_t nb = cols / kQK;
-  const int64_t panels = (rows + kRows - 1) / kRows;
-  auto* out = static_cast<Panel*>(dst);
-  for (int64_t p = 0; p < panels; ++p) {
-    for (int64_t i = 0; i < nb; ++i) {
-      Panel& pb = out[p * nb + i];
-      std::memset(&pb, 0, sizeof pb);  // padding rows: zero scales and quants
-      for (int r = 0; r < kRows && p * kRows + r < rows; ++r) {
-        Row b;
-        std::memcpy(&b, static_cast<const uint8_t*>(w) + (p * kRows + r) * row_stride + i * sizeof b, sizeof b);
-        put_row(pb, r, b);
-      }
-    }
-  }
 }
 
 template <typename Panel, typename Act>
@@ -86,9 +67,13 @@ bool is_legacy_panel_type(GgmlType type) {
 int legacy_quant_offset(GgmlType type) { return type == GgmlType::Q4_0 ? 8 : type == GgmlType::Q5_0 ? 16 : 0; }
 
 void pack_legacy_panels(GgmlType type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  if (type == GgmlType::Q4_0) return pack<panel_q4_0, block_q4_0>(w, row_stride, rows, cols, dst);
-  if (type == GgmlType::Q5_0) return pack<panel_q5_0, block_q5_0>(w, row_stride, rows, cols, dst);
-  pack<panel_q5_1, block_q5_1>(w, row_stride, rows, cols, dst);
+  if (type == GgmlType::Q4_0) {
+    return pack_panel_rows<panel_q4_0, block_q4_0>(w, row_stride, rows, cols, dst, put_row<panel_q4_0, block_q4_0>);
+  }
+  if (type == GgmlType::Q5_0) {
+    return pack_panel_rows<panel_q5_0, block_q5_0>(w, row_stride, rows, cols, dst, put_row<panel_q5_0, block_q5_0>);
+  }
+  pack_panel_rows<panel_q5_1, block_q5_1>(w, row_stride, rows, cols, dst, put_row<panel_q5_1, block_q5_1>);
 }
 
 void reference_legacy_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,

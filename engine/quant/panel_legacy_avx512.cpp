@@ -12,33 +12,15 @@
 #include <cstring>
 
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/simd_avx512.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX512)
-// AVX-512 code generation from here on only (see panel_avx512.cpp).
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
 
 namespace pagedchat::quant_avx512 {
 namespace {
 
 constexpr int kMaxTokens = 8;
 constexpr int kPrefetchBlocks = 4;
-
-static inline uint32_t load_u32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
-static inline __m512 halves(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-template <typename Block>
-static inline void prefetch_ahead(const Block* at) {
-  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
-  for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
-}
 
 template <typename Act, typename Scales>
 struct Tokens {
@@ -57,7 +39,7 @@ void legacy_tokens(int64_t nb, const Panel* blocks, const Tokens<Act, Scales>& t
   const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
   for (int64_t i = 0; i < nb; ++i) {
     const Panel& b = blocks[i];
-    prefetch_ahead(blocks + i);
+    prefetch_ahead<kPrefetchBlocks>(blocks + i);
     __m512i sum[T][kChains];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {

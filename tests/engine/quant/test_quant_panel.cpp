@@ -16,6 +16,7 @@
 #include "engine/quant/panel_blocks.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
+#include "support/panel_multiply.h"
 
 using namespace pagedchat;
 
@@ -57,47 +58,18 @@ std::vector<uint8_t> pack(GgmlType type, const std::vector<uint8_t>& m, int64_t 
   return packed;
 }
 
-// How multiply() runs the panels: the scalar reference, or a SIMD kernel with the activations
-// compact or expanded for it.
-struct Kernel {
-  bool reference = false;
-  PanelKernel simd = PanelKernel::kScalar;
-  bool expanded = false;
-};
-constexpr Kernel kReference{true};
+using test::PanelRun;
+constexpr PanelRun kReference{true};
 
-// out[t * rows + r] for the whole matrix, panel by panel, tokens_per_call tokens at a time.
-std::vector<float> multiply(Kernel kernel, GgmlType type, const std::vector<uint8_t>& packed, int64_t rows,
-                            int64_t cols, const std::vector<uint8_t>& act, int64_t num_tokens,
-                            int64_t tokens_per_call) {
-  const size_t row_bytes = activation_row_size(type, cols);
-  const size_t expanded_bytes = kernel.reference ? 0 : panel_expanded_row_bytes(type, cols, kernel.simd);
-  std::vector<uint8_t> expanded(expanded_bytes * static_cast<size_t>(num_tokens));
-  if (kernel.expanded) {
-    for (int64_t t = 0; t < num_tokens; ++t)
-      expand_for_panels(type, act.data() + row_bytes * t, cols, expanded.data() + expanded_bytes * t, kernel.simd);
-  }
-  std::vector<float> out(static_cast<size_t>(rows * num_tokens), NAN);
-  for (int64_t p = 0; p * kPanelRows < rows; ++p) {
-    const int64_t n = std::min(kPanelRows, rows - p * kPanelRows);
-    for (int64_t t0 = 0; t0 < num_tokens; t0 += tokens_per_call) {
-      const int64_t nt = std::min(tokens_per_call, num_tokens - t0);
-      const uint8_t* a = act.data() + row_bytes * t0;
-      float* o = out.data() + t0 * rows + p * kPanelRows;
-      if (kernel.reference) {
-        reference::panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows);
-      } else {
-        const uint8_t* e = kernel.expanded ? expanded.data() + expanded_bytes * t0 : nullptr;
-        panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows, e, kernel.simd);
-      }
-    }
-  }
-  return out;
+std::vector<float> multiply(PanelRun run, GgmlType type, const std::vector<uint8_t>& packed, int64_t rows,
+                            int64_t cols, const std::vector<uint8_t>& act, int64_t num_tokens, int64_t tokens_per_call) {
+  return test::multiply_panels(run, type, packed, rows, cols, act.data(), activation_row_size(type, cols), num_tokens,
+                               tokens_per_call);
 }
 
 // Every SIMD kernel this machine runs, each with compact and with expanded activations.
-std::vector<Kernel> simd_kernels() {
-  std::vector<Kernel> kernels;
+std::vector<PanelRun> simd_kernels() {
+  std::vector<PanelRun> kernels;
   for (PanelKernel k : available_panel_kernels()) {
     kernels.push_back({false, k, false});
     kernels.push_back({false, k, true});
@@ -105,12 +77,8 @@ std::vector<Kernel> simd_kernels() {
   return kernels;
 }
 
-QString kernel_name(const Kernel& k) {
-  return QString("%1 %2").arg(panel_kernel_name(k.simd).data(), k.expanded ? "expanded" : "compact");
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+QString kernel_name(const PanelRun& k) {
+  return QString("%1 %2").arg(panel_kernel_name(k.kernel).data(), k.expanded ? "expanded" : "compact");
 }
 
 }  // namespace
@@ -209,9 +177,9 @@ class TestQuantPanel : public QObject {
     const auto expected = multiply(kReference, t, packed, rows, cols, act, tokens, tokens);
     // Every kernel, whatever else the call holds (one token per call, a few, or all at once:
     // the kernels take 8, 4, 2 or 1 per pass), with the activations compact or expanded.
-    for (const Kernel& k : simd_kernels()) {
+    for (const PanelRun& k : simd_kernels()) {
       for (int64_t per_call : {int64_t{tokens}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{8}, int64_t{15}})
-        QVERIFY2(same_bits(multiply(k, t, packed, rows, cols, act, tokens, per_call), expected),
+        QVERIFY2(test::same_bits(multiply(k, t, packed, rows, cols, act, tokens, per_call), expected),
                  qPrintable(QString("%1, %2 tokens per call").arg(kernel_name(k)).arg(per_call)));
     }
   }

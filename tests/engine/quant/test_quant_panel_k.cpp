@@ -17,6 +17,7 @@
 #include "engine/quant/panel_blocks.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
+#include "support/panel_multiply.h"
 
 using namespace pagedchat;
 
@@ -62,28 +63,10 @@ std::vector<uint8_t> pack(GgmlType type, const std::vector<uint8_t>& m, int64_t 
   return packed;
 }
 
-// out[t * rows + r] for the whole matrix, panel by panel, tokens_per_call tokens at a time;
-// `reference` runs the scalar definition, otherwise `kernel`.
-std::vector<float> multiply(bool reference, PanelKernel kernel, GgmlType type, const std::vector<uint8_t>& packed,
-                            int64_t rows, int64_t cols, const std::vector<uint8_t>& act, int64_t num_tokens,
-                            int64_t tokens_per_call) {
-  const size_t row_bytes = activation_row_size(type, cols);
-  std::vector<float> out(static_cast<size_t>(rows * num_tokens), NAN);
-  for (int64_t p = 0; p * kPanelRows < rows; ++p) {
-    const int64_t n = std::min(kPanelRows, rows - p * kPanelRows);
-    for (int64_t t0 = 0; t0 < num_tokens; t0 += tokens_per_call) {
-      const int64_t nt = std::min(tokens_per_call, num_tokens - t0);
-      const uint8_t* a = act.data() + row_bytes * t0;
-      float* o = out.data() + t0 * rows + p * kPanelRows;
-      if (reference) reference::panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows);
-      else panel_dot(type, cols, packed.data(), p, n, a, row_bytes, nt, o, rows, nullptr, kernel);
-    }
-  }
-  return out;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+std::vector<float> multiply(test::PanelRun run, GgmlType type, const std::vector<uint8_t>& packed, int64_t rows,
+                            int64_t cols, const std::vector<uint8_t>& act, int64_t num_tokens, int64_t tokens_per_call) {
+  return test::multiply_panels(run, type, packed, rows, cols, act.data(), activation_row_size(type, cols), num_tokens,
+                               tokens_per_call);
 }
 
 }  // namespace
@@ -162,10 +145,10 @@ class TestQuantPanelK : public QObject {
     std::mt19937 rng(static_cast<uint32_t>(rows * 7 + cols + tokens + type));
     const auto packed = pack(t, random_matrix(t, rows, cols, rng), rows, cols);
     const auto act = random_activations(t, tokens, cols, rng);
-    const auto expected = multiply(true, PanelKernel::kScalar, t, packed, rows, cols, act, tokens, tokens);
+    const auto expected = multiply({true}, t, packed, rows, cols, act, tokens, tokens);
     for (PanelKernel k : available_panel_kernels()) {
       for (int64_t per_call : {int64_t{tokens}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{8}, int64_t{15}})
-        QVERIFY2(same_bits(multiply(false, k, t, packed, rows, cols, act, tokens, per_call), expected),
+        QVERIFY2(test::same_bits(multiply({false, k}, t, packed, rows, cols, act, tokens, per_call), expected),
                  qPrintable(QString("%1, %2 tokens per call").arg(panel_kernel_name(k).data()).arg(per_call)));
     }
   }
@@ -183,7 +166,7 @@ class TestQuantPanelK : public QObject {
     const auto packed = pack(t, m, rows, cols);
     const auto act = random_activations(t, tokens, cols, rng);
     const size_t act_bytes = activation_row_size(t, cols), row_bytes = ggml_row_size(t, cols);
-    const auto got = multiply(false, default_panel_kernel(), t, packed, rows, cols, act, tokens, tokens);
+    const auto got = multiply({false, default_panel_kernel()}, t, packed, rows, cols, act, tokens, tokens);
     for (int64_t k = 0; k < tokens; ++k) {
       for (int64_t r = 0; r < rows; ++r) {
         const float want = reference::vec_dot(t, cols, m.data() + row_bytes * r, act.data() + act_bytes * k);
