@@ -193,8 +193,10 @@ std::string run_quant_bench(int threads) {
     report += format(" %13s %13s %8s", (name + " c").c_str(), (name + " x").c_str(), "ratio x");
   }
   report += "\n";
-  for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0}) {
-    for (int64_t n : {int64_t{576}, int64_t{1536}}) {
+  for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
+                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::BF16}) {
+    const bool k_quant = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
+    for (int64_t n : {k_quant ? int64_t{768} : int64_t{576}, int64_t{1536}}) {
       const int64_t rows = (256 << 10) / static_cast<int64_t>(ggml_row_size(type, n));
       for (int64_t tokens : {int64_t{1}, int64_t{8}, int64_t{16}}) {
         const double row_major =
