@@ -20,7 +20,10 @@ void PreparedActivations::prepare(const float* x, int64_t num_rows, int64_t cols
   x_ = x;
   num_rows_ = num_rows;
   cols_ = cols;
-  for (auto& c : converted_) c.valid = c.expanded_valid = false;
+  for (auto& c : converted_) {
+    c.valid = false;
+    for (auto& e : c.expansions) e.valid = false;
+  }
 }
 
 size_t PreparedActivations::row_bytes(GgmlType weight_type) const { return activation_row_size(weight_type, cols_); }
@@ -31,22 +34,29 @@ const uint8_t* PreparedActivations::for_type(GgmlType weight_type, ThreadPool& p
 
 const uint8_t* PreparedActivations::expanded_for(GgmlType weight_type, ThreadPool& pool) {
   Converted& c = converted(weight_type, pool);
-  if (!c.expanded_valid) {
-    const size_t rb = row_bytes(weight_type), eb = panel_expanded_row_bytes(weight_type, cols_);
-    c.expanded.resize(eb * static_cast<size_t>(num_rows_));
-    pool.parallel_for(num_rows_, [&](int64_t r) {
-      expand_for_panels(weight_type, c.bytes.data() + rb * r, cols_, c.expanded.data() + eb * r);
-    });
-    c.expanded_valid = true;
+  auto it = std::find_if(c.expansions.begin(), c.expansions.end(),
+                         [&](const Expansion& e) { return e.weight_type == weight_type; });
+  if (it == c.expansions.end()) {
+    c.expansions.push_back({weight_type, {}, false});
+    it = c.expansions.end() - 1;
   }
-  return c.expanded.data();
+  Expansion& e = *it;
+  if (!e.valid) {
+    const size_t rb = row_bytes(weight_type), eb = panel_expanded_row_bytes(weight_type, cols_);
+    e.bytes.resize(eb * static_cast<size_t>(num_rows_));
+    pool.parallel_for(num_rows_, [&](int64_t r) {
+      expand_for_panels(weight_type, c.bytes.data() + rb * r, cols_, e.bytes.data() + eb * r);
+    });
+    e.valid = true;
+  }
+  return e.bytes.data();
 }
 
 PreparedActivations::Converted& PreparedActivations::converted(GgmlType weight_type, ThreadPool& pool) {
   GgmlType act = dot_activation_type(weight_type);
   auto it = std::find_if(converted_.begin(), converted_.end(), [&](const Converted& c) { return c.act_type == act; });
   if (it == converted_.end()) {
-    converted_.push_back({act, {}, false, {}, false});
+    converted_.push_back({act, {}, false, {}});
     it = converted_.end() - 1;
   }
   if (!it->valid) {

@@ -22,18 +22,24 @@ class PreparedActivations {
   // Rows converted for `weight_type` (converted on first use, in parallel).
   const uint8_t* for_type(GgmlType weight_type, ThreadPool& pool);
   size_t row_bytes(GgmlType weight_type) const;
-  // Those rows expanded for panels (quant/panel.h), on first use.
+  // Those rows expanded for the panels of `weight_type` (quant/panel.h), on first use. Kept per
+  // weight type: types that share an activation layout (Q8_0 and Q5_0, Q4_1 and Q5_1) expand it
+  // differently.
   const uint8_t* expanded_for(GgmlType weight_type, ThreadPool& pool);
 
  private:
   const float* x_ = nullptr;
   int64_t num_rows_ = 0, cols_ = 0;
+  struct Expansion {
+    GgmlType weight_type;
+    std::vector<uint8_t> bytes;
+    bool valid = false;
+  };
   struct Converted {
     GgmlType act_type;
     std::vector<uint8_t> bytes;
     bool valid = false;
-    std::vector<uint8_t> expanded;
-    bool expanded_valid = false;
+    std::vector<Expansion> expansions;  // moving one keeps its bytes where they are
   };
   Converted& converted(GgmlType weight_type, ThreadPool& pool);
   std::vector<Converted> converted_;

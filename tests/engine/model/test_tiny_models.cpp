@@ -45,11 +45,14 @@ constexpr double kFloatTolerance = 2e-5;
 // float32 rounding above. Except where an activation lies so near a rounding boundary of the
 // 8-bit grid that float32 and float64 round it to neighbouring steps: that moves the position's
 // logits by about one step's worth (measured 1.2e-4 and 2.9e-3 at two positions of one model,
-// 3.8e-3 at one of another: 3 of the 270 positions of the six models that pass). Allowed: up to
-// 10% of a model's positions, each under 1e-2, still 40x below the smallest feature effect. A
-// wrong dot product or block format would miss at every position.
+// 3.8e-3 at one of another: 3 of the 270 positions of the six models that pass). Since every
+// type runs through panels (engine/quant/panel.h), whose float steps come in another order than
+// vec_dot's, other activations land on the boundaries: 9.4e-3 at one position of phi3_fused and
+// 1.4e-2 at one of llama3_rope_freqs_kquants (2 more there; the other 42 positions at 2.2e-7).
+// Allowed: up to 10% of a model's positions, each under 2e-2, still 20x below the smallest
+// feature effect. A wrong dot product or block format would miss at every position.
 constexpr double kMaxFlippedFraction = 0.1;
-constexpr double kRoundingFlipTolerance = 1e-2;
+constexpr double kRoundingFlipTolerance = 2e-2;
 // Against the exact reference, 8-bit activations cost these random models 1.4e-2 to 7.2e-2 (the
 // emulating reference shows the same, so it is the format's cost, not the engine's): bounded
 // loosely, a guard against gross breakage only.
