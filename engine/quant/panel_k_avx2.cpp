@@ -22,7 +22,6 @@
 namespace pagedchat::quant_avx2 {
 namespace {
 
-constexpr int kRows = 16;
 constexpr int kMaxTokens = 4;
 
 // Asks for part `part` of `parts` of the block kPrefetchBlocks ahead, spread over the block's
@@ -180,22 +179,13 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const int64_t nb = cols / kQKK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
-  float partial[kMaxTokens * kRows];
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, int n, float* o, int64_t stride) {
     const block_q8_K* y[kMaxTokens];
     for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
-    const bool whole = num_rows == kRows;
-    float* o = whole ? out + t0 * out_stride : partial;
-    const int64_t stride = whole ? out_stride : kRows;
     if (n == 4) Kernel<4>::run(nb, blocks, y, o, stride);
     else if (n == 2) Kernel<2>::run(nb, blocks, y, o, stride);
     else Kernel<1>::run(nb, blocks, y, o, stride);
-    if (!whole)
-      for (int t = 0; t < n; ++t) std::copy_n(partial + t * kRows, num_rows, out + (t0 + t) * out_stride);
-    t0 += n;
-  }
+  });
 }
 
 template <int T>

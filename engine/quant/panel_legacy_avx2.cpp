@@ -17,7 +17,6 @@
 namespace pagedchat::quant_avx2 {
 namespace {
 
-constexpr int kRows = 16;
 constexpr int kMaxTokens = 4;
 constexpr int kPrefetchBlocks = 4;
 
@@ -114,25 +113,16 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const auto* a = static_cast<const uint8_t*>(act);
   const auto* x = static_cast<const uint8_t*>(expanded);
   const size_t scales_bytes = static_cast<size_t>(nb) * sizeof(Scales);
-  float partial[kMaxTokens * kRows];
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, int n, float* o, int64_t stride) {
     Token<Act, Scales> tok[kMaxTokens];
     for (int t = 0; t < n; ++t) {
       tok[t] = {reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes),
                 reinterpret_cast<const Scales*>(x + (t0 + t) * scales_bytes)};
     }
-    const bool whole = num_rows == kRows;
-    float* o = whole ? out + t0 * out_stride : partial;
-    const int64_t stride = whole ? out_stride : kRows;
     if (n == 4) legacy_tokens<Panel, Act, Scales, 4>(nb, blocks, tok, o, stride);
     else if (n == 2) legacy_tokens<Panel, Act, Scales, 2>(nb, blocks, tok, o, stride);
     else legacy_tokens<Panel, Act, Scales, 1>(nb, blocks, tok, o, stride);
-    if (!whole)
-      for (int t = 0; t < n; ++t) std::copy_n(partial + t * kRows, num_rows, out + (t0 + t) * out_stride);
-    t0 += n;
-  }
+  });
 }
 
 }  // namespace
