@@ -84,6 +84,20 @@ size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel 
   return 0;
 }
 
+// The expanded rows of the block-scale kinds (expand_vnni_scales): the caller's, or, for a
+// caller without them, made here for this call.
+const void* block_scales_of(GgmlType weight_type, int64_t cols, const void* act, size_t act_row_bytes,
+                            int64_t num_tokens, const void* expanded, PanelKernel kernel) {
+  if (expanded) return expanded;
+  thread_local std::vector<uint8_t> own;
+  const int64_t nb = cols / kQK;
+  const size_t eb = expanded_row_bytes(weight_type, nb, kernel);
+  own.resize(eb * static_cast<size_t>(num_tokens));
+  for (int64_t t = 0; t < num_tokens; ++t)
+    expand_vnni_scales(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, nb, own.data() + eb * t);
+  return own.data();
+}
+
 template <typename F>
 void reference_dot(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                    size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
@@ -262,17 +276,8 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
       return reference_legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
                                         out, out_stride);
     }
-    // Both SIMD kernels read the block scales from expanded rows: a caller without them gets
-    // them made here, for this call.
-    if (!expanded) {
-      thread_local std::vector<uint8_t> own;
-      const int64_t nb = cols / kQK;
-      const size_t eb = expanded_row_bytes(weight_type, nb, kernel);
-      own.resize(eb * static_cast<size_t>(num_tokens));
-      for (int64_t t = 0; t < num_tokens; ++t)
-        expand_vnni_scales(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, nb, own.data() + eb * t);
-      expanded = own.data();
-    }
+    // Both SIMD kernels read the block scales from expanded rows.
+    expanded = block_scales_of(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
 #if defined(PAGEDCHAT_QUANT_AVX2)
     if (kernel == PanelKernel::kAvx2) {
       return quant_avx2::legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
@@ -292,18 +297,8 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 #endif
 #if defined(PAGEDCHAT_QUANT_AVX512)
   if (kernel == PanelKernel::kAvx512Vnni) {
-    // This kernel always reads the scales from expanded rows: a caller without them gets them
-    // made here, for this call.
-    if (!expanded) {
-      thread_local std::vector<uint8_t> own;
-      const size_t eb = expanded_row_bytes(weight_type, cols / kQK, kernel);
-      own.resize(eb * static_cast<size_t>(num_tokens));
-      for (int64_t t = 0; t < num_tokens; ++t) {
-        expand_vnni_scales(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, cols / kQK,
-                           own.data() + eb * t);
-      }
-      expanded = own.data();
-    }
+    // This kernel always reads the scales from expanded rows.
+    expanded = block_scales_of(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
     return quant_avx512::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
                                    num_tokens, out, out_stride);
   }

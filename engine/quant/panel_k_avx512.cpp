@@ -171,29 +171,23 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
 void k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                  size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   using Y = const block_q8_K* const*;
+  // The Q4_K and Q5_K kernel, for a pass of n tokens (8, 4, 2 or 1).
+  auto q4_K_family = [](int n, int64_t nb, const auto* b, Y y, float* o, int64_t stride, __mmask16 rows) {
+    using Panel = std::remove_cvref_t<decltype(*b)>;
+    switch (n) {
+      case 8: return q4_K_tokens<Panel, 8>(nb, b, y, o, stride, rows);
+      case 4: return q4_K_tokens<Panel, 4>(nb, b, y, o, stride, rows);
+      case 2: return q4_K_tokens<Panel, 2>(nb, b, y, o, stride, rows);
+      default: return q4_K_tokens<Panel, 1>(nb, b, y, o, stride, rows);
+    }
+  };
   if (type == GgmlType::Q4_K) {
-    return over_tokens<panel_q4_K>(
-        cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-        [](int n, int64_t nb, const panel_q4_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
-          switch (n) {
-            case 8: return q4_K_tokens<panel_q4_K, 8>(nb, b, y, o, stride, rows);
-            case 4: return q4_K_tokens<panel_q4_K, 4>(nb, b, y, o, stride, rows);
-            case 2: return q4_K_tokens<panel_q4_K, 2>(nb, b, y, o, stride, rows);
-            default: return q4_K_tokens<panel_q4_K, 1>(nb, b, y, o, stride, rows);
-          }
-        });
+    return over_tokens<panel_q4_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+                                   q4_K_family);
   }
   if (type == GgmlType::Q5_K) {
-    return over_tokens<panel_q5_K>(
-        cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-        [](int n, int64_t nb, const panel_q5_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
-          switch (n) {
-            case 8: return q4_K_tokens<panel_q5_K, 8>(nb, b, y, o, stride, rows);
-            case 4: return q4_K_tokens<panel_q5_K, 4>(nb, b, y, o, stride, rows);
-            case 2: return q4_K_tokens<panel_q5_K, 2>(nb, b, y, o, stride, rows);
-            default: return q4_K_tokens<panel_q5_K, 1>(nb, b, y, o, stride, rows);
-          }
-        });
+    return over_tokens<panel_q5_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+                                   q4_K_family);
   }
   over_tokens<panel_q6_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
                           [](int n, int64_t nb, const panel_q6_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {

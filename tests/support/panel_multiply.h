@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "engine/quant/panel.h"
@@ -49,6 +50,32 @@ inline std::vector<float> multiply_panels(PanelRun run, GgmlType type, const std
 
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Runs each of `runs` over the matrix with the tokens handed over all at once, one, a few or
+// many a call (the kernels take 8, 4, 2 or 1 per pass), and names the first run and call size
+// whose result differs from `expected` in any bit; empty when every one gives its bits.
+inline std::string first_mismatch(const std::vector<PanelRun>& runs, GgmlType type, const std::vector<uint8_t>& packed,
+                                  int64_t rows, int64_t cols, const uint8_t* act, size_t act_row_bytes,
+                                  int64_t num_tokens, const std::vector<float>& expected) {
+  for (const PanelRun& run : runs) {
+    for (int64_t per_call : {num_tokens, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{8}, int64_t{15}}) {
+      if (!same_bits(multiply_panels(run, type, packed, rows, cols, act, act_row_bytes, num_tokens, per_call), expected))
+        return std::string(panel_kernel_name(run.kernel)) + (run.expanded ? " expanded, " : " compact, ") +
+               std::to_string(per_call) + " tokens per call";
+    }
+  }
+  return {};
+}
+
+// The SIMD kernels this machine runs, with compact activations (and expanded ones too when asked).
+inline std::vector<PanelRun> simd_runs(bool with_expanded) {
+  std::vector<PanelRun> runs;
+  for (PanelKernel k : available_panel_kernels()) {
+    runs.push_back({false, k, false});
+    if (with_expanded) runs.push_back({false, k, true});
+  }
+  return runs;
 }
 
 }  // namespace pagedchat::test

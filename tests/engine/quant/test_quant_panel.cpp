@@ -67,20 +67,6 @@ std::vector<float> multiply(PanelRun run, GgmlType type, const std::vector<uint8
                                tokens_per_call);
 }
 
-// Every SIMD kernel this machine runs, each with compact and with expanded activations.
-std::vector<PanelRun> simd_kernels() {
-  std::vector<PanelRun> kernels;
-  for (PanelKernel k : available_panel_kernels()) {
-    kernels.push_back({false, k, false});
-    kernels.push_back({false, k, true});
-  }
-  return kernels;
-}
-
-QString kernel_name(const PanelRun& k) {
-  return QString("%1 %2").arg(panel_kernel_name(k.kernel).data(), k.expanded ? "expanded" : "compact");
-}
-
 }  // namespace
 
 class TestQuantPanel : public QObject {
@@ -177,11 +163,9 @@ class TestQuantPanel : public QObject {
     const auto expected = multiply(kReference, t, packed, rows, cols, act, tokens, tokens);
     // Every kernel, whatever else the call holds (one token per call, a few, or all at once:
     // the kernels take 8, 4, 2 or 1 per pass), with the activations compact or expanded.
-    for (const PanelRun& k : simd_kernels()) {
-      for (int64_t per_call : {int64_t{tokens}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{8}, int64_t{15}})
-        QVERIFY2(test::same_bits(multiply(k, t, packed, rows, cols, act, tokens, per_call), expected),
-                 qPrintable(QString("%1, %2 tokens per call").arg(kernel_name(k)).arg(per_call)));
-    }
+    const std::string mismatch = test::first_mismatch(test::simd_runs(true), t, packed, rows, cols, act.data(),
+                                                      activation_row_size(t, cols), tokens, expected);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
   }
 
   void panelDotAgreesWithVecDot_data() {
