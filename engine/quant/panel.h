@@ -18,9 +18,11 @@
 // The reference below computes exactly this with scalar floats, so the SIMD path must give
 // the same bits (tested), and a row's result never depends on the other tokens in the call.
 //
-// Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0); Q4_0, Q5_0
-// and Q5_1 (panel_legacy.h); F16 and BF16 against f32 activations (panel_float.h); and the K-quants Q4_K, Q5_K, Q6_K against Q8_K, whose 256-element
-// super-blocks have their own layouts and math (panel_k.h). Other types keep using vec_dot_rows.
+// Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0), with the math
+// above; Q4_0, Q5_0 and Q5_1 (panel_legacy.h); F16 and BF16 against f32 activations
+// (panel_float.h); and the K-quants Q4_K, Q5_K, Q6_K against Q8_K, whose 256-element super-blocks
+// have their own layouts (panel_k.h). Each of those headers states its math. F32 and the rest
+// keep using vec_dot_rows.
 
 #include <cstddef>
 #include <cstdint>
@@ -68,7 +70,7 @@ size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel 
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst,
                        PanelKernel kernel = default_panel_kernel());
 // Whether a call with num_tokens activation rows should pass them expanded.
-// (Never for the K-quants, whose kernels read the compact rows.)
+// (Never for the K-quants and the float types, whose kernels read the compact rows.)
 bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel = default_panel_kernel());
 
 // For panel p of a packed matrix and each of num_tokens activation rows (prepared with
