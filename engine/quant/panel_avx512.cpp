@@ -68,8 +68,8 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Tokens<block_q8_1, 
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const int8_t* q = tok.y[t][i].qs;
-        sum[t][0] = _mm512_dpbusd_epi32(sum[t][0], low, quad(q + 4 * c));
-        sum[t][kChains - 1] = _mm512_dpbusd_epi32(sum[t][kChains - 1], high, quad(q + 16 + 4 * c));
+        sum[t][0] = dot_quad(sum[t][0], low, q + 4 * c);
+        sum[t][kChains - 1] = dot_quad(sum[t][kChains - 1], high, q + 16 + 4 * c);
       }
     }
     add_block<T, kChains>(acc, sum, halves(b.d), tok, i);
@@ -110,7 +110,7 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const Tokens<block_q8_0, 
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         __m512i& s = sum[t][c % kChains];
-        s = _mm512_dpbusd_epi32(s, w, quad(tok.y[t][i].qs + 4 * c));
+        s = dot_quad(s, w, tok.y[t][i].qs + 4 * c);
       }
     }
     add_block<T, kChains>(acc, sum, halves(b.d), tok, i);

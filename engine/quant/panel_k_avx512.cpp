@@ -66,7 +66,7 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
         __m512i dot[kChains];
         for (int k = 0; k < kChains; ++k) dot[k] = _mm512_setzero_si512();
 #pragma GCC unroll 8
-        for (int w = 0; w < 8; ++w) dot[w % kChains] = _mm512_dpbusd_epi32(dot[w % kChains], q[w], quad(a + 4 * w));
+        for (int w = 0; w < 8; ++w) dot[w % kChains] = dot_quad(dot[w % kChains], q[w], a + 4 * w);
         const __m512i d = kChains == 2 ? _mm512_add_epi32(dot[0], dot[kChains - 1]) : dot[0];
         const __m512i p = _mm512_mullo_epi32(d, scale);
         sumi[t] = s == 0 ? p : _mm512_add_epi32(sumi[t], p);
@@ -115,10 +115,10 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const int8_t* a = y[t][i].qs + 16 * grp;
-        __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0, quad(a));
-        d = _mm512_dpbusd_epi32(d, q1, quad(a + 4));
-        d = _mm512_dpbusd_epi32(d, q2, quad(a + 8));
-        d = _mm512_dpbusd_epi32(d, q3, quad(a + 12));
+        __m512i d = dot_quad(_mm512_setzero_si512(), q0, a);
+        d = dot_quad(d, q1, a + 4);
+        d = dot_quad(d, q2, a + 8);
+        d = dot_quad(d, q3, a + 12);
         const __m512i p = _mm512_mullo_epi32(d, scale);
         sumi[t] = _mm512_add_epi32(sumi[t], p);
       }

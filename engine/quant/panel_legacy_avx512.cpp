@@ -61,8 +61,8 @@ void legacy_tokens(int64_t nb, const Panel* blocks, const Tokens<Act, Scales>& t
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const int8_t* q = tok.y[t][i].qs;
-        sum[t][0] = _mm512_dpbusd_epi32(sum[t][0], low, quad(q + 4 * c));
-        sum[t][kChains - 1] = _mm512_dpbusd_epi32(sum[t][kChains - 1], high, quad(q + 16 + 4 * c));
+        sum[t][0] = dot_quad(sum[t][0], low, q + 4 * c);
+        sum[t][kChains - 1] = dot_quad(sum[t][kChains - 1], high, q + 16 + 4 * c);
       }
     }
     const __m512 d_w = halves(b.d);

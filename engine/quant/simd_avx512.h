@@ -26,6 +26,14 @@ static inline uint32_t load_u32(const void* p) {
 }
 // Quants q[0..3] in all 16 lanes (the compiler folds it into the dot's memory operand).
 static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
+// acc + the 4-way byte dots of u (unsigned) with the activation quad at q broadcast to every
+// lane, the broadcast folded into the instruction's memory operand ({1to16}): GCC 12 does not
+// fold _mm512_set1_epi32 into vpdpbusd, and a separate vpbroadcastd for each dot is a quarter
+// of a K-quant kernel's instructions.
+static inline __m512i dot_quad(__m512i acc, __m512i u, const int8_t* q) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const int32_t*>(q)));
+  return acc;
+}
 // 16 fp16 values as floats.
 static inline __m512 halves(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
