@@ -26,13 +26,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CACHE = Path.home() / ".cache" / "pagedchat"
 BATCHED_BENCH = CACHE / "llama.cpp" / "build" / "bin" / "llama-batched-bench"
+# make_shape_model.py needs numpy and gguf, which installer/install-deps.sh puts in this venv.
+VENV_PYTHON = CACHE / "venv" / "bin" / "python"
 
 
 def model_path(spec: str) -> Path:
     if ":" not in spec:
         return Path(spec)
     shape, kind = spec.split(":", 1)
-    out = subprocess.run([sys.executable, str(HERE / "make_shape_model.py"), "--shape", shape, "--type", kind],
+    python = str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
+    out = subprocess.run([python, str(HERE / "make_shape_model.py"), "--shape", shape, "--type", kind],
                          check=True, capture_output=True, text=True).stdout.split()
     return Path(out[-1])
 
