@@ -24,14 +24,16 @@ static inline uint32_t load_u32(const void* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-// Quants q[0..3] in all 16 lanes (the compiler folds it into the dot's memory operand).
+// Quants q[0..3] in all 16 lanes (a vpbroadcastd; dot_quad below takes them as the dot's operand).
 static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
 // acc + the 4-way byte dots of u (unsigned) with the activation quad at q broadcast to every
 // lane, the broadcast folded into the instruction's memory operand ({1to16}): GCC 12 does not
 // fold _mm512_set1_epi32 into vpdpbusd, and a separate vpbroadcastd for each dot is a quarter
 // of a K-quant kernel's instructions.
+// The asm reads the quad through a may_alias type: it is int8_t data.
+typedef int32_t quad_bytes __attribute__((may_alias, aligned(1)));
 static inline __m512i dot_quad(__m512i acc, __m512i u, const int8_t* q) {
-  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const int32_t*>(q)));
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const quad_bytes*>(q)));
   return acc;
 }
 // 16 fp16 values as floats.
