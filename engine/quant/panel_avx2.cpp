@@ -235,7 +235,7 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const block_q8_0* const* 
   }
 }
 
-// Most tokens per pass of the Q8_0 kernel (8 spilled and was no faster).
+// Most tokens per pass of the Q8_0 kernel (8 spilled and was no faster): over_four_token_passes.
 constexpr int kQ8_0MaxTokens = 4;
 
 // Runs Kernel over the tokens, 4, 2 or 1 at a time.
@@ -247,28 +247,16 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
   const auto* x = static_cast<const uint8_t*>(expanded);
-  float partial[kQ8_0MaxTokens * kRows];
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    const Out result = num_rows == kRows ? Out{out + t0 * out_stride, out_stride} : Out{partial, kRows};
+  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, auto n, float* o, int64_t stride) {
     const Act* y[kQ8_0MaxTokens];
     const uint8_t* e[kQ8_0MaxTokens] = {};
     for (int t = 0; t < n; ++t) {
       y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
       if (x) e[t] = x + (t0 + t) * expanded_row_bytes;
     }
-    auto run = [&](auto source) {
-      using Source = decltype(source);
-      if (n == 4) return Kernel<Source, 4>::run(nb, blocks, y, e, result);
-      if (n == 2) return Kernel<Source, 2>::run(nb, blocks, y, e, result);
-      Kernel<Source, 1>::run(nb, blocks, y, e, result);
-    };
-    x ? run(Expanded{}) : run(Compact{});
-    if (num_rows < kRows)
-      for (int t = 0; t < n; ++t) std::copy_n(partial + t * kRows, num_rows, out + (t0 + t) * out_stride);
-    t0 += n;
-  }
+    if (x) Kernel<Expanded, n>::run(nb, blocks, y, e, Out{o, stride});
+    else Kernel<Compact, n>::run(nb, blocks, y, e, Out{o, stride});
+  });
 }
 
 template <typename Source, int T>

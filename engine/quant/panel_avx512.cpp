@@ -22,14 +22,7 @@ namespace pagedchat::quant_avx512 {
 namespace {
 
 constexpr int kRows = 16;       // panel.h's kPanelRows: one 512-bit vector of 32-bit lanes
-constexpr int kMaxTokens = 8;   // per pass: 8 integer sums and 8 float sums in 32 registers
 constexpr int kPrefetchBlocks = 4;
-
-template <typename Act, typename Scales>
-struct Tokens {
-  const Act* y[kMaxTokens];           // compact rows: the quants
-  const Scales* scales[kMaxTokens];   // expanded rows
-};
 
 // panel.h's per-block step for T tokens: acc += (d_w * d_a) * float(the block's integer sum),
 // the sum being split over Chains registers.
@@ -45,7 +38,7 @@ static inline void add_block(__m512 (&acc)[T], __m512i (&sum)[T][Chains], __m512
 
 // Q4_1, T tokens per pass; the minimum terms in their own pass afterwards, as in panel.h.
 template <int T>
-void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Tokens<block_q8_1, vnni_q8_1_scales>& tok, float* out,
+void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const BlockTokens<block_q8_1, vnni_q8_1_scales>& tok, float* out,
                  int64_t out_stride, __mmask16 rows) {
   // With few tokens each sum is a chain of dependent dots; two chains per token hide latency.
   constexpr int kChains = T < 4 ? 2 : 1;
@@ -88,7 +81,7 @@ void q4_1_tokens(int64_t nb, const panel_q4_1* blocks, const Tokens<block_q8_1, 
 
 // Q8_0, T tokens per pass.
 template <int T>
-void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const Tokens<block_q8_0, vnni_q8_0_scales>& tok, float* out,
+void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const BlockTokens<block_q8_0, vnni_q8_0_scales>& tok, float* out,
                  int64_t out_stride, __mmask16 rows) {
   constexpr int kChains = T < 4 ? 2 : 1;
   __m512 acc[T];
@@ -119,29 +112,6 @@ void q8_0_tokens(int64_t nb, const panel_q8_0* blocks, const Tokens<block_q8_0, 
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
 }
 
-template <typename Panel, typename Act, typename Scales, typename Run>
-void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                 size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride,
-                 const Run& run) {
-  const int64_t nb = cols / kQK;
-  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
-  const auto* a = static_cast<const uint8_t*>(act);
-  const size_t scales_bytes = static_cast<size_t>(nb) * sizeof(Scales);
-  const auto* x = static_cast<const uint8_t*>(expanded);
-  const auto rows = static_cast<__mmask16>((1u << num_rows) - 1);
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    Tokens<Act, Scales> tok;
-    for (int t = 0; t < n; ++t) {
-      tok.y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
-      tok.scales[t] = reinterpret_cast<const Scales*>(x + (t0 + t) * scales_bytes);
-    }
-    run(n, nb, blocks, tok, out + t0 * out_stride, out_stride, rows);
-    t0 += n;
-  }
-}
-
 }  // namespace
 
 bool cpu_supported() {
@@ -153,29 +123,18 @@ bool cpu_supported() {
 void panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride) {
   static_assert(kRows == 16, "a panel is one vector of 16 lanes");
+  const int64_t nb = cols / kQK;
   if (type == GgmlType::Q4_1) {
-    using Tok = Tokens<block_q8_1, vnni_q8_1_scales>;
-    return over_tokens<panel_q4_1, block_q8_1, vnni_q8_1_scales>(
-        cols, packed, panel, num_rows, act, act_row_bytes, expanded, num_tokens, out, out_stride,
-        [](int n, int64_t nb, const panel_q4_1* b, const Tok& tok, float* o, int64_t stride, __mmask16 rows) {
-          switch (n) {
-            case 8: return q4_1_tokens<8>(nb, b, tok, o, stride, rows);
-            case 4: return q4_1_tokens<4>(nb, b, tok, o, stride, rows);
-            case 2: return q4_1_tokens<2>(nb, b, tok, o, stride, rows);
-            default: return q4_1_tokens<1>(nb, b, tok, o, stride, rows);
-          }
+    const auto* blocks = static_cast<const panel_q4_1*>(packed) + panel * nb;
+    return over_block_token_passes<block_q8_1, vnni_q8_1_scales>(
+        nb, act, act_row_bytes, expanded, num_tokens, [&](int64_t t0, auto n, const auto& tok) {
+          q4_1_tokens<n>(nb, blocks, tok, out + t0 * out_stride, out_stride, row_lanes(num_rows));
         });
   }
-  using Tok = Tokens<block_q8_0, vnni_q8_0_scales>;
-  over_tokens<panel_q8_0, block_q8_0, vnni_q8_0_scales>(
-      cols, packed, panel, num_rows, act, act_row_bytes, expanded, num_tokens, out, out_stride,
-      [](int n, int64_t nb, const panel_q8_0* b, const Tok& tok, float* o, int64_t stride, __mmask16 rows) {
-        switch (n) {
-          case 8: return q8_0_tokens<8>(nb, b, tok, o, stride, rows);
-          case 4: return q8_0_tokens<4>(nb, b, tok, o, stride, rows);
-          case 2: return q8_0_tokens<2>(nb, b, tok, o, stride, rows);
-          default: return q8_0_tokens<1>(nb, b, tok, o, stride, rows);
-        }
+  const auto* blocks = static_cast<const panel_q8_0*>(packed) + panel * nb;
+  over_block_token_passes<block_q8_0, vnni_q8_0_scales>(
+      nb, act, act_row_bytes, expanded, num_tokens, [&](int64_t t0, auto n, const auto& tok) {
+        q8_0_tokens<n>(nb, blocks, tok, out + t0 * out_stride, out_stride, row_lanes(num_rows));
       });
 }
 

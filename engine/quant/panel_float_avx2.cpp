@@ -50,12 +50,10 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const int64_t nb = cols / kQK;
   const auto* blocks = static_cast<const panel_f16*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
-  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, int n, float* o, int64_t stride) {
+  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, auto n, float* o, int64_t stride) {
     const float* x[kMaxTokens];
     for (int t = 0; t < n; ++t) x[t] = reinterpret_cast<const float*>(a + (t0 + t) * act_row_bytes);
-    if (n == 4) float_tokens<kBf16, 4>(nb, blocks, x, o, stride);
-    else if (n == 2) float_tokens<kBf16, 2>(nb, blocks, x, o, stride);
-    else float_tokens<kBf16, 1>(nb, blocks, x, o, stride);
+    float_tokens<kBf16, n>(nb, blocks, x, o, stride);
   });
 }
 

@@ -12,7 +12,6 @@
 namespace pagedchat::quant_avx512 {
 namespace {
 
-constexpr int kMaxTokens = 8;
 constexpr int kPrefetchBlocks = 2;
 
 // Column k of a panel block as 16 floats.
@@ -48,21 +47,11 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const int64_t nb = cols / kQK;
   const auto* blocks = static_cast<const panel_f16*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
-  const auto rows = static_cast<__mmask16>((1u << num_rows) - 1);
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    const float* x[kMaxTokens];
+  over_token_passes(num_tokens, [&](int64_t t0, auto n) {
+    const float* x[kMaxPassTokens];
     for (int t = 0; t < n; ++t) x[t] = reinterpret_cast<const float*>(a + (t0 + t) * act_row_bytes);
-    float* o = out + t0 * out_stride;
-    switch (n) {
-      case 8: float_tokens<kBf16, 8>(nb, blocks, x, o, out_stride, rows); break;
-      case 4: float_tokens<kBf16, 4>(nb, blocks, x, o, out_stride, rows); break;
-      case 2: float_tokens<kBf16, 2>(nb, blocks, x, o, out_stride, rows); break;
-      default: float_tokens<kBf16, 1>(nb, blocks, x, o, out_stride, rows); break;
-    }
-    t0 += n;
-  }
+    float_tokens<kBf16, n>(nb, blocks, x, out + t0 * out_stride, out_stride, row_lanes(num_rows));
+  });
 }
 
 }  // namespace

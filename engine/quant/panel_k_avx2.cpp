@@ -179,12 +179,10 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const int64_t nb = cols / kQKK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
-  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, int n, float* o, int64_t stride) {
+  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, auto n, float* o, int64_t stride) {
     const block_q8_K* y[kMaxTokens];
     for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
-    if (n == 4) Kernel<4>::run(nb, blocks, y, o, stride);
-    else if (n == 2) Kernel<2>::run(nb, blocks, y, o, stride);
-    else Kernel<1>::run(nb, blocks, y, o, stride);
+    Kernel<n>::run(nb, blocks, y, o, stride);
   });
 }
 

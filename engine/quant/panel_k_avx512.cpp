@@ -24,7 +24,6 @@
 namespace pagedchat::quant_avx512 {
 namespace {
 
-constexpr int kMaxTokens = 8;
 constexpr int kPrefetchBlocks = 2;
 
 static inline __m512i load_512(const void* p) { return _mm512_loadu_si512(p); }
@@ -149,21 +148,18 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
 }
 
-template <typename Panel, typename Run>
+// kernel(n, nb, blocks, y, out, out_stride, rows) over the token passes of `panel`.
+template <typename Panel, typename Kernel>
 void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride, const Run& run) {
+                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride, const Kernel& kernel) {
   const int64_t nb = cols / kQKK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
-  const auto rows = static_cast<__mmask16>((1u << num_rows) - 1);
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    const block_q8_K* y[kMaxTokens];
+  over_token_passes(num_tokens, [&](int64_t t0, auto n) {
+    const block_q8_K* y[kMaxPassTokens];
     for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
-    run(n, nb, blocks, y, out + t0 * out_stride, out_stride, rows);
-    t0 += n;
-  }
+    kernel(n, nb, blocks, y, out + t0 * out_stride, out_stride, row_lanes(num_rows));
+  });
 }
 
 }  // namespace
@@ -171,33 +167,20 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
 void k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                  size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   using Y = const block_q8_K* const*;
-  // The Q4_K and Q5_K kernel, for a pass of n tokens (8, 4, 2 or 1).
-  auto q4_K_family = [](int n, int64_t nb, const auto* b, Y y, float* o, int64_t stride, __mmask16 rows) {
-    using Panel = std::remove_cvref_t<decltype(*b)>;
-    switch (n) {
-      case 8: return q4_K_tokens<Panel, 8>(nb, b, y, o, stride, rows);
-      case 4: return q4_K_tokens<Panel, 4>(nb, b, y, o, stride, rows);
-      case 2: return q4_K_tokens<Panel, 2>(nb, b, y, o, stride, rows);
-      default: return q4_K_tokens<Panel, 1>(nb, b, y, o, stride, rows);
-    }
+  // The Q4_K and Q5_K kernel, and the Q6_K one, for a pass of n tokens.
+  auto q4_K_family = [](auto n, int64_t nb, const auto* b, Y y, float* o, int64_t stride, __mmask16 rows) {
+    q4_K_tokens<std::remove_cvref_t<decltype(*b)>, n>(nb, b, y, o, stride, rows);
   };
-  if (type == GgmlType::Q4_K) {
-    return over_tokens<panel_q4_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-                                   q4_K_family);
-  }
-  if (type == GgmlType::Q5_K) {
-    return over_tokens<panel_q5_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-                                   q4_K_family);
-  }
-  over_tokens<panel_q6_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-                          [](int n, int64_t nb, const panel_q6_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
-                            switch (n) {
-                              case 8: return q6_K_tokens<8>(nb, b, y, o, stride, rows);
-                              case 4: return q6_K_tokens<4>(nb, b, y, o, stride, rows);
-                              case 2: return q6_K_tokens<2>(nb, b, y, o, stride, rows);
-                              default: return q6_K_tokens<1>(nb, b, y, o, stride, rows);
-                            }
-                          });
+  auto q6_K = [](auto n, int64_t nb, const panel_q6_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
+    q6_K_tokens<n>(nb, b, y, o, stride, rows);
+  };
+  auto run = [&](auto panel_type, const auto& kernel) {
+    using Panel = typename decltype(panel_type)::type;
+    over_tokens<Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride, kernel);
+  };
+  if (type == GgmlType::Q4_K) return run(std::type_identity<panel_q4_K>{}, q4_K_family);
+  if (type == GgmlType::Q5_K) return run(std::type_identity<panel_q5_K>{}, q4_K_family);
+  run(std::type_identity<panel_q6_K>{}, q6_K);
 }
 
 }  // namespace pagedchat::quant_avx512

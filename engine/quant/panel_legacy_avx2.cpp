@@ -113,15 +113,13 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const auto* a = static_cast<const uint8_t*>(act);
   const auto* x = static_cast<const uint8_t*>(expanded);
   const size_t scales_bytes = static_cast<size_t>(nb) * sizeof(Scales);
-  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, int n, float* o, int64_t stride) {
+  over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, auto n, float* o, int64_t stride) {
     Token<Act, Scales> tok[kMaxTokens];
     for (int t = 0; t < n; ++t) {
       tok[t] = {reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes),
                 reinterpret_cast<const Scales*>(x + (t0 + t) * scales_bytes)};
     }
-    if (n == 4) legacy_tokens<Panel, Act, Scales, 4>(nb, blocks, tok, o, stride);
-    else if (n == 2) legacy_tokens<Panel, Act, Scales, 2>(nb, blocks, tok, o, stride);
-    else legacy_tokens<Panel, Act, Scales, 1>(nb, blocks, tok, o, stride);
+    legacy_tokens<Panel, Act, Scales, n>(nb, blocks, tok, o, stride);
   });
 }
 

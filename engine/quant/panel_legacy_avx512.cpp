@@ -19,17 +19,10 @@
 namespace pagedchat::quant_avx512 {
 namespace {
 
-constexpr int kMaxTokens = 8;
 constexpr int kPrefetchBlocks = 4;
 
-template <typename Act, typename Scales>
-struct Tokens {
-  const Act* y[kMaxTokens];
-  const Scales* scales[kMaxTokens];
-};
-
 template <typename Panel, typename Act, typename Scales, int T>
-void legacy_tokens(int64_t nb, const Panel* blocks, const Tokens<Act, Scales>& tok, float* out, int64_t out_stride,
+void legacy_tokens(int64_t nb, const Panel* blocks, const BlockTokens<Act, Scales>& tok, float* out, int64_t out_stride,
                    __mmask16 rows) {
   constexpr bool kMin = requires { blocks->m; };
   constexpr bool kFive = requires { blocks->qh; };
@@ -91,27 +84,11 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
                  size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride) {
   const int64_t nb = cols / kQK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
-  const auto* a = static_cast<const uint8_t*>(act);
-  const auto* x = static_cast<const uint8_t*>(expanded);
-  const size_t scales_bytes = static_cast<size_t>(nb) * sizeof(Scales);
-  const auto rows = static_cast<__mmask16>((1u << num_rows) - 1);
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    Tokens<Act, Scales> tok;
-    for (int t = 0; t < n; ++t) {
-      tok.y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
-      tok.scales[t] = reinterpret_cast<const Scales*>(x + (t0 + t) * scales_bytes);
-    }
-    float* o = out + t0 * out_stride;
-    switch (n) {
-      case 8: legacy_tokens<Panel, Act, Scales, 8>(nb, blocks, tok, o, out_stride, rows); break;
-      case 4: legacy_tokens<Panel, Act, Scales, 4>(nb, blocks, tok, o, out_stride, rows); break;
-      case 2: legacy_tokens<Panel, Act, Scales, 2>(nb, blocks, tok, o, out_stride, rows); break;
-      default: legacy_tokens<Panel, Act, Scales, 1>(nb, blocks, tok, o, out_stride, rows); break;
-    }
-    t0 += n;
-  }
+  over_block_token_passes<Act, Scales>(nb, act, act_row_bytes, expanded, num_tokens,
+                                       [&](int64_t t0, auto n, const BlockTokens<Act, Scales>& tok) {
+                                         legacy_tokens<Panel, Act, Scales, n>(nb, blocks, tok, out + t0 * out_stride,
+                                                                              out_stride, row_lanes(num_rows));
+                                       });
 }
 
 }  // namespace

@@ -95,19 +95,23 @@ static inline __m256i dot_i8_i8(__m256i a, __m256i b) {
 
 // The token passes of a 16-row panel kernel of at most 4 tokens: run(t0, n, out, stride) for
 // n = 4, 2 or 1 tokens from t0 on, writing the panel's 16 results per token at out + t * stride.
-// A partial panel (num_rows < 16) is written into a scratch and its rows copied out.
+// n is a std::integral_constant, so each pass size gets its own instance of the kernel. A partial
+// panel (num_rows < 16) is written into a scratch and its rows copied out.
 template <typename Run>
 void over_four_token_passes(int64_t num_tokens, int64_t num_rows, float* out, int64_t out_stride, const Run& run) {
   constexpr int64_t kRows = 16;
   float partial[4 * kRows];
-  for (int64_t t0 = 0; t0 < num_tokens;) {
-    const int64_t left = num_tokens - t0;
-    const int n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  auto pass = [&](int64_t t0, auto n) {
     const bool whole = num_rows == kRows;
     run(t0, n, whole ? out + t0 * out_stride : partial, whole ? out_stride : kRows);
     if (!whole)
       for (int t = 0; t < n; ++t) std::copy_n(partial + t * kRows, num_rows, out + (t0 + t) * out_stride);
-    t0 += n;
+  };
+  for (int64_t t0 = 0; t0 < num_tokens;) {
+    const int64_t left = num_tokens - t0;
+    if (left >= 4) pass(t0, std::integral_constant<int, 4>{}), t0 += 4;
+    else if (left >= 2) pass(t0, std::integral_constant<int, 2>{}), t0 += 2;
+    else pass(t0, std::integral_constant<int, 1>{}), t0 += 1;
   }
 }
 

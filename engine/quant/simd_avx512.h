@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "engine/quant/quant_avx512.h"
 
@@ -39,6 +40,51 @@ static inline __m512i dot_quad(__m512i acc, __m512i u, const int8_t* q) {
 // 16 fp16 values as floats.
 static inline __m512 halves(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The most tokens a panel kernel takes in one pass: 8 integer sums and 8 float sums fill the 32
+// vector registers with what the pass needs besides.
+constexpr int kMaxPassTokens = 8;
+// The token passes of a panel kernel (16 rows, one vector): run(t0, n) for n = 8, 4, 2 or 1
+// tokens from t0 on (8s while they fit, then at most one of each smaller size). n is a
+// std::integral_constant, so each pass size gets its own instance of the kernel.
+template <typename Run>
+static inline void over_token_passes(int64_t num_tokens, const Run& run) {
+  static_assert(kMaxPassTokens == 8, "the passes below");
+  for (int64_t t0 = 0; t0 < num_tokens;) {
+    const int64_t left = num_tokens - t0;
+    if (left >= 8) run(t0, std::integral_constant<int, 8>{}), t0 += 8;
+    else if (left >= 4) run(t0, std::integral_constant<int, 4>{}), t0 += 4;
+    else if (left >= 2) run(t0, std::integral_constant<int, 2>{}), t0 += 2;
+    else run(t0, std::integral_constant<int, 1>{}), t0 += 1;
+  }
+}
+// The lanes of a panel's first num_rows (<= 16) rows, the ones a kernel stores.
+static inline __mmask16 row_lanes(int64_t num_rows) { return static_cast<__mmask16>((1u << num_rows) - 1); }
+
+// A pass's activation rows for the kernels of 32-element blocks (Q4_1, Q8_0, Q4_0, Q5_0, Q5_1):
+// each token's compact row (the quants) and expanded row (the block scales, expand_vnni_scales).
+template <typename Act, typename Scales>
+struct BlockTokens {
+  const Act* y[kMaxPassTokens];
+  const Scales* scales[kMaxPassTokens];
+};
+// over_token_passes for those kernels: run(t0, n, tokens) with each pass's rows found, the
+// compact ones act_row_bytes apart, the expanded ones nb Scales apart.
+template <typename Act, typename Scales, typename Run>
+static inline void over_block_token_passes(int64_t nb, const void* act, size_t act_row_bytes, const void* expanded,
+                                           int64_t num_tokens, const Run& run) {
+  const auto* a = static_cast<const uint8_t*>(act);
+  const auto* x = static_cast<const uint8_t*>(expanded);
+  const size_t scales_bytes = static_cast<size_t>(nb) * sizeof(Scales);
+  over_token_passes(num_tokens, [&](int64_t t0, auto n) {
+    BlockTokens<Act, Scales> tok;
+    for (int t = 0; t < n; ++t) {
+      tok.y[t] = reinterpret_cast<const Act*>(a + (t0 + t) * act_row_bytes);
+      tok.scales[t] = reinterpret_cast<const Scales*>(x + (t0 + t) * scales_bytes);
+    }
+    run(t0, n, tok);
+  });
 }
 
 // Asks for the block Ahead blocks on (of this panel, or past its end: the next panel, which the
