@@ -3,7 +3,7 @@
 // server-sent events; GET /v1/kv/snapshot, one): after each engine step with KV events, the
 // step's events, the whole pool's snapshot and every resident sequence's block table, with the
 // API request it belongs to. A teacher runs the server on the GPU box and the class's apps draw
-// its pool (ui/remote/remote_pool_watcher.h reads the same JSON).
+// its pool (appcore/remote/remote_pool_watcher.h reads the same JSON).
 //
 // JSON, one object a frame:
 //   {"step": N, "block_size": B,

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "ui/shell/app_services.h"
+#include "appcore/session/app_services.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/screenshot_tour.h"
 

@@ -10,7 +10,7 @@
 
 #include "support/remote_test_servers.h"
 #include "ui/remote/remote_engines_dialog.h"
-#include "ui/shell/app_services.h"
+#include "appcore/session/app_services.h"
 #include "ui/shell/main_window.h"
 
 namespace pagedchat::test {

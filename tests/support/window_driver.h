@@ -9,8 +9,8 @@
 #include <QPushButton>
 #include <QStandardPaths>
 
-#include "ui/chat/chat_database.h"
-#include "ui/shell/app_services.h"
+#include "appcore/chat/chat_database.h"
+#include "appcore/session/app_services.h"
 #include "ui/shell/main_window.h"
 
 namespace pagedchat::test {

@@ -6,7 +6,7 @@
 #include <QVector>
 #include <QWidget>
 
-#include "ui/chat/reply_metrics.h"
+#include "appcore/chat/reply_metrics.h"
 
 class QLabel;
 class QPushButton;

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "ui/chat/code_highlighter.h"
-#include "ui/chat/latex_text.h"
+#include "appcore/text/code_highlighter.h"
+#include "appcore/text/latex_text.h"
 #include "ui/theme/app_theme.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "ui/chat/message_markdown.h"
-#include "ui/chat/reply_thinking.h"
+#include "appcore/chat/reply_thinking.h"
 #include "ui/theme/app_theme.h"
 
 TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {

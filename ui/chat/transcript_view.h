@@ -11,8 +11,8 @@
 #include <QTextBrowser>
 #include <QVector>
 
-#include "ui/chat/chat_record.h"
-#include "ui/chat/plain_error.h"
+#include "appcore/chat/chat_record.h"
+#include "appcore/chat/plain_error.h"
 
 class QTextCursor;
 

@@ -8,7 +8,7 @@
 
 #include <QTreeWidget>
 
-#include "ui/chat/chat_record.h"
+#include "appcore/chat/chat_record.h"
 
 class ChatListWidget : public QTreeWidget {
   Q_OBJECT

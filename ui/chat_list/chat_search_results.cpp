@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 
 namespace {
 // The snippet's marks (MessageHit::kMatchStart/End) as bold; the rest escaped.

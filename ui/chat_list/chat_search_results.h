@@ -5,7 +5,7 @@
 
 #include <QListWidget>
 
-#include "ui/chat/chat_controller.h"
+#include "appcore/session/chat_controller.h"
 
 class ChatSearchResults : public QListWidget {
   Q_OBJECT

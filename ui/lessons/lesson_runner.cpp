@@ -14,10 +14,10 @@
 #include <qcoro/qcorotimer.h>
 
 #include "ui/pool_panel/kv_contiguous_strip.h"
-#include "ui/pool_panel/kv_event_text.h"
+#include "appcore/pool/kv_event_text.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_panel/kv_step_timeline.h"
-#include "ui/remote/remote_endpoints.h"
+#include "appcore/remote/remote_endpoints.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;

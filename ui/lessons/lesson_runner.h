@@ -3,7 +3,7 @@
 // (the teaching preset's small blocks, the pool it needs, its own chats and requests, sent by
 // the runner as a user would send them), pauses the engine just before the mechanism it shows,
 // and then the class advances step by step or event by event, each KV event told in a sentence
-// naming its blocks (ui/pool_panel/kv_event_text.h). The runner drives the MainWindow through
+// naming its blocks (appcore/pool/kv_event_text.h). The runner drives the MainWindow through
 // its public slots and actions, nothing behind its back; a lesson is reached when its key
 // event happens (or, for continuous batching, its key step).
 //
@@ -26,9 +26,9 @@
 #include <qcoro/qcorotask.h>
 
 #include "engine/kv/kv_events.h"
-#include "ui/chat/chat_record.h"
-#include "ui/chat/chat_types.h"
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/chat/chat_record.h"
+#include "appcore/chat/chat_types.h"
+#include "appcore/pool/pool_frame.h"
 
 class MainWindow;
 

@@ -19,7 +19,7 @@
 #include <QVBoxLayout>
 
 #include "models/model_summary.h"
-#include "ui/library/model_download.h"
+#include "appcore/library/model_download.h"
 #include "ui/library/model_list_widget.h"
 #include "ui/theme/app_theme.h"
 

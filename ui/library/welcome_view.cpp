@@ -9,7 +9,7 @@
 
 #include "engine/model/default_model.h"
 #include "models/model_summary.h"
-#include "ui/library/model_download.h"
+#include "appcore/library/model_download.h"
 #include "ui/library/model_list_widget.h"
 #include "ui/theme/app_theme.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ui/pool_view/kv_cell_colors.h"
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/pool/pool_frame.h"
 
 class KvBlockTableView : public QWidget {
   Q_OBJECT

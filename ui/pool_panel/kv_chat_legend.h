@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "ui/pool_view/kv_cell_colors.h"
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/pool/pool_frame.h"
 
 class KvChatLegend : public QListWidget {
   Q_OBJECT

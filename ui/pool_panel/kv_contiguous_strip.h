@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "ui/pool_panel/kv_pool_numbers.h"
+#include "appcore/pool/kv_pool_numbers.h"
 
 struct KvLayoutSegment {
   pagedchat::SequenceId seq = -1;

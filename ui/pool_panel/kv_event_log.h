@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/kv/kv_events.h"
-#include "ui/pool_panel/kv_event_text.h"
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/pool/kv_event_text.h"
+#include "appcore/pool/pool_frame.h"
 
 class QComboBox;
 class QListWidget;

@@ -20,7 +20,7 @@
 #include "ui/pool_panel/kv_chat_legend.h"
 #include "ui/pool_panel/kv_contiguous_strip.h"
 #include "ui/pool_panel/kv_event_log.h"
-#include "ui/pool_panel/kv_pool_numbers.h"
+#include "appcore/pool/kv_pool_numbers.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/pool_panel/kv_stats_panel.h"
 #include "ui/pool_panel/kv_step_timeline.h"

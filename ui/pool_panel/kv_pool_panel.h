@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/pool/pool_frame.h"
 
 class QDockWidget;
 class QLabel;

@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "ui/pool_panel/kv_pool_numbers.h"
+#include "appcore/pool/kv_pool_numbers.h"
 
 class QLabel;
 

@@ -12,7 +12,7 @@
 #include <deque>
 #include <functional>
 
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/pool/pool_frame.h"
 
 // One step told in a sentence: "Step 12 computes 32 tokens in one pass: Chat B's prompt, tokens
 // 32-61 (30); Chat A's next token (1)". name(seq) as for narrateKvEvents.

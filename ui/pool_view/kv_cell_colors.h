@@ -9,7 +9,7 @@
 
 #include <array>
 
-#include "ui/pool_view/kv_cell_model.h"
+#include "appcore/pool/kv_cell_model.h"
 
 // The event kinds the view flashes, one colour each.
 enum class KvFlashKind : uint8_t { CopyOnWrite, Evict, Preempt, SwapOut, SwapIn, CacheHit, Allocate, Free };

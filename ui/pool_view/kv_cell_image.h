@@ -9,8 +9,8 @@
 #include <QPainter>
 
 #include "ui/pool_view/kv_cell_colors.h"
-#include "ui/pool_view/kv_cell_model.h"
-#include "ui/pool_view/kv_grid_layout.h"
+#include "appcore/pool/kv_cell_model.h"
+#include "appcore/pool/kv_grid_layout.h"
 
 // Whether fillKvCells can draw these colours (it writes pixels, it does not blend).
 bool kvCellFillsAreOpaque(const KvCellColors& colors);

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "ui/pool_view/kv_cell_colors.h"
-#include "ui/pool_view/kv_cell_model.h"
+#include "appcore/pool/kv_cell_model.h"
 #include "ui/pool_view/kv_flashes.h"
-#include "ui/pool_view/kv_grid_layout.h"
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/pool/kv_grid_layout.h"
+#include "appcore/pool/pool_frame.h"
 
 class KvPoolView : public QWidget {
   Q_OBJECT

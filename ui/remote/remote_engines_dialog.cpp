@@ -14,7 +14,7 @@
 #include <QVBoxLayout>
 
 #include "remote/openai_client.h"
-#include "ui/remote/remote_endpoints.h"
+#include "appcore/remote/remote_endpoints.h"
 
 RemoteEnginesDialog::RemoteEnginesDialog(RemoteEndpoints& endpoints, QWidget* parent) : QDialog(parent), m_endpoints(endpoints) {
   setObjectName(QStringLiteral("remoteEnginesDialog"));

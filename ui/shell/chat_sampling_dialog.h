@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "ui/chat/chat_types.h"
+#include "appcore/chat/chat_types.h"
 
 class QRadioButton;
 class SamplingForm;

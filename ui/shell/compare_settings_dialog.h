@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "ui/chat/chat_types.h"
+#include "appcore/chat/chat_types.h"
 
 class QTableWidget;
 

@@ -24,25 +24,25 @@
 
 #include <algorithm>
 
-#include "ui/shell/app_services.h"
+#include "appcore/session/app_services.h"
 #include "ui/shell/chat_action_row.h"
 #include "ui/shell/sampling_form.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/shell/compare_settings_dialog.h"
 #include "ui/chat/compare_view.h"
-#include "ui/chat/plain_error.h"
-#include "ui/bridge/engine_bridge.h"
+#include "appcore/chat/plain_error.h"
+#include "appcore/bridge/engine_bridge.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/shell/model_loader.h"
 #include "ui/shell/status_line.h"
-#include "ui/remote/remote_bridge.h"
-#include "ui/remote/remote_endpoints.h"
+#include "appcore/remote/remote_bridge.h"
+#include "appcore/remote/remote_endpoints.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
-#include "ui/bridge/local_api_server.h"
+#include "appcore/bridge/local_api_server.h"
 #endif
 #include "ui/chat/transcript_view.h"
 

@@ -13,11 +13,11 @@
 
 #include <functional>
 
-#include "ui/shell/app_settings.h"
-#include "ui/chat/chat_controller.h"
-#include "ui/bridge/model_info.h"
-#include "ui/chat/chat_record.h"
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/session/app_settings.h"
+#include "appcore/session/chat_controller.h"
+#include "appcore/bridge/model_info.h"
+#include "appcore/chat/chat_record.h"
+#include "appcore/pool/pool_frame.h"
 #include "ui/theme/app_theme.h"
 
 class QAction;

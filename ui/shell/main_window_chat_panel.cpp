@@ -15,7 +15,7 @@
 #include <QVBoxLayout>
 
 #include "ui/chat/compare_view.h"
-#include "ui/chat/reply_thinking.h"
+#include "appcore/chat/reply_thinking.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/shell/chat_action_row.h"
 #include "ui/shell/chat_sampling_dialog.h"

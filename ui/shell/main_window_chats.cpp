@@ -30,10 +30,10 @@
 
 #include <algorithm>
 
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/shell/model_info_dialog.h"
 #include "ui/theme/app_theme.h"
-#include "ui/chat/chat_export.h"
+#include "appcore/chat/chat_export.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/chat_list/chat_search_results.h"

@@ -7,7 +7,7 @@
 #include <QStackedWidget>
 
 #include "engine/model/default_model.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/welcome_view.h"
 #include "ui/shell/model_loader.h"

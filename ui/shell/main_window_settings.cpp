@@ -12,13 +12,13 @@
 #include <QToolBar>
 
 #include "engine/model/default_model.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/shell/compare_settings_dialog.h"
-#include "ui/bridge/engine_bridge.h"
+#include "appcore/bridge/engine_bridge.h"
 #include "ui/shell/model_loader.h"
 #include "ui/shell/settings_dialog.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
-#include "ui/bridge/local_api_server.h"
+#include "appcore/bridge/local_api_server.h"
 #endif
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include <QDialog>
 
-#include "ui/bridge/model_info.h"
+#include "appcore/bridge/model_info.h"
 
 class ModelInfoDialog : public QDialog {
   Q_OBJECT

@@ -12,8 +12,8 @@
 
 #include <qcoro/qcorosignal.h>
 
-#include "ui/chat/chat_database.h"
-#include "ui/chat/plain_error.h"
+#include "appcore/chat/chat_database.h"
+#include "appcore/chat/plain_error.h"
 
 namespace {
 

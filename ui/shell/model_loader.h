@@ -11,7 +11,7 @@
 
 #include <qcoro/qcorotask.h>
 
-#include "ui/bridge/engine_bridge.h"
+#include "appcore/bridge/engine_bridge.h"
 
 class ChatDatabase;
 class QLabel;

@@ -1,11 +1,11 @@
 #pragma once
 // The sampling settings as a form (temperature, top-p, top-k, min-p, the three penalties, max
 // tokens, seed): the settings dialog shows it for the app's defaults, the chat's sampling dialog
-// for one chat's own. Only the fields takeSampling copies (ui/chat/chat_types.h) are read or set.
+// for one chat's own. Only the fields takeSampling copies (appcore/chat/chat_types.h) are read or set.
 
 #include <QWidget>
 
-#include "ui/chat/chat_types.h"
+#include "appcore/chat/chat_types.h"
 
 class QDoubleSpinBox;
 class QSpinBox;

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "ui/chat/chat_export.h"
+#include "appcore/chat/chat_export.h"
 #include "ui/chat/compare_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"

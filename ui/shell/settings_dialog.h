@@ -5,7 +5,7 @@
 
 #include <QDialog>
 
-#include "ui/shell/app_settings.h"
+#include "appcore/session/app_settings.h"
 
 class QComboBox;
 class SamplingForm;

@@ -14,7 +14,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/shell/main_window.h"
 
 #ifdef PAGEDCHAT_HAVE_SERVER

@@ -12,7 +12,7 @@
 #include "support/test_env.h"
 #include "support/transcript_driver.h"
 #include "support/window_driver.h"
-#include "ui/chat/plain_error.h"
+#include "appcore/chat/plain_error.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/shell/main_window.h"
 #include "ui/theme/app_theme.h"

@@ -14,8 +14,8 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_controller.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/session/chat_controller.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/shell/main_window.h"
 
 namespace {

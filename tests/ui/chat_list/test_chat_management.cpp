@@ -22,7 +22,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/chat_list/chat_search_results.h"
 #include "ui/shell/main_window.h"

@@ -20,7 +20,7 @@
 #include "tests/support/model_fixtures.h"
 #include "tests/support/test_env.h"
 #include "tests/support/window_driver.h"
-#include "ui/library/model_download.h"
+#include "appcore/library/model_download.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"
 #include "ui/library/welcome_view.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/kv/kv_manager.h"
-#include "ui/pool_view/pool_frame.h"
+#include "appcore/pool/pool_frame.h"
 
 namespace kvtest {
 

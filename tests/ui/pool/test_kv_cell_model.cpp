@@ -5,10 +5,10 @@
 #include <QtTest>
 
 #include "engine/kv/kv_manager.h"
-#include "ui/pool_view/kv_cell_model.h"
+#include "appcore/pool/kv_cell_model.h"
 #include "ui/pool_view/kv_flashes.h"
-#include "ui/pool_view/kv_grid_layout.h"
-#include "ui/pool_panel/kv_pool_numbers.h"
+#include "appcore/pool/kv_grid_layout.h"
+#include "appcore/pool/kv_pool_numbers.h"
 #include "ui/pool/kv_test_frames.h"
 
 using namespace pagedchat;

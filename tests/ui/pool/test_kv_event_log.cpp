@@ -15,7 +15,7 @@
 #include "engine/kv/kv_manager.h"
 #include "ui/pool/kv_test_frames.h"
 #include "ui/pool_panel/kv_event_log.h"
-#include "ui/pool_panel/kv_event_text.h"
+#include "appcore/pool/kv_event_text.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
 

@@ -28,13 +28,13 @@
 #include "support/window_driver.h"
 #include "ui/chat/compare_view.h"
 #include "ui/chat/transcript_view.h"
-#include "ui/chat/chat_controller.h"
+#include "appcore/session/chat_controller.h"
 #include "ui/chat_list/chat_list_widget.h"
-#include "ui/pool_panel/kv_pool_numbers.h"
-#include "ui/remote/remote_bridge.h"
-#include "ui/remote/remote_endpoints.h"
+#include "appcore/pool/kv_pool_numbers.h"
+#include "appcore/remote/remote_bridge.h"
+#include "appcore/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
-#include "ui/remote/remote_pool_watcher.h"
+#include "appcore/remote/remote_pool_watcher.h"
 #include "ui/shell/main_window.h"
 
 namespace {

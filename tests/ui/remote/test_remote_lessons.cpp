@@ -18,7 +18,7 @@
 #include "support/window_driver.h"
 #include "ui/lessons/lesson_runner.h"
 #include "ui/lessons/lessons_panel.h"
-#include "ui/remote/remote_pool_watcher.h"
+#include "appcore/remote/remote_pool_watcher.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;

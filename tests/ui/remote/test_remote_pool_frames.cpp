@@ -9,10 +9,10 @@
 
 #include "engine/kv/kv_manager.h"
 #include "server/pool_watch.h"
-#include "ui/pool_panel/kv_pool_numbers.h"
+#include "appcore/pool/kv_pool_numbers.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool/kv_test_frames.h"
-#include "ui/remote/remote_pool_watcher.h"
+#include "appcore/remote/remote_pool_watcher.h"
 
 using namespace pagedchat;
 

@@ -17,10 +17,10 @@
 #include "support/vllm_fake_publisher.h"
 #include "support/window_driver.h"
 #include "ui/pool_panel/kv_chat_legend.h"
-#include "ui/pool_panel/kv_event_text.h"
-#include "ui/pool_panel/kv_pool_numbers.h"
-#include "ui/remote/vllm_pool_watcher.h"
-#include "ui/shell/app_services.h"
+#include "appcore/pool/kv_event_text.h"
+#include "appcore/pool/kv_pool_numbers.h"
+#include "appcore/remote/vllm_pool_watcher.h"
+#include "appcore/session/app_services.h"
 #include "ui/shell/main_window.h"
 
 using namespace pagedchat::test::vllm;

@@ -18,7 +18,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/chat/compare_view.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"

@@ -26,7 +26,7 @@
 #include "support/gguf_rewrite.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/chat/chat_database.h"
+#include "appcore/chat/chat_database.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/settings_dialog.h"
 

@@ -12,8 +12,8 @@
 #include <QTemporaryDir>
 
 #include "support/test_env.h"
-#include "ui/chat/chat_database.h"
-#include "ui/shell/app_services.h"
+#include "appcore/chat/chat_database.h"
+#include "appcore/session/app_services.h"
 #include "ui/shell/main_window.h"
 
 class TestOneInstance : public QObject {

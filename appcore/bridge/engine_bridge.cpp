@@ -1,0 +1,386 @@
+// The engine side of the app: queued calls in, one step loop, coalesced signals out.
+#include "appcore/bridge/engine_bridge.h"
+
+#include <QFileInfo>
+#include <QMetaObject>
+
+#include <algorithm>
+
+#include "engine/chat/context_fit.h"
+#include "engine/model/model.h"
+#include "models/model_summary.h"
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include "server/request_router.h"
+#endif
+
+EngineBridge::EngineBridge(QObject* parent)
+    : QObject(parent),
+      m_loop({.post = [this] { QMetaObject::invokeMethod(this, [this] { m_loop.run_once(); }, Qt::QueuedConnection); },
+              .before_step =
+                  [this] {
+                    m_frames.beginStep(m_engine.engine->stats());
+                    m_stepSampled = 0;
+                  },
+              .on_step_failed = [this](const std::string& why) { failAll(why); },
+              .after_step =
+                  [this](bool more) {
+                    afterStep(!more);
+                    if (!more || m_frameClock.elapsed() >= kDisplayIntervalMs) emitFrame(QString());
+                  },
+              .while_paused =
+                  [this] {
+#ifdef PAGEDCHAT_HAVE_SERVER
+                    m_api->afterStep();  // what the local API owes without a step (a pool watcher's first frame)
+#endif
+                  }}) {
+  qRegisterMetaType<PoolFrame>();
+  qRegisterMetaType<ReplyMetrics>();
+  qRegisterMetaType<ChatId>("ChatId");
+  qRegisterMetaType<ModelInfo>();
+  m_textClock.start();
+  m_frameClock.start();
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api = std::make_shared<RequestRouter>();
+#endif
+}
+
+EngineBridge::~EngineBridge() { unload(QStringLiteral("the app is closing")); }
+
+bool EngineBridge::cudaAvailable() { return pagedchat::cuda_available(); }
+
+pagedchat::SamplingParams EngineBridge::samplingParams(const TurnSettings& settings) {
+  return toSamplingParams(settings, (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds());
+}
+
+void EngineBridge::unload(const QString& why) {
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->detach(QStringLiteral("the model was unloaded: %1").arg(why));
+#else
+  Q_UNUSED(why);
+#endif
+  m_loop.attach(nullptr);
+  m_engine.reset();  // the engine goes before the tracker its events feed
+  m_tracker.reset();
+  m_chats.clear();  // their sequences lived in that engine
+  m_requestChat.clear();
+  m_pendingForks.clear();
+}
+
+pagedchat::EngineStats EngineBridge::engineStats() const {
+  return m_engine ? m_engine.engine->stats() : pagedchat::EngineStats{};
+}
+
+void EngineBridge::loadModel(const QString& path, const Config& settings) {
+  QElapsedTimer sinceReport;
+  sinceReport.start();
+  QString lastStage;
+  const pagedchat::LoadProgress progress(
+      [&](std::string_view stage, double fraction) {
+        const QString name = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
+        if (name == lastStage && fraction < 1.0 && sinceReport.elapsed() < 50) return;
+        lastStage = name;
+        sinceReport.restart();
+        emit loadProgress(name, fraction);
+      },
+      &m_cancelLoad);
+  try {
+    // Built aside and swapped in only when everything loaded: a bad file leaves the model
+    // that was working in place.
+    std::unique_ptr<pagedchat::Model> model = pagedchat::Model::load(path.toStdString(), progress);
+    if (settings.builtinChatTemplate) model->chat_template = model->chat_template.builtin();
+    pagedchat::AssembledEngine next = pagedchat::assemble_engine(std::move(model), settings.options(), progress);
+    unload(QStringLiteral("the app loaded another model"));
+    m_engine = std::move(next);
+    pagedchat::Engine& engine = *m_engine.engine;
+    m_tracker = std::make_unique<pagedchat::RequestTracker>(engine);
+    engine.subscribe([this](const pagedchat::EngineEvent& e) { onEvent(e); });
+    m_loop.attach(&engine);
+#ifdef PAGEDCHAT_HAVE_SERVER
+    m_api->setModelId(QFileInfo(path).completeBaseName());
+    // The router's wake comes from the server's thread: the loop's wake queues a call to us.
+    m_api->attach(m_engine.model, engine, [this] { m_loop.wake(); });
+#endif
+    auto detokenize = std::make_shared<const std::function<QString(const std::vector<int32_t>&)>>(
+        [model = m_engine.model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
+    const auto& c = m_engine.model->config();
+    PoolFrameWindow window;
+    window.window = c.sliding_window;
+    window.numLayers = c.num_layers;
+    for (int l = 0; l < c.num_layers; ++l) window.numLocalLayers += c.is_local_layer(l) ? 1 : 0;
+    m_frames.reset(detokenize, m_engine.max_context, window);
+    QString loaded = QStringLiteral("%1 · %2 layers · %3 · %4 KV blocks of %5 tokens")
+                         .arg(QString::fromStdString(c.name))
+                         .arg(c.num_layers)
+                         .arg(QString::fromStdString(m_engine.backend_description))
+                         .arg(m_engine.num_blocks)
+                         .arg(engine.block_size());
+    if (m_engine.speculation != "no speculation") loaded += QStringLiteral(" · speculative: ") + QString::fromStdString(m_engine.speculation);
+    const pagedchat::ChatTemplate& tmpl = m_engine.model->chat_template;
+    if (!tmpl.fallback_reason().empty())
+      loaded += QStringLiteral(" · %1 (%2)").arg(QString::fromStdString(tmpl.describe()), QString::fromStdString(tmpl.fallback_reason()));
+    emit modelDescribed(describeModel(path, settings));  // first: the window has it when the model is ready
+    emit modelLoaded(loaded, m_engine.max_context);
+    emitFrame(QString());
+  } catch (const pagedchat::LoadCancelled&) {
+    emit modelLoadCancelled();
+  } catch (const std::exception& e) {
+    emit modelFailed(QString::fromUtf8(e.what()));
+  }
+}
+
+ModelInfo EngineBridge::describeModel(const QString& path, const Config& settings) const {
+  const pagedchat::ModelConfig& c = m_engine.model->config();
+  ModelInfo info;
+  info.path = QFileInfo(path).absoluteFilePath();
+  info.name = QString::fromStdString(c.name);
+  info.architecture = QString::fromStdString(c.architecture);
+  try {
+    // The header alone (mapped; only its pages are read): the parameter count and quantization.
+    const pagedchat::models::ModelSummary summary = pagedchat::models::summarize_model(path.toStdString());
+    info.parameters = QString::fromStdString(pagedchat::models::format_parameters(summary.parameters));
+    info.quantization = QString::fromStdString(summary.quantization);
+    info.fileSize = QString::fromStdString(pagedchat::models::format_bytes(summary.file_size));
+  } catch (const std::exception& e) {
+    info.parameters = info.quantization = info.fileSize = tr("not known (%1)").arg(QString::fromUtf8(e.what()));
+  }
+  info.layers = c.num_layers;
+  info.hiddenSize = c.dim;
+  info.heads = c.num_heads;
+  info.kvHeads = c.num_kv_heads;
+  info.headDim = c.head_dim;
+  info.vocabulary = c.vocab_size;
+  info.trainedContext = c.context_length;
+  info.chatContext = m_engine.max_context;
+  info.slidingWindow = c.sliding_window;
+  for (int l = 0; l < c.num_layers; ++l) info.localLayers += c.is_local_layer(l) ? 1 : 0;
+  const pagedchat::ChatTemplate& tmpl = m_engine.model->chat_template;
+  info.chatTemplate = QString::fromStdString(tmpl.describe());
+  info.templateFallback = QString::fromStdString(tmpl.fallback_reason());
+  info.backend = QString::fromStdString(m_engine.backend_description);
+  info.speculation = QString::fromStdString(m_engine.speculation);
+  info.kvType = settings.backend == QLatin1String("cpu") ? settings.kvType : QStringLiteral("f16");
+  info.blockSize = m_engine.engine->block_size();
+  info.numBlocks = m_engine.num_blocks;
+  info.numHostBlocks = m_engine.num_host_blocks;
+  const uint64_t perBlock = m_engine.engine->stats().kv.bytes_per_block;
+  info.kvBytesPerToken = info.blockSize > 0 ? static_cast<qint64>(perBlock / static_cast<uint64_t>(info.blockSize)) : 0;
+  return info;
+}
+
+void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnSettings& settings) {
+  // A refused turn ends as it began: failed, then done (the chat holds what it held).
+  auto refuse = [&](const QString& why) {
+    emit replyFailed(chat, why);
+    emit turnDone(chat, m_chats[chat].session.context_used());
+  };
+  if (!m_engine) return refuse(tr("No model is loaded."));
+  Chat& c = m_chats[chat];
+  if (c.session.request() >= 0) return emit replyFailed(chat, tr("This chat is still replying."));
+  if (c.session.awaiting_pick()) return refuse(tr("Pick one of the compared replies first."));
+  try {
+    // Room for a reply (max tokens, at most a quarter of the context), or the chat's policy.
+    const int64_t context = m_engine.max_context, reserve = std::min<int64_t>(settings.maxTokens, context / 4);
+    const bool drop = settings.contextPolicy == ContextPolicy::dropOldest;
+    pagedchat::ContextFit fit = pagedchat::fit_context(*m_engine.model, toEngineMessages(messages), context, reserve, drop);
+    if (!fit.fits && !drop) return emit contextFull(chat, static_cast<int>(fit.num_tokens), static_cast<int>(context));
+    if (!fit.fits)
+      return refuse(tr("The last message alone takes %1 of the context's %2 tokens: there is no room for a "
+                                       "reply. Shorten it, or raise the context in Settings.").arg(fit.num_tokens).arg(context));
+    if (fit.num_dropped > 0) emit contextTrimmed(chat, static_cast<int>(fit.num_dropped));
+    const auto plan = settings.continuesReply ? &pagedchat::ChatSession::plan_continue : &pagedchat::ChatSession::plan_turn;
+    pagedchat::ChatSession::Turn turn = (c.session.*plan)(*m_engine.engine, *m_engine.model, std::move(fit.chat));
+    pagedchat::Request& request = turn.request;
+    request.params = samplingParams(settings);
+    request.n = std::clamp(settings.numSamples, 1, 8);
+    if (!settings.columns.empty()) {
+      request.n = static_cast<int>(std::min<size_t>(settings.columns.size(), 8));
+      for (int i = 0; i < request.n; ++i) request.sample_params.push_back(samplingParams(settings.columns[static_cast<size_t>(i)]));
+    }
+    if (settings.beamSearch && request.n > 1 && settings.columns.empty()) {
+      request.beam_width = request.n;
+      request.park_when_done = false;  // the beams go at the end; the next turn is served by the prefix cache
+    }
+    const size_t n = static_cast<size_t>(request.n);
+    c.numPromptTokens = turn.num_submitted;
+    c.sentBytes.assign(n, 0);
+    c.reported.assign(n, false);
+    const pagedchat::RequestId id = m_engine.engine->submit(request);
+    m_tracker->track(id, static_cast<int>(n));
+    c.session.turn_started(id, std::move(turn));
+    m_requestChat[id] = chat;
+    m_loop.wake();
+  } catch (const pagedchat::ChatTemplateError& e) {
+    refuse(tr("%1. Settings > Chat format > Built-in uses %2 instead.")
+               .arg(QString::fromUtf8(e.what()), QString::fromStdString(m_engine.model->chat_template.builtin().describe())));
+  } catch (const std::exception& e) {
+    refuse(QString::fromUtf8(e.what()));
+  }
+}
+
+void EngineBridge::stop(ChatId chat) {
+  auto it = m_chats.find(chat);
+  if (it == m_chats.end() || it->second.session.request() < 0 || !m_engine) return;
+  m_engine.engine->abort(it->second.session.request());
+  m_loop.wake();
+}
+
+void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMessages>& messages) {
+  Chat& c = m_chats[child];
+  const auto chat = messages ? std::optional(toEngineMessages(*messages)) : std::nullopt;
+  pagedchat::SequenceId seq = -1;
+  try {
+    if (m_engine) seq = m_chats[parent].session.fork_into(*m_engine.engine, *m_engine.model, c.session, chat);
+  } catch (const pagedchat::ChatTemplateError&) {
+    // The model's template refuses this chat: the fork shares nothing, and its first turn says why.
+  }
+  if (seq < 0) return emit forkDone(child, false, 0);
+  m_pendingForks[seq] = child;
+  m_loop.wake();  // the fork is a command the next step applies
+}
+
+void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
+  if (!m_engine) return;
+  const pagedchat::Model& model = *m_engine.model;
+  size_t tokens = 0;
+  try {
+    tokens = model.encode_chat(toEngineMessages(messages), false).size();
+  } catch (const pagedchat::ChatTemplateError&) {
+    // A template that refuses the chat still leaves it a size: the built-in format's, close to it.
+    tokens = model.encode_prompt(model.chat_template.builtin().apply(toEngineMessages(messages), false)).size();
+  }
+  auto it = m_chats.find(chat);
+  emit chatMeasured(chat, static_cast<int>(tokens), it == m_chats.end() ? 0 : it->second.session.num_blocks_held(*m_engine.engine));
+}
+
+void EngineBridge::pickSample(ChatId chat, int index) {
+  auto it = m_chats.find(chat);
+  if (it == m_chats.end() || !m_engine) return;
+  it->second.session.pick(*m_engine.engine, index);
+  m_loop.wake();
+}
+
+void EngineBridge::release(ChatId chat) {
+  auto it = m_chats.find(chat);
+  if (it == m_chats.end()) return;
+  const pagedchat::RequestId request = it->second.session.request();
+  if (m_engine) it->second.session.release(*m_engine.engine);
+  m_requestChat.erase(request);
+  if (m_tracker) m_tracker->forget(request);
+  m_chats.erase(it);
+  m_loop.wake();
+}
+
+void EngineBridge::setChatTitle(ChatId chat, const QString& title) { m_chats[chat].title = title; }
+
+void EngineBridge::setPaused(bool paused) { m_loop.set_paused(paused); }
+
+void EngineBridge::stepOnce() {
+  if (m_engine) stepAndReport();
+}
+
+bool EngineBridge::stepAndReport() {
+  m_loop.step_once();
+  afterStep(true);
+  const bool events = m_frames.numPendingEvents() > 0;
+  emitFrame(m_frames.describeStep(m_engine.engine->stats(), m_stepSampled));  // a frame per step: its own marks
+  return events;
+}
+
+void EngineBridge::stepMany(int steps, bool untilKvEvent) {
+  if (!m_engine) return;
+  // The first step always runs: a fork or a release queued while paused is done inside a step.
+  for (int i = 0; i < steps && (i == 0 || m_engine.engine->has_work()); ++i)
+    if (stepAndReport() && untilKvEvent) return;
+}
+
+// The engine step threw: every chat's turn and API request in flight fails with the reason.
+void EngineBridge::failAll(const std::string& why) {
+  for (pagedchat::RequestId id : m_tracker->tracked()) {
+    m_tracker->fail(id, why);
+    m_engine.engine->abort(id);
+  }
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->failAll(QStringLiteral("the forward pass failed: %1").arg(QString::fromStdString(why)));
+#endif
+}
+
+// Inside step(), on the engine thread: the pool frames' KV events and fork confirmations.
+void EngineBridge::onEvent(const pagedchat::EngineEvent& e) {
+  using Kind = pagedchat::EngineEventKind;
+  if (e.kind == Kind::token) ++m_stepSampled;
+  const bool forkDone = e.kind == Kind::kv && e.kv.kind == pagedchat::KvEventKind::fork;
+  const bool forkRefused = e.kind == Kind::error && e.request < 0;
+  if (e.kind == Kind::kv) m_frames.onKvEvent(e.kv);
+  if (!forkDone && !forkRefused) return;
+  auto f = m_pendingForks.find(forkDone ? e.kv.seq : e.seq);
+  if (f == m_pendingForks.end()) return;
+  // A refused fork (the parent went away meanwhile): the child starts afresh.
+  if (forkRefused) m_chats[f->second].session.fork_refused();
+  m_forksDone.emplace_back(f->second, forkDone);
+  m_pendingForks.erase(f);
+}
+
+void EngineBridge::afterStep(bool flushAll) {
+  m_frames.onStep(m_engine.engine->last_step());
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api->afterStep();
+#endif
+  deliver(flushAll);
+}
+
+void EngineBridge::deliver(bool flushAll) {
+  for (auto [child, shares] : std::exchange(m_forksDone, {})) emit forkDone(child, shares, m_chats[child].session.context_used());
+  const bool flushText = flushAll || m_textClock.elapsed() >= kDisplayIntervalMs;
+  if (flushText) m_textClock.restart();
+  m_tracker->take_updates();  // the outputs below hold what the updates said
+  std::vector<ChatId> inFlight;  // deliverChat ends turns, which leave m_requestChat
+  for (const auto& [request, id] : m_requestChat) inFlight.push_back(id);
+  for (ChatId id : inFlight) deliverChat(id, m_chats[id], flushText);
+}
+
+void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
+  const pagedchat::RequestOutput* out = m_tracker->output(c.session.request());
+  if (!out) return;
+  for (size_t i = 0; i < out->samples.size() && i < c.sentBytes.size(); ++i) {
+    const pagedchat::SampleOutput& s = out->samples[i];
+    if ((flushText || s.finished) && s.text.size() > c.sentBytes[i]) {
+      emit replyText(id, static_cast<int>(i), QString::fromStdString(s.text.substr(c.sentBytes[i])));
+      c.sentBytes[i] = s.text.size();
+    }
+    if (!s.finished || c.reported[i]) continue;
+    c.reported[i] = true;
+    emit replyFinished(id, static_cast<int>(i), ReplyMetrics::of(s, c.numPromptTokens, out->num_cached_prompt_tokens));
+  }
+  if (!out->done) return;
+  const pagedchat::RequestOutput done = m_tracker->take_output(out->id);
+  m_requestChat.erase(done.id);
+  const int contextUsed = c.session.turn_ended(*m_engine.engine, done);
+  if (!done.ok()) emit replyFailed(id, QString::fromStdString(done.error));
+  emit turnDone(id, contextUsed);
+}
+
+void EngineBridge::sendFrame() { emitFrame(QString()); }
+
+void EngineBridge::emitFrame(const QString& stepSummary) {
+  if (!m_engine) return;
+  m_frameClock.restart();
+  // Each sequence labelled with its chat: the parked one, the samples in flight or unpicked.
+  std::unordered_map<pagedchat::SequenceId, ChatId> owner;
+  for (const auto& [id, c] : m_chats) {
+    for (pagedchat::SequenceId seq : c.session.sequences()) owner[seq] = id;
+    if (const pagedchat::RequestOutput* out = m_tracker->output(c.session.request()))
+      for (pagedchat::SequenceId seq : out->sequences) owner[seq] = id;
+  }
+  auto label = [&](pagedchat::SequenceId seq) -> std::pair<QString, int> {
+    auto it = owner.find(seq);
+    if (it != owner.end()) {
+      const QString& title = m_chats[it->second].title;
+      return {title.isEmpty() ? tr("chat %1").arg(it->second) : title, static_cast<int>(it->second % 1000)};
+    }
+#ifdef PAGEDCHAT_HAVE_SERVER
+    if (const pagedchat::RequestId api = m_api->requestOf(seq); api >= 0) return {tr("API request %1").arg(api), kApiColorIndex};
+#endif
+    return {tr("sequence %1").arg(seq), -1};
+  };
+  emit poolFrame(m_frames.build(*m_engine.engine, label, stepSummary));
+}

@@ -1,0 +1,44 @@
+// Starting and stopping the app's API server on its thread.
+#include "appcore/bridge/local_api_server.h"
+
+#include <QMetaObject>
+
+#include "server/request_router.h"
+
+LocalApiServer::LocalApiServer(std::shared_ptr<RequestRouter> router, QObject* parent)
+    : QObject(parent), m_router(std::move(router)) {
+  m_thread.setObjectName(QStringLiteral("api"));
+}
+
+LocalApiServer::~LocalApiServer() { stop(); }
+
+void LocalApiServer::start(const ServerOptions& options) {
+  stop();
+  m_thread.start();
+  m_server = new ApiServer(options, *m_router);
+  m_server->moveToThread(&m_thread);
+  // listen() must run on the thread whose event loop serves the sockets.
+  QMetaObject::invokeMethod(m_server, [this, server = m_server, options] {
+    const quint16 port = server->start();
+    QMetaObject::invokeMethod(this, [this, server, port, options] {
+      if (server != m_server) return;  // stopped meanwhile
+      if (port == 0) {
+        stop();
+        emit failed(tr("Cannot listen on %1:%2 (is the port in use?)").arg(options.host.toString()).arg(options.port));
+        return;
+      }
+      m_url = QStringLiteral("http://%1:%2/v1").arg(options.host.toString()).arg(port);
+      emit started(m_url);
+    }, Qt::QueuedConnection);
+  }, Qt::QueuedConnection);
+}
+
+void LocalApiServer::stop() {
+  if (!m_server) return;
+  // Deleted on its own thread (its sockets live there), before that thread ends.
+  QMetaObject::invokeMethod(m_server, [server = m_server] { delete server; }, Qt::BlockingQueuedConnection);
+  m_server = nullptr;
+  m_url.clear();
+  m_thread.quit();
+  m_thread.wait();
+}

@@ -1,0 +1,58 @@
+#pragma once
+// What the KV block-pool view draws, as one value the engine thread builds and sends to the
+// UI thread (queued signal, coalesced to the display rate): a snapshot of the pool, the stats,
+// the events since the previous frame, and per live sequence its chat, block table and tokens
+// (so hovering a block can show the text inside it without touching the engine).
+
+#include <QMetaType>
+#include <QString>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/engine/engine.h"
+#include "engine/kv/kv_events.h"
+#include "engine/kv/kv_snapshot.h"
+
+struct PoolFrameSequence {
+  pagedchat::SequenceId id = -1;
+  QString chatTitle;      // the chat (or compare column / API request) the sequence belongs to
+  int colorIndex = 0;     // stable per chat: cells of one chat share a colour
+  std::vector<int32_t> blockTable;  // logical block -> physical block id
+  std::vector<int32_t> tokens;      // the tokens stored, in order
+  QString responseId{};  // a remote server's frame: the API response it serves ("chatcmpl-N"), or empty
+  int64_t numStored = -1;  // a remote server's frame: its tokens stored, which it does not send; -1: tokens.size()
+  int64_t storedTokens() const { return numStored >= 0 ? numStored : static_cast<int64_t>(tokens.size()); }
+};
+
+// A model with sliding-window attention (Gemma 3): on its local layers a token sees only its
+// last `window` positions, so a sequence's blocks wholly before that are read by the global
+// layers alone. The pool keeps them (masking only; see docs/DESIGN.md) and the view marks them.
+struct PoolFrameWindow {
+  int window = 0;  // tokens; 0: no sliding window
+  int numLocalLayers = 0;
+  int numLayers = 0;
+};
+
+struct PoolFrame {
+  pagedchat::KvSnapshot snapshot;
+  pagedchat::EngineStats stats;
+  std::vector<pagedchat::KvEvent> events;  // since the previous frame, oldest first
+  // What each step since the previous frame computed, oldest first (at most kMaxSteps: the
+  // step timeline draws no more than that).
+  static constexpr size_t kMaxSteps = 64;
+  std::vector<pagedchat::StepRecord> steps;
+  std::vector<PoolFrameSequence> sequences;
+  double tokensPerSecond = 0;      // aggregate, over the last second
+  int64_t contiguousReservedTokens = 0;  // what one max-context slab per sequence would reserve
+  int64_t maxContext = 0;                // tokens one sequence may hold (one such slab)
+  int64_t stepIndex = 0;            // engine steps so far
+  QString lastStepSummary;          // step mode: what the last step did, in words
+  PoolFrameWindow slidingWindow;
+  bool fromVllmEvents = false;  // a vLLM cache as its KV events tell it (appcore/remote/vllm_pool_watcher.h)
+  // Turns token ids into text; safe to call on the UI thread (tokenizers are read-only).
+  std::shared_ptr<const std::function<QString(const std::vector<int32_t>&)>> detokenize;
+};
+Q_DECLARE_METATYPE(PoolFrame)

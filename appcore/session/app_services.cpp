@@ -1,0 +1,27 @@
+// Building and tearing down the app's services in the order they depend on each other.
+#include "appcore/session/app_services.h"
+
+#include "appcore/bridge/engine_bridge.h"
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include "appcore/bridge/local_api_server.h"
+#endif
+
+AppServices::AppServices(const QString& databasePath)
+    : m_lock(std::make_unique<InstanceLock>(databasePath)), m_db(std::make_unique<ChatDatabase>(databasePath)) {
+  m_bridge = new EngineBridge();
+  m_bridge->moveToThread(&m_engineThread);
+  QObject::connect(&m_engineThread, &QThread::finished, m_bridge, &QObject::deleteLater);
+  m_engineThread.setObjectName(QStringLiteral("engine"));
+  m_engineThread.start();
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_api = new LocalApiServer(m_bridge->apiRouter());
+#endif
+}
+
+AppServices::~AppServices() {
+#ifdef PAGEDCHAT_HAVE_SERVER
+  delete m_api;  // the server's requests go before the engine does
+#endif
+  m_engineThread.quit();
+  m_engineThread.wait();
+}

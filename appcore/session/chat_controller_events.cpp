@@ -1,0 +1,127 @@
+// What the engines say of a turn, handled once for both: the local engine's EngineBridge and a
+// remote server's RemoteBridge (appcore/remote/remote_bridge.h) emit the same replies, and each
+// rule about what they mean for a chat (streamed text saved, a sample's figures, a failure said
+// in the chat, the turn's end) is written here.
+#include "appcore/session/chat_controller.h"
+
+#include "appcore/bridge/engine_bridge.h"
+#include "appcore/chat/chat_database.h"
+#include "appcore/remote/remote_bridge.h"
+
+namespace {
+constexpr int kStreamSaveIntervalMs = 1000;  // a reply in flight is saved at most this often
+}  // namespace
+
+void ChatController::onReplyText(ChatId id, int sample, const QString& text) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying) return;
+  Chat& c = it->second;
+  if (c.numSamples == 1) {
+    c.record.messages.last().content += text;
+    if (!c.sinceSaved.isValid() || c.sinceSaved.elapsed() >= kStreamSaveIntervalMs) {
+      save(c);
+      c.sinceSaved.start();
+    }
+  } else if (sample < c.samples.size()) {
+    c.samples[sample] += text;
+  }
+  emit chatChanged(id);
+}
+
+void ChatController::onReplyFinished(ChatId id, int sample, const ReplyMetrics& m) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying) return;
+  Chat& c = it->second;
+  if (c.numSamples == 1) {
+    c.record.messages.last().metrics = m;
+    c.record.messages.last().metrics.numTokens += c.continuedTokens;  // the whole reply's
+  } else if (sample < c.sampleMetrics.size()) {
+    c.sampleMetrics[sample] = m;
+  }
+  emit status(id, m.summary());
+}
+
+void ChatController::onReplyFailed(ChatId id, const PlainError& error) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end()) return;
+  // Said in the chat, where it happened: a plain sentence, the engine's words behind "details".
+  it->second.lastError = error;
+  // A reply that never started leaves no empty message behind.
+  if (it->second.replying) dropEmptyReply(it->second);
+  emit status(id, QString());
+  emit chatChanged(id);
+}
+
+void ChatController::onTurnDone(ChatId id, int contextUsed) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying) return;
+  Chat& c = it->second;
+  c.replying = false;
+  c.contextUsed = contextUsed;
+  emit replyingChanged(id, false);
+  if (c.numSamples > 1) c.awaitingPick = true;
+  else save(c);
+  emit turnEnded(id);
+  measure(id);
+}
+
+void ChatController::connectRemote() {
+  if (!m_remote) return;
+  connect(m_remote, &RemoteBridge::replyText, this, &ChatController::onReplyText);
+  connect(m_remote, &RemoteBridge::replyFinished, this, &ChatController::onReplyFinished);
+  connect(m_remote, &RemoteBridge::replyFailed, this,
+          [this](ChatId id, const QString& sentence, const QString& detail) { onReplyFailed(id, {sentence, detail}); });
+  connect(m_remote, &RemoteBridge::turnDone, this, [this](ChatId id) { onTurnDone(id, 0); });
+}
+
+void ChatController::connectBridge() {
+  connect(m_bridge, &EngineBridge::replyText, this, &ChatController::onReplyText);
+  connect(m_bridge, &EngineBridge::replyFinished, this, &ChatController::onReplyFinished);
+  connect(m_bridge, &EngineBridge::replyFailed, this,
+          [this](ChatId id, const QString& e) { onReplyFailed(id, explainReplyError(e)); });
+  connect(m_bridge, &EngineBridge::contextTrimmed, this, [this](ChatId id, int numDropped) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end()) return;
+    ChatRecord& r = it->second.record;
+    r.firstInView = std::min(r.firstInView + numDropped, static_cast<int>(r.messages.size()));
+    save(it->second);
+    emit status(id, r.firstInView == 1
+                        ? tr("The chat outgrew the model's context: its oldest message is now outside the model's view.")
+                        : tr("The chat outgrew the model's context: its %1 oldest messages are now outside the model's view.").arg(r.firstInView));
+    emit chatChanged(id);
+  });
+  connect(m_bridge, &EngineBridge::contextFull, this, [this](ChatId id, int numTokens, int contextLength) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end() || !it->second.replying) return;
+    Chat& c = it->second;
+    dropEmptyReply(c);
+    c.replying = false;
+    c.contextFullTokens = numTokens;
+    c.contextLength = contextLength;
+    emit replyingChanged(id, false);
+    save(c);
+    emit status(id, tr("The context is full: %1 of %2 tokens.").arg(numTokens).arg(contextLength));
+    emit chatChanged(id);
+    emit turnEnded(id);
+    measure(id);
+  });
+  connect(m_bridge, &EngineBridge::turnDone, this, &ChatController::onTurnDone);
+  connect(m_bridge, &EngineBridge::forkDone, this, [this](ChatId child, bool shares, int contextUsed) {
+    auto it = m_chats.find(child);
+    if (it == m_chats.end()) return;
+    it->second.contextUsed = shares ? contextUsed : 0;
+    emit status(child, shares ? tr("Forked: the new chat shares the parent's KV blocks of its %1 tokens (copy-on-write, "
+                                   "nothing recomputed)").arg(contextUsed)
+                              : tr("Forked: the new chat's first turn reads its messages again (the prefix cache serves "
+                                   "the full blocks the parent still holds)"));
+    emit chatChanged(child);
+    measure(child);
+  });
+  connect(m_bridge, &EngineBridge::chatMeasured, this, [this](ChatId id, int tokens, int blocks) {
+    auto it = m_chats.find(id);
+    if (it == m_chats.end()) return;
+    it->second.conversationTokens = tokens;
+    it->second.blocksHeld = blocks;
+    emit chatChanged(id);
+  });
+}
