@@ -2,6 +2,7 @@
 #include "appcore/session/app_services.h"
 
 #include "appcore/bridge/engine_bridge.h"
+#include "appcore/session/app_session.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "appcore/bridge/local_api_server.h"
 #endif
@@ -16,9 +17,11 @@ AppServices::AppServices(const QString& databasePath)
 #ifdef PAGEDCHAT_HAVE_SERVER
   m_api = new LocalApiServer(m_bridge->apiRouter());
 #endif
+  m_session = std::make_unique<AppSession>(*m_db, m_bridge);
 }
 
 AppServices::~AppServices() {
+  m_session.reset();  // its chats' turns end, a watched server gets its own pool back
 #ifdef PAGEDCHAT_HAVE_SERVER
   delete m_api;  // the server's requests go before the engine does
 #endif

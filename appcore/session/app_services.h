@@ -1,10 +1,11 @@
 #pragma once
 // What the app is made of apart from its window, and who owns it: the lock on the data folder,
-// the chat database, the engine thread with the EngineBridge on it, and (when built with the
-// server) the local API server over the bridge's router. The app's main makes one and hands it
+// the chat database, the engine thread with the EngineBridge on it, (when built with the
+// server) the local API server over the bridge's router, and the session over them all
+// (appcore/session/app_session.h: the chats, the pool shown, the settings). The app's main makes one and hands it
 // to the window, as qBittorrent's src/app owns the session and hands it to the GUI; tests make
-// their own. Destroyed after the window: the API server first (its requests go before the
-// engine), then the engine thread (the bridge and its engine are deleted on it), then the
+// their own. Destroyed after the window: the session first, the API server next (its requests go
+// before the engine), then the engine thread (the bridge and its engine are deleted on it), then the
 // database, then the lock.
 
 #include <QString>
@@ -15,6 +16,7 @@
 #include "appcore/chat/chat_database.h"
 #include "appcore/session/instance_lock.h"
 
+class AppSession;
 class EngineBridge;
 class LocalApiServer;
 
@@ -31,6 +33,7 @@ class AppServices {
   ChatDatabase& database() { return *m_db; }
   EngineBridge* bridge() const { return m_bridge; }  // lives on the engine thread
   LocalApiServer* apiServer() const { return m_api; }  // null when built without the server
+  AppSession& session() { return *m_session; }
 
  private:
   std::unique_ptr<InstanceLock> m_lock;  // first: held before the database opens, until it closes
@@ -38,4 +41,5 @@ class AppServices {
   QThread m_engineThread;
   EngineBridge* m_bridge = nullptr;
   LocalApiServer* m_api = nullptr;  // owned; a plain pointer, as builds without the server lack the type
+  std::unique_ptr<AppSession> m_session;
 };

@@ -83,8 +83,11 @@ void ChatController::setSharedSystemPrompt(const QString& prompt) { m_sharedSyst
 void ChatController::setChatSystemPrompt(ChatId id, bool overrides, const QString& prompt) {
   auto it = m_chats.find(id);
   if (it == m_chats.end()) return;
-  it->second.record.overridesSystemPrompt = overrides;
-  it->second.record.systemPrompt = prompt;
+  ChatRecord& r = it->second.record;
+  if (r.overridesSystemPrompt == overrides && r.systemPrompt == prompt) return;
+  r.overridesSystemPrompt = overrides;
+  r.systemPrompt = prompt;
+  emit systemPromptChanged(id);
 }
 
 void ChatController::setContextPolicy(ChatId id, ContextPolicy policy) {
@@ -415,6 +418,7 @@ bool ChatController::setRemoteEngine(ChatId id, const RemoteEngineChoice& engine
   onEngine([id](EngineBridge& b) { b.release(id); });
   c.contextUsed = 0;
   save(c);
+  emit engineChanged(id, engine);
   emit status(id, engine.isSet() ? tr("This chat now runs on %1 at %2").arg(engine.model, engine.url)
                                  : tr("This chat now runs on this machine"));
   emit chatChanged(id);

@@ -145,6 +145,8 @@ class ChatController : public QObject {
   void replyingChanged(ChatId id, bool replying);
   void titleChanged(ChatId id, const QString& title);
   void pinnedChanged(ChatId id, bool pinned);
+  void systemPromptChanged(ChatId id);  // its own prompt or whether it overrides the shared one
+  void engineChanged(ChatId id, const RemoteEngineChoice& engine);  // where its replies come from (unset: here)
   void activityChanged(ChatId id);  // a turn began: the chat is the most recent
   // The chat is gone; orphans: its forks, now chats of their own.
   void chatRemoved(ChatId id, const QVector<ChatId>& orphans);

@@ -3,7 +3,7 @@
 
 #include <QUrl>
 
-#include <QAction>
+#include <functional>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -12,10 +12,10 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
-#include "ui/shell/main_window.h"
+#include "appcore/session/pool_control.h"
 
-LessonsPanel::LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* parent)
-    : QWidget(parent), m_window(window), m_runner(runner) {
+LessonsPanel::LessonsPanel(PoolControl& pool, LessonRunner& runner, QWidget* parent)
+    : QWidget(parent), m_pool(pool), m_runner(runner) {
   setObjectName(QStringLiteral("lessonsPanel"));
   auto* v = new QVBoxLayout(this);
   m_list = new QListWidget(this);
@@ -41,23 +41,17 @@ LessonsPanel::LessonsPanel(MainWindow& window, LessonRunner& runner, QWidget* pa
   m_start->setToolTip(tr("Sets the lesson's scene up on the engine (the teaching preset, its chats and turns) and pauses "
                          "just before what it shows; again: replays it from a fresh scene"));
   v->addWidget(m_start);
-  auto button = [&](const QString& text, const char* name, const char* action) {
+  // The Engine toolbar's steps, on the pool the lesson is told on (the pool shown).
+  auto button = [&](const QString& text, const char* name, std::function<void()> act) {
     auto* b = new QPushButton(text, this);
     b->setObjectName(QString::fromLatin1(name));
-    connect(b, &QPushButton::clicked, this, [this, action = QString::fromLatin1(action)] {
-      if (QAction* a = m_window.findChild<QAction*>(action)) a->trigger();
-    });
+    connect(b, &QPushButton::clicked, this, std::move(act));
     return b;
   };
-  m_next = button(tr("Next event"), "lessonNextEvent", "stepToNextKvEvent");
-  m_step = button(tr("Step"), "lessonStep", "stepEngine");
-  m_ten = button(tr("Step ×10"), "lessonStep10", "stepEngine10");
-  m_end = new QPushButton(tr("Run to end"), this);
-  m_end->setObjectName(QStringLiteral("lessonRunToEnd"));
-  connect(m_end, &QPushButton::clicked, this, [this] {
-    QAction* pause = m_window.findChild<QAction*>(QStringLiteral("pauseEngine"));
-    if (pause && pause->isChecked()) pause->trigger();
-  });
+  m_next = button(tr("Next event"), "lessonNextEvent", [this] { m_pool.stepToNextEvent(); });
+  m_step = button(tr("Step"), "lessonStep", [this] { m_pool.step(); });
+  m_ten = button(tr("Step ×10"), "lessonStep10", [this] { m_pool.step(10); });
+  m_end = button(tr("Run to end"), "lessonRunToEnd", [this] { m_pool.setPaused(false); });
   auto* row = new QHBoxLayout;
   row->addWidget(m_next);
   row->addWidget(m_step);
@@ -124,7 +118,7 @@ void LessonsPanel::onState(LessonRunner::State state, const QString& message) {
   if (state == State::ready) m_sentence->setText(message);
   else if (!message.isEmpty()) m_status->setText(message);
   if (state == State::ready && m_runner.current())
-    m_status->setText(m_runner.onRemotePool() ? tr("%1 (on %2's pool)").arg(m_runner.current()->title, QUrl(m_window.watchedPool()).authority())
+    m_status->setText(m_runner.onRemotePool() ? tr("%1 (on %2's pool)").arg(m_runner.current()->title, QUrl(m_pool.watchedPool()).authority())
                                               : m_runner.current()->title);
   // The lesson running is the one marked in the list, however it was started (the list, a
   // replay, the screenshot tour).

@@ -11,20 +11,6 @@ QColor mix(const QColor& a, const QColor& b, double t) {
 constexpr std::array<int, KvCellColors::kNumChatColors> kChatHues{210, 30, 120, 0, 270, 180, 320, 60, 240, 90};
 }  // namespace
 
-const char* kvFlashKindName(KvFlashKind kind) {
-  switch (kind) {
-    case KvFlashKind::CopyOnWrite: return "copy-on-write";
-    case KvFlashKind::Evict: return "evict";
-    case KvFlashKind::Preempt: return "preempt or reclaim";  // a parked chat's blocks taken back: a preemption too
-    case KvFlashKind::SwapOut: return "swap out";
-    case KvFlashKind::SwapIn: return "swap in";
-    case KvFlashKind::CacheHit: return "cache hit";
-    case KvFlashKind::Allocate: return "allocate";
-    case KvFlashKind::Free: return "freed";  // the state key above says "free" of a free block
-  }
-  return "?";
-}
-
 KvCellColors KvCellColors::fromPalette(const QPalette& palette) {
   KvCellColors c;
   const QColor base = palette.color(QPalette::Base);

@@ -10,11 +10,7 @@
 #include <array>
 
 #include "appcore/pool/kv_cell_model.h"
-
-// The event kinds the view flashes, one colour each.
-enum class KvFlashKind : uint8_t { CopyOnWrite, Evict, Preempt, SwapOut, SwapIn, CacheHit, Allocate, Free };
-inline constexpr int kNumKvFlashKinds = 8;
-const char* kvFlashKindName(KvFlashKind kind);
+#include "appcore/pool/kv_flashes.h"  // KvFlashKind: one colour each
 
 struct KvCellColors {
   static constexpr int kNumChatColors = 10;

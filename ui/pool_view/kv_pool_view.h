@@ -18,7 +18,7 @@
 
 #include "ui/pool_view/kv_cell_colors.h"
 #include "appcore/pool/kv_cell_model.h"
-#include "ui/pool_view/kv_flashes.h"
+#include "appcore/pool/kv_flashes.h"
 #include "appcore/pool/kv_grid_layout.h"
 #include "appcore/pool/pool_frame.h"
 

@@ -39,7 +39,7 @@
 #include "ui/library/model_library_dialog.h"
 #include "ui/shell/model_loader.h"
 #include "ui/shell/status_line.h"
-#include "appcore/remote/remote_bridge.h"
+#include "appcore/session/pool_control.h"
 #include "appcore/remote/remote_endpoints.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "appcore/bridge/local_api_server.h"
@@ -53,21 +53,18 @@ void MainWindow::onEngine(F f) {
 }
 
 MainWindow::MainWindow(AppServices& services, QWidget* parent)
-    : QMainWindow(parent), m_db(&services.database()), m_bridge(services.bridge()), m_api(services.apiServer()) {
+    : QMainWindow(parent),
+      m_session(services.session()),
+      m_db(&services.database()),
+      m_bridge(services.bridge()),
+      m_chats(&m_session.chats()),
+      m_remoteEndpoints(&m_session.remoteEndpoints()),
+      m_pool(&m_session.pool()),
+      m_api(services.apiServer()) {
   setWindowTitle(tr("PagedChat"));
   // 1280x780, or what the screen has room for (a small laptop's 1024x700 would cut it off).
   const QRect room = screen() ? screen()->availableGeometry() : QRect(0, 0, 1280, 780);
   resize(std::min(1280, room.width()), std::min(780, room.height()));
-  m_chats = new ChatController(*m_db, m_bridge, this);
-  // Chats on remote OpenAI-compatible servers (File > Remote engines, Chat > Run this chat on).
-  m_remoteEndpoints = new RemoteEndpoints(*m_db, this);
-  m_remoteBridge = new RemoteBridge(this);
-  m_chats->setRemote(m_remoteBridge, m_remoteEndpoints);
-  connect(m_remoteBridge, &RemoteBridge::requestStarted, this, [this](ChatId id, const QString& url, const QString& response) {
-    m_remoteRequests.insert(url + QLatin1Char(' ') + response, id);
-    emit remoteRequestStarted(id);
-  });
-  m_settings = AppSettings::load(*m_db);
   applySavedTheme();  // before the widgets are made
   m_loader = new ModelLoader(m_bridge, *m_db, this);
 
@@ -113,6 +110,7 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   connect(&m_saveSystemPromptTimer, &QTimer::timeout, this, [this] { m_chats->saveSystemPrompts(m_current); });
   connectBridge();
   connectChats();
+  connectPool();
 
   {
     const QSignalBlocker block(m_sharedPromptEdit);  // shown, not edited
@@ -125,7 +123,7 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   restoreApiServer();
 }
 
-MainWindow::~MainWindow() { leaveWatchedPoolForGood(); }
+MainWindow::~MainWindow() = default;
 
 namespace {
 const QString kGeometryKey = QStringLiteral("window/geometry");
@@ -199,7 +197,7 @@ QWidget* MainWindow::buildLeftPanel() {
 }
 
 void MainWindow::buildKvDock() {
-  // The KV block-pool view (ui/pool_panel/kv_pool_panel.h) draws every frame the bridge emits.
+  // The KV block-pool view (ui/pool_panel/kv_pool_panel.h) draws the frames of the pool shown (connectPool).
   auto* dock = new QDockWidget(tr("KV blocks"), this);
   dock->setObjectName(QStringLiteral("kvBlocksDock"));
   auto* pool = new KvPoolPanel(dock);
@@ -207,7 +205,6 @@ void MainWindow::buildKvDock() {
   pool->setMinimumWidth(280);
   dock->setWidget(pool);
   addDockWidget(Qt::RightDockWidgetArea, dock);
-  connect(this, &MainWindow::poolFrame, pool, &KvPoolPanel::setFrame);
 
   auto* engine = addToolBar(tr("Engine"));
   engine->setObjectName(QStringLiteral("engineToolBar"));
@@ -215,6 +212,7 @@ void MainWindow::buildKvDock() {
   pause->setObjectName(QStringLiteral("pauseEngine"));
   pause->setCheckable(true);
   connect(pause, &QAction::toggled, this, &MainWindow::setEnginePaused);
+  connect(m_pool, &PoolControl::pausedChanged, pause, &QAction::setChecked);  // a lesson pauses it too
   QAction* step = engine->addAction(tr("Step"));
   step->setObjectName(QStringLiteral("stepEngine"));
   step->setToolTip(tr("Run one engine step (while paused)"));
@@ -223,19 +221,19 @@ void MainWindow::buildKvDock() {
   tenSteps->setObjectName(QStringLiteral("stepEngine10"));
   tenSteps->setToolTip(tr("Run ten engine steps (while paused), the pool view drawn after each"));
   connect(tenSteps, &QAction::triggered, this, [this] {
-    if (!controlWatchedPool("step", 10)) onEngine([](EngineBridge& b) { b.stepMany(10, false); });
+    m_pool->step(10);
   });
   QAction* nextEvent = engine->addAction(tr("Next event"));
   nextEvent->setObjectName(QStringLiteral("stepToNextKvEvent"));
   nextEvent->setToolTip(tr("Run engine steps (while paused) until one changes a KV block: an allocation, a share, a "
                            "copy-on-write, a cache hit, an eviction, a preemption or a swap (at most 500 steps)"));
   connect(nextEvent, &QAction::triggered, this, [this] {
-    if (!controlWatchedPool("next_event", 500)) onEngine([](EngineBridge& b) { b.stepMany(500, true); });
+    m_pool->stepToNextEvent();
   });
   QAction* teaching = engine->addAction(tr("Teaching preset"));
   teaching->setObjectName(QStringLiteral("teachingPreset"));
   teaching->setCheckable(true);
-  teaching->setChecked(m_settings.teachingPreset);
+  teaching->setChecked(m_session.settings().teachingPreset);
   teaching->setToolTip(tr("Blocks of %1 tokens in a pool of %2, chats of %3 tokens, %4 tokens per step: allocation, sharing, "
                           "copy-on-write and preemption become visible (reloads the model)")
                            .arg(AppSettings::kTeachingBlockSize)
@@ -243,7 +241,7 @@ void MainWindow::buildKvDock() {
                            .arg(AppSettings::kTeachingContext)
                            .arg(AppSettings::kTeachingStepTokens));
   connect(teaching, &QAction::toggled, this, [this](bool on) {
-    AppSettings s = m_settings;
+    AppSettings s = m_session.settings();
     s.teachingPreset = on;
     s.teachingBlocks = AppSettings::kTeachingBlocks;  // the preset's own pool, not a lesson's
     s.teachingHostBlocks = 0;
@@ -254,11 +252,24 @@ void MainWindow::buildKvDock() {
 
 void MainWindow::buildLessonsDock() {
   // Beside the chat list: the pool view stays in sight while a lesson runs.
-  m_lessons = new LessonRunner(*this);
+  m_lessons = new LessonRunner(m_session, this);
+  // What a lesson asks of the window: a fresh engine (the load shows its progress), the chat to
+  // show, the pool panel's scene.
+  connect(m_lessons, &LessonRunner::engineWanted, this, [this](const AppSettings& s) {
+    if (s.sameEngine(settings())) loadModel(modelInfo().path);
+    else applySettings(s);
+  });
+  connect(m_lessons, &LessonRunner::chatShown, this, &MainWindow::selectChat);
+  connect(m_lessons, &LessonRunner::sceneShown, this, [this](bool stepTimeline, bool contiguousStrip) {
+    if (auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) {
+      panel->showStepTimeline(stepTimeline);
+      panel->showContiguousStrip(contiguousStrip);
+    }
+  });
   auto* dock = new QDockWidget(tr("Lessons"), this);
   dock->setObjectName(QStringLiteral("lessonsDock"));
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable);
-  dock->setWidget(new LessonsPanel(*this, *m_lessons, dock));
+  dock->setWidget(new LessonsPanel(*m_pool, *m_lessons, dock));
   addDockWidget(Qt::LeftDockWidgetArea, dock);
   if (auto* chats = findChild<QDockWidget*>(QStringLiteral("chatsDock"))) {
     tabifyDockWidget(chats, dock);
@@ -287,32 +298,28 @@ void MainWindow::connectBridge() {
   // The load's flow has ended with a new engine: the window is the user's again.
   connect(m_loader, &ModelLoader::modelInUse, this, [this](const QString& path) {
     setWindowTitle(tr("PagedChat — %1").arg(QFileInfo(path).completeBaseName()));
-    m_modelReady = true;
     m_central->setCurrentWidget(m_chatPanel);
     m_loader->setErrorBoxes(true);  // from now on a failed load leaves this model in use
     if (m_library) m_library->setModelInUse(path);
     m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
-    m_chats->engineReplaced();
+    m_session.modelInUse();
     updateControls();
     m_input->setFocus();
     emit modelReady();
   });
-  connect(m_bridge, &EngineBridge::poolFrame, this, &MainWindow::poolFrame);
-  connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString& description, int contextLength) {
+  connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString& description) {
     // The rest happens when the load's flow ends (ModelLoader::modelInUse, above): one place,
     // after the loader stops blocking turns, whatever order the queued signals arrive in.
-    m_contextLength = contextLength;
     m_status->setText(description);
     updateControls();  // the meter's context
   });
-  connect(m_bridge, &EngineBridge::modelDescribed, this, [this](const ModelInfo& info) { m_modelInfo = info; });
   connect(m_bridge, &EngineBridge::modelLoadCancelled, this, [this] {
-    m_status->setText(m_modelReady ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
-    if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));
+    m_status->setText(m_session.hasModel() ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
+    if (!m_session.hasModel()) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));
   });
   connect(m_bridge, &EngineBridge::modelFailed, this, [this](const QString& e) {
     m_status->setText(explainLoadError(e).sentence);
-    if (!m_modelReady) m_input->setPlaceholderText(tr("No model loaded"));
+    if (!m_session.hasModel()) m_input->setPlaceholderText(tr("No model loaded"));
   });
 }
 
@@ -326,6 +333,19 @@ void MainWindow::connectChats() {
     if (const ChatController::Chat* c = m_chats->chat(id)) m_list->setLastActive(id, c->record.lastActive);
   });
   connect(m_chats, &ChatController::chatRemoved, this, &MainWindow::onChatRemoved);
+  connect(m_chats, &ChatController::engineChanged, this, [this](ChatId id, const RemoteEngineChoice& engine) {
+    m_list->setRemoteHost(id, engine.isSet() ? QUrl(engine.url).authority() : QString());
+    if (id == m_current) updateControls();
+  });
+  // A prompt set by someone other than its editors (a lesson): the editors show it.
+  connect(m_chats, &ChatController::systemPromptChanged, this, [this](ChatId id) {
+    const ChatController::Chat* c = m_chats->chat(id);
+    if (id != m_current || !c) return;
+    const QSignalBlocker quiet1(m_overridePrompt), quiet2(m_chatPromptEdit);
+    if (m_overridePrompt->isChecked() != c->record.overridesSystemPrompt) m_overridePrompt->setChecked(c->record.overridesSystemPrompt);
+    if (m_chatPromptEdit->toPlainText() != c->record.systemPrompt) m_chatPromptEdit->setPlainText(c->record.systemPrompt);
+    m_chatPromptEdit->setEnabled(c->record.overridesSystemPrompt);
+  });
   connect(m_chats, &ChatController::chatChanged, this, [this](ChatId id) {
     if (id != m_current) return;
     if (!m_renderTimer.isActive()) m_renderTimer.start();
@@ -433,7 +453,7 @@ void MainWindow::updateControls() {
   const bool hasReply = c && !c->record.messages.isEmpty() && c->record.messages.last().role == QLatin1String("assistant");
   // While a model loads, turns wait: the engine they would go to is about to be replaced.
   // A chat on a remote engine needs no local model.
-  const bool ready = (c && c->record.remote.isSet()) || (m_modelReady && !m_loader->isLoading());
+  const bool ready = (c && c->record.remote.isSet()) || (m_session.hasModel() && !m_loader->isLoading());
   m_input->setEnabled(ready);
   m_send->setEnabled(ready && c && !busy);
   m_stop->setEnabled(c && c->replying);
@@ -443,16 +463,16 @@ void MainWindow::updateControls() {
   const bool own = c && c->record.ownSampling;
   m_chatSampling->setText(own ? tr("Sampling: this chat's") : tr("Sampling"));
   m_chatSampling->setToolTip((own ? tr("This chat samples with its own settings: %1") : tr("This chat samples with the app's defaults: %1"))
-                                 .arg(describeChatSampling(own ? *c->record.ownSampling : m_settings.sampling)) +
+                                 .arg(describeChatSampling(own ? *c->record.ownSampling : m_session.settings().sampling)) +
                              tr(" (click to change)"));
   m_actionRow->fit();
   // The conversation the model reads next against the context, and what the chat holds now.
   if (c && c->record.remote.isSet())
     m_context->setText(tr("remote: %1 at %2").arg(c->record.remote.model, c->record.remote.url));
   else
-    m_context->setText(c && m_contextLength > 0 ? tr("context %1 / %2 tokens · %3 KV blocks held")
+    m_context->setText(c && m_session.contextLength() > 0 ? tr("context %1 / %2 tokens · %3 KV blocks held")
                                                       .arg(c->conversationTokens)
-                                                      .arg(m_contextLength)
+                                                      .arg(m_session.contextLength())
                                                       .arg(c->blocksHeld)
                                                 : QString());
   m_context->setToolTip(tr("Tokens of this chat as the model reads it next (system prompt and messages in view), against "
@@ -470,21 +490,21 @@ void MainWindow::onSystemPromptEdited() {
 // While a model loads, turns wait: the engine they would go to is about to be replaced.
 bool MainWindow::canStartTurn() const {
   const ChatController::Chat* c = current();
-  return c && !c->replying && (c->record.remote.isSet() || (m_modelReady && !m_loader->isLoading()));
+  return c && !c->replying && (c->record.remote.isSet() || (m_session.hasModel() && !m_loader->isLoading()));
 }
 
 TurnSettings MainWindow::nextTurnSettings(QStringList& columnTitles) const {
   const int n = m_samples->value();
-  TurnSettings settings = m_settings.sampling;
+  TurnSettings settings = m_session.settings().sampling;
   settings.numSamples = n;
-  settings.contextPolicy = m_settings.contextPolicy;  // the chat's own, when it has one, wins
+  settings.contextPolicy = m_session.settings().contextPolicy;  // the chat's own, when it has one, wins
   columnTitles.clear();
   if (n > 1 && m_beamSearch->isChecked()) {
     settings.beamSearch = true;
     for (int i = 0; i < n; ++i) columnTitles << (i == 0 ? tr("beam 1 (most likely)") : tr("beam %1").arg(i + 1));
   } else if (n > 1 && m_varySettings->isChecked()) {
-    settings = m_settings.variedTurn(n);
-    settings.contextPolicy = m_settings.contextPolicy;
+    settings = m_session.settings().variedTurn(n);
+    settings.contextPolicy = m_session.settings().contextPolicy;
     for (const TurnSettings& column : settings.columns) columnTitles << describeSampling(column);
   }
   return settings;
@@ -562,12 +582,6 @@ void MainWindow::previousChat() {
   selectChat(ids[(ids.indexOf(m_current) + ids.size() - 1) % ids.size()]);
 }
 
-void MainWindow::setEnginePaused(bool paused) {
-  if (!controlWatchedPool(paused ? "pause" : "resume", 1)) onEngine([paused](EngineBridge& b) { b.setPaused(paused); });
-  // Paused, each step's marks in the pool view stay until the next step.
-  if (auto* pool = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) pool->poolView()->setFlashesHeld(paused);
-}
+void MainWindow::setEnginePaused(bool paused) { m_pool->setPaused(paused); }
 
-void MainWindow::stepEngine() {
-  if (!controlWatchedPool("step", 1)) onEngine([](EngineBridge& b) { b.stepOnce(); });
-}
+void MainWindow::stepEngine() { m_pool->step(); }

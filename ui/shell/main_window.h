@@ -1,10 +1,11 @@
 #pragma once
 // The app's main window: the chat list (a fork tree) and the shared system prompt on the left,
 // the current chat (or its compare columns) in the middle, the "KV blocks" dock on the right.
-// It shows; it owns no chat state and no service. The chats and their turns are the
-// ChatController's (every chat replies at the same time as the others through the one
-// EngineBridge on the engine thread; switching chats only switches what is shown); the
-// database, the engine thread and the local API server are AppServices', handed in.
+// It shows; it owns no chat state and no service. The chats and their turns, the pool shown
+// and stepped, the settings and the model in use are the AppSession's (every chat replies at
+// the same time as the others through the one EngineBridge on the engine thread; switching
+// chats only switches what is shown); the session, the database, the engine thread and the
+// local API server are AppServices', handed in.
 
 #include <QHash>
 #include <QMainWindow>
@@ -13,6 +14,7 @@
 
 #include <functional>
 
+#include "appcore/session/app_session.h"
 #include "appcore/session/app_settings.h"
 #include "appcore/session/chat_controller.h"
 #include "appcore/bridge/model_info.h"
@@ -31,7 +33,6 @@ class QSpinBox;
 class QStackedWidget;
 class QToolBar;
 class QToolButton;
-class QThreadPool;
 class ChatActionRow;
 class LessonRunner;
 class LocalApiServer;
@@ -45,15 +46,9 @@ class CompareView;
 class EngineBridge;
 class TranscriptView;
 class ModelLibraryDialog;
-class RemoteBridge;
+class PoolControl;
 class RemoteEndpoints;
-class RemotePoolWatcher;
-class VllmPoolWatcher;
 class WelcomeView;
-namespace pagedchat::remote {
-struct Endpoint;
-struct RemoteError;
-}  // namespace pagedchat::remote
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -65,7 +60,8 @@ class MainWindow : public QMainWindow {
   // Loads a model with the saved settings (threads >= 0 overrides theirs for this load), a
   // progress dialog showing; see ModelLoader.
   void loadModel(const QString& path, int threads = -1);
-  const AppSettings& settings() const { return m_settings; }
+  const AppSettings& settings() const { return m_session.settings(); }
+  AppSession& session() { return m_session; }
   // The welcome page in place of the chat (no model in use: a first run, a file that is gone),
   // with a sentence under its buttons when message is given. ui/shell/main_window_library.cpp.
   void showWelcome(const QString& message = QString(), bool error = false);
@@ -88,7 +84,7 @@ class MainWindow : public QMainWindow {
   const ChatRecord* chat(ChatId id) const;
   QVector<ChatId> chatIds() const;
   bool isReplying(ChatId id) const;
-  const ModelInfo& modelInfo() const { return m_modelInfo; }
+  const ModelInfo& modelInfo() const { return m_session.modelInfo(); }
   LessonRunner* lessons() const { return m_lessons; }
   int contextUsed(ChatId id) const;
   ReplyMetrics sampleMetrics(ChatId id, int sample) const;  // of the compare turn shown or awaiting a pick
@@ -136,31 +132,10 @@ class MainWindow : public QMainWindow {
   void showRemoteEngines();
   bool setChatEngine(ChatId id, const RemoteEngineChoice& engine);  // unset: this machine
   RemoteEndpoints* remoteEndpoints() const { return m_remoteEndpoints; }
-  // The pool view draws a remote pagedchat-server's pool (View > Watch a remote pool); empty
-  // url: this machine's pool again.
-  void watchPool(const QString& url);
-  QString watchedPool() const;  // empty: this machine's (or a vLLM server's, below)
-  // The pool view draws what a vLLM server's KV cache events say (ZeroMQ; vLLM started with
-  // --kv-events-config): endpoint its publisher ("tcp://host:5557"), replay its replay socket or
-  // empty. watchPool, or an empty endpoint, ends it.
-  void watchVllmPool(const QString& endpoint, const QString& replay = QString());
-  QString watchedVllmPool() const;  // its endpoint; empty when none is watched
-  // While a remote pool is watched, the Engine toolbar steps that server (POST /v1/kv/control,
-  // when it allows it; a refusal is said in the status line). False: no remote pool is watched.
-  bool controlWatchedPool(const char* action, int steps);
-  // A fresh pool of this shape on the watched server (a lesson's scene there; the server must
-  // allow pool control and have no request in flight). False: no remote pool is watched. The
-  // server gets its own pool back when the view leaves it or the window goes.
-  bool resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens);
 
  signals:
   void modelReady();
   void turnDone(ChatId chat);
-  void poolFrame(const PoolFrame& frame);  // the KV block-pool view connects here
-  // A watched remote pool's frame, as the view draws it (this app's chats there named as here).
-  void remotePoolFrame(const PoolFrame& frame);
-  void remoteRequestStarted(ChatId chat);  // a remote server took a request of this chat's turn
-  void poolShownChanged();  // the view switched pools: this machine's, a server's, vLLM's
   void apiServerChanged(const QString& url, const QString& error);  // url empty: stopped or failed
 
  protected:
@@ -212,31 +187,20 @@ class MainWindow : public QMainWindow {
   template <class F>
   void onEngine(F f);
 
+  AppSession& m_session;
   ChatDatabase* m_db = nullptr;
   EngineBridge* m_bridge = nullptr;
-  ChatController* m_chats = nullptr;
-  RemoteEndpoints* m_remoteEndpoints = nullptr;
-  RemoteBridge* m_remoteBridge = nullptr;
-  RemotePoolWatcher* m_poolWatcher = nullptr;
-  VllmPoolWatcher* m_vllmWatcher = nullptr;
+  ChatController* m_chats = nullptr;  // the session's
+  RemoteEndpoints* m_remoteEndpoints = nullptr;  // the session's
+  PoolControl* m_pool = nullptr;  // the session's
+  void connectPool();  // the pool the session shows, drawn in the KV dock
   void showPoolOf(const QString& title);  // the view's pool: this machine's (title empty) or a remote one's
+  bool m_showsLocalPool = true;  // this machine's frames are drawn (not a watched server's or vLLM's)
   void askVllmPool();  // View > Watch a remote pool > vLLM KV events…
-  QHash<QString, ChatId> m_remoteRequests;  // "url response-id": the chat a remote request is for
-  void showRemoteFrame(PoolFrame frame);
-  bool sendToWatchedPool(std::function<pagedchat::remote::RemoteError(const pagedchat::remote::Endpoint&)> command);
-  QThreadPool* m_poolControl = nullptr;  // one worker: the watched server's step requests, in order
-  QString m_lessonPoolOf;  // the watched server whose pool a lesson reset (given back on leaving)
-  void leaveShownPool();
-  void leaveWatchedPoolForGood();
-  void giveLessonPoolBack();  // the watched server's own pool, where a lesson had reset it
   ChatId m_current = -1;
   int m_editing = -1;  // the sent question being edited in the input (a new version on Send); -1: none
-  int m_contextLength = 0;
-  bool m_modelReady = false;
   bool m_shownOnce = false;
-  ModelInfo m_modelInfo;
   LessonRunner* m_lessons = nullptr;  // of the model in use; empty before the first load
-  AppSettings m_settings;
   ModelLoader* m_loader = nullptr;
   QMenu* m_recentMenu = nullptr;
 

@@ -146,7 +146,7 @@ void MainWindow::setChatSampling(ChatId id, const std::optional<TurnSettings>& s
 void MainWindow::showChatSampling() {
   const ChatRecord* r = chat(m_current);
   if (!r) return;
-  auto* dialog = new ChatSamplingDialog(r->title, r->ownSampling, m_settings.sampling, this);
+  auto* dialog = new ChatSamplingDialog(r->title, r->ownSampling, m_session.settings().sampling, this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &QDialog::accepted, this, [this, dialog, id = m_current] { setChatSampling(id, dialog->ownSampling()); });
   dialog->open();

@@ -291,11 +291,11 @@ void MainWindow::showShortcuts() {
 }
 
 void MainWindow::showModelInfo() {
-  if (m_modelInfo.isEmpty()) {
+  if (m_session.modelInfo().isEmpty()) {
     showError(QStringLiteral("modelInfoError"), tr("No model is loaded yet."), QString());
     return;
   }
-  auto* dialog = new ModelInfoDialog(m_modelInfo, this);
+  auto* dialog = new ModelInfoDialog(m_session.modelInfo(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->open();
 }
@@ -374,7 +374,7 @@ bool MainWindow::exportChat(ChatId id, const QString& path) {
   const bool markdown = path.endsWith(QStringLiteral(".md"), Qt::CaseInsensitive) ||
                         path.endsWith(QStringLiteral(".markdown"), Qt::CaseInsensitive);
   const QByteArray bytes = markdown ? chatToMarkdown(*r, m_chats->sharedSystemPrompt()).toUtf8()
-                                    : chatToJson(*r, m_chats->sharedSystemPrompt(), m_settings.sampling);
+                                    : chatToJson(*r, m_chats->sharedSystemPrompt(), m_session.settings().sampling);
   QSaveFile file(path);  // all of it or, on failure, the file as it was
   if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
     showError(QStringLiteral("exportError"), tr("The chat could not be exported to %1.").arg(path), file.errorString());

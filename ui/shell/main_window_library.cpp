@@ -32,11 +32,11 @@ void MainWindow::buildWelcome() {
       loadModel(path);
   });
   connect(m_welcome, &WelcomeView::openFileRequested, this, [this] {
-    m_loader->chooseAndLoad(m_settings.engineConfig(), QString::fromStdString(pagedchat::models_dir()));
+    m_loader->chooseAndLoad(m_session.settings().engineConfig(), QString::fromStdString(pagedchat::models_dir()));
   });
   connect(m_welcome, &WelcomeView::libraryRequested, this, &MainWindow::showModelLibrary);
   connect(m_loader, &ModelLoader::ended, this, [this](bool ok, const QString& message) {
-    if (!ok && !m_modelReady)
+    if (!ok && !m_session.hasModel())
       showWelcome(message.isEmpty() ? tr("Loading cancelled.") : tr("The model could not be loaded: %1").arg(message), !message.isEmpty());
   });
 }

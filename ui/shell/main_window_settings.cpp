@@ -28,34 +28,33 @@ const QString kApiPortKey = QStringLiteral("api_server_port");
 
 void MainWindow::loadModel(const QString& path, int threads) {
   m_status->setText(tr("Loading %1…").arg(path));
-  EngineBridge::Config config = m_settings.engineConfig();
+  EngineBridge::Config config = m_session.settings().engineConfig();
   if (threads >= 0) config.threads = threads;
   m_loader->load(path, config);
 }
 
 void MainWindow::applySettings(const AppSettings& settings) {
-  const bool reload = !settings.sameEngine(m_settings) && !m_loader->currentPath().isEmpty();
-  m_settings = settings;
-  m_settings.save(*m_db);
+  const bool reload = !settings.sameEngine(m_session.settings()) && !m_loader->currentPath().isEmpty();
+  m_session.setSettings(settings);
   if (auto* teaching = findChild<QAction*>(QStringLiteral("teachingPreset"))) {
     const QSignalBlocker quiet(teaching);  // a lesson turns the preset on through here
-    teaching->setChecked(m_settings.teachingPreset);
+    teaching->setChecked(m_session.settings().teachingPreset);
   }
   if (reload) loadModel(m_loader->currentPath());
 }
 
 void MainWindow::showSettings() {
-  auto* dialog = new SettingsDialog(m_settings, EngineBridge::cudaAvailable(), this);
+  auto* dialog = new SettingsDialog(m_session.settings(), EngineBridge::cudaAvailable(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &QDialog::accepted, this, [this, dialog] { applySettings(dialog->settings()); });
   dialog->open();
 }
 
 void MainWindow::showCompareColumns() {
-  auto* dialog = new CompareSettingsDialog(m_settings.compareColumns, this);
+  auto* dialog = new CompareSettingsDialog(m_session.settings().compareColumns, this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &QDialog::accepted, this, [this, dialog] {
-    AppSettings s = m_settings;
+    AppSettings s = m_session.settings();
     s.compareColumns = dialog->columns();
     applySettings(s);
     m_varySettings->setChecked(true);
@@ -66,7 +65,7 @@ void MainWindow::showCompareColumns() {
 void MainWindow::buildFileMenu() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open model…"), this, [this] {
-    m_loader->chooseAndLoad(m_settings.engineConfig(), QString::fromStdString(pagedchat::default_model_path()));
+    m_loader->chooseAndLoad(m_session.settings().engineConfig(), QString::fromStdString(pagedchat::default_model_path()));
   });
   open->setShortcut(QKeySequence::Open);
   QAction* library = file->addAction(tr("Model &library…"), this, &MainWindow::showModelLibrary);

@@ -19,7 +19,7 @@
 #include "ui/chat/compare_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"
-#include "ui/lessons/lesson_runner.h"
+#include "appcore/lessons/lesson_runner.h"
 #include "ui/library/welcome_view.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"

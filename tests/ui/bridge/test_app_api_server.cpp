@@ -15,6 +15,7 @@
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "appcore/chat/chat_database.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 #ifdef PAGEDCHAT_HAVE_SERVER
@@ -107,7 +108,7 @@ class TestAppApiServer : public QObject {
 
     // While it runs, the pool frames label its sequence "API request N".
     bool sawApiSequence = false;
-    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) {
+    connect(&w.session().pool(), &PoolControl::localFrame, this, [&](const PoolFrame& f) {
       for (const PoolFrameSequence& s : f.sequences)
         if (s.chatTitle.startsWith(QLatin1String("API request"))) sawApiSequence = true;
     });
@@ -150,7 +151,7 @@ class TestAppApiServer : public QObject {
     QVERIFY(readable.wait(60000));  // streaming has begun
 
     int apiSequences = -1;
-    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) {
+    connect(&w.session().pool(), &PoolControl::localFrame, this, [&](const PoolFrame& f) {
       apiSequences = 0;
       for (const PoolFrameSequence& s : f.sequences) apiSequences += s.chatTitle.startsWith(QLatin1String("API request"));
     });

@@ -15,6 +15,7 @@
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -61,7 +62,7 @@ class TestContextLimit : public QObject {
     w.show();
     open(w);
     const ChatId chat = w.newChat();
-    QSignalSpy frames(&w, &MainWindow::poolFrame);
+    QSignalSpy frames(&w.session().pool(), &PoolControl::localFrame);
     int turns = 0;
     while (w.chat(chat)->firstInView == 0 && turns < 9) pagedchat::test::sendAndWait(w, kQuestions[turns++]);
     const ChatRecord* r = w.chat(chat);

@@ -13,6 +13,7 @@
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 class TestContextMeter : public QObject {
@@ -58,7 +59,7 @@ class TestContextMeter : public QObject {
       w.show();
       pagedchat::test::loadAndWait(w, m_model);
       id = w.newChat();
-      QSignalSpy frames(&w, &MainWindow::poolFrame);
+      QSignalSpy frames(&w.session().pool(), &PoolControl::localFrame);
       meterSays(w, id, tokensOf(*w.chat(id)), 0);  // at launch: the template's system prompt only
 
       pagedchat::test::sendAndWait(w, QStringLiteral("Name two planets."));
@@ -68,7 +69,7 @@ class TestContextMeter : public QObject {
 
       // Stop: the reply is kept, the sequence freed.
       QSignalSpy done(&w, &MainWindow::turnDone);
-      connect(&w, &MainWindow::poolFrame, &w, [&w] { w.stop(); }, Qt::SingleShotConnection);
+      connect(&w.session().pool(), &PoolControl::localFrame, &w, [&w] { w.stop(); }, Qt::SingleShotConnection);
       pagedchat::test::sendAndWait(w, QStringLiteral("Now write a long story about both of them."));
       QCOMPARE(w.chat(id)->messages.last().metrics.finishReason, QStringLiteral("abort"));
       meterSays(w, id, tokensOf(*w.chat(id)), 0);

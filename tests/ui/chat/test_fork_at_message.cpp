@@ -10,6 +10,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 class TestForkAtMessage : public QObject {
@@ -42,7 +43,7 @@ class TestForkAtMessage : public QObject {
     pagedchat::test::loadAndWait(w, m_model);
     const ChatId parent = threeTurns(w);
     QCOMPARE(w.chat(parent)->messages.size(), 6);
-    QSignalSpy frames(&w, &MainWindow::poolFrame);
+    QSignalSpy frames(&w.session().pool(), &PoolControl::localFrame);
 
     const ChatId child = w.forkChat(parent, 1);  // at message 1: the first question
     QCOMPARE(w.currentChat(), child);
@@ -76,7 +77,7 @@ class TestForkAtMessage : public QObject {
     w.show();
     pagedchat::test::loadAndWait(w, m_model);
     const ChatId parent = threeTurns(w);
-    QSignalSpy frames(&w, &MainWindow::poolFrame);
+    QSignalSpy frames(&w.session().pool(), &PoolControl::localFrame);
     const ChatId child = w.forkChat(parent, 4);  // at message 4: the second reply
     QCOMPARE(w.chat(child)->messages.size(), 4);
     QVERIFY(w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->toPlainText().isEmpty());

@@ -126,7 +126,7 @@ class TestInterruptedReply : public QObject {
       greedy(w, 200);
       id = w.newChat();
       // The copy is taken when the first text arrives: the reply in flight is saved with it then.
-      auto* chats = w.findChild<ChatController*>();
+      auto* chats = w.session().findChild<ChatController*>();
       QVERIFY(chats);
       connect(chats, &ChatController::chatChanged, this, [&](ChatId changed) {
         const ChatRecord* c = w.chat(changed);

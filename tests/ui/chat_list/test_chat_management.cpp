@@ -25,13 +25,14 @@
 #include "appcore/chat/chat_database.h"
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/chat_list/chat_search_results.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 namespace {
 // The references to KV blocks (summed ref counts: what the sequences' block tables hold) after `after`: a step of the engine (with no work, it only reports)
 // sends a pool frame once what `after` queued on the engine thread is done.
 int blockReferences(MainWindow& w, const std::function<void()>& after) {
-  QSignalSpy frames(&w, &MainWindow::poolFrame);
+  QSignalSpy frames(&w.session().pool(), &PoolControl::localFrame);
   after();
   frames.clear();
   w.stepEngine();

@@ -22,8 +22,9 @@
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_panel/kv_step_timeline.h"
 #include "support/window_driver.h"
-#include "ui/lessons/lesson_runner.h"
+#include "appcore/lessons/lesson_runner.h"
 #include "ui/lessons/lessons_panel.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;
@@ -158,7 +159,7 @@ class TestLessons : public QObject {
     size_t poolSize = 0;
     int64_t lastStep = -1;
     int evictions = 0, mismatches = 0;
-    connect(&w, &MainWindow::poolFrame, &w, [&](const PoolFrame& f) {
+    connect(&w.session().pool(), &PoolControl::localFrame, &w, [&](const PoolFrame& f) {
       if (f.snapshot.blocks.size() != poolSize || f.stepIndex < lastStep) {  // another engine
         poolSize = f.snapshot.blocks.size();
         lastStep = f.stepIndex;

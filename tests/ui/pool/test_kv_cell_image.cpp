@@ -8,7 +8,7 @@
 #include <QPainter>
 
 #include "ui/pool_view/kv_cell_image.h"
-#include "ui/pool/kv_test_frames.h"
+#include "support/kv_test_frames.h"
 
 using namespace pagedchat;
 using namespace kvtest;

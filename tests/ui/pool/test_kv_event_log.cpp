@@ -13,7 +13,7 @@
 #include <QTemporaryDir>
 
 #include "engine/kv/kv_manager.h"
-#include "ui/pool/kv_test_frames.h"
+#include "support/kv_test_frames.h"
 #include "ui/pool_panel/kv_event_log.h"
 #include "appcore/pool/kv_event_text.h"
 #include "ui/pool_panel/kv_pool_panel.h"

@@ -18,7 +18,7 @@
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/pool_panel/kv_stats_panel.h"
-#include "ui/pool/kv_test_frames.h"
+#include "support/kv_test_frames.h"
 #include "ui/pool_panel/kv_time_chart.h"
 
 using namespace pagedchat;

@@ -12,7 +12,7 @@
 
 #include "engine/kv/kv_manager.h"
 #include "ui/pool_view/kv_pool_view.h"
-#include "ui/pool/kv_test_frames.h"
+#include "support/kv_test_frames.h"
 
 using namespace pagedchat;
 using namespace kvtest;

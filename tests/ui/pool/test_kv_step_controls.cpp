@@ -11,6 +11,7 @@
 #include "support/window_driver.h"
 #include "ui/pool_panel/kv_event_log.h"
 #include "ui/pool_panel/kv_pool_panel.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 class TestKvStepControls : public QObject {
@@ -27,7 +28,7 @@ class TestKvStepControls : public QObject {
     KvEventLogView* log = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))->eventLog();
     std::vector<int64_t> steps;
     int eventFrames = 0;
-    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) {
+    connect(&w.session().pool(), &PoolControl::localFrame, this, [&](const PoolFrame& f) {
       steps.push_back(f.stepIndex);
       eventFrames += f.events.empty() ? 0 : 1;
     });

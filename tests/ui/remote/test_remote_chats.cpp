@@ -35,6 +35,7 @@
 #include "appcore/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
 #include "appcore/remote/remote_pool_watcher.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -197,10 +198,10 @@ class TestRemoteChats : public QObject {
     input->setPlainText(QString::fromLatin1(pagedchat::test::kLongStoryAsk));
     QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
     QTRY_VERIFY_WITH_TIMEOUT(w.chat(gone)->messages.size() == 2 && !w.chat(gone)->messages[1].content.isEmpty(), 60000);
-    auto* remote = w.findChild<RemoteBridge*>();
+    auto* remote = w.session().findChild<RemoteBridge*>();
     QVERIFY(remote && remote->isReplying(gone));
-    QVERIFY(w.findChild<ChatController*>());
-    w.findChild<ChatController*>()->remove(gone);
+    QVERIFY(w.session().findChild<ChatController*>());
+    w.session().findChild<ChatController*>()->remove(gone);
     QTRY_VERIFY_WITH_TIMEOUT(!remote->isReplying(gone), 10000);
   }
 
@@ -219,8 +220,8 @@ class TestRemoteChats : public QObject {
       if (a->text() == server.qurl()) watch = a;
     QVERIFY(watch);
     watch->trigger();
-    QCOMPARE(w.watchedPool(), server.qurl());
-    auto* watcher = w.findChild<RemotePoolWatcher*>();
+    QCOMPARE(w.session().pool().watchedPool(), server.qurl());
+    auto* watcher = w.session().findChild<RemotePoolWatcher*>();
     QVERIFY(watcher);
     PoolFrame last;
     int frames = 0;
@@ -258,7 +259,7 @@ class TestRemoteChats : public QObject {
     QCOMPARE(computeKvPoolNumbers(last).numCached, cachedBlocks);  // what the panel's numbers say
 
     server.process.kill();
-    QTRY_VERIFY_WITH_TIMEOUT(w.watchedPool().isEmpty(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session().pool().watchedPool().isEmpty(), 20000);
     QCOMPARE(w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"))->windowTitle(), QStringLiteral("KV blocks"));
     QVERIFY2(w.findChild<QLabel*>(QStringLiteral("status"))->text().contains(QStringLiteral("no longer shown")),
              qPrintable(w.findChild<QLabel*>(QStringLiteral("status"))->text()));
@@ -272,8 +273,8 @@ class TestRemoteChats : public QObject {
     QVERIFY(scene.ready());
     Server& server = scene.server;
     MainWindow& w = scene.w;
-    w.watchPool(server.qurl());
-    auto* watcher = w.findChild<RemotePoolWatcher*>();
+    w.session().pool().watchPool(server.qurl());
+    auto* watcher = w.session().findChild<RemotePoolWatcher*>();
     int64_t lastStep = -1;
     connect(watcher, &RemotePoolWatcher::frame, this, [&](const PoolFrame& f) { lastStep = f.stepIndex; });
     QTRY_VERIFY_WITH_TIMEOUT(lastStep >= 0, 10000);

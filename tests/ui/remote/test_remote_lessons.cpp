@@ -16,9 +16,10 @@
 #include "support/remote_window_scene.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/lessons/lesson_runner.h"
+#include "appcore/lessons/lesson_runner.h"
 #include "ui/lessons/lessons_panel.h"
 #include "appcore/remote/remote_pool_watcher.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;
@@ -44,7 +45,7 @@ class TestRemoteLessons : public QObject {
     QCOMPARE(runner->state(), LessonRunner::State::ready);
     if (runner->onRemotePool()) {  // the panel says whose pool the lesson is told on
       const QString title = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"))->statusShown();
-      QVERIFY2(title.endsWith(QStringLiteral("(on %1's pool)").arg(QUrl(w.watchedPool()).authority())), qPrintable(title));
+      QVERIFY2(title.endsWith(QStringLiteral("(on %1's pool)").arg(QUrl(w.session().pool().watchedPool()).authority())), qPrintable(title));
     }
     auto* next = w.findChild<QPushButton*>(QStringLiteral("lessonNextEvent"));
     for (int press = 0; press < 300 && runner->state() != LessonRunner::State::reached; ++press) {
@@ -77,14 +78,14 @@ class TestRemoteLessons : public QObject {
     RemoteScene scene(m_model, {"--allow-pool-control"});
     QVERIFY(scene.ready());
     MainWindow& w = scene.w;
-    w.watchPool(scene.server.qurl());
+    w.session().pool().watchPool(scene.server.qurl());
     LessonRunner* runner = w.lessons();
     PoolFrame drawn;
-    connect(&w, &MainWindow::remotePoolFrame, this, [&](const PoolFrame& f) { drawn = f; });
+    connect(&w.session().pool(), &PoolControl::remoteFrame, this, [&](const PoolFrame& f) { drawn = f; });
 
     reachKeyEvent(w, QStringLiteral("allocation"));
     QVERIFY(runner->onRemotePool());
-    QCOMPARE(w.watchedPool(), scene.server.qurl());  // still the server's pool in the view
+    QCOMPARE(w.session().pool().watchedPool(), scene.server.qurl());  // still the server's pool in the view
     QVERIFY2(runner->lastSentence().contains(QStringLiteral("Chat A gets block")), qPrintable(runner->lastSentence()));
     QCOMPARE(drawn.snapshot.block_size, AppSettings::kTeachingBlockSize);
     QCOMPARE(static_cast<int>(drawn.snapshot.blocks.size()), AppSettings::kTeachingBlocks);
@@ -134,13 +135,13 @@ class TestRemoteLessons : public QObject {
     QVERIFY(scene.ready());
     MainWindow& w = scene.w;
     pagedchat::test::loadAndWait(w, m_model);
-    w.watchPool(scene.server.qurl());
+    w.session().pool().watchPool(scene.server.qurl());
     start(w, QStringLiteral("fork"));
     LessonRunner* runner = w.lessons();
     QTRY_VERIFY_WITH_TIMEOUT(runner->state() == LessonRunner::State::ready || runner->state() == LessonRunner::State::failed, 180000);
     QCOMPARE(runner->state(), LessonRunner::State::ready);
     QVERIFY(!runner->onRemotePool());
-    QVERIFY(w.watchedPool().isEmpty());
+    QVERIFY(w.session().pool().watchedPool().isEmpty());
     auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
     QVERIFY2(panel->sentenceShown().startsWith(QStringLiteral("(Told on this machine's pool: on a remote server a fork is a new request")),
              qPrintable(panel->sentenceShown()));
@@ -157,7 +158,7 @@ class TestRemoteLessons : public QObject {
     MainWindow& w = scene.w;
     const PoolFrame own = serverSnapshot(scene);
     QVERIFY(own.snapshot.block_size != AppSettings::kTeachingBlockSize);
-    w.watchPool(scene.server.qurl());
+    w.session().pool().watchPool(scene.server.qurl());
     reachKeyEvent(w, QStringLiteral("allocation"));
     LessonRunner* runner = w.lessons();
     const ChatId a = runner->sceneChat(QStringLiteral("Chat A"));
@@ -165,7 +166,7 @@ class TestRemoteLessons : public QObject {
     auto* pause = w.findChild<QAction*>(QStringLiteral("pauseEngine"));
     QVERIFY(pause->isChecked());
 
-    w.watchPool(QString());
+    w.session().pool().watchPool(QString());
     QVERIFY(!pause->isChecked());
     QCOMPARE(runner->state(), LessonRunner::State::idle);
     QVERIFY(!runner->onRemotePool());
@@ -190,7 +191,7 @@ class TestRemoteLessons : public QObject {
       MainWindow w(services);
       w.show();
       QVERIFY(pagedchat::test::addThroughTheDialog(w, server.qurl(), QString()));
-      w.watchPool(server.qurl());
+      w.session().pool().watchPool(server.qurl());
       reachKeyEvent(w, QStringLiteral("allocation"));
     }
     QTRY_VERIFY_WITH_TIMEOUT(serverSnapshot(server.url).snapshot.block_size == own.snapshot.block_size, 10000);
@@ -205,14 +206,14 @@ class TestRemoteLessons : public QObject {
     RemoteScene scene(m_model);
     QVERIFY(scene.ready());
     MainWindow& w = scene.w;
-    w.watchPool(scene.server.qurl());
+    w.session().pool().watchPool(scene.server.qurl());
     start(w, QStringLiteral("allocation"));
     LessonRunner* runner = w.lessons();
     QTRY_VERIFY_WITH_TIMEOUT(runner->state() == LessonRunner::State::failed, 60000);
     auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
     QVERIFY2(panel->statusShown().contains(QStringLiteral("--allow-pool-control")), qPrintable(panel->statusShown()));
     QVERIFY(w.chatIds().isEmpty() || !w.isReplying(w.chatIds().first()));
-    QCOMPARE(w.watchedPool(), scene.server.qurl());  // the server's pool stays in view
+    QCOMPARE(w.session().pool().watchedPool(), scene.server.qurl());  // the server's pool stays in view
   }
 };
 

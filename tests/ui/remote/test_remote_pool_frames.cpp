@@ -11,7 +11,7 @@
 #include "server/pool_watch.h"
 #include "appcore/pool/kv_pool_numbers.h"
 #include "ui/pool_panel/kv_pool_panel.h"
-#include "ui/pool/kv_test_frames.h"
+#include "support/kv_test_frames.h"
 #include "appcore/remote/remote_pool_watcher.h"
 
 using namespace pagedchat;

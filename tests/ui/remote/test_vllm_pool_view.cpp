@@ -21,6 +21,7 @@
 #include "appcore/pool/kv_pool_numbers.h"
 #include "appcore/remote/vllm_pool_watcher.h"
 #include "appcore/session/app_services.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 using namespace pagedchat::test::vllm;
@@ -77,11 +78,11 @@ class TestVllmPoolView : public QObject {
       dialog->accept();
     });
     item->trigger();
-    QCOMPARE(w.watchedVllmPool(), endpoint);
-    QVERIFY(w.watchedPool().isEmpty());
+    QCOMPARE(w.session().pool().watchedVllmPool(), endpoint);
+    QVERIFY(w.session().pool().watchedPool().isEmpty());
     auto* dock = w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"));
     QVERIFY2(dock->windowTitle().contains(QStringLiteral("vLLM")), qPrintable(dock->windowTitle()));
-    auto* watcher = w.findChild<VllmPoolWatcher*>();
+    auto* watcher = w.session().findChild<VllmPoolWatcher*>();
     QVERIFY(watcher);
     PoolFrame last;
     connect(watcher, &VllmPoolWatcher::frame, this, [&](const PoolFrame& f) { last = f; });
@@ -143,7 +144,7 @@ class TestVllmPoolView : public QObject {
     // A payload that is not a batch is skipped and said; the view goes on.
     pub.send({"", bigEndian(3), "\xc1"});
     QTRY_VERIFY_WITH_TIMEOUT(w.findChild<QLabel*>(QStringLiteral("status"))->text().contains(QStringLiteral("skipped")), 10000);
-    QCOMPARE(w.watchedVllmPool(), endpoint);
+    QCOMPARE(w.session().pool().watchedVllmPool(), endpoint);
 
     // Back to this machine's pool (no model here): nothing of vLLM's stays drawn.
     Pack again;
@@ -153,8 +154,8 @@ class TestVllmPoolView : public QObject {
     pub.send({"", bigEndian(4), finish(again)});
     QTRY_COMPARE_WITH_TIMEOUT(last.stepIndex, int64_t{4}, 10000);
     QTRY_COMPARE_WITH_TIMEOUT(w.findChild<KvChatLegend*>()->count(), 2, 10000);  // its two prefixes in the legend
-    w.watchPool(QString());
-    QVERIFY(w.watchedVllmPool().isEmpty());
+    w.session().pool().watchPool(QString());
+    QVERIFY(w.session().pool().watchedVllmPool().isEmpty());
     QCOMPARE(dock->windowTitle(), QStringLiteral("KV blocks"));
     QTRY_COMPARE_WITH_TIMEOUT(w.findChild<KvChatLegend*>()->count(), 0, 5000);  // drawn at the next turn of the event loop
   }
@@ -164,8 +165,8 @@ class TestVllmPoolView : public QObject {
     AppServices services;
     MainWindow w(services);
     w.show();
-    w.watchVllmPool(QStringLiteral("not-an-endpoint"));
-    QTRY_VERIFY_WITH_TIMEOUT(w.watchedVllmPool().isEmpty(), 10000);
+    w.session().pool().watchVllmPool(QStringLiteral("not-an-endpoint"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.session().pool().watchedVllmPool().isEmpty(), 10000);
     const QString status = w.findChild<QLabel*>(QStringLiteral("status"))->text();
     QVERIFY2(status.contains(QStringLiteral("no longer shown")), qPrintable(status));
     QCOMPARE(w.findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"))->windowTitle(), QStringLiteral("KV blocks"));

@@ -22,6 +22,7 @@
 #include "ui/chat/compare_view.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 
 class TestMainWindow : public QObject {
@@ -71,7 +72,7 @@ class TestMainWindow : public QObject {
     loaded(w);
     const ChatId parent = w.newChat();
     sendAndWait(w, QStringLiteral("Name a fruit."));
-    QSignalSpy frames(&w, &MainWindow::poolFrame);
+    QSignalSpy frames(&w.session().pool(), &PoolControl::localFrame);
     QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier | Qt::ShiftModifier);  // Ctrl+Shift+F
     const ChatId child = w.currentChat();
     QVERIFY(child != parent);
@@ -117,7 +118,7 @@ class TestMainWindow : public QObject {
     MainWindow w(services);
     w.show();
     PoolFrame last;
-    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) { last = f; });
+    connect(&w.session().pool(), &PoolControl::localFrame, this, [&](const PoolFrame& f) { last = f; });
     loaded(w);
     AppSettings s = w.settings();
     s.sampling.maxTokens = 16;
@@ -159,7 +160,7 @@ class TestMainWindow : public QObject {
     MainWindow w(services);
     w.show();
     PoolFrame last;  // the latest frame: the engine's counters as of its last step
-    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) { last = f; });
+    connect(&w.session().pool(), &PoolControl::localFrame, this, [&](const PoolFrame& f) { last = f; });
     loaded(w);
     AppSettings s = w.settings();
     s.sampling.maxTokens = 10;

@@ -27,6 +27,7 @@
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "appcore/chat/chat_database.h"
+#include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/settings_dialog.h"
 
@@ -287,7 +288,7 @@ class TestModelAndSettings : public QObject {
     w.show();
     loaded(w);
     PoolFrame last;
-    connect(&w, &MainWindow::poolFrame, this, [&](const PoolFrame& f) { last = f; });
+    connect(&w.session().pool(), &PoolControl::localFrame, this, [&](const PoolFrame& f) { last = f; });
     AppSettings s = w.settings();
     s.blockSize = 4;
     s.kvMemoryMiB = 16;

@@ -14,7 +14,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/lessons/lesson_runner.h"
+#include "appcore/lessons/lesson_runner.h"
 #include "ui/shell/chat_action_row.h"
 #include "ui/shell/main_window.h"
 

@@ -1,11 +1,7 @@
 // Each lesson's scene, written as a user would set it up, awaited step by step (QCoro).
-#include "ui/lessons/lesson_runner.h"
+#include "appcore/lessons/lesson_runner.h"
 
-#include <QAction>
-#include <QCheckBox>
 #include <QCoreApplication>
-#include <QPlainTextEdit>
-#include <QSpinBox>
 #include <QUrl>
 
 #include <algorithm>
@@ -13,12 +9,13 @@
 #include <qcoro/qcorosignal.h>
 #include <qcoro/qcorotimer.h>
 
-#include "ui/pool_panel/kv_contiguous_strip.h"
 #include "appcore/pool/kv_event_text.h"
-#include "ui/pool_panel/kv_pool_panel.h"
-#include "ui/pool_panel/kv_step_timeline.h"
+#include "appcore/pool/kv_layout_comparison.h"
+#include "appcore/pool/kv_step_text.h"
 #include "appcore/remote/remote_endpoints.h"
-#include "ui/shell/main_window.h"
+#include "appcore/session/app_session.h"
+#include "appcore/session/chat_controller.h"
+#include "appcore/session/pool_control.h"
 
 using pagedchat::KvEventKind;
 
@@ -44,12 +41,13 @@ const char* const kLongAsk = "Tell me a long story about a dragon who learns to 
 const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keeper and a lost ship.";
 }  // namespace
 
-LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(window) {
+LessonRunner::LessonRunner(AppSession& session, QObject* parent) : QObject(parent), m_session(session) {
+  PoolControl* pool = &m_session.pool();
   // The pool the lesson is told on: this machine's, or the watched server's.
-  connect(&m_window, &MainWindow::poolFrame, this, [this](const PoolFrame& f) {
+  connect(pool, &PoolControl::localFrame, this, [this](const PoolFrame& f) {
     if (!m_remote) onFrame(f);
   });
-  connect(&m_window, &MainWindow::remotePoolFrame, this, [this](const PoolFrame& f) {
+  connect(pool, &PoolControl::remoteFrame, this, [this](const PoolFrame& f) {
     m_remotePool.step = f.stepIndex;
     m_remotePool.blockSize = f.snapshot.block_size;
     m_remotePool.numBlocks = static_cast<int>(f.snapshot.blocks.size());
@@ -58,15 +56,15 @@ LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(wind
                                                           [](const pagedchat::KvBlockInfo& b) { return b.state == pagedchat::BlockState::free; }));
     if (m_remote) onFrame(f);
   });
-  connect(&m_window, &MainWindow::turnDone, this, [this](ChatId id) {
+  connect(&m_session.chats(), &ChatController::turnEnded, this, [this](ChatId id) {
     if (m_state != State::reached || !sceneChatTitle(id)) return;
     for (const auto& [name, chat] : m_sceneChats)
-      if (m_window.isReplying(chat)) return;
+      if (isReplying(chat)) return;
     setState(State::finished, tr("The lesson's chats have all finished. Start again to replay it, or pick another lesson."));
   });
-  // A lesson told on a server's pool ends when the view leaves that pool (the window has given
-  // the server its own pool back): its steps would step the pool shown instead.
-  connect(&m_window, &MainWindow::poolShownChanged, this, [this] {
+  // A lesson told on a server's pool ends when the view leaves that pool (the pool control has
+  // given the server its own pool back): its steps would step the pool shown instead.
+  connect(pool, &PoolControl::shownChanged, this, [this] {
     if (!m_remote) return;
     m_remote = false;
     m_counting = false;
@@ -75,9 +73,19 @@ LessonRunner::LessonRunner(MainWindow& window) : QObject(&window), m_window(wind
       setState(State::idle, tr("The view left the server's pool, where “%1” was told: Start tells it on the pool shown now.")
                                 .arg(m_current ? m_current->title : QString()));
   });
-  connect(&m_window, &MainWindow::remoteRequestStarted, this, [this](ChatId id) {
+  connect(pool, &PoolControl::remoteRequestStarted, this, [this](ChatId id) {
     if (sceneChatTitle(id).has_value()) ++m_remoteTaken;
   });
+}
+
+bool LessonRunner::isReplying(ChatId id) const {
+  const ChatController::Chat* c = m_session.chats().chat(id);
+  return c && c->replying;
+}
+
+int LessonRunner::contextUsed(ChatId id) const {
+  const ChatController::Chat* c = m_session.chats().chat(id);
+  return c ? c->contextUsed : 0;
 }
 
 std::optional<QString> LessonRunner::sceneChatTitle(ChatId id) const {
@@ -168,22 +176,18 @@ void LessonRunner::setState(State state, const QString& message) {
   emit stateChanged(state, message);
 }
 
-void LessonRunner::setPaused(bool paused) {
-  QAction* pause = m_window.findChild<QAction*>(QStringLiteral("pauseEngine"));
-  if (pause && pause->isChecked() != paused) pause->trigger();
-}
+void LessonRunner::setPaused(bool paused) { m_session.pool().setPaused(paused); }
 
 QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
   // A fresh engine every time: the scene's block numbers are the same on each replay, and no
   // chat of an earlier lesson holds blocks that this one's pressure would have to reclaim.
-  if (m_window.modelInfo().path.isEmpty()) co_return false;  // no model yet
-  AppSettings s = m_window.settings();
+  if (m_session.modelInfo().path.isEmpty()) co_return false;  // no model yet
+  AppSettings s = m_session.settings();
   s.teachingPreset = true;
   s.teachingBlocks = lesson.poolBlocks;
   s.teachingHostBlocks = lesson.hostBlocks;
-  auto ready = qCoro(&m_window, &MainWindow::modelReady, kTurnTimeout);
-  if (s.sameEngine(m_window.settings())) m_window.loadModel(m_window.modelInfo().path);
-  else m_window.applySettings(s);
+  auto ready = qCoro(&m_session, &AppSession::modelReady, kTurnTimeout);
+  emit engineWanted(s);
   if (!co_await std::move(ready)) co_return false;
   setPaused(true);
   co_return true;
@@ -191,9 +195,9 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
 
 QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
   QPointer<LessonRunner> self(this);
-  const QString url = m_window.watchedPool();
+  const QString url = m_session.pool().watchedPool();
   QString model;
-  for (const RemoteEndpointEntry& e : m_window.remoteEndpoints()->entries())
+  for (const RemoteEndpointEntry& e : m_session.remoteEndpoints().entries())
     if (e.url == url && !e.models.isEmpty()) model = e.models.first();
   if (model.isEmpty()) {
     setState(State::failed, tr("%1 lists no model to tell the lesson with (File > Remote engines refreshes its list).").arg(url));
@@ -202,10 +206,9 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
   m_remoteEngine = {url, model};
   // The server's engine paused, then its pool rebuilt in the teaching preset's shape: the same
   // block numbers on every replay, as on this machine.
-  setPaused(true);
-  m_window.controlWatchedPool("pause", 1);  // the toolbar may have been paused already, for this machine
+  setPaused(true);  // sent to the server even when the toolbar was paused already
   m_remotePool = {};  // the frames from before the reset do not count
-  m_window.resetWatchedPool(lesson.poolBlocks, lesson.hostBlocks, AppSettings::kTeachingBlockSize, AppSettings::kTeachingContext,
+  m_session.pool().resetWatchedPool(lesson.poolBlocks, lesson.hostBlocks, AppSettings::kTeachingBlockSize, AppSettings::kTeachingContext,
                             AppSettings::kTeachingStepTokens);
   // Polled, not awaited as a signal: two frames queued back to back would resume a qCoro awaiter
   // twice (QCoro 0.9's queued slot outlives the awaiter it resumed).
@@ -233,16 +236,17 @@ QCoro::Task<bool> LessonRunner::remoteRequestsTaken() {
 }
 
 void LessonRunner::sendPaused(const QString& text, int samples) {
-  // One reply a turn unless the lesson asks for more, whatever the compare box was left at.
-  if (auto* box = m_window.findChild<QSpinBox*>(QStringLiteral("samples"))) box->setValue(samples);
-  auto* input = m_window.findChild<QPlainTextEdit*>(QStringLiteral("input"));
-  input->setPlainText(text);
-  m_window.send();
+  // One reply a turn unless the lesson asks for more, whatever the compare box was left at; the
+  // chat's own sampling (newSceneChat) wins over the app's.
+  TurnSettings turn = m_session.settings().sampling;
+  turn.numSamples = samples;
+  turn.contextPolicy = m_session.settings().contextPolicy;
+  m_session.chats().send(m_sceneCurrent, text, turn, {});
   if (m_remote) ++m_remoteSent;
 }
 
 QCoro::Task<bool> LessonRunner::replyFully(const QString& text) {
-  auto done = qCoro(&m_window, &MainWindow::turnDone, kTurnTimeout);
+  auto done = qCoro(&m_session.chats(), &ChatController::turnEnded, kTurnTimeout);
   sendPaused(text);
   setPaused(false);
   const bool ended = (co_await std::move(done)).has_value();
@@ -254,8 +258,8 @@ QCoro::Task<bool> LessonRunner::stepUntilDecoding() {
   QPointer<LessonRunner> self(this);
   m_lastStepDecoded = false;
   for (int i = 0; i < 40 && self && !m_lastStepDecoded; ++i) {
-    auto frame = qCoro(&m_window, &MainWindow::poolFrame, std::chrono::milliseconds(5000));
-    m_window.stepEngine();
+    auto frame = qCoro(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(5000));
+    m_session.pool().step();
     if (!co_await std::move(frame)) co_return false;
   }
   co_return self && m_lastStepDecoded;
@@ -272,20 +276,12 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_remoteSent = m_remoteTaken = 0;
   setState(State::preparing, tr("Setting up “%1”…").arg(lesson.title));
   // On the remote pool the view shows, where the lesson can be told there; else on this machine's.
-  const QString watched = m_window.watchedPool();
+  const QString watched = m_session.pool().watchedPool();
   m_remote = !watched.isEmpty() && lesson.onlyHere.isEmpty();
   const QString toldHere = !watched.isEmpty() && !m_remote ? tr("(Told on this machine's pool: %1.) ").arg(lesson.onlyHere) : QString();
-  if (!m_remote) m_window.watchPool(QString());
+  if (!m_remote) m_session.pool().watchPool(QString());
   auto stale = [&] { return !self || generation != m_generation; };
-  // A fresh scene: a turn still running from an earlier lesson (or the user) is stopped first.
-  for (const ChatId id : m_window.chatIds()) {
-    if (!m_window.isReplying(id)) continue;
-    auto ended = qCoro(&m_window, &MainWindow::turnDone, kTurnTimeout);
-    m_window.selectChat(id);
-    m_window.stop();
-    m_window.stepEngine();  // paused: the abort is carried out in a step
-    if (!co_await std::move(ended) || stale()) co_return;
-  }
+  if (!co_await stopReplies() || stale()) co_return;
   // Not a conditional expression around co_await: GCC 12 mishandles the temporaries of one.
   bool prepared = false;
   if (m_remote) prepared = co_await prepareRemote(lesson);
@@ -294,105 +290,8 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
     if (!stale() && !m_remote) setState(State::failed, tr("The teaching preset's model did not load."));
     co_return;
   }
-  if (auto* panel = m_window.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) {
-    panel->showStepTimeline(lesson.showsSteps);
-    panel->showContiguousStrip(lesson.id == QLatin1String("contiguous"));
-  }
-  // Greedy replies, the same every time, short questions that end quickly; room enough that a
-  // reply ends by itself (a reply cut by its length is not continued by the next turn's text:
-  // the fork would be prompted whole instead of shared).
-  TurnSettings brief = m_window.settings().sampling;
-  brief.temperature = 0;
-  brief.maxTokens = 64;
-  auto newChat = [&](const QString& title, const TurnSettings& sampling) {
-    const ChatId id = m_window.newChat();
-    m_window.renameChat(id, title);
-    m_window.setChatSampling(id, sampling);
-    if (m_remote) m_window.setChatEngine(id, m_remoteEngine);
-    m_sceneChats.append({title, id});
-    return id;
-  };
-  auto failed = [&](const QString& chat) { setState(State::failed, tr("%1's reply did not end.").arg(chat)); };
-  const QString chatA = tr("Chat A"), chatB = tr("Chat B"), chatC = tr("Chat C"), chatD = tr("Chat D");
-  if (lesson.id == QLatin1String("allocation")) {
-    newChat(chatA, brief);
-    sendPaused(tr("Name three rivers of Europe."));
-  } else if (lesson.id == QLatin1String("contiguous")) {
-    // Three of different lengths: a slab wastes most of each, the blocks only their last slots.
-    newChat(chatA, brief);
-    sendPaused(tr("Hi!"));
-    newChat(chatB, brief);
-    sendPaused(tr("Name three rivers of Europe."));
-    newChat(chatC, brief);
-    sendPaused(tr("Explain in two sentences why the sky looks blue on a clear day and red at sunset."));
-  } else if (lesson.id == QLatin1String("fork")) {
-    const ChatId a = newChat(chatA, brief);
-    // The copy-on-write needs a partly filled last block: another short turn while A's tokens
-    // end on a block's edge.
-    const QString questions[] = {tr("What is 2+2?"), tr("And 3+3?"), tr("And 4+4?")};
-    for (const QString& q : questions) {
-      if (!co_await replyFully(q) || stale()) co_return failed(chatA);
-      if (m_window.contextUsed(a) % AppSettings::kTeachingBlockSize != 0) break;
-    }
-    const ChatId b = m_window.forkChat(a, static_cast<int>(m_window.chat(a)->messages.size()));
-    m_window.renameChat(b, chatB);
-    m_sceneChats.append({chatB, b});
-    // Paused, the fork itself is done in the next step: one step, so that B holds A's blocks
-    // before its turn is sent (else the turn would be prompted whole, through the prefix cache).
-    m_window.stepEngine();
-    for (int wait = 0; wait < 100 && m_window.contextUsed(b) == 0; ++wait) {
-      co_await qCoro(&m_window, &MainWindow::poolFrame, std::chrono::milliseconds(100));
-      if (stale()) co_return;
-    }
-    sendPaused(tr("And in Spanish?"));
-  } else if (lesson.id == QLatin1String("prefix")) {
-    // Each chat's own system prompt, the same text (the user's shared prompt is left as it is).
-    auto ownPrompt = [&] {
-      m_window.findChild<QCheckBox*>(QStringLiteral("overrideSystemPrompt"))->setChecked(true);
-      m_window.findChild<QPlainTextEdit*>(QStringLiteral("chatSystemPrompt"))
-          ->setPlainText(tr("You are a patient teacher. Answer in one short sentence, with plain words, and never use lists."));
-    };
-    newChat(chatA, brief);
-    ownPrompt();
-    if (!co_await replyFully(tr("What is a river?")) || stale()) co_return failed(chatA);
-    newChat(chatB, brief);
-    ownPrompt();
-    sendPaused(tr("What is a lake?"));
-  } else if (lesson.id == QLatin1String("parallel")) {
-    // Sampled (not greedy), so that the three differ; seeded, so that a replay shows the same.
-    TurnSettings varied = brief;
-    varied.temperature = 0.9;
-    varied.seed = 7;
-    newChat(chatA, varied);
-    sendPaused(tr("Give a name for a friendly robot."), 3);
-  } else if (lesson.id == QLatin1String("eviction")) {
-    // Earlier chats fill the pool, each parked with its blocks, until little is free.
-    const QString asks[] = {tr("What is a river?"), tr("What is a mountain?"), tr("What is a forest?")};
-    const QString names[] = {chatA, chatB, chatC};
-    for (int i = 0; i < 3 && (i < 2 || m_freeBlocks > 6); ++i) {
-      newChat(names[i], brief);
-      if (!co_await replyFully(asks[i]) || stale()) co_return failed(names[i]);
-    }
-    newChat(chatD, brief);
-    sendPaused(tr("Describe a desert in three sentences: the sand, the heat by day, and the cold at night."));
-  } else if (lesson.id == QLatin1String("recompute") || lesson.id == QLatin1String("swap")) {
-    TurnSettings story = brief;
-    story.maxTokens = 180;
-    newChat(chatA, story);
-    sendPaused(tr(kLongAsk));
-    newChat(chatB, story);
-    sendPaused(tr(kOtherLongAsk));
-  } else if (lesson.id == QLatin1String("batching")) {
-    newChat(chatA, brief);
-    sendPaused(tr("Name three rivers of Europe and the seas they flow into."));
-    if (!co_await stepUntilDecoding() || stale()) co_return failed(chatA);
-    newChat(chatB, brief);
-    sendPaused(tr("Summarise this in one sentence: The river rises in the hills as a spring, runs through a valley of "
-                  "farms and orchards, turns the wheels of three old mills, passes under a stone bridge built by the "
-                  "Romans, widens into a slow brown stream at the town, and at last meets the sea in a wide estuary full "
-                  "of birds, mud flats and small fishing boats."));
-  }
-  if (stale()) co_return;
+  emit sceneShown(lesson.showsSteps, lesson.id == QLatin1String("contiguous"));
+  if (!co_await setScene(lesson, generation) || stale()) co_return;
   // Paused, a remote server holds the turns sent; the class steps once it has them all (and
   // named them: the frames call the chats as this app does).
   if (m_remote) {
@@ -402,6 +301,169 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   }
   m_counting = true;
   setState(State::ready, toldHere + lesson.intro);
+}
+
+// A fresh scene: a turn still running from an earlier lesson (or the user) is stopped first.
+QCoro::Task<bool> LessonRunner::stopReplies() {
+  QPointer<LessonRunner> self(this);
+  QVector<ChatId> replying;
+  for (const auto& [id, chat] : m_session.chats().chats())
+    if (chat.replying) replying << id;
+  for (const ChatId id : replying) {
+    if (!isReplying(id)) continue;
+    auto ended = qCoro(&m_session.chats(), &ChatController::turnEnded, kTurnTimeout);
+    m_session.chats().stop(id);
+    m_session.pool().step();  // paused: the abort is carried out in a step
+    if (!co_await std::move(ended) || !self) co_return false;
+  }
+  co_return true;
+}
+
+// Greedy replies, the same every time, short questions that end quickly; room enough that a
+// reply ends by itself (a reply cut by its length is not continued by the next turn's text:
+// the fork would be prompted whole instead of shared).
+TurnSettings LessonRunner::briefTurns() const {
+  TurnSettings brief = m_session.settings().sampling;
+  brief.temperature = 0;
+  brief.maxTokens = 64;
+  return brief;
+}
+
+// The lesson's chats and turns, sent as a user would send them. False: it failed (said) or a
+// new start made it stale.
+QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generation) {
+  const TurnSettings brief = briefTurns();
+  const QString chatA = tr("Chat A"), chatB = tr("Chat B"), chatC = tr("Chat C"), chatD = tr("Chat D");
+  if (lesson.id == QLatin1String("allocation")) {
+    newSceneChat(chatA, brief);
+    sendPaused(tr("Name three rivers of Europe."));
+  } else if (lesson.id == QLatin1String("contiguous")) {
+    // Three of different lengths: a slab wastes most of each, the blocks only their last slots.
+    newSceneChat(chatA, brief);
+    sendPaused(tr("Hi!"));
+    newSceneChat(chatB, brief);
+    sendPaused(tr("Name three rivers of Europe."));
+    newSceneChat(chatC, brief);
+    sendPaused(tr("Explain in two sentences why the sky looks blue on a clear day and red at sunset."));
+  } else if (lesson.id == QLatin1String("fork")) {
+    co_return co_await forkScene(brief, generation);
+  } else if (lesson.id == QLatin1String("prefix")) {
+    co_return co_await prefixScene(brief, generation);
+  } else if (lesson.id == QLatin1String("parallel")) {
+    // Sampled (not greedy), so that the three differ; seeded, so that a replay shows the same.
+    TurnSettings varied = brief;
+    varied.temperature = 0.9;
+    varied.seed = 7;
+    newSceneChat(chatA, varied);
+    sendPaused(tr("Give a name for a friendly robot."), 3);
+  } else if (lesson.id == QLatin1String("eviction")) {
+    co_return co_await evictionScene(brief, generation);
+  } else if (lesson.id == QLatin1String("recompute") || lesson.id == QLatin1String("swap")) {
+    TurnSettings story = brief;
+    story.maxTokens = 180;
+    newSceneChat(chatA, story);
+    sendPaused(tr(kLongAsk));
+    newSceneChat(chatB, story);
+    sendPaused(tr(kOtherLongAsk));
+  } else if (lesson.id == QLatin1String("batching")) {
+    QPointer<LessonRunner> self(this);
+    newSceneChat(chatA, brief);
+    sendPaused(tr("Name three rivers of Europe and the seas they flow into."));
+    const bool decoding = co_await stepUntilDecoding();
+    if (!self || generation != m_generation) co_return false;
+    if (!decoding) co_return failedReply(chatA);
+    newSceneChat(chatB, brief);
+    sendPaused(tr("Summarise this in one sentence: The river rises in the hills as a spring, runs through a valley of "
+                  "farms and orchards, turns the wheels of three old mills, passes under a stone bridge built by the "
+                  "Romans, widens into a slow brown stream at the town, and at last meets the sea in a wide estuary full "
+                  "of birds, mud flats and small fishing boats."));
+  }
+  co_return true;
+}
+
+// Says that a scene chat's reply did not end; false, for co_return.
+bool LessonRunner::failedReply(const QString& chat) {
+  setState(State::failed, tr("%1's reply did not end.").arg(chat));
+  return false;
+}
+
+QCoro::Task<bool> LessonRunner::forkScene(TurnSettings brief, int generation) {
+  QPointer<LessonRunner> self(this);
+  auto stale = [&] { return !self || generation != m_generation; };
+  const QString chatA = tr("Chat A"), chatB = tr("Chat B");
+  const ChatId a = newSceneChat(chatA, brief);
+  // The copy-on-write needs a partly filled last block: another short turn while A's tokens
+  // end on a block's edge.
+  const QString questions[] = {tr("What is 2+2?"), tr("And 3+3?"), tr("And 4+4?")};
+  for (const QString& q : questions) {
+    const bool ended = co_await replyFully(q);
+    if (stale()) co_return false;
+    if (!ended) co_return failedReply(chatA);
+    if (contextUsed(a) % AppSettings::kTeachingBlockSize != 0) break;
+  }
+  const ChatId b = m_session.chats().fork(a, static_cast<int>(m_session.chats().chat(a)->record.messages.size()));
+  m_session.chats().rename(b, chatB);
+  m_sceneChats.append({chatB, b});
+  m_sceneCurrent = b;
+  emit chatShown(b);
+  // Paused, the fork itself is done in the next step: one step, so that B holds A's blocks
+  // before its turn is sent (else the turn would be prompted whole, through the prefix cache).
+  m_session.pool().step();
+  for (int wait = 0; wait < 100 && contextUsed(b) == 0; ++wait) {
+    co_await qCoro(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(100));
+    if (stale()) co_return false;
+  }
+  sendPaused(tr("And in Spanish?"));
+  co_return true;
+}
+
+QCoro::Task<bool> LessonRunner::prefixScene(TurnSettings brief, int generation) {
+  QPointer<LessonRunner> self(this);
+  // Each chat's own system prompt, the same text (the user's shared prompt is left as it is).
+  auto ownPrompt = [&] {
+    m_session.chats().setChatSystemPrompt(
+        m_sceneCurrent, true, tr("You are a patient teacher. Answer in one short sentence, with plain words, and never use lists."));
+    m_session.chats().saveSystemPrompts(m_sceneCurrent);
+  };
+  newSceneChat(tr("Chat A"), brief);
+  ownPrompt();
+  const bool ended = co_await replyFully(tr("What is a river?"));
+  if (!self || generation != m_generation) co_return false;
+  if (!ended) co_return failedReply(tr("Chat A"));
+  newSceneChat(tr("Chat B"), brief);
+  ownPrompt();
+  sendPaused(tr("What is a lake?"));
+  co_return true;
+}
+
+QCoro::Task<bool> LessonRunner::evictionScene(TurnSettings brief, int generation) {
+  QPointer<LessonRunner> self(this);
+  // Earlier chats fill the pool, each parked with its blocks, until little is free.
+  const QString asks[] = {tr("What is a river?"), tr("What is a mountain?"), tr("What is a forest?")};
+  const QString names[] = {tr("Chat A"), tr("Chat B"), tr("Chat C")};
+  for (int i = 0; i < 3 && (i < 2 || m_freeBlocks > 6); ++i) {
+    newSceneChat(names[i], brief);
+    const bool ended = co_await replyFully(asks[i]);
+    if (!self || generation != m_generation) co_return false;
+    if (!ended) co_return failedReply(names[i]);
+  }
+  newSceneChat(tr("Chat D"), brief);
+  sendPaused(tr("Describe a desert in three sentences: the sand, the heat by day, and the cold at night."));
+  co_return true;
+}
+
+// A chat of the scene, named, sampling as the lesson says, on the watched server when the
+// lesson is told there; shown, and the one the next turn goes to.
+ChatId LessonRunner::newSceneChat(const QString& title, const TurnSettings& sampling) {
+  ChatController& chats = m_session.chats();
+  const ChatId id = chats.create();
+  chats.rename(id, title);
+  chats.setChatSampling(id, sampling);
+  if (m_remote) chats.setRemoteEngine(id, m_remoteEngine);
+  m_sceneChats.append({title, id});
+  m_sceneCurrent = id;
+  emit chatShown(id);
+  return id;
 }
 
 QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) const {

@@ -3,9 +3,11 @@
 // (the teaching preset's small blocks, the pool it needs, its own chats and requests, sent by
 // the runner as a user would send them), pauses the engine just before the mechanism it shows,
 // and then the class advances step by step or event by event, each KV event told in a sentence
-// naming its blocks (appcore/pool/kv_event_text.h). The runner drives the MainWindow through
-// its public slots and actions, nothing behind its back; a lesson is reached when its key
-// event happens (or, for continuous batching, its key step).
+// naming its blocks (appcore/pool/kv_event_text.h). The runner drives the AppSession as the
+// window does (its chats, its pool control), nothing behind its back, and asks the window only
+// for what the window owns: a fresh engine (the load shows its progress), the chat to show and
+// the pool panel's scene; a lesson is reached when its key event happens (or, for continuous
+// batching, its key step).
 //
 // While the view shows a remote pagedchat-server's pool (View > Watch a remote pool; a teacher's
 // server started with --allow-pool-control), a lesson that can be told there is told on that
@@ -29,8 +31,9 @@
 #include "appcore/chat/chat_record.h"
 #include "appcore/chat/chat_types.h"
 #include "appcore/pool/pool_frame.h"
+#include "appcore/session/app_settings.h"
 
-class MainWindow;
+class AppSession;
 
 struct LessonInfo {
   QString id;       // "allocation", "contiguous", "fork", "prefix", "parallel", "eviction", ...
@@ -51,7 +54,8 @@ class LessonRunner : public QObject {
   // finished: after the key event, every chat of the scene has ended its turn (nothing left to step).
   enum class State { idle, preparing, ready, reached, finished, failed };
 
-  explicit LessonRunner(MainWindow& window);
+  // session outlives the runner.
+  explicit LessonRunner(AppSession& session, QObject* parent = nullptr);
   static const QVector<LessonInfo>& lessons();
 
   // Sets the lesson's scene up on a freshly loaded engine (the preset and pool it needs, its
@@ -72,6 +76,12 @@ class LessonRunner : public QObject {
  signals:
   void stateChanged(LessonRunner::State state, const QString& message);
   void sentence(const QString& text);  // each event line of the lesson's steps, in order
+  // A fresh engine of these settings, loaded by whoever shows the load (the window); the
+  // session's modelReady says it is in use.
+  void engineWanted(const AppSettings& settings);
+  void chatShown(ChatId id);  // the scene's newest chat, to show
+  // The pool panel's scene: its step timeline rather than its event log, its contiguous strip.
+  void sceneShown(bool stepTimeline, bool contiguousStrip);
 
  private:
   QCoro::Task<> run(LessonInfo lesson, int generation);
@@ -80,13 +90,26 @@ class LessonRunner : public QObject {
   QCoro::Task<bool> remoteRequestsTaken();  // paused there: the server has taken every turn sent
   QCoro::Task<bool> replyFully(const QString& text);    // one turn run to its end, then paused again
   QCoro::Task<bool> stepUntilDecoding();                // paused steps until a chat decodes
+  QCoro::Task<bool> stopReplies();  // every turn in flight stopped, for a fresh scene
+  QCoro::Task<bool> setScene(const LessonInfo& lesson, int generation);  // the lesson's chats and turns
+  // The scenes that wait for replies of their own first.
+  QCoro::Task<bool> forkScene(TurnSettings brief, int generation);
+  QCoro::Task<bool> prefixScene(TurnSettings brief, int generation);
+  QCoro::Task<bool> evictionScene(TurnSettings brief, int generation);
+  TurnSettings briefTurns() const;
+  bool failedReply(const QString& chat);
   void sendPaused(const QString& text, int samples = 1);  // submitted; it waits for the class's steps
   void setPaused(bool paused);
   void setState(State state, const QString& message = {});
   void onFrame(const PoolFrame& frame);
   QString keySentence(const PoolFrame& frame, const QString& line) const;
 
-  MainWindow& m_window;
+  bool isReplying(ChatId id) const;
+  int contextUsed(ChatId id) const;
+  ChatId newSceneChat(const QString& title, const TurnSettings& sampling);
+
+  AppSession& m_session;
+  ChatId m_sceneCurrent = -1;  // the scene's chat a turn is sent to
   const LessonInfo* m_current = nullptr;
   State m_state = State::idle;
   int m_generation = 0;  // a new start leaves the old run's awaits without effect

@@ -1,8 +1,22 @@
 // Which cells KV events name, and the fading flashes on them.
-#include "ui/pool_view/kv_flashes.h"
+#include "appcore/pool/kv_flashes.h"
 
 #include <algorithm>
 #include <unordered_set>
+
+const char* kvFlashKindName(KvFlashKind kind) {
+  switch (kind) {
+    case KvFlashKind::CopyOnWrite: return "copy-on-write";
+    case KvFlashKind::Evict: return "evict";
+    case KvFlashKind::Preempt: return "preempt or reclaim";  // a parked chat's blocks taken back: a preemption too
+    case KvFlashKind::SwapOut: return "swap out";
+    case KvFlashKind::SwapIn: return "swap in";
+    case KvFlashKind::CacheHit: return "cache hit";
+    case KvFlashKind::Allocate: return "allocate";
+    case KvFlashKind::Free: return "freed";  // the pool panel's state key says "free" of a free block
+  }
+  return "?";
+}
 
 using namespace pagedchat;
 

@@ -11,7 +11,11 @@
 #include <vector>
 
 #include "engine/kv/kv_events.h"
-#include "ui/pool_view/kv_cell_colors.h"
+
+// The event kinds the view flashes, one colour each (ui/pool_view/kv_cell_colors.h).
+enum class KvFlashKind : uint8_t { CopyOnWrite, Evict, Preempt, SwapOut, SwapIn, CacheHit, Allocate, Free };
+inline constexpr int kNumKvFlashKinds = 8;
+const char* kvFlashKindName(KvFlashKind kind);
 
 struct KvFlashTarget {
   int32_t block = -1;

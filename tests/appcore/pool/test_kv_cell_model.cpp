@@ -6,10 +6,10 @@
 
 #include "engine/kv/kv_manager.h"
 #include "appcore/pool/kv_cell_model.h"
-#include "ui/pool_view/kv_flashes.h"
+#include "appcore/pool/kv_flashes.h"
 #include "appcore/pool/kv_grid_layout.h"
 #include "appcore/pool/kv_pool_numbers.h"
-#include "ui/pool/kv_test_frames.h"
+#include "support/kv_test_frames.h"
 
 using namespace pagedchat;
 using namespace kvtest;

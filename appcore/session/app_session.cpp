@@ -1,0 +1,39 @@
+// The app's session: its parts made in the order they depend on each other.
+#include "appcore/session/app_session.h"
+
+#include "appcore/bridge/engine_bridge.h"
+#include "appcore/remote/remote_bridge.h"
+#include "appcore/remote/remote_endpoints.h"
+#include "appcore/session/chat_controller.h"
+#include "appcore/session/pool_control.h"
+
+AppSession::AppSession(ChatDatabase& db, EngineBridge* bridge, QObject* parent) : QObject(parent), m_db(db), m_bridge(bridge) {
+  m_settings = AppSettings::load(m_db);
+  m_chats = new ChatController(m_db, m_bridge, this);
+  // Chats on remote OpenAI-compatible servers (File > Remote engines, Chat > Run this chat on).
+  m_remoteEndpoints = new RemoteEndpoints(m_db, this);
+  m_remoteBridge = new RemoteBridge(this);
+  m_chats->setRemote(m_remoteBridge, m_remoteEndpoints);
+  m_pool = new PoolControl(m_bridge, *m_chats, m_db, *m_remoteEndpoints, *m_remoteBridge, this);
+  if (!m_bridge) return;
+  connect(m_bridge, &EngineBridge::modelDescribed, this, [this](const ModelInfo& info) { m_modelInfo = info; });
+  connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString&, int contextLength) {
+    m_contextLength = contextLength;
+    emit contextLengthChanged(contextLength);
+  });
+}
+
+// The pool control goes first: it gives a watched server its own pool back before the
+// endpoints (with their keys) go.
+AppSession::~AppSession() { delete m_pool; }
+
+void AppSession::setSettings(const AppSettings& settings) {
+  m_settings = settings;
+  m_settings.save(m_db);
+}
+
+void AppSession::modelInUse() {
+  m_modelReady = true;
+  m_chats->engineReplaced();
+  emit modelReady();
+}
