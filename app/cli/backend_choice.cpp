@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "app/cli/default_model.h"
-#include "engine/backend/kv_type.h"
 #include "engine/common/error.h"
 #include "engine/model/random_model.h"
+#include "runtime/backend_args.h"
 
 namespace pagedchat::cli {
 
@@ -50,20 +50,13 @@ std::unique_ptr<Model> load_model(const Args& args) {
 
 BackendOptions backend_options(const Args& args, int threads, int32_t max_batch_tokens) {
   BackendOptions o;
-  o.name = args.get_or("backend", "cpu");
+  try {
+    o = check_backend_args({args.get("backend"), args.get("kv-type"), args.get("dtype"), args.get("gpu-memory-fraction")});
+  } catch (const BackendArgError& e) {
+    fail("%s", e.what());
+  }
   o.threads = threads;
   o.max_batch_tokens = max_batch_tokens;
-  o.kv_type = args.get_or("kv-type", "");
-  if (o.name == "cpu") {
-    if (!o.kv_type.empty()) parse_kv_type(o.kv_type);  // the error names the accepted types
-    if (args.get("gpu-memory-fraction") || args.get("dtype")) fail("--gpu-memory-fraction and --dtype are for --backend cuda");
-    return o;
-  }
-  if (o.name == "cuda" && !backend_built("cuda"))
-    fail("--backend cuda: this pagedchat-cli was built without CUDA (configure with -DPAGEDCHAT_CUDA=ON on a machine with the CUDA toolkit)");
-  o.dtype = args.get_or("dtype", "bf16");
-  if (o.dtype != "bf16" && o.dtype != "f16") fail("--dtype must be bf16 or f16 (got '%s')", o.dtype.c_str());
-  o.gpu_memory_fraction = args.get_double("gpu-memory-fraction", 0.9, 0.01, 1.0);
   return o;
 }
 

@@ -8,11 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/backend/kv_type.h"
 #include "engine/common/error.h"
 #include "engine/kv/kv_manager.h"
 #include "engine/model/default_model.h"
-#include "runtime/backend_registry.h"
+#include "runtime/backend_args.h"
 
 namespace {
 
@@ -26,10 +25,8 @@ int intOption(const QCommandLineParser& p, const QString& name, int lo, int hi) 
   return v;
 }
 
-}  // namespace
-
-int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
-  QCommandLineParser p;
+// Every option, with its help and default; the backend's from the table the CLI shares.
+void declareOptions(QCommandLineParser& p) {
   p.setApplicationDescription("The OpenAI-compatible API (/v1/chat/completions, /v1/completions, /v1/models, /health, /metrics).");
   p.addHelpOption();
   p.addOptions({
@@ -44,10 +41,6 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
                         "Others get 403: a web page reaching the server by DNS rebinding uses its own name.", "names"},
       {"allow-origin", "A web page origin allowed to call the API from a browser (CORS), e.g. http://localhost:3000; "
                        "repeatable, * for any. By default browsers' cross-origin requests get 403.", "origin"},
-      {"backend", "Where the forward pass runs: cpu, or cuda (an NVIDIA GPU; a build with CUDA).", "name", "cpu"},
-      {"dtype", "cuda: the 16-bit type of weights, activations and KV: bf16 or f16 (default bf16).", "type"},
-      {"kv-type", "The KV pool's element type: cpu f16 (default), f32 or q8_0; cuda only its --dtype.", "type"},
-      {"gpu-memory-fraction", "cuda: share of the GPU memory free after the weights for the KV pool (default 0.9).", "x"},
       {"threads", "CPU threads of the forward pass (0: all cores).", "n", "0"},
       {"kv-blocks", "KV blocks in the pool (0: enough for 2 full contexts).", "n", "0"},
       {"block-size", "Tokens per KV block.", "n", "16"},
@@ -70,71 +63,48 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
                              "its pool (GET /v1/kv/events); a pause stops every client's requests."},
       {"load-delay-ms", "Tests: wait this long before loading the model.", "ms", "0"},
   });
-  p.process(app);
-  if (!p.positionalArguments().isEmpty()) {
-    std::fprintf(stderr, "pagedchat-server: unexpected argument '%s' (options start with --; see --help)\n",
-                 qPrintable(p.positionalArguments().first()));
+  for (const pagedchat::BackendArgHelp& b : pagedchat::backend_arg_help())  // the CLI's too (runtime/backend_args.h)
+    p.addOption({QString::fromLatin1(b.name), QString::fromLatin1(b.help), QString::fromLatin1(b.value_name)});
+}
+
+// --speculate, --draft-model, --draft-tokens, --fixed-draft. -1, or the exit status.
+int parseSpeculation(const QCommandLineParser& p, pagedchat::SpeculationOptions& spec, int threads) {
+  spec.speculate = p.value("speculate").toStdString();
+  spec.draft_model = p.value("draft-model").toStdString();
+  spec.draft_tokens = p.isSet("draft-tokens") ? intOption(p, "draft-tokens", 1, 16) : 0;
+  spec.adaptive = !p.isSet("fixed-draft");
+  spec.threads = threads;
+  if (!spec.speculate.empty() && spec.speculate != "off" && spec.speculate != "ngram" &&
+      !(spec.speculate.rfind("ngram:", 0) == 0 && spec.speculate.size() > 6)) {
+    std::fprintf(stderr, "pagedchat-server: --speculate must be ngram, ngram:K or off (got '%s')\n", spec.speculate.c_str());
     return 2;
   }
+  if (!spec.draft_model.empty() && !QFileInfo::exists(QString::fromStdString(spec.draft_model))) {
+    std::fprintf(stderr, "pagedchat-server: error: the draft model '%s' is not there\n", spec.draft_model.c_str());
+    return 1;
+  }
+  return -1;
+}
 
-  EngineHost::Config& hc = setup.host;
+// The model, the backend, the engine and speculation. -1, or the exit status.
+int parseEngineOptions(const QCommandLineParser& p, EngineHost::Config& hc) {
   if (p.isSet("model") && p.value("model").isEmpty()) {
     std::fprintf(stderr, "pagedchat-server: --model is empty (leave it out for the default model)\n");
     return 2;
   }
   hc.modelPath = p.isSet("model") ? p.value("model") : QString::fromStdString(pagedchat::default_model_path());
   pagedchat::BackendOptions& backend = hc.engine.backend;
-  backend.name = p.value("backend").toStdString();
+  auto given = [&](const char* name) {
+    return p.isSet(QString::fromLatin1(name)) ? std::optional<std::string>(p.value(QString::fromLatin1(name)).toStdString())
+                                              : std::nullopt;
+  };
+  try {
+    backend = pagedchat::check_backend_args({given("backend"), given("kv-type"), given("dtype"), given("gpu-memory-fraction")});
+  } catch (const pagedchat::BackendArgError& e) {
+    std::fprintf(stderr, "pagedchat-server: %s%s\n", e.usage() ? "" : "error: ", e.what());
+    return e.usage() ? 2 : 1;
+  }
   backend.threads = intOption(p, "threads", 0, 1024);
-  if (backend.name != "cpu" && backend.name != "cuda") {
-    std::fprintf(stderr, "pagedchat-server: --backend must be cpu or cuda (got '%s')\n", qPrintable(p.value("backend")));
-    return 2;
-  }
-  if (backend.name == "cpu" && (p.isSet("dtype") || p.isSet("gpu-memory-fraction"))) {
-    std::fprintf(stderr, "pagedchat-server: --dtype and --gpu-memory-fraction are for --backend cuda\n");
-    return 2;
-  }
-  if (p.isSet("kv-type")) {
-    backend.kv_type = p.value("kv-type").toStdString();
-    bool known = backend.kv_type == "bf16" || backend.kv_type == "f16";  // cuda: its 16-bit types
-    if (backend.name == "cpu") {
-      try {
-        pagedchat::parse_kv_type(backend.kv_type);
-        known = true;
-      } catch (const pagedchat::Error&) {
-        known = false;
-      }
-    }
-    if (!known) {
-      std::fprintf(stderr, "pagedchat-server: --kv-type must be %s (got '%s')\n",
-                   backend.name == "cpu" ? "f32, f16 or q8_0" : "the cuda --dtype, bf16 or f16", backend.kv_type.c_str());
-      return 2;
-    }
-  }
-  if (backend.name == "cuda") {
-    // Refused before binding, with the reason: a build without CUDA, or no GPU here.
-    if (!pagedchat::backend_built("cuda")) {
-      std::fprintf(stderr, "pagedchat-server: error: --backend cuda: this build has no CUDA backend (configure with "
-                           "-DPAGEDCHAT_CUDA=ON on a machine with the CUDA toolkit)\n");
-      return 1;
-    }
-    if (!pagedchat::cuda_available()) {
-      std::fprintf(stderr, "pagedchat-server: error: --backend cuda needs an NVIDIA GPU, and the CUDA runtime finds none on "
-                           "this machine\n");
-      return 1;
-    }
-    backend.dtype = p.isSet("dtype") ? p.value("dtype").toStdString() : !backend.kv_type.empty() ? backend.kv_type : "bf16";
-    if (backend.dtype != "bf16" && backend.dtype != "f16") {
-      std::fprintf(stderr, "pagedchat-server: --dtype must be bf16 or f16\n");
-      return 2;
-    }
-    bool ok = true;
-    backend.gpu_memory_fraction = p.isSet("gpu-memory-fraction") ? p.value("gpu-memory-fraction").toDouble(&ok) : 0.9;
-    if (!ok || backend.gpu_memory_fraction < 0.01 || backend.gpu_memory_fraction > 1.0) {
-      std::fprintf(stderr, "pagedchat-server: --gpu-memory-fraction must be a number from 0.01 to 1\n");
-      return 2;
-    }
-  }
   pagedchat::EngineConfig& ec = hc.engine.engine;
   ec.block_size = intOption(p, "block-size", 1, 32);
   if (!pagedchat::is_valid_block_size(ec.block_size)) {
@@ -147,21 +117,8 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
   if (ec.max_context == 0) ec.max_context = 4096;
   ec.num_blocks = intOption(p, "kv-blocks", 0, 1 << 24);
   hc.engine.num_contexts = 2;  // with --kv-blocks 0 (on a GPU: capped by what it holds)
-  pagedchat::SpeculationOptions& spec = hc.engine.speculation;
-  spec.speculate = p.value("speculate").toStdString();
-  spec.draft_model = p.value("draft-model").toStdString();
-  spec.draft_tokens = p.isSet("draft-tokens") ? intOption(p, "draft-tokens", 1, 16) : 0;
-  spec.adaptive = !p.isSet("fixed-draft");
-  spec.threads = backend.threads;
-  if (!spec.speculate.empty() && spec.speculate != "off" && spec.speculate != "ngram" &&
-      !(spec.speculate.rfind("ngram:", 0) == 0 && spec.speculate.size() > 6)) {
-    std::fprintf(stderr, "pagedchat-server: --speculate must be ngram, ngram:K or off (got '%s')\n", spec.speculate.c_str());
-    return 2;
-  }
-  if (!spec.draft_model.empty() && !QFileInfo::exists(QString::fromStdString(spec.draft_model))) {
-    std::fprintf(stderr, "pagedchat-server: error: the draft model '%s' is not there\n", spec.draft_model.c_str());
-    return 1;
-  }
+  const int spec = parseSpeculation(p, hc.engine.speculation, backend.threads);
+  if (spec >= 0) return spec;
   hc.maxActive = intOption(p, "max-active", 1, 1 << 20);
   hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
   hc.allowPoolControl = p.isSet("allow-pool-control");
@@ -171,7 +128,11 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
                  qPrintable(hc.modelPath));
     return 1;
   }
+  return -1;
+}
 
+// Where it listens, who may call it, and how it holds up against slow or greedy clients.
+int parseListenOptions(const QCommandLineParser& p, ServerSetup& setup) {
   ServerOptions& so = setup.server;
   if (!so.host.setAddress(p.value("host"))) {
     std::fprintf(stderr, "pagedchat-server: --host '%s' is not an IP address\n", qPrintable(p.value("host")));
@@ -207,6 +168,21 @@ int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
   setup.shutdownTimeoutMs = intOption(p, "shutdown-timeout", 0, 3600) * 1000;
   so.limits.maxTokens = intOption(p, "max-tokens", 1, 1 << 20);
   so.limits.maxN = intOption(p, "max-n", 1, 256);
-
   return -1;
+}
+
+}  // namespace
+
+int parseServerArguments(const QCoreApplication& app, ServerSetup& setup) {
+  QCommandLineParser p;
+  declareOptions(p);
+  p.process(app);
+  if (!p.positionalArguments().isEmpty()) {
+    std::fprintf(stderr, "pagedchat-server: unexpected argument '%s' (options start with --; see --help)\n",
+                 qPrintable(p.positionalArguments().first()));
+    return 2;
+  }
+  const int engine = parseEngineOptions(p, setup.host);
+  if (engine >= 0) return engine;
+  return parseListenOptions(p, setup);
 }

@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "appcore/chat/chat_database.h"
+#include "runtime/backend_args.h"
 
 namespace {
 
@@ -50,7 +51,9 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   const QString backend = db.setting(QStringLiteral("engine/backend"), d.backend);
   s.backend = backend == QLatin1String("cuda") ? backend : d.backend;
   const QString kvType = db.setting(QStringLiteral("engine/kv_type"), d.kvType);
-  s.kvType = kvType == QLatin1String("f32") || kvType == QLatin1String("q8_0") ? kvType : d.kvType;
+  // A type the CPU pool has (runtime/backend_args.h, as the CLI and the server check it), else the default.
+  const std::vector<std::string>& types = pagedchat::cpu_kv_types();
+  s.kvType = std::find(types.begin(), types.end(), kvType.toStdString()) != types.end() ? kvType : d.kvType;
   const QString speculation = db.setting(QStringLiteral("engine/speculation"), d.speculation);
   s.speculation = speculation == QLatin1String("ngram") || speculation == QLatin1String("draft") ? speculation : d.speculation;
   s.draftModel = db.setting(QStringLiteral("engine/draft_model"), d.draftModel);

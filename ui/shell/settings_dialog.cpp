@@ -9,6 +9,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QGroupBox>
+#include <QHash>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -18,6 +19,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+
+#include "runtime/backend_args.h"
 
 #include "ui/shell/spin_boxes.h"
 
@@ -71,9 +74,14 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   m_backend->setCurrentIndex(s.backend == QLatin1String("cuda") && cudaAvailable ? 1 : 0);
   m_kvType = new QComboBox(engine);
   m_kvType->setObjectName(QStringLiteral("kvType"));
-  m_kvType->addItem(tr("16-bit (f16)"), QStringLiteral("f16"));
-  m_kvType->addItem(tr("8-bit (q8_0): about half the memory of f16"), QStringLiteral("q8_0"));
-  m_kvType->addItem(tr("32-bit (f32): twice the memory, the reference"), QStringLiteral("f32"));
+  // The CPU pool's types, as the CLI and the server accept them (runtime/backend_args.h).
+  const QHash<QString, QString> kvLabels = {{QStringLiteral("f16"), tr("16-bit (f16)")},
+                                            {QStringLiteral("q8_0"), tr("8-bit (q8_0): about half the memory of f16")},
+                                            {QStringLiteral("f32"), tr("32-bit (f32): twice the memory, the reference")}};
+  for (const std::string& type : pagedchat::cpu_kv_types()) {
+    const QString t = QString::fromStdString(type);
+    m_kvType->addItem(kvLabels.value(t, t), t);
+  }
   m_kvType->setCurrentIndex(std::max(0, m_kvType->findData(s.kvType)));
   m_kvType->setToolTip(tr("How the CPU stores each token's keys and values: smaller types let more and longer chats "
                           "fit the pool and make long chats faster. CUDA keeps its 16-bit type."));

@@ -245,7 +245,7 @@ class TestCli : public QObject {
         {{"tokenize", "--model", model_}, 1, "needs --text"},
         {{"bench", "--model", model_, "--threads", "0"}, 1, "--threads"},
         {{"bench", "chat", "--model", model_, "--turns", "2"}, 1, "--turns"},
-        {{"generate", "--model", model_, "--prompt", "hi", "--kv-type", "q4"}, 1, "KV type must be f32, f16 or q8_0"},
+        {{"generate", "--model", model_, "--prompt", "hi", "--kv-type", "q4"}, 1, "--kv-type must be f32, f16 or q8_0"},
         {{"bench", "--model", model_, "--kv-type", "bf16"}, 1, "KV type must be f32, f16 or q8_0"},
         {{"bench", "--model", model_, "--prompt-tokens", "16,x"}, 1, "--prompt-tokens"},
         {{"generate", "--model", model_, "--prompt", "hi", "--speculate", "lookahead"}, 1, "--speculate: 'lookahead' is not a drafter"},
