@@ -5,7 +5,7 @@
 #include "engine/common/error.h"
 
 #ifdef PAGEDCHAT_HAVE_CUDA
-#include "kernels/cuda_backend.h"
+#include "kernels/host/cuda_backend.h"
 #endif
 
 namespace pagedchat {

@@ -4,7 +4,7 @@
 #include "engine/common/error.h"
 
 #ifdef PAGEDCHAT_HAVE_CUDA
-#include "kernels/kernel_tools.h"
+#include "kernels/tools/kernel_tools.h"
 #endif
 
 namespace pagedchat {

@@ -1,5 +1,5 @@
 // `check kernels` and `bench kernels`: the CUDA kernels against their CPU references, and decode
-// attention's bandwidth (kernels/kernel_check.cpp, kernels/kernel_bench.cpp). Built into the
+// attention's bandwidth (kernels/tools/kernel_check.cpp, kernels/tools/kernel_bench.cpp). Built into the
 // CLI only with PAGEDCHAT_CUDA; elsewhere they say so. They need no Qt and no model.
 
 #include <cstdio>

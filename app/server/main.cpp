@@ -14,8 +14,8 @@
 
 #include "app/server/server_arguments.h"
 #include "app/server/termination_signals.h"
-#include "server/api_server.h"
-#include "server/engine_host.h"
+#include "server/api/api_server.h"
+#include "server/engine/engine_host.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 
 #include <QCoreApplication>
 
-#include "server/api_server.h"
-#include "server/engine_host.h"
+#include "server/api/api_server.h"
+#include "server/engine/engine_host.h"
 
 struct ServerSetup {
   EngineHost::Config host;

@@ -10,7 +10,7 @@
 #include "engine/model/model.h"
 #include "models/model_summary.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
-#include "server/request_router.h"
+#include "server/engine/request_router.h"
 #endif
 
 EngineBridge::EngineBridge(QObject* parent)

@@ -3,7 +3,7 @@
 
 #include <QMetaObject>
 
-#include "server/request_router.h"
+#include "server/engine/request_router.h"
 
 LocalApiServer::LocalApiServer(std::shared_ptr<RequestRouter> router, QObject* parent)
     : QObject(parent), m_router(std::move(router)) {

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "server/api_server.h"
+#include "server/api/api_server.h"
 
 class RequestRouter;
 

@@ -1,6 +1,6 @@
 #pragma once
 // A remote pagedchat-server's KV pool drawn by our pool view (View > Watch a remote pool): its
-// frames (GET /v1/kv/events, server/pool_watch.h) read on a thread of their own, each turned
+// frames (GET /v1/kv/events, server/api/pool_watch.h) read on a thread of their own, each turned
 // into a PoolFrame (its snapshot, events and block tables; the panel's numbers come from the
 // snapshot, the server's own counters are not sent) and handed to the UI thread. Sequences are named after the
 // API request they serve ("request 12"). A watch that breaks says why (stopped()).

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "kernels/kv_pool_bytes.h"
+#include "kernels/common/kv_pool_bytes.h"
 
 namespace pagedchat::kernels {
 

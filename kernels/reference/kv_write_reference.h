@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
-#include "kernels/kernel_args.h"
-#include "kernels/kv_dtype.h"
-#include "kernels/paged_kv_view.h"
+#include "kernels/common/kernel_args.h"
+#include "kernels/common/kv_dtype.h"
+#include "kernels/common/paged_kv_view.h"
 
 namespace pagedchat::kernels {
 

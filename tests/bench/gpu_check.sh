@@ -38,7 +38,7 @@ else
 #include <cstdlib>
 #include <cstring>
 #include "engine/common/error.h"
-#include "kernels/kernel_tools.h"
+#include "kernels/tools/kernel_tools.h"
 int main(int argc, char** argv) {
   try {
     if (argc > 1 && std::strcmp(argv[1], "bench") == 0) return pagedchat::kernels::run_kernel_bench();

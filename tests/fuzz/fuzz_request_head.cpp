@@ -1,10 +1,10 @@
-// libFuzzer target for the request-head checks (server/request_framing.h): any bytes give an
+// libFuzzer target for the request-head checks (server/http/request_framing.h): any bytes give an
 // error or a head whose length is within the limit, never a crash. Run: fuzz_request_head -max_len=2048
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
-#include "server/request_framing.h"
+#include "server/http/request_framing.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const QByteArrayView bytes(reinterpret_cast<const char*>(data), static_cast<qsizetype>(size));

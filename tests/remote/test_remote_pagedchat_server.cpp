@@ -58,7 +58,7 @@ double metric(const std::string& url, const std::string& name) {
   return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
 }
 
-// What the reset test reads of a pool frame's JSON (server/pool_watch.h).
+// What the reset test reads of a pool frame's JSON (server/api/pool_watch.h).
 struct PoolWatchCheck {
   int blocks = -1, hostBlocks = -1, blockSize = -1, free = 0;
   int64_t step = -1;

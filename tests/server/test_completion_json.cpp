@@ -3,8 +3,8 @@
 #include <QtTest>
 
 #include "engine/engine/engine.h"
-#include "server/completion_json.h"
-#include "server/metrics_text.h"
+#include "server/api/completion_json.h"
+#include "server/api/metrics_text.h"
 
 class TestCompletionJson : public QObject {
   Q_OBJECT

@@ -2,8 +2,8 @@
 // type or value is refused with status 400 naming the parameter (never reaching the engine).
 #include <QtTest>
 
-#include "server/api_error.h"
-#include "server/completion_request.h"
+#include "server/api/api_error.h"
+#include "server/api/completion_request.h"
 
 class TestCompletionRequest : public QObject {
   Q_OBJECT

@@ -1,8 +1,8 @@
-// Who may drive the local API (server/request_admission.h): Host names against DNS rebinding,
+// Who may drive the local API (server/http/request_admission.h): Host names against DNS rebinding,
 // browser Origins against cross-origin pages, JSON-only POSTs; each refusal's status and code.
 #include <QtTest>
 
-#include "server/request_admission.h"
+#include "server/http/request_admission.h"
 
 class TestRequestAdmission : public QObject {
   Q_OBJECT

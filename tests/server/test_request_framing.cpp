@@ -1,8 +1,8 @@
-// The request-head checks made ahead of Qt's parser (server/request_framing.h): where a head
+// The request-head checks made ahead of Qt's parser (server/http/request_framing.h): where a head
 // ends, and each framing refused or accepted, with its status and code.
 #include <QtTest>
 
-#include "server/request_framing.h"
+#include "server/http/request_framing.h"
 
 class TestRequestFraming : public QObject {
   Q_OBJECT

@@ -1,4 +1,4 @@
-// The CUDA backend's host-side batch plan (kernels/batch_plan.h): context lengths, grid bounds,
+// The CUDA backend's host-side batch plan (kernels/common/batch_plan.h): context lengths, grid bounds,
 // the decode-only test that picks the split-K decode kernel, and the packed metadata buffer
 // (every array 16-byte aligned, each holding exactly the batch's values).
 
@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "kernels/batch_plan.h"
+#include "kernels/common/batch_plan.h"
 
 using namespace pagedchat;
 using namespace pagedchat::kernels;

@@ -15,8 +15,8 @@
 
 #include "engine/backend/cpu/attention/paged_attention.h"
 #include "engine/backend/cpu/kv_pool.h"
-#include "kernels/decode_plan.h"
-#include "kernels/kv_pool_bytes.h"
+#include "kernels/common/decode_plan.h"
+#include "kernels/common/kv_pool_bytes.h"
 #include "kernels/reference/attention_reference.h"
 #include "kernels/reference/block_copy_reference.h"
 #include "kernels/reference/kv_write_reference.h"

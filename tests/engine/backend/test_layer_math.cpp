@@ -1,4 +1,4 @@
-// The CUDA backend's fused-kernel math (kernels/layer_math.h) against CpuBackend's, bit for
+// The CUDA backend's fused-kernel math (kernels/common/layer_math.h) against CpuBackend's, bit for
 // bit on the CPU: SwiGLU, the RMSNorm scale, RoPE angles and pairing. The rotation itself
 // (x0 c - x1 s) is the one place where bits may differ: C++ builds contract floating-point
 // expressions by default (GCC's -ffp-contract=fast) and -march=native has FMA, so which product
@@ -14,7 +14,7 @@
 
 #include "engine/backend/cpu/rope.h"
 #include "engine/backend/cpu/vector_ops.h"
-#include "kernels/layer_math.h"
+#include "kernels/common/layer_math.h"
 
 using namespace pagedchat;
 using namespace pagedchat::kernels;

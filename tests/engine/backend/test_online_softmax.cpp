@@ -1,4 +1,4 @@
-// The online-softmax state (kernels/online_softmax.h) that the CUDA attention kernels share
+// The online-softmax state (kernels/common/online_softmax.h) that the CUDA attention kernels share
 // with the CPU: folding a row's (logit, value) pairs in one at a time, in any split of the row
 // whose partial states are then merged (the split-K reduce), gives the two-pass softmax
 // attention of the row, with -inf masks and logits large enough to overflow exp().
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/online_softmax.h"
+#include "kernels/common/online_softmax.h"
 
 using namespace pagedchat::kernels;
 

@@ -1,4 +1,4 @@
-// The paged KV view's index math (kernels/paged_kv_view.h), shared by the CUDA kernels and
+// The paged KV view's index math (kernels/common/paged_kv_view.h), shared by the CUDA kernels and
 // their CPU references: on random, non-contiguous block tables, every token of every sequence
 // lands in its own place, the slot-mapping path and the block-table path agree, HND and NHD
 // match their written-out formulas, and an HND view reads the CPU backend's (f32) pool.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/backend/cpu/kv_pool.h"
-#include "kernels/paged_kv_view.h"
+#include "kernels/common/paged_kv_view.h"
 
 using namespace pagedchat;
 using namespace pagedchat::kernels;

@@ -1,14 +1,14 @@
 // A remote server's pool frames as the app reads them (RemotePoolWatcher::frameFromJson): a real
 // frame read back whole; a hostile or broken one (mutated at random: blocks out of range, wrong
 // types, truncated, garbage) either refused with a reason or, when read, drawn by the pool panel
-// without a crash. The frames come from a real server's JSON writer (server/pool_watch.h).
+// without a crash. The frames come from a real server's JSON writer (server/api/pool_watch.h).
 
 #include <QtTest>
 
 #include <random>
 
 #include "engine/kv/kv_manager.h"
-#include "server/pool_watch.h"
+#include "server/api/pool_watch.h"
 #include "appcore/pool/kv_pool_numbers.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "support/kv_test_frames.h"

@@ -1,0 +1,72 @@
+#pragma once
+// One completion request in flight on its HTTP connection: turns the engine's updates into
+// the OpenAI response, whole at the end or streamed as server-sent events (`data: {...}`
+// chunks, then `data: [DONE]`). A client that hangs up has its request aborted at once, so
+// its KV blocks are freed at the engine's next step. A client that stops reading its stream
+// has its request held (ConnectionLimits::maxQueuedBytes), so what waits for it stays bounded,
+// and aborted if it does not catch up in time. Lives on the server's thread and deletes itself
+// when the response is written or the client is gone.
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+#include <vector>
+
+#include "engine/engine/events.h"
+#include "engine/engine/request.h"
+#include "server/api/completion_json.h"
+#include "server/http/connection_limits.h"
+
+class QTcpSocket;
+class QTimer;
+struct ApiError;
+class RequestRouter;
+struct ServerCounters;
+namespace pagedchat {
+struct RequestUpdate;
+}
+
+class CompletionSession : public QObject {
+  Q_OBJECT
+ public:
+  CompletionSession(QTcpSocket* socket, ResponseHead head, int numChoices, bool stream, bool includeUsage, bool wantLogprobs,
+                    int64_t numPromptTokens, RequestRouter& router, ServerCounters& counters, const ConnectionLimits& limits);
+  ~CompletionSession() override;
+
+  // The engine accepted the request: a stream sends its headers and the role chunks now.
+  void start(pagedchat::RequestId id);
+  void onUpdate(const pagedchat::RequestUpdate& update);
+  // The server is shutting down and the grace period is over: the request is aborted and the
+  // client told (a stream: an error event, then [DONE]; whole: 503).
+  void endForShutdown();
+
+ private:
+  void onDisconnected();
+  void onToken(const pagedchat::EngineEvent& e);
+  TokenLogprob logprobOf(const pagedchat::EngineEvent& e) const;
+  void onFinished(int index, const QString& text, const QString& reason);
+  void onError(const QString& message);
+  void complete();  // every choice finished: write the end of the response, then go
+  void sendEvent(const QByteArray& json);
+  void checkBacklog();  // holds the request or lets it go on, by what the client left unread
+  void setHeld(bool held);
+  void onSlowReader();
+  void endWithError(const ApiError& error);
+  Usage usage() const;
+
+  QPointer<QTcpSocket> m_socket;
+  ResponseHead m_head;
+  bool m_stream = false, m_includeUsage = false;
+  int64_t m_numPromptTokens = 0, m_numCachedTokens = 0, m_numCompletionTokens = 0;
+  RequestRouter& m_router;
+  ServerCounters& m_counters;
+  pagedchat::RequestId m_id = -1;
+  std::vector<ChoiceResult> m_choices;
+  std::vector<std::vector<TokenLogprob>> m_logprobs;  // per choice, when the request asked for them
+  bool m_wantLogprobs = false;
+  bool m_ended = false;
+  qint64 m_maxQueuedBytes = 0;
+  bool m_held = false;
+  QTimer* m_holdTimer = nullptr;  // runs while held: past it, the client is given up
+};

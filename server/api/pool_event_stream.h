@@ -1,0 +1,39 @@
+#pragma once
+// GET /v1/kv/events: the pool's frames (server/api/pool_watch.h) streamed to one client as
+// server-sent events ("event: pool", then the frame's JSON), for as long as it stays connected;
+// GET /v1/kv/snapshot: the next frame, as one JSON response. A client that reads too slowly
+// loses frames, never grows the server: past maxQueuedBytes unread, frames are dropped until it
+// catches up (each frame holds the whole pool, so the next one it reads is complete; its step
+// number shows the gap). Lives on the server's thread; deletes itself when the client goes.
+
+#include <QObject>
+#include <QPointer>
+
+#include <memory>
+
+struct PoolWatchFrame;
+class QTcpSocket;
+class QTimer;
+class RequestRouter;
+
+class PoolEventStream : public QObject {
+  Q_OBJECT
+ public:
+  // once: the snapshot route (one frame, then the response ends).
+  // slowReaderTimeoutMs: a stream whose client leaves more than a frame or two unread for this
+  // long is closed (it holds a connection and its buffer).
+  PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool once, qint64 maxQueuedBytes, int slowReaderTimeoutMs);
+  ~PoolEventStream() override;
+
+ private:
+  void onFrame(const std::shared_ptr<const PoolWatchFrame>& frame);
+
+  QPointer<QTcpSocket> m_socket;
+  RequestRouter& m_router;
+  bool m_once;
+  qint64 m_maxQueuedBytes;
+  int m_watch = -1;
+  QTimer* m_keepAlive = nullptr;  // an idle pool sends no frames: a comment keeps the stream alive
+  QTimer* m_slowReader = nullptr;  // runs while the client is behind
+  qint64 m_lastFrameBytes = 0;
+};

@@ -1,0 +1,69 @@
+// HTTP/1.1 response framing.
+#include "server/http/http_reply.h"
+
+#include <QTcpSocket>
+
+#include "server/http/connection_guard.h"
+
+namespace {
+
+QByteArray reasonPhrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 415: return "Unsupported Media Type";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 417: return "Expectation Failed";
+    case 431: return "Request Header Fields Too Large";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+  }
+  return "Status";
+}
+
+QByteArray statusLine(int status) { return "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n"; }
+
+QByteArray corsLines(QTcpSocket* socket) {
+  const QByteArray origin = socket->property(kCorsOriginProperty).toByteArray();
+  return origin.isEmpty() ? QByteArray() : "Access-Control-Allow-Origin: " + origin + "\r\nVary: Origin\r\n";
+}
+
+}  // namespace
+
+void writeHttpResponse(QTcpSocket* socket, int status, const QByteArray& contentType, const QByteArray& body,
+                       const HttpHeaders& extra) {
+  QByteArray out = statusLine(status);
+  out += "Content-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n";
+  bool corsGiven = false;
+  for (const auto& [key, value] : extra) {
+    out += key + ": " + value + "\r\n";
+    corsGiven |= key == "Access-Control-Allow-Origin";
+  }
+  if (!corsGiven) out += corsLines(socket);
+  out += "\r\n";
+  out += body;
+  socket->write(out);
+  ConnectionGuard::responseWritten(socket);
+}
+
+void writeChunkedHead(QTcpSocket* socket, int status, const QByteArray& contentType) {
+  socket->write(statusLine(status) + "Content-Type: " + contentType + "\r\nCache-Control: no-cache\r\n" + corsLines(socket) +
+                "Transfer-Encoding: chunked\r\n\r\n");
+}
+
+void writeChunk(QTcpSocket* socket, const QByteArray& data) {
+  if (data.isEmpty()) return;  // a zero-length chunk would end the body
+  socket->write(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
+}
+
+void writeLastChunk(QTcpSocket* socket) {
+  socket->write("0\r\n\r\n");
+  ConnectionGuard::responseWritten(socket);
+}
