@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "models/sha256.h"
 #include "models/zip_member.h"
 

@@ -228,28 +228,97 @@ HttpHead http_head(const std::string& url, const std::vector<std::string>& heade
   return {sink.status, sink.headers};
 }
 
-DownloadResult download_file(const DownloadRequest& request) {
-  const fs::path dest(request.destination);
+namespace {
+
+// A .part from an earlier run: its bytes are hashed again, so that only the rest is asked for.
+// Returns how many bytes it holds (0: none, or a .part larger than the file, removed).
+uint64_t resume_partial(const std::string& part, const DownloadRequest& request, Sha256& hash) {
+  std::error_code ec;
+  if (!fs::is_regular_file(part, ec)) return 0;
+  uint64_t have = fs::file_size(part, ec);
+  if (request.expected_size && have > request.expected_size) {
+    fs::remove(part, ec);
+    return 0;
+  }
+  if (have > 0 && !hash.update_from_file(part, request.cancel)) throw DownloadCancelled();
+  return have;
+}
+
+// One connection: the bytes from `have` on (a Range request when have > 0) appended to t.out.
+CURLcode transfer_once(CurlHandle& c, Transfer& t, const DownloadRequest& request, uint64_t have) {
+  t.curl = c.h;
+  curl_easy_setopt(c.h, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(c.h, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(c.h, CURLOPT_HEADERFUNCTION, &HeaderSink::on_header);
+  curl_easy_setopt(c.h, CURLOPT_HEADERDATA, &t.head);
+  curl_easy_setopt(c.h, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+  curl_easy_setopt(c.h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(c.h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c.h, CURLOPT_XFERINFOFUNCTION, &Transfer::on_progress);
+  curl_easy_setopt(c.h, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT, 20L);
+  curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_TIME, request.stall_seconds);
+  curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
+  std::vector<std::string> headers = request.headers;
+  if (have) headers.push_back("Range: bytes=" + std::to_string(have) + "-");
+  c.set_headers(headers);
+  return curl_easy_perform(c.h);
+}
+
+// The destination's folder, made when it is not there.
+std::string destination_folder(const std::string& destination) {
+  const fs::path dest(destination);
   const std::string directory = dest.has_parent_path() ? dest.parent_path().string() : ".";
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec) fail("cannot create the folder %s: %s", directory.c_str(), ec.message().c_str());
-  const std::string part = partial_path(request.destination, request.expected_sha256);
+  return directory;
+}
 
+// A 416 to a Range request: whether its Content-Range says the file is `have` bytes long.
+bool range_is_whole(HeaderSink& head, uint64_t have) {
+  const std::string cr = head.headers.count("content-range") ? head.headers["content-range"] : "";
+  unsigned long long whole = 0;
+  return std::sscanf(cr.c_str(), "bytes */%llu", &whole) == 1 && whole == have;
+}
+
+// The whole .part checked (what is on disk is what was counted, the size and sha256 as
+// published), then renamed to the destination; a .part that fails a check is deleted.
+DownloadResult finish_download(const std::string& part, const DownloadRequest& request, uint64_t have, Sha256& hash) {
   DownloadResult result;
   result.path = request.destination;
-  Sha256 hash;
-  // A .part from an earlier run: its bytes are hashed again, then the rest is asked for.
-  uint64_t have = 0;
-  if (fs::is_regular_file(part, ec)) {
-    have = fs::file_size(part, ec);
-    if (request.expected_size && have > request.expected_size) {
-      fs::remove(part, ec);
-      have = 0;
-    } else if (have > 0 && !hash.update_from_file(part, request.cancel)) {
-      throw DownloadCancelled();
-    }
+  std::error_code ec;
+  if (fs::file_size(part, ec) != have || ec) {  // a write that failed unseen would make it shorter
+    fs::remove(part, ec);
+    fail("%s holds fewer bytes than were downloaded (disk full?); it was deleted", part.c_str());
   }
+  result.bytes = have;
+  result.sha256 = hash.hex();
+  if (request.expected_size && have != request.expected_size) {
+    fs::remove(part, ec);
+    fail("downloaded %llu bytes where %llu were expected", (unsigned long long)have,
+         (unsigned long long)request.expected_size);
+  }
+  if (!request.expected_sha256.empty() && lower(request.expected_sha256) != result.sha256) {
+    fs::remove(part, ec);
+    fail("the download's sha256 is %s, not the published %s; the file was deleted", result.sha256.c_str(),
+         request.expected_sha256.c_str());
+  }
+  fs::rename(part, request.destination, ec);
+  if (ec) fail("cannot rename %s: %s", part.c_str(), ec.message().c_str());
+  return result;
+}
+
+}  // namespace
+
+DownloadResult download_file(const DownloadRequest& request) {
+  const std::string directory = destination_folder(request.destination);
+  std::error_code ec;
+  const std::string part = partial_path(request.destination, request.expected_sha256);
+  Sha256 hash;
+  uint64_t have = resume_partial(part, request, hash);
 
   // The size is known before the first byte (the hub's X-Linked-Size, a pinned wheel): a disk
   // too small is said now, not after filling it.
@@ -269,26 +338,7 @@ DownloadResult download_file(const DownloadRequest& request) {
     t.request = &request;
     t.directory = directory;
     CurlHandle c;
-    t.curl = c.h;
-    curl_easy_setopt(c.h, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(c.h, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(c.h, CURLOPT_HEADERFUNCTION, &HeaderSink::on_header);
-    curl_easy_setopt(c.h, CURLOPT_HEADERDATA, &t.head);
-    curl_easy_setopt(c.h, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
-    curl_easy_setopt(c.h, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(c.h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c.h, CURLOPT_XFERINFOFUNCTION, &Transfer::on_progress);
-    curl_easy_setopt(c.h, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT, 20L);
-    curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_TIME, request.stall_seconds);
-    curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
-    const std::string range = "Range: bytes=" + std::to_string(have) + "-";
-    std::vector<std::string> headers = request.headers;
-    if (have) headers.push_back(range);
-    c.set_headers(headers);
-    const CURLcode rc = curl_easy_perform(c.h);
+    const CURLcode rc = transfer_once(c, t, request, have);
     // The last buffered bytes are written here: a full disk shows now, not as a short file.
     if (std::fclose(out) != 0 && t.refusal.empty()) t.refusal = "could not write the downloaded bytes (disk full?)";
     have += t.written;
@@ -297,9 +347,7 @@ DownloadResult download_file(const DownloadRequest& request) {
     if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
     if (t.head.status == 416 && have > 0) {
       // Nothing past what we have: the .part is whole if its size is the file's, else stale.
-      const std::string cr = t.head.headers.count("content-range") ? t.head.headers["content-range"] : "";
-      unsigned long long whole = 0;
-      if (std::sscanf(cr.c_str(), "bytes */%llu", &whole) == 1 && whole == have) {
+      if (range_is_whole(t.head, have)) {
         total = have;
         break;
       }
@@ -339,25 +387,7 @@ DownloadResult download_file(const DownloadRequest& request) {
     fail("downloading %s failed after %d connections: %s", request.url.c_str(), request.max_attempts,
          last_error.empty() ? "incomplete" : last_error.c_str());
 
-  // What is on disk is what was counted (a write that failed unseen would make it shorter).
-  if (fs::file_size(part, ec) != have || ec) {
-    fs::remove(part, ec);
-    fail("%s holds fewer bytes than were downloaded (disk full?); it was deleted", part.c_str());
-  }
-  result.bytes = have;
-  result.sha256 = hash.hex();
-  if (request.expected_size && have != request.expected_size) {
-    fs::remove(part, ec);
-    fail("downloaded %llu bytes where %llu were expected", (unsigned long long)have,
-         (unsigned long long)request.expected_size);
-  }
-  if (!request.expected_sha256.empty() && lower(request.expected_sha256) != result.sha256) {
-    fs::remove(part, ec);
-    fail("the download's sha256 is %s, not the published %s; the file was deleted", result.sha256.c_str(),
-         request.expected_sha256.c_str());
-  }
-  fs::rename(part, request.destination, ec);
-  if (ec) fail("cannot rename %s: %s", part.c_str(), ec.message().c_str());
+  DownloadResult result = finish_download(part, request, have, hash);
   if (request.on_progress) request.on_progress({have, have});
   return result;
 }

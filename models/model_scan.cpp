@@ -9,7 +9,7 @@
 #include <fstream>
 #include <set>
 
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 
 namespace fs = std::filesystem;
 

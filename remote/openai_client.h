@@ -96,7 +96,7 @@ struct RemoteDelta {
 
 // on_response: each request's response id as soon as its stream names it (its first chunk,
 // before any text): how a watcher of the server's pool tells its own requests there
-// (server/pool_watch.h's "response"). Called from the transfer's thread (n requests: several).
+// (server/api/pool_watch.h's "response"). Called from the transfer's thread (n requests: several).
 RemoteChatResult stream_chat(const Endpoint& endpoint, const RemoteChatRequest& request,
                              const std::function<void(const RemoteDelta&)>& on_delta = {},
                              const std::atomic<bool>* stop = nullptr,

@@ -1,5 +1,5 @@
 #pragma once
-// A remote pagedchat-server's KV pool, as a client watches and steps it (server/pool_watch.h has
+// A remote pagedchat-server's KV pool, as a client watches and steps it (server/api/pool_watch.h has
 // the frames' JSON): the routes behind View > Watch a remote pool, the Engine toolbar on a
 // watched server, and the lessons told there. Blocking calls, as remote/openai_client.h's.
 
@@ -12,7 +12,7 @@
 
 namespace pagedchat::remote {
 
-// A remote pagedchat-server's KV pool (GET /v1/kv/events, server/pool_watch.h): on_frame gets
+// A remote pagedchat-server's KV pool (GET /v1/kv/events, server/api/pool_watch.h): on_frame gets
 // each frame's JSON as it arrives, until stop is set, the server goes or the stream breaks;
 // the returned error says which (stopped, stream_cut, ...). Blocking, as stream_chat.
 RemoteError watch_pool(const Endpoint& endpoint, const std::function<void(std::string_view json)>& on_frame,

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "app/cli/default_model.h"
+#include "app/cli/model_argument.h"
 #include "engine/common/error.h"
 #include "engine/model/random_model.h"
 #include "runtime/backend_args.h"

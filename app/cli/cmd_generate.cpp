@@ -14,6 +14,109 @@
 
 namespace pagedchat::cli {
 
+namespace {
+
+// --max-tokens, --temperature, --seed, --top-k/-p, --min-p and the penalties, --stop, --ignore-eos.
+SamplingParams sampling_params(const Args& args) {
+  SamplingParams sp;
+  sp.max_tokens = args.get_int("max-tokens", 256, 1, 1 << 20);
+  sp.temperature = static_cast<float>(args.get_double("temperature", 0.0, 0.0, 100.0));
+  sp.seed = args.get_u64("seed", 0);
+  sp.top_k = args.get_int("top-k", 0, 0, 1 << 24);
+  sp.top_p = static_cast<float>(args.get_double("top-p", 1.0, 1e-6, 1.0));
+  sp.min_p = static_cast<float>(args.get_double("min-p", 0.0, 0.0, 1.0));
+  sp.repetition_penalty = static_cast<float>(args.get_double("repeat-penalty", 1.0, 0.01, 100.0));
+  sp.frequency_penalty = static_cast<float>(args.get_double("frequency-penalty", 0.0, -2.0, 2.0));
+  sp.presence_penalty = static_cast<float>(args.get_double("presence-penalty", 0.0, -2.0, 2.0));
+  sp.ignore_eos = args.flag("ignore-eos");
+  sp.stop = args.get_all("stop");
+  return sp;
+}
+
+// The prompt's tokens: a raw prompt in the model's own format (its special tokens parsed), or
+// a user message (after --system) under the chat template.
+std::vector<int32_t> prompt_tokens(const Args& args, const Model& model, const std::string& prompt) {
+  if (args.flag("raw")) return model.encode_raw(prompt);
+  std::vector<ChatMessage> messages;
+  if (auto sys = args.get("system")) messages.push_back({"system", *sys});
+  messages.push_back({"user", prompt});
+  try {
+    return model.encode_chat(messages);
+  } catch (const ChatTemplateError& e) {
+    fail("%s (--chat-template builtin uses %s instead)", e.what(), model.chat_template.builtin().describe().c_str());
+  }
+}
+
+struct BeamChoice {
+  int width = 0;  // 0: no beam search
+  int shown = 1;  // --n: the best hypotheses printed
+  float length_penalty = 1.0f;
+};
+
+BeamChoice beam_choice(const Args& args) {
+  BeamChoice b;
+  b.width = args.get_int("beam-width", 0, 2, 32);
+  b.shown = args.get_int("n", 1, 1, 32);
+  b.length_penalty = static_cast<float>(args.get_double("length-penalty", 1.0, -10.0, 10.0));
+  if (b.width == 0 && (args.get("n") || args.get("length-penalty"))) fail("--n and --length-penalty are for --beam-width W");
+  if (b.width > 0 && b.shown > b.width) fail("--n %d is more than --beam-width %d", b.shown, b.width);
+  return b;
+}
+
+// The n best hypotheses, best first; nothing streams (beams change until the end).
+int print_beams(Engine& engine, Request request, const BeamChoice& beams, const std::string& backend) {
+  request.beam_width = beams.width;
+  request.n = beams.shown;
+  request.length_penalty = beams.length_penalty;
+  int64_t peak_blocks = 0;
+  RequestRunner runner(engine);
+  const RequestOutput out = runner.run_all(std::move(request), [&] {
+    peak_blocks = std::max<int64_t>(peak_blocks, engine.stats().kv.num_used_blocks);
+  });
+  if (!out.ok()) fail("%s", out.error.c_str());
+  for (size_t i = 0; i < out.samples.size(); ++i) {
+    const SampleOutput& s = out.samples[i];
+    if (out.samples.size() > 1) std::printf("%s[beam %zu]\n", i ? "\n" : "", i + 1);
+    std::printf("%s\n", s.text.c_str());
+    std::fprintf(stderr, "beam %zu: %zu tokens, log-probability %.3f, score %.4f, finish: %s\n", i + 1, s.tokens.size(),
+                 s.cumulative_logprob, s.beam_score, s.finish_reason.c_str());
+  }
+  std::fprintf(stderr, "beam search: width %d | peak %lld KV blocks in use | %s\n", beams.width,
+               static_cast<long long>(peak_blocks), backend.c_str());
+  return 0;
+}
+
+// The reply streamed to stdout as it comes, the figures to stderr.
+int stream_reply(Engine& engine, Request request, const EngineConfig& ec, const SpeculationOptions& speculation,
+                 const std::string& backend) {
+  RequestRunner runner(engine);
+  const int num_prompt_tokens = static_cast<int>(request.prompt.size());
+  RequestRun r = runner.run(std::move(request), [](std::string_view s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+  });
+  if (!r.ok()) fail("%s", r.error.c_str());
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  int gen_tokens = static_cast<int>(r.tokens.size());
+  std::fprintf(stderr,
+               "prompt tokens: %d, prompt %.1f tok/s | generated tokens: %d, decode %.1f tok/s | finish: %s | "
+               "%s\n",
+               num_prompt_tokens, num_prompt_tokens / std::max(r.prompt_seconds, 1e-9), gen_tokens,
+               gen_tokens > 1 ? (gen_tokens - 1) / std::max(r.decode_seconds, 1e-9) : 0.0, r.finish_reason.c_str(),
+               backend.c_str());
+  if (ec.drafter) {
+    const SpeculationCounts& sc = r.spec;
+    std::fprintf(stderr, "speculation: %s | drafted %lld, accepted %lld (%.0f%%) | %.2f tokens per decode step\n",
+                 speculation_description(speculation, ec).c_str(), static_cast<long long>(sc.drafted),
+                 static_cast<long long>(sc.accepted), sc.drafted ? 100.0 * sc.accepted / sc.drafted : 0.0,
+                 sc.decode_steps ? static_cast<double>(gen_tokens - 1) / sc.decode_steps : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int cmd_generate(const std::vector<std::string>& argv) {
   Args args(argv,
             with_speculation_options(with_backend_options({"prompt", "prompt-file", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
@@ -35,47 +138,15 @@ int cmd_generate(const std::vector<std::string>& argv) {
   }
   if (args.get("api-key") || args.get("remote-model")) fail("--api-key and --remote-model are for --endpoint URL");
 
-  SamplingParams sp;
-  sp.max_tokens = args.get_int("max-tokens", 256, 1, 1 << 20);
-  sp.temperature = static_cast<float>(args.get_double("temperature", 0.0, 0.0, 100.0));
-  sp.seed = args.get_u64("seed", 0);
-  sp.top_k = args.get_int("top-k", 0, 0, 1 << 24);
-  sp.top_p = static_cast<float>(args.get_double("top-p", 1.0, 1e-6, 1.0));
-  sp.min_p = static_cast<float>(args.get_double("min-p", 0.0, 0.0, 1.0));
-  sp.repetition_penalty = static_cast<float>(args.get_double("repeat-penalty", 1.0, 0.01, 100.0));
-  sp.frequency_penalty = static_cast<float>(args.get_double("frequency-penalty", 0.0, -2.0, 2.0));
-  sp.presence_penalty = static_cast<float>(args.get_double("presence-penalty", 0.0, -2.0, 2.0));
-  sp.ignore_eos = args.flag("ignore-eos");
-  sp.stop = args.get_all("stop");
-  int threads = args.get_int("threads", 0, 0, 1024);
-  int block_size = args.get_block_size();
-
-  const int beam_width = args.get_int("beam-width", 0, 2, 32);
-  const int num_beams_shown = args.get_int("n", 1, 1, 32);
-  const float length_penalty = static_cast<float>(args.get_double("length-penalty", 1.0, -10.0, 10.0));
-  if (beam_width == 0 && (args.get("n") || args.get("length-penalty")))
-    fail("--n and --length-penalty are for --beam-width W");
-  if (beam_width > 0 && num_beams_shown > beam_width) fail("--n %d is more than --beam-width %d", num_beams_shown, beam_width);
-
+  const SamplingParams sp = sampling_params(args);
+  const int threads = args.get_int("threads", 0, 0, 1024);
+  const int block_size = args.get_block_size();
+  const BeamChoice beams = beam_choice(args);
   auto model = load_model(args);
-  std::vector<int32_t> tokens;
-  if (args.flag("raw")) {
-    // A raw prompt is written in the model's own format: its special tokens are parsed.
-    tokens = model->encode_raw(*prompt);
-  } else {
-    std::vector<ChatMessage> messages;
-    if (auto sys = args.get("system")) messages.push_back({"system", *sys});
-    messages.push_back({"user", *prompt});
-    try {
-      tokens = model->encode_chat(messages);
-    } catch (const ChatTemplateError& e) {
-      fail("%s (--chat-template builtin uses %s instead)", e.what(), model->chat_template.builtin().describe().c_str());
-    }
-  }
+  std::vector<int32_t> tokens = prompt_tokens(args, *model, *prompt);
 
   // The pool holds this one request (below), so the CUDA backend's max_num_blocks is not used.
   BuiltBackend choice = make_backend(args, *model, threads, 512, block_size);
-  Backend& backend = *choice.backend;
   EngineConfig ec;
   ec.block_size = block_size;
   // The pool holds this one request and no more.
@@ -83,60 +154,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const SpeculationOptions speculation = speculation_options(args, threads);
   configure_speculation(speculation, *model, ec);
   // W beams at most hold W sequences' blocks (they share the prompt's and common prefixes).
-  if (beam_width > 0) ec.num_blocks = beam_width * ((ec.max_context + block_size - 1) / block_size);
-  Engine engine(*model, backend, ec);
-  if (beam_width > 0) {
-    // The n best hypotheses, best first; nothing streams (beams change until the end).
-    Request request;
-    request.prompt = std::move(tokens);
-    request.params = sp;
-    request.beam_width = beam_width;
-    request.n = num_beams_shown;
-    request.length_penalty = length_penalty;
-    int64_t peak_blocks = 0;
-    RequestRunner runner(engine);
-    const RequestOutput out = runner.run_all(std::move(request), [&] {
-      peak_blocks = std::max<int64_t>(peak_blocks, engine.stats().kv.num_used_blocks);
-    });
-    if (!out.ok()) fail("%s", out.error.c_str());
-    for (size_t i = 0; i < out.samples.size(); ++i) {
-      const SampleOutput& s = out.samples[i];
-      if (out.samples.size() > 1) std::printf("%s[beam %zu]\n", i ? "\n" : "", i + 1);
-      std::printf("%s\n", s.text.c_str());
-      std::fprintf(stderr, "beam %zu: %zu tokens, log-probability %.3f, score %.4f, finish: %s\n", i + 1, s.tokens.size(),
-                   s.cumulative_logprob, s.beam_score, s.finish_reason.c_str());
-    }
-    std::fprintf(stderr, "beam search: width %d | peak %lld KV blocks in use | %s\n", beam_width,
-                 static_cast<long long>(peak_blocks), choice.description.c_str());
-    return 0;
-  }
-  RequestRunner runner(engine);
+  if (beams.width > 0) ec.num_blocks = beams.width * ((ec.max_context + block_size - 1) / block_size);
+  Engine engine(*model, *choice.backend, ec);
   Request request;
   request.prompt = std::move(tokens);
   request.params = sp;
-  const int num_prompt_tokens = static_cast<int>(request.prompt.size());
-  RequestRun r = runner.run(std::move(request), [](std::string_view s) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
-  });
-  if (!r.ok()) fail("%s", r.error.c_str());
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
-  int gen_tokens = static_cast<int>(r.tokens.size());
-  std::fprintf(stderr,
-               "prompt tokens: %d, prompt %.1f tok/s | generated tokens: %d, decode %.1f tok/s | finish: %s | "
-               "%s\n",
-               num_prompt_tokens, num_prompt_tokens / std::max(r.prompt_seconds, 1e-9), gen_tokens,
-               gen_tokens > 1 ? (gen_tokens - 1) / std::max(r.decode_seconds, 1e-9) : 0.0, r.finish_reason.c_str(),
-               choice.description.c_str());
-  if (ec.drafter) {
-    const SpeculationCounts& sc = r.spec;
-    std::fprintf(stderr, "speculation: %s | drafted %lld, accepted %lld (%.0f%%) | %.2f tokens per decode step\n",
-                 speculation_description(speculation, ec).c_str(), static_cast<long long>(sc.drafted),
-                 static_cast<long long>(sc.accepted), sc.drafted ? 100.0 * sc.accepted / sc.drafted : 0.0,
-                 sc.decode_steps ? static_cast<double>(gen_tokens - 1) / sc.decode_steps : 0.0);
-  }
-  return 0;
+  if (beams.width > 0) return print_beams(engine, std::move(request), beams, choice.description);
+  return stream_reply(engine, std::move(request), ec, speculation, choice.description);
 }
 
 }  // namespace pagedchat::cli

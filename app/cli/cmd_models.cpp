@@ -10,7 +10,7 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "engine/common/error.h"
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "models/default_model_source.h"
 #include "models/hf_hub.h"
 #include "models/model_scan.h"

@@ -4,7 +4,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/cli/default_model.h"
+#include "app/cli/model_argument.h"
 #include "engine/common/error.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/tokenizer/tokenizer.h"

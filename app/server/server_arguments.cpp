@@ -10,7 +10,7 @@
 
 #include "engine/common/error.h"
 #include "engine/kv/kv_manager.h"
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "runtime/backend_args.h"
 
 namespace {

@@ -31,11 +31,34 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   resize(1100, 640);
   m_download = new ModelDownload(this);
   auto* v = new QVBoxLayout(this);
-
   m_list = new ModelListWidget(this);
   m_list->setModelInUse(inUse);
   v->addWidget(m_list, 1);
   v->addWidget(m_list->createDetailLabel(this, QStringLiteral("libraryModelDetail")));
+  v->addLayout(buildActionRow());
+  auto* bottom = new QHBoxLayout;
+  bottom->addWidget(buildFoldersBox(), 1);
+  bottom->addWidget(buildHubBox(), 1);
+  v->addLayout(bottom);
+  m_message = new QLabel(this);
+  m_message->setObjectName(QStringLiteral("libraryMessage"));
+  m_message->setWordWrap(true);
+  m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(m_message);
+
+  connect(m_list, &ModelListWidget::modelActivated, this, &ModelLibraryDialog::loadRequested);
+  connect(m_list, &QTreeWidget::currentItemChanged, this, &ModelLibraryDialog::updateButtons);
+  connect(m_list, &ModelListWidget::scanned, this, [this](int n) {
+    say(n == 1 ? tr("1 model file found.") : tr("%1 model files found.").arg(n));
+    updateButtons();
+  });
+  connectDownload();
+  rescan();
+  updateButtons();
+}
+
+// Load, Show in file manager, Delete download, Rescan: on the model selected in the list.
+QLayout* ModelLibraryDialog::buildActionRow() {
   auto* actions = new QHBoxLayout;
   m_load = new QPushButton(tr("Load"), this);
   m_load->setObjectName(QStringLiteral("libraryLoad"));
@@ -50,9 +73,27 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   actions->addWidget(m_delete);
   actions->addStretch(1);
   actions->addWidget(rescanButton);
-  v->addLayout(actions);
+  connect(m_load, &QPushButton::clicked, this, [this] {
+    if (m_list->selectedSupported()) emit loadRequested(m_list->selectedPath());
+  });
+  connect(m_reveal, &QPushButton::clicked, this, [this] {
+    QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(m_list->selectedPath()).absolutePath()));
+  });
+  connect(m_delete, &QPushButton::clicked, this, [this] {
+    const QString path = m_list->selectedPath();
+    if (QMessageBox::question(this, tr("Delete the model?"),
+                              tr("Delete %1 (%2)? It can be downloaded again.")
+                                  .arg(QFileInfo(path).fileName(),
+                                       QString::fromStdString(pagedchat::models::format_bytes(QFileInfo(path).size())))) ==
+        QMessageBox::Yes)
+      deleteModel(path);
+  });
+  connect(rescanButton, &QPushButton::clicked, this, &ModelLibraryDialog::rescan);
+  return actions;
+}
 
-  auto* bottom = new QHBoxLayout;
+// The folders the user added, searched as well as the known ones.
+QWidget* ModelLibraryDialog::buildFoldersBox() {
   auto* foldersBox = new QGroupBox(tr("Your folders (searched for *.gguf)"), this);
   auto* fv = new QVBoxLayout(foldersBox);
   m_folderList = new QListWidget(foldersBox);
@@ -67,8 +108,24 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   fh->addWidget(m_removeFolder);
   fh->addStretch(1);
   fv->addLayout(fh);
-  bottom->addWidget(foldersBox, 1);
+  connect(add, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("A folder with GGUF models"), QDir::homePath());
+    if (!dir.isEmpty()) addFolder(dir);
+  });
+  connect(m_removeFolder, &QPushButton::clicked, this, [this] {
+    if (auto* item = m_folderList->currentItem()) {
+      m_folders.removeAll(item->text());
+      delete item;
+      emit foldersChanged(m_folders);
+      rescan();
+    }
+  });
+  connect(m_folderList, &QListWidget::currentItemChanged, this, &ModelLibraryDialog::updateButtons);
+  return foldersBox;
+}
 
+// A repository and a file name, Download, its progress, Cancel.
+QWidget* ModelLibraryDialog::buildHubBox() {
   auto* hubBox = new QGroupBox(tr("Download from Hugging Face"), this);
   auto* form = new QFormLayout(hubBox);
   m_repo = new QLineEdit(hubBox);
@@ -91,52 +148,13 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   hh->addWidget(m_progress, 1);
   hh->addWidget(m_hubCancel);
   form->addRow(hh);
-  bottom->addWidget(hubBox, 1);
-  v->addLayout(bottom);
-
-  m_message = new QLabel(this);
-  m_message->setObjectName(QStringLiteral("libraryMessage"));
-  m_message->setWordWrap(true);
-  m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(m_message);
-
-  connect(m_list, &ModelListWidget::modelActivated, this, &ModelLibraryDialog::loadRequested);
-  connect(m_list, &QTreeWidget::currentItemChanged, this, &ModelLibraryDialog::updateButtons);
-  connect(m_list, &ModelListWidget::scanned, this, [this](int n) {
-    say(n == 1 ? tr("1 model file found.") : tr("%1 model files found.").arg(n));
-    updateButtons();
-  });
-  connect(m_load, &QPushButton::clicked, this, [this] {
-    if (m_list->selectedSupported()) emit loadRequested(m_list->selectedPath());
-  });
-  connect(m_reveal, &QPushButton::clicked, this, [this] {
-    QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(m_list->selectedPath()).absolutePath()));
-  });
-  connect(m_delete, &QPushButton::clicked, this, [this] {
-    const QString path = m_list->selectedPath();
-    if (QMessageBox::question(this, tr("Delete the model?"),
-                              tr("Delete %1 (%2)? It can be downloaded again.")
-                                  .arg(QFileInfo(path).fileName(),
-                                       QString::fromStdString(pagedchat::models::format_bytes(QFileInfo(path).size())))) ==
-        QMessageBox::Yes)
-      deleteModel(path);
-  });
-  connect(rescanButton, &QPushButton::clicked, this, &ModelLibraryDialog::rescan);
-  connect(add, &QPushButton::clicked, this, [this] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("A folder with GGUF models"), QDir::homePath());
-    if (!dir.isEmpty()) addFolder(dir);
-  });
-  connect(m_removeFolder, &QPushButton::clicked, this, [this] {
-    if (auto* item = m_folderList->currentItem()) {
-      m_folders.removeAll(item->text());
-      delete item;
-      emit foldersChanged(m_folders);
-      rescan();
-    }
-  });
-  connect(m_folderList, &QListWidget::currentItemChanged, this, &ModelLibraryDialog::updateButtons);
   connect(m_hubGet, &QPushButton::clicked, this, [this] { downloadFromHub(m_repo->text().trimmed(), m_file->text().trimmed()); });
   connect(m_hubCancel, &QPushButton::clicked, m_download, &ModelDownload::cancel);
+  return hubBox;
+}
+
+// What the download says, in the progress bar and the message line.
+void ModelLibraryDialog::connectDownload() {
   connect(m_download, &ModelDownload::progress, this, [this](qint64 received, qint64 total) {
     m_progress->setValue(total ? static_cast<int>(1000 * received / total) : 0);
     say(ModelDownload::progressText(received, total));
@@ -155,8 +173,6 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
     say(tr("Cancelled; a new Download of the same file continues where it stopped."));
     updateButtons();
   });
-  rescan();
-  updateButtons();
 }
 
 void ModelLibraryDialog::setRecent(const QStringList& recent) { m_recent = recent; }

@@ -12,6 +12,7 @@
 class ModelDownload;
 class ModelListWidget;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QListWidget;
 class QProgressBar;
@@ -40,6 +41,10 @@ class ModelLibraryDialog : public QDialog {
   void loadRequested(const QString& path);
 
  private:
+  QLayout* buildActionRow();
+  QWidget* buildFoldersBox();
+  QWidget* buildHubBox();
+  void connectDownload();
   void updateButtons();
   void say(const QString& text, bool error = false);
 

@@ -7,7 +7,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "models/model_summary.h"
 #include "appcore/library/model_download.h"
 #include "ui/library/model_list_widget.h"

@@ -26,10 +26,10 @@
 
 #include "appcore/session/app_services.h"
 #include "ui/shell/chat_action_row.h"
-#include "ui/shell/sampling_form.h"
+#include "ui/dialogs/sampling_form.h"
 #include "appcore/chat/chat_database.h"
 #include "ui/chat_list/chat_list_widget.h"
-#include "ui/shell/compare_settings_dialog.h"
+#include "ui/dialogs/compare_settings_dialog.h"
 #include "ui/chat/compare_view.h"
 #include "appcore/chat/plain_error.h"
 #include "appcore/bridge/engine_bridge.h"

@@ -18,8 +18,8 @@
 #include "appcore/chat/reply_thinking.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/shell/chat_action_row.h"
-#include "ui/shell/chat_sampling_dialog.h"
-#include "ui/shell/sampling_form.h"
+#include "ui/dialogs/chat_sampling_dialog.h"
+#include "ui/dialogs/sampling_form.h"
 
 QWidget* MainWindow::buildChatPanel() {
   auto* panel = new QWidget(this);

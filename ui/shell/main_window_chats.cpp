@@ -31,7 +31,7 @@
 #include <algorithm>
 
 #include "appcore/chat/chat_database.h"
-#include "ui/shell/model_info_dialog.h"
+#include "ui/dialogs/model_info_dialog.h"
 #include "ui/theme/app_theme.h"
 #include "appcore/chat/chat_export.h"
 #include "ui/chat/transcript_view.h"

@@ -6,7 +6,7 @@
 #include <QLabel>
 #include <QStackedWidget>
 
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "appcore/chat/chat_database.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/welcome_view.h"

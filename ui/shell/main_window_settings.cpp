@@ -11,12 +11,12 @@
 #include <QStatusBar>
 #include <QToolBar>
 
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "appcore/chat/chat_database.h"
-#include "ui/shell/compare_settings_dialog.h"
+#include "ui/dialogs/compare_settings_dialog.h"
 #include "appcore/bridge/engine_bridge.h"
 #include "ui/shell/model_loader.h"
-#include "ui/shell/settings_dialog.h"
+#include "ui/dialogs/settings_dialog.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "appcore/bridge/local_api_server.h"
 #endif

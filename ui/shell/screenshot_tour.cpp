@@ -24,7 +24,7 @@
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/settings_dialog.h"
+#include "ui/dialogs/settings_dialog.h"
 
 namespace {
 constexpr int kTurnTimeoutMs = 180000;  // a reply of the default model on a slow 2-core machine

@@ -14,7 +14,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
-#include "ui/shell/chat_sampling_dialog.h"
+#include "ui/dialogs/chat_sampling_dialog.h"
 #include "ui/shell/main_window.h"
 
 namespace {

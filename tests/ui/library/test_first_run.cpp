@@ -15,7 +15,7 @@
 #include <QPushButton>
 #include <QTemporaryDir>
 
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "tests/support/fake_hub.h"
 #include "tests/support/model_fixtures.h"
 #include "tests/support/test_env.h"

@@ -29,7 +29,7 @@
 #include "appcore/chat/chat_database.h"
 #include "appcore/session/pool_control.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/settings_dialog.h"
+#include "ui/dialogs/settings_dialog.h"
 
 class TestModelAndSettings : public QObject {
   Q_OBJECT

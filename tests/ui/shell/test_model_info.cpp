@@ -15,7 +15,7 @@
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/model_info_dialog.h"
+#include "ui/dialogs/model_info_dialog.h"
 
 namespace {
 QString row(const ModelInfoDialog& d, const char* key) {

@@ -1,5 +1,5 @@
-// The models folder and the default model's path (see default_model.h).
-#include "engine/model/default_model.h"
+// The models folder and the default model's path (see model_paths.h).
+#include "models/model_paths.h"
 
 #include <cstdlib>
 

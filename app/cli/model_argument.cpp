@@ -1,10 +1,10 @@
-// The default model's path and the hint to fetch it.
-#include "app/cli/default_model.h"
+// The --model value or the default model's path, and the hint to fetch it.
+#include "app/cli/model_argument.h"
 
 #include <filesystem>
 
 #include "engine/common/error.h"
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 
 namespace pagedchat::cli {
 

@@ -1,7 +1,7 @@
 // Builds the settings form and reads it back.
-#include "ui/shell/settings_dialog.h"
+#include "ui/dialogs/settings_dialog.h"
 
-#include "ui/shell/sampling_form.h"
+#include "ui/dialogs/sampling_form.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -22,7 +22,7 @@
 
 #include "runtime/backend_args.h"
 
-#include "ui/shell/spin_boxes.h"
+#include "ui/dialogs/spin_boxes.h"
 
 SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget* parent) : QDialog(parent), m_initial(s) {
   setWindowTitle(tr("Settings"));

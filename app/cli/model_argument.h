@@ -1,5 +1,5 @@
 #pragma once
-// The CLI's model argument: the given path, or the default model (engine/model/default_model.h)
+// The CLI's model argument: the given path, or the default model (models/model_paths.h)
 // with a hint to fetch it when it is not there.
 
 #include <string>

@@ -1,12 +1,12 @@
 // The two choices and the form; the form starts from the app's defaults when the chat has none.
-#include "ui/shell/chat_sampling_dialog.h"
+#include "ui/dialogs/chat_sampling_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QLabel>
 #include <QRadioButton>
 #include <QVBoxLayout>
 
-#include "ui/shell/sampling_form.h"
+#include "ui/dialogs/sampling_form.h"
 
 ChatSamplingDialog::ChatSamplingDialog(const QString& chatTitle, const std::optional<TurnSettings>& own,
                                        const TurnSettings& appDefaults, QWidget* parent)

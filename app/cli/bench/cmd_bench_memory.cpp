@@ -14,9 +14,9 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/cli/default_model.h"
+#include "app/cli/model_argument.h"
 #include "engine/backend/kv_type.h"
-#include "engine/model/default_model.h"
+#include "models/model_paths.h"
 #include "engine/model/model.h"
 #include "engine/bench/synthetic_chat.h"
 #include "engine/common/error.h"

@@ -1,5 +1,5 @@
 // A table of spin boxes, one row per compare column.
-#include "ui/shell/compare_settings_dialog.h"
+#include "ui/dialogs/compare_settings_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>

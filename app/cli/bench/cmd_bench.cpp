@@ -15,7 +15,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/cli/default_model.h"
+#include "app/cli/model_argument.h"
 #include "engine/backend/cpu/attention/attention_kernel.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/bench/quant_bench.h"

@@ -1,5 +1,5 @@
 // A form of labels, word-wrapped so a long path or template reason fits a small screen.
-#include "ui/shell/model_info_dialog.h"
+#include "ui/dialogs/model_info_dialog.h"
 
 #include <QApplication>
 #include <QClipboard>

@@ -1,6 +1,6 @@
 // The sampling form's fields, with the ranges the settings accept when loaded (app_settings.cpp,
 // chat_json.cpp's samplingFromJson).
-#include "ui/shell/sampling_form.h"
+#include "ui/dialogs/sampling_form.h"
 
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "ui/shell/spin_boxes.h"
+#include "ui/dialogs/spin_boxes.h"
 
 SamplingForm::SamplingForm(const TurnSettings& shown, QWidget* parent) : QWidget(parent) {
   auto* f = new QFormLayout(this);

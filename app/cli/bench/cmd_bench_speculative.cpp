@@ -14,7 +14,7 @@
 #include "app/cli/backend_choice.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/cli/default_model.h"
+#include "app/cli/model_argument.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
