@@ -1,0 +1,159 @@
+// A chat's turns through the session alone (no widget linked), as the window's suites reach
+// them through the window: a regenerated reply keeps the one it replaces as a version; a
+// compare of three samples goes on with the one picked; a reply cut by its length is
+// continued, the text growing from where it stopped; a chat too long for the context under
+// "stop and ask" submits nothing and says how long it is; chats come back after a restart
+// with their titles, pins and messages.
+
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "appcore/session/pool_control.h"
+#include "support/session_driver.h"
+#include "support/test_env.h"
+
+using pagedchat::test::loadIntoSession;
+using pagedchat::test::replyAndWait;
+
+namespace {
+TurnSettings greedy(const AppSession& session, int maxTokens, int samples = 1) {
+  TurnSettings t = session.settings().sampling;
+  t.temperature = 0;
+  t.maxTokens = maxTokens;
+  t.numSamples = samples;
+  return t;
+}
+
+bool waitForTurn(ChatController& chats, ChatId id) {
+  return QTest::qWaitFor([&] { return !chats.chat(id)->replying; }, 120000);
+}
+}  // namespace
+
+class TestSessionTurns : public QObject {
+  Q_OBJECT
+  QString m_model;
+
+ private slots:
+  void initTestCase() {
+    pagedchat::test::useFreshSessionFolder();
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    m_model = QString::fromStdString(model);
+  }
+
+  void aRegeneratedReplyKeepsTheOneItReplaces() {
+    AppServices services;
+    QVERIFY(loadIntoSession(services, m_model));
+    ChatController& chats = services.session().chats();
+    const ChatId id = chats.create();
+    QVERIFY(replyAndWait(services.session(), id, QStringLiteral("Name a fruit.")));
+    const QString first = chats.chat(id)->record.messages[1].content;
+    TurnSettings sampled = greedy(services.session(), 16);
+    sampled.temperature = 1.0;
+    sampled.seed = 5;
+    QVERIFY(chats.regenerate(id, sampled, {}));
+    QVERIFY(waitForTurn(chats, id));
+    const ChatRecord& r = chats.chat(id)->record;
+    QCOMPARE(r.messages.size(), 2);
+    QCOMPARE(r.messages[1].numVersions(), 2);
+    QCOMPARE(r.messages[1].versionIndex, 1);
+    QVERIFY(chats.switchVersion(id, 1, -1));
+    QCOMPARE(chats.chat(id)->record.messages[1].content, first);
+    QCOMPARE(chats.chat(id)->record.messages[1].versionIndex, 0);
+  }
+
+  void aCompareGoesOnWithTheSamplePicked() {
+    AppServices services;
+    QVERIFY(loadIntoSession(services, m_model));
+    ChatController& chats = services.session().chats();
+    const ChatId id = chats.create();
+    TurnSettings three = greedy(services.session(), 12, 3);
+    three.temperature = 0.9;
+    three.seed = 7;
+    QVERIFY(chats.send(id, QStringLiteral("Give a name for a cat."), three, {}));
+    QVERIFY(waitForTurn(chats, id));
+    const ChatController::Chat* c = chats.chat(id);
+    QVERIFY(c->awaitingPick);
+    QCOMPARE(c->samples.size(), 3);
+    const QString picked = c->samples[1];
+    QVERIFY(chats.pick(id, 1));
+    QVERIFY(!chats.chat(id)->awaitingPick);
+    QCOMPARE(chats.chat(id)->record.messages.size(), 2);
+    QCOMPARE(chats.chat(id)->record.messages[1].content, picked);
+    // The next turn extends the picked sample's conversation.
+    QVERIFY(replyAndWait(services.session(), id, QStringLiteral("And one for a dog?")));
+    QCOMPARE(chats.chat(id)->record.messages[1].content, picked);
+    QCOMPARE(chats.chat(id)->record.messages.size(), 4);
+  }
+
+  void aReplyCutByItsLengthIsContinued() {
+    AppServices services;
+    QVERIFY(loadIntoSession(services, m_model));
+    ChatController& chats = services.session().chats();
+    const ChatId id = chats.create();
+    QVERIFY(chats.send(id, QStringLiteral("Tell me a long story about a lighthouse."), greedy(services.session(), 6), {}));
+    QVERIFY(waitForTurn(chats, id));
+    const MessageRecord cut = chats.chat(id)->record.messages[1];
+    QCOMPARE(cut.metrics.finishReason, QStringLiteral("length"));
+    QVERIFY(chats.continueReply(id, greedy(services.session(), 6)));
+    QVERIFY(waitForTurn(chats, id));
+    const MessageRecord more = chats.chat(id)->record.messages[1];
+    QCOMPARE(chats.chat(id)->record.messages.size(), 2);  // the same reply, longer
+    QVERIFY2(more.content.startsWith(cut.content) && more.content.size() > cut.content.size(), qPrintable(more.content));
+  }
+
+  void aChatTooLongForTheContextStopsAndAsks() {
+    AppServices services;
+    AppSettings small = services.session().settings();
+    small.maxContext = 320;
+    services.session().setSettings(small);
+    QVERIFY(loadIntoSession(services, m_model));
+    ChatController& chats = services.session().chats();
+    const ChatId id = chats.create();
+    chats.setContextPolicy(id, ContextPolicy::stopAndAsk);
+    QVERIFY(replyAndWait(services.session(), id, QStringLiteral("Hi!")));
+    QString longer;
+    for (int i = 0; i < 40; ++i) longer += QStringLiteral("The river runs past the mill and under the bridge. ");
+    TurnSettings turn = greedy(services.session(), 16);
+    turn.contextPolicy = ContextPolicy::dropOldest;  // the app's; the chat's own policy wins
+    QVERIFY(chats.send(id, longer, turn, {}));
+    QVERIFY(waitForTurn(chats, id));
+    const ChatController::Chat* c = chats.chat(id);
+    QVERIFY(c->contextFullTokens > 0);
+    QCOMPARE(c->contextLength, 320);
+    QCOMPARE(c->record.messages.last().role, QStringLiteral("user"));  // nothing was replied
+    QString takenBack;
+    QCOMPARE(chats.resolveContextFull(id, ChatController::ContextChoice::cancel, turn, {}, &takenBack), ChatId(-1));
+    QCOMPARE(takenBack, longer);
+    QCOMPARE(chats.chat(id)->record.messages.size(), 2);
+  }
+
+  void chatsComeBackAfterARestart() {
+    ChatId id = -1;
+    QVector<MessageRecord> messages;
+    {
+      AppServices services;
+      QVERIFY(loadIntoSession(services, m_model));
+      ChatController& chats = services.session().chats();
+      id = chats.create();
+      QVERIFY(replyAndWait(services.session(), id, QStringLiteral("What is 2+2?")));
+      QVERIFY(chats.rename(id, QStringLiteral("  Sums\nand more ")));
+      chats.setPinned(id, true);
+      messages = chats.chat(id)->record.messages;
+    }
+    AppServices again;
+    ChatController& chats = again.session().chats();
+    const QVector<ChatId> restored = chats.restore();
+    QVERIFY(restored.contains(id));
+    const ChatRecord& r = chats.chat(id)->record;
+    QCOMPARE(r.title, QStringLiteral("Sums and more"));
+    QVERIFY(r.pinned);
+    QCOMPARE(r.messages.size(), messages.size());
+    for (int i = 0; i < messages.size(); ++i) {
+      QCOMPARE(r.messages[i].role, messages[i].role);
+      QCOMPARE(r.messages[i].content, messages[i].content);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSessionTurns)
+#include "test_session_turns.moc"
