@@ -187,7 +187,7 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
   s.teachingBlocks = lesson.poolBlocks;
   s.teachingHostBlocks = lesson.hostBlocks;
   auto ready = qCoro(&m_session, &AppSession::modelReady, kTurnTimeout);
-  emit engineWanted(s);
+  if (!m_session.loadFresh(s)) co_return false;  // the window shows the load as any other
   if (!co_await std::move(ready)) co_return false;
   setPaused(true);
   co_return true;

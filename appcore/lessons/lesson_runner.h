@@ -4,9 +4,9 @@
 // the runner as a user would send them), pauses the engine just before the mechanism it shows,
 // and then the class advances step by step or event by event, each KV event told in a sentence
 // naming its blocks (appcore/pool/kv_event_text.h). The runner drives the AppSession as the
-// window does (its chats, its pool control), nothing behind its back, and asks the window only
-// for what the window owns: a fresh engine (the load shows its progress), the chat to show and
-// the pool panel's scene; a lesson is reached when its key event happens (or, for continuous
+// window does (its chats, its pool control, a fresh engine through its model load), nothing
+// behind its back, and tells the window only what the window owns: the chat to show and the
+// pool panel's scene; a lesson is reached when its key event happens (or, for continuous
 // batching, its key step).
 //
 // While the view shows a remote pagedchat-server's pool (View > Watch a remote pool; a teacher's
@@ -76,9 +76,6 @@ class LessonRunner : public QObject {
  signals:
   void stateChanged(LessonRunner::State state, const QString& message);
   void sentence(const QString& text);  // each event line of the lesson's steps, in order
-  // A fresh engine of these settings, loaded by whoever shows the load (the window); the
-  // session's modelReady says it is in use.
-  void engineWanted(const AppSettings& settings);
   void chatShown(ChatId id);  // the scene's newest chat, to show
   // The pool panel's scene: its step timeline rather than its event log, its contiguous strip.
   void sceneShown(bool stepTimeline, bool contiguousStrip);

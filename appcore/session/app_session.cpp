@@ -5,6 +5,7 @@
 #include "appcore/remote/remote_bridge.h"
 #include "appcore/remote/remote_endpoints.h"
 #include "appcore/session/chat_controller.h"
+#include "appcore/session/model_load.h"
 #include "appcore/session/pool_control.h"
 
 AppSession::AppSession(ChatDatabase& db, EngineBridge* bridge, QObject* parent) : QObject(parent), m_db(db), m_bridge(bridge) {
@@ -15,6 +16,9 @@ AppSession::AppSession(ChatDatabase& db, EngineBridge* bridge, QObject* parent) 
   m_remoteBridge = new RemoteBridge(this);
   m_chats->setRemote(m_remoteBridge, m_remoteEndpoints);
   m_pool = new PoolControl(m_bridge, *m_chats, m_db, *m_remoteEndpoints, *m_remoteBridge, this);
+  // Before anyone else hears of the new engine, the chats know their sequences went with the old.
+  m_load = new ModelLoad(m_bridge, m_db, this);
+  connect(m_load, &ModelLoad::modelInUse, this, &AppSession::modelInUse);
   if (!m_bridge) return;
   connect(m_bridge, &EngineBridge::modelDescribed, this, [this](const ModelInfo& info) { m_modelInfo = info; });
   connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString&, int contextLength) {
@@ -30,6 +34,19 @@ AppSession::~AppSession() { delete m_pool; }
 void AppSession::setSettings(const AppSettings& settings) {
   m_settings = settings;
   m_settings.save(m_db);
+  emit settingsChanged();
+}
+
+void AppSession::applySettings(const AppSettings& settings) {
+  const bool reload = !settings.sameEngine(m_settings) && !m_load->currentPath().isEmpty();
+  setSettings(settings);
+  if (reload) m_load->load(m_load->currentPath(), m_settings.engineConfig());
+}
+
+bool AppSession::loadFresh(const AppSettings& settings) {
+  if (m_load->currentPath().isEmpty() || m_load->isLoading()) return false;
+  setSettings(settings);
+  return m_load->load(m_load->currentPath(), m_settings.engineConfig());
 }
 
 void AppSession::modelInUse() {

@@ -1,8 +1,8 @@
 #pragma once
 // The app's session: what the window shows and the lessons drive, without a widget. It owns
 // the chats and their turns (ChatController), the remote engines a chat can run on and their
-// bridge, the pool shown and stepped (PoolControl), the app's settings, and what is known of
-// the model in use. AppServices makes it over the database and the engine thread's bridge.
+// bridge, the pool shown and stepped (PoolControl), the model's load (ModelLoad), the app's
+// settings, and what is known of the model in use. AppServices makes it over the database and the engine thread's bridge.
 // As qBittorrent's BitTorrent::Session is to its MainWindow: the window and the lessons ask it
 // to act and show what it says.
 
@@ -15,6 +15,7 @@
 class ChatController;
 class ChatDatabase;
 class EngineBridge;
+class ModelLoad;
 class PoolControl;
 class RemoteBridge;
 class RemoteEndpoints;
@@ -29,25 +30,28 @@ class AppSession : public QObject {
   ChatController& chats() { return *m_chats; }
   const ChatController& chats() const { return *m_chats; }
   PoolControl& pool() { return *m_pool; }
+  ModelLoad& modelLoad() { return *m_load; }
   RemoteEndpoints& remoteEndpoints() { return *m_remoteEndpoints; }
   ChatDatabase& database() { return m_db; }
   EngineBridge* bridge() const { return m_bridge; }  // lives on the engine thread
 
-  // The settings in effect, saved on change. A change of engine settings takes effect at the
-  // next load (the window's to start: it shows the load's progress).
+  // The settings in effect, saved on change (settingsChanged). A change of engine settings
+  // reloads the model in use; the window shows the load's progress as it shows any load.
   const AppSettings& settings() const { return m_settings; }
-  void setSettings(const AppSettings& settings);
+  void applySettings(const AppSettings& settings);
+  // These settings and a fresh engine of them even when they are the same (a lesson's scene
+  // starts from an empty pool). False: no model in use to reload, or a load runs.
+  bool loadFresh(const AppSettings& settings);
 
-  // The model in use: set when a load's flow has ended with a new engine (modelInUse).
+  // The model in use: set when a load has ended with a new engine.
   bool hasModel() const { return m_modelReady; }
   const ModelInfo& modelInfo() const { return m_modelInfo; }
   int contextLength() const { return m_contextLength; }
-  // A new engine is in use: replies in flight on the old one ended with it; modelReady follows.
-  void modelInUse();
 
  signals:
-  void modelReady();  // a new engine is in use (modelInUse)
+  void modelReady();  // a new engine is in use: replies in flight on the old one ended with it
   void contextLengthChanged(int contextLength);
+  void settingsChanged();
 
  private:
   ChatDatabase& m_db;
@@ -56,6 +60,9 @@ class AppSession : public QObject {
   RemoteEndpoints* m_remoteEndpoints = nullptr;
   RemoteBridge* m_remoteBridge = nullptr;
   PoolControl* m_pool = nullptr;
+  ModelLoad* m_load = nullptr;
+  void setSettings(const AppSettings& settings);
+  void modelInUse();
   AppSettings m_settings;
   ModelInfo m_modelInfo;
   int m_contextLength = 0;

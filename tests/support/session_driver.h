@@ -13,6 +13,7 @@
 #include "appcore/session/app_services.h"
 #include "appcore/session/app_session.h"
 #include "appcore/session/chat_controller.h"
+#include "appcore/session/model_load.h"
 
 namespace pagedchat::test {
 
@@ -21,20 +22,16 @@ inline void useFreshSessionFolder() {
   for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(ChatDatabase::defaultPath() + QLatin1String(suffix));
 }
 
-// What the window's ModelLoader does, less its progress bar: the session's settings, the load
-// on the engine thread, then the session told the new engine is in use. False on a failure.
+// The session's load with its settings (threads overridden), as the window starts it, less its
+// progress bar; true once the new engine is in use.
 inline bool loadIntoSession(AppServices& services, const QString& model, int threads = 2) {
   AppSession& session = services.session();
   EngineBridge::Config config = session.settings().engineConfig();
   config.threads = threads;
-  QSignalSpy loaded(services.bridge(), &EngineBridge::modelLoaded);
-  QSignalSpy failed(services.bridge(), &EngineBridge::modelFailed);
-  services.bridge()->prepareLoad();
-  QMetaObject::invokeMethod(services.bridge(), [b = services.bridge(), model, config] { b->loadModel(model, config); },
-                            Qt::QueuedConnection);
-  if (!QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 60000) || loaded.isEmpty()) return false;
-  session.modelInUse();
-  return true;
+  QSignalSpy ended(&session.modelLoad(), &ModelLoad::ended);
+  if (!session.modelLoad().load(model, config)) return false;
+  if (!QTest::qWaitFor([&] { return !ended.isEmpty(); }, 60000)) return false;
+  return ended.first().at(0).toBool() && session.hasModel();
 }
 
 // A greedy turn of at most maxTokens on `chat`, run to its end; false when it did not end.

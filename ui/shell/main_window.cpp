@@ -66,7 +66,14 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   const QRect room = screen() ? screen()->availableGeometry() : QRect(0, 0, 1280, 780);
   resize(std::min(1280, room.width()), std::min(780, room.height()));
   applySavedTheme();  // before the widgets are made
-  m_loader = new ModelLoader(m_bridge, *m_db, this);
+  m_loader = new ModelLoader(m_session.modelLoad(), this);
+  // The settings as the session has them now (a lesson turns the teaching preset on too).
+  connect(&m_session, &AppSession::settingsChanged, this, [this] {
+    if (auto* teaching = findChild<QAction*>(QStringLiteral("teachingPreset"))) {
+      const QSignalBlocker quiet(teaching);
+      teaching->setChecked(m_session.settings().teachingPreset);
+    }
+  });
 
   auto* chats = new QDockWidget(tr("Chats"), this);
   chats->setObjectName(QStringLiteral("chatsDock"));
@@ -253,12 +260,7 @@ void MainWindow::buildKvDock() {
 void MainWindow::buildLessonsDock() {
   // Beside the chat list: the pool view stays in sight while a lesson runs.
   m_lessons = new LessonRunner(m_session, this);
-  // What a lesson asks of the window: a fresh engine (the load shows its progress), the chat to
-  // show, the pool panel's scene.
-  connect(m_lessons, &LessonRunner::engineWanted, this, [this](const AppSettings& s) {
-    if (s.sameEngine(settings())) loadModel(modelInfo().path);
-    else applySettings(s);
-  });
+  // What a lesson tells the window: the chat to show, the pool panel's scene.
   connect(m_lessons, &LessonRunner::chatShown, this, &MainWindow::selectChat);
   connect(m_lessons, &LessonRunner::sceneShown, this, [this](bool stepTimeline, bool contiguousStrip) {
     if (auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) {
@@ -302,7 +304,6 @@ void MainWindow::connectBridge() {
     m_loader->setErrorBoxes(true);  // from now on a failed load leaves this model in use
     if (m_library) m_library->setModelInUse(path);
     m_input->setPlaceholderText(tr("Type a message; Ctrl+Enter sends"));
-    m_session.modelInUse();
     updateControls();
     m_input->setFocus();
     emit modelReady();
@@ -313,12 +314,16 @@ void MainWindow::connectBridge() {
     m_status->setText(description);
     updateControls();  // the meter's context
   });
-  connect(m_bridge, &EngineBridge::modelLoadCancelled, this, [this] {
-    m_status->setText(m_session.hasModel() ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
-    if (!m_session.hasModel()) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));
-  });
-  connect(m_bridge, &EngineBridge::modelFailed, this, [this](const QString& e) {
-    m_status->setText(explainLoadError(e).sentence);
+  // A load that did not end with a new engine, said in the status line (after the welcome
+  // page's own handling of it: buildWelcome connects first).
+  connect(m_loader, &ModelLoader::ended, this, [this](bool ok, const QString& message) {
+    if (ok) return;
+    if (message.isEmpty()) {
+      m_status->setText(m_session.hasModel() ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
+      if (!m_session.hasModel()) m_input->setPlaceholderText(tr("No model loaded: File > Open model…"));
+      return;
+    }
+    m_status->setText(explainLoadError(message).sentence);
     if (!m_session.hasModel()) m_input->setPlaceholderText(tr("No model loaded"));
   });
 }

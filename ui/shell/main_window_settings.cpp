@@ -35,12 +35,8 @@ void MainWindow::loadModel(const QString& path, int threads) {
 
 void MainWindow::applySettings(const AppSettings& settings) {
   const bool reload = !settings.sameEngine(m_session.settings()) && !m_loader->currentPath().isEmpty();
-  m_session.setSettings(settings);
-  if (auto* teaching = findChild<QAction*>(QStringLiteral("teachingPreset"))) {
-    const QSignalBlocker quiet(teaching);  // a lesson turns the preset on through here
-    teaching->setChecked(m_session.settings().teachingPreset);
-  }
-  if (reload) loadModel(m_loader->currentPath());
+  if (reload) m_status->setText(tr("Loading %1…").arg(m_loader->currentPath()));
+  m_session.applySettings(settings);  // saved; the model reloaded when the engine changed
 }
 
 void MainWindow::showSettings() {

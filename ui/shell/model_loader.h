@@ -1,19 +1,16 @@
 #pragma once
-// Opening a model in the app: a file dialog (the model in use, else the default model,
-// preselected), a recent-models list, and the load itself on the engine thread with a
-// progress bar and a Cancel button (for the status bar: a modal dialog would steal the
-// window's activation and run nested event loops from its setValue). A file that fails to load is shown in an error box that
-// names the problem; the model in use stays. The flow is one QCoro coroutine (run()).
+// Opening a model in the window: a file dialog (the model in use, else the default model,
+// preselected), and the session's load (appcore/session/model_load.h) shown as a progress bar
+// with a Cancel button (for the status bar: a modal dialog would steal the window's activation
+// and run nested event loops from its setValue). A file that fails to load is shown in an
+// error box that names the problem; the model in use stays.
 
 #include <QObject>
 #include <QString>
 #include <QStringList>
 
-#include <qcoro/qcorotask.h>
+#include "appcore/session/model_load.h"
 
-#include "appcore/bridge/engine_bridge.h"
-
-class ChatDatabase;
 class QLabel;
 class QProgressBar;
 class QWidget;
@@ -21,42 +18,36 @@ class QWidget;
 class ModelLoader : public QObject {
   Q_OBJECT
  public:
-  static constexpr int kMaxRecent = 8;
-
-  // bridge lives on the engine thread; db and window outlive the loader.
-  ModelLoader(EngineBridge* bridge, ChatDatabase& db, QWidget* window);
+  // load and window outlive the loader.
+  ModelLoader(ModelLoad& load, QWidget* window);
 
   // Starts loading (returns at once); ignored while another load runs.
-  void load(const QString& path, const EngineBridge::Config& config);
+  void load(const QString& path, const EngineBridge::Config& config) { m_load.load(path, config); }
   // The file dialog, then load() on the file chosen.
   void chooseAndLoad(const EngineBridge::Config& config, const QString& defaultPath);
-  bool isLoading() const { return m_loading; }
+  bool isLoading() const { return m_load.isLoading(); }
   QWidget* progressWidget() const { return m_progress; }  // hidden unless loading
-  QString currentPath() const { return m_currentPath; }  // the model in use; empty before one
-  QStringList recentModels() const;                      // most recent first
+  QString currentPath() const { return m_load.currentPath(); }  // the model in use; empty before one
+  QStringList recentModels() const { return m_load.recentModels(); }  // most recent first
   // Whether a failed load opens an error box (the default). The window turns it off while no
   // model is in use: the welcome page says it instead, with nothing over an empty window.
   void setErrorBoxes(bool on) { m_errorBoxes = on; }
 
  signals:
-  // ok: the model is in use (message: its description). Otherwise message is the error, or
-  // empty when the user cancelled.
+  // As ModelLoad's: ok, the model is in use (message: its description); otherwise message is
+  // the error, or empty when the user cancelled.
   void ended(bool ok, const QString& message);
   void recentModelsChanged();
   void loadingChanged(bool loading);
   void modelInUse(const QString& path);  // after ended(true, ...): currentPath() is path
 
  private:
-  QCoro::Task<> run(QString path, EngineBridge::Config config);
-  void remember(const QString& path);
+  void showError(const QString& path, const QString& message);
 
-  EngineBridge* m_bridge;
-  ChatDatabase& m_db;
+  ModelLoad& m_load;
   QWidget* m_window;
   QWidget* m_progress;
   QLabel* m_progressLabel;
   QProgressBar* m_progressBar;
-  bool m_loading = false;
   bool m_errorBoxes = true;
-  QString m_currentPath;
 };

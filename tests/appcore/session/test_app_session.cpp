@@ -1,11 +1,10 @@
 // The app's session without a window (no widget is linked): chats reply, fork and share their
 // blocks; the pool control pauses this machine's engine and steps it one step at a time; a
-// lesson sets its scene up and reaches its key event through the session alone, asking the
-// caller only for its fresh engine. What MainWindow's suites reach through the window, here
+// lesson sets its scene up and reaches its key event through the session alone, its fresh
+// engine loaded by the session's model load. What MainWindow's suites reach through the window, here
 // reached as the window reaches it.
 
 #include <QSignalSpy>
-#include <QTimer>
 #include <QtTest>
 
 #include <algorithm>
@@ -120,21 +119,16 @@ class TestAppSession : public QObject {
     AppServices services;
     AppSession& session = services.session();
     QVERIFY(loadIntoSession(services, m_model));
-    LessonRunner runner(session);
-    // The fresh engine a lesson asks for, loaded as the window would (after the lesson's
-    // request returns: the window's load is queued too).
-    connect(&runner, &LessonRunner::engineWanted, this, [&](const AppSettings& s) {
-      QTimer::singleShot(0, this, [&, s] {
-        session.setSettings(s);
-        QVERIFY(loadIntoSession(services, m_model));
-      });
-    });
+    LessonRunner runner(session);  // its fresh engine comes through the session's model load
+    QSignalSpy loads(&session.modelLoad(), &ModelLoad::started);
     QSignalSpy shown(&runner, &LessonRunner::chatShown);
     QSignalSpy scene(&runner, &LessonRunner::sceneShown);
     runner.start(QStringLiteral("fork"));
     QTRY_VERIFY_WITH_TIMEOUT(runner.state() == LessonRunner::State::ready || runner.state() == LessonRunner::State::failed, 120000);
     QCOMPARE(runner.state(), LessonRunner::State::ready);
     QVERIFY(session.settings().teachingPreset);
+    QCOMPARE(loads.count(), 1);
+    QCOMPARE(loads.first().at(0).toString(), m_model);
     QVERIFY(session.pool().paused());
     QCOMPARE(scene.count(), 1);
     QCOMPARE(scene.first(), (QVariantList{false, false}));

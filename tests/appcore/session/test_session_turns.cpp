@@ -105,7 +105,7 @@ class TestSessionTurns : public QObject {
     AppServices services;
     AppSettings small = services.session().settings();
     small.maxContext = 320;
-    services.session().setSettings(small);
+    services.session().applySettings(small);  // no model yet: saved, nothing reloaded
     QVERIFY(loadIntoSession(services, m_model));
     ChatController& chats = services.session().chats();
     const ChatId id = chats.create();

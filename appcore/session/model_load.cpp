@@ -1,0 +1,74 @@
+// The model-load flow: queued to the engine thread, awaited here (QCoro), remembered.
+#include "appcore/session/model_load.h"
+
+#include <QFileInfo>
+#include <QMetaObject>
+
+#include <qcoro/qcorosignal.h>
+
+#include "appcore/chat/chat_database.h"
+
+namespace {
+
+const QString kRecentKey = QStringLiteral("recent_models");  // newline-separated paths
+
+// One bar for the whole load: reading the file dominates a cold load, packing a warm one.
+int overallPermille(const QString& stage, double fraction) {
+  if (stage == QLatin1String("reading")) return static_cast<int>(600 * fraction);
+  if (stage == QLatin1String("tokenizer")) return 600 + static_cast<int>(50 * fraction);
+  return 650 + static_cast<int>(350 * fraction);  // packing weights
+}
+
+}  // namespace
+
+ModelLoad::ModelLoad(EngineBridge* bridge, ChatDatabase& db, QObject* parent) : QObject(parent), m_bridge(bridge), m_db(db) {
+  if (!m_bridge) return;
+  connect(bridge, &EngineBridge::loadProgress, this,
+          [this](const QString& stage, double fraction) { emit progress(stage, overallPermille(stage, fraction)); });
+  connect(bridge, &EngineBridge::modelLoaded, this, [this](const QString& description) { emit bridgeSaid(true, description); });
+  connect(bridge, &EngineBridge::modelFailed, this, [this](const QString& error) { emit bridgeSaid(false, error); });
+  connect(bridge, &EngineBridge::modelLoadCancelled, this, [this] { emit bridgeSaid(false, QString()); });
+}
+
+QStringList ModelLoad::recentModels() const {
+  return m_db.setting(kRecentKey).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+}
+
+void ModelLoad::remember(const QString& path) {
+  QStringList recent = recentModels();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  m_db.setSetting(kRecentKey, recent.join(QLatin1Char('\n')));
+  emit recentModelsChanged();
+}
+
+bool ModelLoad::load(const QString& path, const EngineBridge::Config& config) {
+  if (m_loading || !m_bridge) return false;
+  run(path, config);  // eager: runs to its first co_await, then returns here
+  return true;
+}
+
+void ModelLoad::cancel() {
+  if (m_bridge) m_bridge->cancelLoad();
+}
+
+QCoro::Task<> ModelLoad::run(QString path, EngineBridge::Config config) {
+  m_loading = true;
+  emit started(path);
+  emit loadingChanged(true);
+  // Connected before the load is queued, so its outcome cannot be missed.
+  auto outcome = qCoro(this, &ModelLoad::bridgeSaid);
+  m_bridge->prepareLoad();
+  QMetaObject::invokeMethod(m_bridge, [b = m_bridge, path, config] { b->loadModel(path, config); }, Qt::QueuedConnection);
+  const auto [ok, message] = co_await std::move(outcome);
+  m_loading = false;
+  emit loadingChanged(false);
+  if (ok) {
+    m_currentPath = QFileInfo(path).absoluteFilePath();
+    remember(path);
+  }
+  emit ended(ok, message, path);
+  if (ok) emit modelInUse(m_currentPath);
+}
