@@ -149,6 +149,8 @@ class MainWindow : public QMainWindow {
  private:
   QWidget* buildLeftPanel();
   QWidget* buildChatPanel();  // ui/shell/main_window_chat_panel.cpp, with refreshIcons and the chat's sampling
+  void connectTranscript();
+  ChatActionRow* buildActionRow(QWidget* panel);
   void buildKvDock();
   void buildLessonsDock();  // ui/lessons/
   void buildActions();

@@ -30,6 +30,20 @@ QWidget* MainWindow::buildChatPanel() {
   m_stack->addWidget(m_transcript);
   m_stack->addWidget(m_compare);
   v->addWidget(m_stack, 1);
+  connectTranscript();
+  m_input = new QPlainTextEdit(panel);
+  m_input->setObjectName(QStringLiteral("input"));
+  m_input->setPlaceholderText(tr("Loading the model…"));
+  m_input->setMaximumHeight(90);
+  m_input->setTabChangesFocus(true);  // Tab leaves the input, as in any form; a message has no use for tabs
+  v->addWidget(m_input);
+  v->addWidget(buildActionRow(panel));
+  return panel;
+}
+
+// What the transcript's links and the compare columns ask for (fork, copy, edit, versions,
+// Continue, the context-full choices, a pick).
+void MainWindow::connectTranscript() {
   connect(m_transcript, &TranscriptView::forkRequested, this, [this](int k) { forkChat(m_current, k); });
   connect(m_transcript, &TranscriptView::copyRequested, this, [this](int i) {
     if (const ChatController::Chat* c = current(); c && i >= 0 && i < c->record.messages.size())
@@ -70,13 +84,11 @@ QWidget* MainWindow::buildChatPanel() {
     showCurrent();
     updateControls();
   });
+}
 
-  m_input = new QPlainTextEdit(panel);
-  m_input->setObjectName(QStringLiteral("input"));
-  m_input->setPlaceholderText(tr("Loading the model…"));
-  m_input->setMaximumHeight(90);
-  m_input->setTabChangesFocus(true);  // Tab leaves the input, as in any form; a message has no use for tabs
-  v->addWidget(m_input);
+// Under the input: the compare controls (samples, Vary settings, Beams, Columns) and the
+// chat's buttons (Sampling, Copy, Regenerate, Stop, Send).
+ChatActionRow* MainWindow::buildActionRow(QWidget* panel) {
   m_actionRow = new ChatActionRow(panel);
   auto* samplesLabel = new QLabel(tr("Samples:"), panel);
   m_actionRow->addCompareWidget(samplesLabel);
@@ -125,8 +137,7 @@ QWidget* MainWindow::buildChatPanel() {
   connect(m_regenerate, &QToolButton::clicked, this, &MainWindow::regenerate);
   connect(m_stop, &QToolButton::clicked, this, &MainWindow::stop);
   connect(m_send, &QToolButton::clicked, this, &MainWindow::send);
-  v->addWidget(m_actionRow);
-  return panel;
+  return m_actionRow;
 }
 
 void MainWindow::refreshIcons() {
