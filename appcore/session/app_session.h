@@ -2,9 +2,9 @@
 // The app's session: what the window shows and the lessons drive, without a widget. It owns
 // the chats and their turns (ChatController), the remote engines a chat can run on and their
 // bridge, the pool shown and stepped (PoolControl), the model's load (ModelLoad), the app's
-// settings, and what is known of the model in use. AppServices makes it over the database and the engine thread's bridge.
-// As qBittorrent's BitTorrent::Session is to its MainWindow: the window and the lessons ask it
-// to act and show what it says.
+// settings, and what is known of the model in use. AppServices makes it over the database and
+// the engine thread's bridge. As qBittorrent's BitTorrent::Session is to its MainWindow: the
+// window and the lessons ask it to act and show what it says.
 
 #include <QObject>
 #include <QString>
@@ -54,6 +54,9 @@ class AppSession : public QObject {
   void settingsChanged();
 
  private:
+  void setSettings(const AppSettings& settings);  // saved; settingsChanged
+  void modelInUse();                              // ModelLoad's new engine: the chats' turns ended with the old
+
   ChatDatabase& m_db;
   EngineBridge* m_bridge;
   ChatController* m_chats = nullptr;
@@ -61,8 +64,6 @@ class AppSession : public QObject {
   RemoteBridge* m_remoteBridge = nullptr;
   PoolControl* m_pool = nullptr;
   ModelLoad* m_load = nullptr;
-  void setSettings(const AppSettings& settings);
-  void modelInUse();
   AppSettings m_settings;
   ModelInfo m_modelInfo;
   int m_contextLength = 0;
