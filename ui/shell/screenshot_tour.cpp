@@ -28,6 +28,7 @@
 
 namespace {
 constexpr int kTurnTimeoutMs = 180000;  // a reply of the default model on a slow 2-core machine
+constexpr int kLessonTimeoutMs = 120000;  // Next event pressed until the key event
 }  // namespace
 
 ScreenshotTour::ScreenshotTour(MainWindow& window, QString outDir) : QObject(&window), m_window(window), m_outDir(std::move(outDir)) {
@@ -169,13 +170,17 @@ bool ScreenshotTour::shootLessons() {
       finish(1, QStringLiteral("the lesson %1 did not set up").arg(lesson.id));
       return false;
     }
-    for (int press = 0; press < 300 && runner->state() != State::reached; ++press) {  // eviction and preemption take ~100
+    // Eviction and preemption take ~100 presses; a lesson that has not reached its key event in
+    // two minutes will not (the fork lesson on a model whose replies never end by themselves).
+    QElapsedTimer pressing;
+    pressing.start();
+    for (int press = 0; press < 300 && runner->state() != State::reached && pressing.elapsed() < kLessonTimeoutMs; ++press) {
       const QString before = runner->lastSentence();
       m_window.findChild<QAction*>(QStringLiteral("stepToNextKvEvent"))->trigger();
       waitFor([&] { return runner->lastSentence() != before || runner->state() == State::reached; }, 5000);
     }
     if (runner->state() != State::reached) {
-      finish(1, QStringLiteral("the lesson %1 did not reach its key event").arg(lesson.id));
+      finish(1, QStringLiteral("the lesson %1 did not reach its key event (its last sentence: %2)").arg(lesson.id, runner->lastSentence()));
       return false;
     }
     waitFor([] { return false; }, 200);  // the last frame drawn
