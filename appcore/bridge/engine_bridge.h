@@ -188,3 +188,10 @@ class EngineBridge : public QObject {
   std::shared_ptr<RequestRouter> m_api;
 #endif
 };
+
+// Runs f(bridge) on the engine thread, where every bridge call runs; the caller never waits.
+// A null bridge (no engine, as in some tests) runs nothing.
+template <class F>
+void onEngineThread(EngineBridge* bridge, F f) {
+  if (bridge) QMetaObject::invokeMethod(bridge, [bridge, f = std::move(f)] { f(*bridge); }, Qt::QueuedConnection);
+}

@@ -21,12 +21,6 @@ ChatController::ChatController(ChatDatabase& db, EngineBridge* bridge, QObject* 
   connectBridge();
 }
 
-// Runs f(bridge) on the engine thread; the UI thread never waits for it.
-template <class F>
-void ChatController::onEngine(F f) {
-  QMetaObject::invokeMethod(m_bridge, [b = m_bridge, f = std::move(f)] { f(*b); }, Qt::QueuedConnection);
-}
-
 QVector<ChatId> ChatController::restore() {
   // Parents have smaller ids than their forks, so each parent is listed first.
   QVector<ChatId> ids;
@@ -62,7 +56,7 @@ void ChatController::add(Chat c) {
 }
 
 void ChatController::sendTitle(const Chat& c) {
-  onEngine([id = c.record.id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
+  onEngineThread(m_bridge, [id = c.record.id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
 }
 
 void ChatController::save(const Chat& c) {
@@ -189,7 +183,7 @@ ChatId ChatController::addForkOf(ChatId source, Chat chat) {
                        "cache decides what is recomputed"));
     return id;
   }
-  onEngine([source, id, messages](EngineBridge& b) { b.fork(source, id, messages); });
+  onEngineThread(m_bridge, [source, id, messages](EngineBridge& b) { b.fork(source, id, messages); });
   return id;
 }
 
@@ -254,7 +248,7 @@ bool ChatController::remove(ChatId id) {
     return false;
   }
   // Frees its sequences; a turn in flight is aborted with them, and its signals find no chat.
-  onEngine([id](EngineBridge& b) { b.release(id); });
+  onEngineThread(m_bridge, [id](EngineBridge& b) { b.release(id); });
   if (m_remote) m_remote->stop(id);  // a remote server stops generating for it too
   m_chats.erase(it);
   QVector<ChatId> orphans;
@@ -301,7 +295,7 @@ bool ChatController::regenerate(ChatId id, const TurnSettings& settings, const Q
   Chat& c = it->second;
   if (c.awaitingPick) {
     c.awaitingPick = false;
-    onEngine([id](EngineBridge& b) { b.pickSample(id, 0); });
+    onEngineThread(m_bridge, [id](EngineBridge& b) { b.pickSample(id, 0); });
   }
   if (!c.record.messages.isEmpty() && c.record.messages.last().role == QLatin1String("assistant")) {
     c.pendingVersionsAt = static_cast<int>(c.record.messages.size()) - 1;
@@ -397,7 +391,7 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
     const QString key = m_endpoints ? m_endpoints->apiKey(c.record.remote.url) : QString();
     m_remote->submit(c.record.id, c.record.remote, key, messages, settings);
   } else {
-    onEngine([id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
+    onEngineThread(m_bridge, [id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
   }
   emit chatChanged(c.record.id);
 }
@@ -415,7 +409,7 @@ bool ChatController::setRemoteEngine(ChatId id, const RemoteEngineChoice& engine
   if (c.record.remote == engine) return true;
   c.record.remote = engine;
   // What the local engine held for it is of no use to the other engine: freed.
-  onEngine([id](EngineBridge& b) { b.release(id); });
+  onEngineThread(m_bridge, [id](EngineBridge& b) { b.release(id); });
   c.contextUsed = 0;
   save(c);
   emit engineChanged(id, engine);
@@ -448,7 +442,7 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
   c.contextFullTokens = 0;
   c.sinceSaved.invalidate();
   emit replyingChanged(id, true);
-  onEngine([id, messages = c.record.engineMessages(m_sharedSystemPrompt), settings](EngineBridge& b) { b.submit(id, messages, settings); });
+  onEngineThread(m_bridge, [id, messages = c.record.engineMessages(m_sharedSystemPrompt), settings](EngineBridge& b) { b.submit(id, messages, settings); });
   emit chatChanged(id);
   return true;
 }
@@ -460,7 +454,7 @@ void ChatController::stop(ChatId id) {
     if (m_remote) m_remote->stop(id);
     return;
   }
-  onEngine([id](EngineBridge& b) { b.stop(id); });
+  onEngineThread(m_bridge, [id](EngineBridge& b) { b.stop(id); });
 }
 
 bool ChatController::pick(ChatId id, int sample) {
@@ -472,7 +466,7 @@ bool ChatController::pick(ChatId id, int sample) {
   c.record.messages.append({.role = QStringLiteral("assistant"), .content = c.samples[sample], .metrics = c.sampleMetrics[sample]});
   attachPendingVersions(c);
   c.numSamples = 1;
-  if (!c.record.remote.isSet()) onEngine([id, sample](EngineBridge& b) { b.pickSample(id, sample); });
+  if (!c.record.remote.isSet()) onEngineThread(m_bridge, [id, sample](EngineBridge& b) { b.pickSample(id, sample); });
   save(c);
   emit chatChanged(id);
   measure(id);
@@ -518,7 +512,7 @@ ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnS
 void ChatController::measure(ChatId id) {
   // A remote chat's tokens are the server's to count (its replies' usage says them).
   if (const Chat* c = chat(id); c && !c->record.remote.isSet())
-    onEngine([id, m = c->record.engineMessages(m_sharedSystemPrompt)](EngineBridge& b) { b.measure(id, m); });
+    onEngineThread(m_bridge, [id, m = c->record.engineMessages(m_sharedSystemPrompt)](EngineBridge& b) { b.measure(id, m); });
 }
 
 void ChatController::engineReplaced() {

@@ -175,8 +175,6 @@ class ChatController : public QObject {
   void sendTitle(const Chat& c);
   void touch(Chat& c);  // the chat's last activity is now
   ChatId newId();
-  template <class F>
-  void onEngine(F f);
 
   ChatDatabase& m_db;
   EngineBridge* m_bridge;

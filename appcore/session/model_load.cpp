@@ -2,7 +2,6 @@
 #include "appcore/session/model_load.h"
 
 #include <QFileInfo>
-#include <QMetaObject>
 
 #include <qcoro/qcorosignal.h>
 
@@ -61,7 +60,7 @@ QCoro::Task<> ModelLoad::run(QString path, EngineBridge::Config config) {
   // Connected before the load is queued, so its outcome cannot be missed.
   auto outcome = qCoro(this, &ModelLoad::bridgeSaid);
   m_bridge->prepareLoad();
-  QMetaObject::invokeMethod(m_bridge, [b = m_bridge, path, config] { b->loadModel(path, config); }, Qt::QueuedConnection);
+  onEngineThread(m_bridge, [path, config](EngineBridge& b) { b.loadModel(path, config); });
   const auto [ok, message] = co_await std::move(outcome);
   m_loading = false;
   emit loadingChanged(false);

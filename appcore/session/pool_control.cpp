@@ -19,12 +19,6 @@ namespace {
 const QString kVllmKey = QStringLiteral("remote/vllm_kv_events");
 }
 
-// Runs f(bridge) on the engine thread; this thread never waits for it.
-template <class F>
-void PoolControl::onEngine(F f) {
-  if (m_bridge) QMetaObject::invokeMethod(m_bridge, [b = m_bridge, f = std::move(f)] { f(*b); }, Qt::QueuedConnection);
-}
-
 PoolControl::PoolControl(EngineBridge* bridge, const ChatController& chats, ChatDatabase& db, RemoteEndpoints& endpoints,
                          RemoteBridge& remote, QObject* parent)
     : QObject(parent), m_bridge(bridge), m_chats(chats), m_db(db), m_endpoints(endpoints) {
@@ -77,10 +71,8 @@ void PoolControl::watchPool(const QString& url) {
     });
   }
   m_poolWatcher->stop();
-  if (url.isEmpty() && m_bridge) {
-    // This pool as it is now, not the other's last picture (on the engine thread, as every bridge call).
-    QMetaObject::invokeMethod(m_bridge, &EngineBridge::sendFrame, Qt::QueuedConnection);
-  }
+  // This pool as it is now, not the other's last picture.
+  if (url.isEmpty()) onEngineThread(m_bridge, [](EngineBridge& b) { b.sendFrame(); });
   emit shownChanged(url.isEmpty() ? QString() : tr("KV blocks of %1").arg(QUrl(url).authority()));
   if (!url.isEmpty()) m_poolWatcher->start(url, m_endpoints.apiKey(url));
 }
@@ -126,18 +118,18 @@ void PoolControl::nameRemoteFrame(PoolFrame frame) {
 // Sent even when it is paused already: a server's pool just reset, or watched after this
 // machine's was paused, may not be.
 void PoolControl::setPaused(bool paused) {
-  if (!control(paused ? "pause" : "resume", 1)) onEngine([paused](EngineBridge& b) { b.setPaused(paused); });
+  if (!control(paused ? "pause" : "resume", 1)) onEngineThread(m_bridge, [paused](EngineBridge& b) { b.setPaused(paused); });
   if (std::exchange(m_paused, paused) != paused) emit pausedChanged(paused);
 }
 
 void PoolControl::step(int steps) {
   if (control("step", steps)) return;
-  if (steps == 1) onEngine([](EngineBridge& b) { b.stepOnce(); });
-  else onEngine([steps](EngineBridge& b) { b.stepMany(steps, false); });
+  if (steps == 1) onEngineThread(m_bridge, [](EngineBridge& b) { b.stepOnce(); });
+  else onEngineThread(m_bridge, [steps](EngineBridge& b) { b.stepMany(steps, false); });
 }
 
 void PoolControl::stepToNextEvent() {
-  if (!control("next_event", 500)) onEngine([](EngineBridge& b) { b.stepMany(500, true); });
+  if (!control("next_event", 500)) onEngineThread(m_bridge, [](EngineBridge& b) { b.stepMany(500, true); });
 }
 
 bool PoolControl::resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens) {

@@ -77,8 +77,6 @@ class PoolControl : public QObject {
   void nameRemoteFrame(PoolFrame frame);
   bool control(const char* action, int steps);  // on the watched server; false when none is
   bool sendToWatchedPool(std::function<pagedchat::remote::RemoteError(const pagedchat::remote::Endpoint&)> command);
-  template <class F>
-  void onEngine(F f);
 
   EngineBridge* m_bridge;
   const ChatController& m_chats;

@@ -46,12 +46,6 @@
 #endif
 #include "ui/chat/transcript_view.h"
 
-// Runs f(bridge) on the engine thread; the UI thread never waits for it.
-template <class F>
-void MainWindow::onEngine(F f) {
-  QMetaObject::invokeMethod(m_bridge, [b = m_bridge, f = std::move(f)] { f(*b); }, Qt::QueuedConnection);
-}
-
 MainWindow::MainWindow(AppServices& services, QWidget* parent)
     : QMainWindow(parent),
       m_session(services.session()),

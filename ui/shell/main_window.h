@@ -186,8 +186,6 @@ class MainWindow : public QMainWindow {
   void onSystemPromptEdited();
   void refreshIcons();
   const ChatController::Chat* current() const;
-  template <class F>
-  void onEngine(F f);
 
   AppSession& m_session;
   ChatDatabase* m_db = nullptr;
