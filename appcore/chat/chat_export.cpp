@@ -3,9 +3,11 @@
 
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSaveFile>
 
 #include <algorithm>
 
@@ -114,4 +116,26 @@ std::optional<ChatRecord> chatFromJson(const QByteArray& json, QString* error) {
   }
   chat.firstInView = std::clamp(o.value(QStringLiteral("first_in_view")).toInt(), 0, static_cast<int>(chat.messages.size()));
   return chat;
+}
+
+bool writeChatFile(const QString& path, const ChatRecord& chat, const QString& sharedSystemPrompt, const TurnSettings& sampling,
+                   QString* error) {
+  const bool markdown = path.endsWith(QStringLiteral(".md"), Qt::CaseInsensitive) ||
+                        path.endsWith(QStringLiteral(".markdown"), Qt::CaseInsensitive);
+  const QByteArray bytes = markdown ? chatToMarkdown(chat, sharedSystemPrompt).toUtf8() : chatToJson(chat, sharedSystemPrompt, sampling);
+  QSaveFile file(path);  // all of it or, on failure, the file as it was
+  if (file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size() && file.commit()) return true;
+  if (error) *error = file.errorString();
+  return false;
+}
+
+std::optional<ChatRecord> readChatFile(const QString& path, QString* error) {
+  QFile file(path);
+  QString why;
+  std::optional<ChatRecord> record;
+  if (!file.open(QIODevice::ReadOnly)) why = file.errorString();
+  else if (file.size() > kMaxChatImportBytes) why = tr("the file is larger than a chat export can be (64 MiB)");
+  else record = chatFromJson(file.readAll(), &why);
+  if (!record && error) *error = why;
+  return record;
 }

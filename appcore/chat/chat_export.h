@@ -23,3 +23,10 @@ QByteArray chatToJson(const ChatRecord& chat, const QString& sharedSystemPrompt,
 // The chat of an export (its id, fork parent and pin are not kept: an import is a chat of its
 // own). nullopt with *error one sentence saying what is wrong with the file.
 std::optional<ChatRecord> chatFromJson(const QByteArray& json, QString* error);
+
+// The files of File > Export and Import. A path ending .md or .markdown gets Markdown, any
+// other JSON; written whole or not at all (the file as it was on failure). false / nullopt
+// with *error saying why (the system's words for a file that cannot be written or read).
+bool writeChatFile(const QString& path, const ChatRecord& chat, const QString& sharedSystemPrompt, const TurnSettings& sampling,
+                   QString* error);
+std::optional<ChatRecord> readChatFile(const QString& path, QString* error);

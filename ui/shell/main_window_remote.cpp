@@ -16,10 +16,7 @@
 #include "appcore/remote/remote_endpoints.h"
 #include "ui/remote/remote_engines_dialog.h"
 #include "appcore/session/pool_control.h"
-#include "ui/pool_panel/kv_pool_panel.h"
-#include "ui/pool_view/kv_pool_view.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/status_line.h"
 
 void MainWindow::showRemoteEngines() {
   auto* dialog = new RemoteEnginesDialog(*m_remoteEndpoints, this);
@@ -33,11 +30,11 @@ bool MainWindow::setChatEngine(ChatId id, const RemoteEngineChoice& engine) {
 
 void MainWindow::fillRunOnMenu(QMenu* menu) {
   menu->clear();
-  const ChatController::Chat* c = current();
+  const ChatController::Chat* c = m_chats->chat(currentChat());
   const RemoteEngineChoice now = c ? c->record.remote : RemoteEngineChoice{};
   auto* group = new QActionGroup(menu);
   auto choice = [&](const QString& text, const RemoteEngineChoice& engine) {
-    QAction* a = menu->addAction(text, this, [this, engine] { setChatEngine(m_current, engine); });
+    QAction* a = menu->addAction(text, this, [this, engine] { setChatEngine(currentChat(), engine); });
     a->setCheckable(true);
     a->setChecked(engine == now);
     a->setEnabled(c && !c->replying && !c->awaitingPick);
@@ -51,35 +48,6 @@ void MainWindow::fillRunOnMenu(QMenu* menu) {
   }
   menu->addSeparator();
   menu->addAction(tr("Remote engines…"), this, &MainWindow::showRemoteEngines);
-}
-
-// The pool the session shows, drawn in the KV dock: one pool at a time, its frames only.
-void MainWindow::connectPool() {
-  connect(m_pool, &PoolControl::shownChanged, this, &MainWindow::showPoolOf);
-  connect(m_pool, &PoolControl::note, this, [this](const QString& sentence) { m_status->setText(sentence); });
-  connect(m_pool, &PoolControl::pausedChanged, this, [this](bool paused) {
-    // Paused, each step's marks in the pool view stay until the next step.
-    if (auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"))) panel->poolView()->setFlashesHeld(paused);
-  });
-  auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
-  if (!panel) return;
-  connect(m_pool, &PoolControl::localFrame, panel, [this, panel](const PoolFrame& f) {
-    if (m_showsLocalPool) panel->setFrame(f);
-  });
-  connect(m_pool, &PoolControl::remoteFrame, panel, &KvPoolPanel::setFrame);
-  connect(m_pool, &PoolControl::vllmFrame, panel, &KvPoolPanel::setFrame);
-}
-
-void MainWindow::showPoolOf(const QString& title) {
-  auto* panel = findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
-  auto* dock = findChild<QDockWidget*>(QStringLiteral("kvBlocksDock"));
-  if (!panel || !dock) return;
-  m_showsLocalPool = title.isEmpty();
-  panel->selectSequence(-1);  // a sequence of the other pool means nothing in this one
-  // Nothing of the other pool stays drawn: an empty pool until this machine's next frame
-  // (none comes while no model is loaded).
-  if (title.isEmpty()) panel->setFrame(PoolFrame{});
-  dock->setWindowTitle(title.isEmpty() ? tr("KV blocks") : title);
 }
 
 void MainWindow::askVllmPool() {

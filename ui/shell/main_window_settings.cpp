@@ -1,30 +1,21 @@
-// The main window's model, settings and local-API parts: File menu (open, recent, settings),
-// applying settings, the compare columns dialog, and the Serve API toggle.
+// The main window's model and settings parts: File menu (open, recent, settings), applying
+// settings, the compare columns and chat sampling dialogs.
 #include "ui/shell/main_window.h"
 
 #include <QAction>
-#include <QCheckBox>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
-#include <QStatusBar>
-#include <QToolBar>
 
 #include "models/model_paths.h"
 #include "appcore/chat/chat_database.h"
+#include "ui/chat/chat_panel.h"
+#include "ui/dialogs/chat_sampling_dialog.h"
 #include "ui/dialogs/compare_settings_dialog.h"
 #include "appcore/bridge/engine_bridge.h"
 #include "ui/shell/model_loader.h"
 #include "ui/dialogs/settings_dialog.h"
-#ifdef PAGEDCHAT_HAVE_SERVER
-#include "appcore/bridge/local_api_server.h"
-#endif
-
-namespace {
-const QString kApiEnabledKey = QStringLiteral("api_server_enabled");  // "1" or "0"
-const QString kApiPortKey = QStringLiteral("api_server_port");
-}  // namespace
 
 void MainWindow::loadModel(const QString& path, int threads) {
   m_status->setText(tr("Loading %1…").arg(path));
@@ -53,8 +44,22 @@ void MainWindow::showCompareColumns() {
     AppSettings s = m_session.settings();
     s.compareColumns = dialog->columns();
     applySettings(s);
-    m_varySettings->setChecked(true);
+    m_chatPanel->setVarySettings(true);
   });
+  dialog->open();
+}
+
+void MainWindow::setChatSampling(ChatId id, const std::optional<TurnSettings>& sampling) {
+  m_chats->setChatSampling(id, sampling);
+  updateControls();
+}
+
+void MainWindow::showChatSampling() {
+  const ChatRecord* r = chat(currentChat());
+  if (!r) return;
+  auto* dialog = new ChatSamplingDialog(r->title, r->ownSampling, m_session.settings().sampling, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog, id = r->id] { setChatSampling(id, dialog->ownSampling()); });
   dialog->open();
 }
 
@@ -86,71 +91,4 @@ void MainWindow::fillRecentMenu() {
   for (const QString& path : m_loader->recentModels())
     m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { loadModel(path); })->setToolTip(path);
   m_recentMenu->setEnabled(!m_recentMenu->isEmpty());
-}
-
-// The local API: a checkable "Serve API" action and the URL in the status bar.
-void MainWindow::buildApiServer(QToolBar* toolBar) {
-  m_apiLabel = new QLabel(this);
-  m_apiLabel->setObjectName(QStringLiteral("apiServerUrl"));
-  m_apiLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  statusBar()->addPermanentWidget(m_apiLabel);
-#ifdef PAGEDCHAT_HAVE_SERVER
-  m_apiLabel->setText(tr("API: off"));
-  m_apiAction = toolBar->addAction(tr("Serve API"));
-  m_apiAction->setObjectName(QStringLiteral("serveApi"));
-  m_apiAction->setCheckable(true);
-  m_apiAction->setToolTip(tr("Serve the OpenAI-compatible API on 127.0.0.1 from this app's engine: API requests batch with "
-                             "the chats and show in the KV block view"));
-  connect(m_apiAction, &QAction::toggled, this, &MainWindow::setApiServerEnabled);
-  connect(m_api, &LocalApiServer::started, this, [this](const QString& url) {
-    m_apiLabel->setText(tr("API: %1").arg(url));
-    emit apiServerChanged(url, QString());
-  });
-  connect(m_api, &LocalApiServer::failed, this, [this](const QString& error) {
-    m_apiLabel->setText(tr("API: off"));
-    m_status->setText(tr("The API server did not start: %1").arg(error));
-    const QSignalBlocker block(m_apiAction);
-    m_apiAction->setChecked(false);
-    emit apiServerChanged(QString(), error);
-  });
-#else
-  Q_UNUSED(toolBar);
-#endif
-}
-
-void MainWindow::setApiServerEnabled(bool on) {
-#ifndef PAGEDCHAT_HAVE_SERVER
-  Q_UNUSED(on);
-#else
-  if (!m_api) return;
-  {
-    const QSignalBlocker block(m_apiAction);
-    m_apiAction->setChecked(on);
-  }
-  m_db->setSetting(kApiEnabledKey, on ? QStringLiteral("1") : QStringLiteral("0"));
-  if (!on) {
-    m_api->stop();
-    m_apiLabel->setText(tr("API: off"));
-    emit apiServerChanged(QString(), QString());
-    return;
-  }
-  ServerOptions options;
-  options.port = static_cast<quint16>(m_db->setting(kApiPortKey, QStringLiteral("8080")).toUInt());
-  options.apiKey = qEnvironmentVariable("PAGEDCHAT_API_KEY");
-  m_apiLabel->setText(tr("API: starting…"));
-  m_api->start(options);
-#endif
-}
-
-void MainWindow::restoreApiServer() {
-  if (m_db->setting(kApiEnabledKey) == QLatin1String("1")) setApiServerEnabled(true);
-}
-
-void MainWindow::setApiPort(int port) { m_db->setSetting(kApiPortKey, QString::number(port)); }
-
-QString MainWindow::apiServerUrl() const {
-#ifdef PAGEDCHAT_HAVE_SERVER
-  if (m_api) return m_api->url();
-#endif
-  return QString();
 }

@@ -16,6 +16,7 @@
 #include <functional>
 
 #include "appcore/chat/chat_export.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/chat/compare_view.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"
@@ -65,7 +66,7 @@ bool ScreenshotTour::send(const QString& text) {
   auto* input = m_window.findChild<QPlainTextEdit*>(QStringLiteral("input"));
   if (!input) return false;
   input->setPlainText(text);
-  m_window.send();
+  m_window.chatPanel()->send();
   return input->toPlainText().isEmpty();
 }
 
@@ -102,8 +103,7 @@ void ScreenshotTour::run() {
   if (!waitForTurns(2)) return finish(1, QStringLiteral("the first two replies did not finish in time"));
 
   // A fork of the first chat at its latest message, continued with its own question.
-  m_window.selectChat(first);
-  m_window.forkCurrentAtLatest();
+  m_window.forkChat(first, static_cast<int>(m_window.chat(first)->messages.size()));
   if (!send(QStringLiteral("Now say it in one word."))) return finish(1, QStringLiteral("send in the fork failed"));
   if (!waitForTurns(3)) return finish(1, QStringLiteral("the fork's reply did not finish in time"));
   if (!save(&m_window, QStringLiteral("main.png"))) return finish(1, {});

@@ -16,6 +16,7 @@
 #include "support/window_driver.h"
 #include "appcore/chat/chat_database.h"
 #include "appcore/session/pool_control.h"
+#include "ui/shell/api_server_switch.h"
 #include "ui/shell/main_window.h"
 
 #ifdef PAGEDCHAT_HAVE_SERVER
@@ -43,9 +44,9 @@ class TestAppApiServer : public QObject {
 
   void loaded(MainWindow& w) { pagedchat::test::loadAndWait(w, m_model); }
   QString startApi(MainWindow& w) {
-    QSignalSpy changed(&w, &MainWindow::apiServerChanged);
-    w.setApiPort(0);
-    w.setApiServerEnabled(true);
+    QSignalSpy changed(w.apiServer(), &ApiServerSwitch::changed);
+    w.apiServer()->setPort(0);
+    w.apiServer()->setEnabled(true);
     if (!changed.wait(10000)) return QString();
     return changed.last().at(0).toString();
   }
@@ -98,7 +99,7 @@ class TestAppApiServer : public QObject {
     sendAndWait(w, QStringLiteral("When do you open?"));  // the chat now holds the system prompt's blocks
     const QString base = startApi(w);
     QVERIFY(base.startsWith(QLatin1String("http://127.0.0.1:")));
-    QCOMPARE(w.apiServerUrl(), base);
+    QCOMPARE(w.apiServer()->url(), base);
     QCOMPARE(w.findChild<QLabel*>(QStringLiteral("apiServerUrl"))->text(), tr("API: %1").arg(base));
 
     // /v1/models names the app's model by its file name.
@@ -155,11 +156,11 @@ class TestAppApiServer : public QObject {
       apiSequences = 0;
       for (const PoolFrameSequence& s : f.sequences) apiSequences += s.chatTitle.startsWith(QLatin1String("API request"));
     });
-    QSignalSpy changed(&w, &MainWindow::apiServerChanged);
-    w.setApiServerEnabled(false);
+    QSignalSpy changed(w.apiServer(), &ApiServerSwitch::changed);
+    w.apiServer()->setEnabled(false);
     QCOMPARE(changed.size(), 1);
     QVERIFY(changed.at(0).at(0).toString().isEmpty());
-    QVERIFY(w.apiServerUrl().isEmpty());
+    QVERIFY(w.apiServer()->url().isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), 10000);
     reply->deleteLater();
     // The aborted request's blocks are freed; a chat still gets its reply afterwards.
@@ -176,26 +177,26 @@ class TestAppApiServer : public QObject {
     {
       AppServices services;
       MainWindow w(services);
-      QSignalSpy changed(&w, &MainWindow::apiServerChanged);
-      w.setApiPort(taken.serverPort());
-      w.setApiServerEnabled(true);
+      QSignalSpy changed(w.apiServer(), &ApiServerSwitch::changed);
+      w.apiServer()->setPort(taken.serverPort());
+      w.apiServer()->setEnabled(true);
       QVERIFY(changed.wait(10000));
       QVERIFY(changed.last().at(0).toString().isEmpty());
       QVERIFY(changed.last().at(1).toString().contains(QString::number(taken.serverPort())));
       QVERIFY(!w.findChild<QAction*>(QStringLiteral("serveApi"))->isChecked());
       // Turned on with a free port, it is on again at the next start.
-      w.setApiPort(0);
-      w.setApiServerEnabled(true);
+      w.apiServer()->setPort(0);
+      w.apiServer()->setEnabled(true);
       QVERIFY(changed.wait(10000));
       QVERIFY(!changed.last().at(0).toString().isEmpty());
     }
     AppServices servicesAgain;
     MainWindow again(servicesAgain);
-    QTRY_VERIFY_WITH_TIMEOUT(!again.apiServerUrl().isEmpty(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!again.apiServer()->url().isEmpty(), 10000);
     QVERIFY(again.findChild<QAction*>(QStringLiteral("serveApi"))->isChecked());
     // Before a model is loaded the API says so (503), and does not fail otherwise.
-    QVERIFY(get(again.apiServerUrl().chopped(3) + QStringLiteral("/health")).contains("loading"));
-    again.setApiServerEnabled(false);
+    QVERIFY(get(again.apiServer()->url().chopped(3) + QStringLiteral("/health")).contains("loading"));
+    again.apiServer()->setEnabled(false);
   }
 #endif
 };

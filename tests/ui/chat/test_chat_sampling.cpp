@@ -15,6 +15,7 @@
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "ui/dialogs/chat_sampling_dialog.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -22,7 +23,7 @@ namespace {
 ChatSamplingDialog* openDialog(MainWindow& w) {
   w.findChild<QToolButton*>(QStringLiteral("chatSampling"))->click();
   ChatSamplingDialog* dialog = nullptr;
-  QTest::qWaitFor([&] { return (dialog = w.findChild<ChatSamplingDialog*>()) && dialog->isVisible(); }, 5000);
+  (void)QTest::qWaitFor([&] { return (dialog = w.findChild<ChatSamplingDialog*>()) && dialog->isVisible(); }, 5000);
   return dialog;
 }
 // OK, then the window is the active one again (its keys go to it).
@@ -76,7 +77,7 @@ class TestChatSampling : public QObject {
       QCOMPARE(w.chat(own)->messages.last().metrics.finishReason, QStringLiteral("length"));
       const QString greedy = w.chat(own)->messages.last().content;
       // Greedy (its temperature 0): regenerating gives the same reply.
-      w.regenerate();
+      w.chatPanel()->regenerate();
       QSignalSpy done(&w, &MainWindow::turnDone);
       QVERIFY(done.wait(60000));
       QCOMPARE(w.chat(own)->messages.last().content, greedy);

@@ -10,6 +10,7 @@
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 class TestChatVersions : public QObject {
@@ -20,7 +21,7 @@ class TestChatVersions : public QObject {
   static void click(MainWindow& w, const QString& href) { emit transcript(w)->anchorClicked(QUrl(href)); }
   static void regenerate(MainWindow& w) {
     QSignalSpy done(&w, &MainWindow::turnDone);
-    w.regenerate();
+    w.chatPanel()->regenerate();
     QVERIFY(done.wait(120000));
   }
 

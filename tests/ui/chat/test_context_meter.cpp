@@ -14,6 +14,7 @@
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "appcore/session/pool_control.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 class TestContextMeter : public QObject {
@@ -69,7 +70,7 @@ class TestContextMeter : public QObject {
 
       // Stop: the reply is kept, the sequence freed.
       QSignalSpy done(&w, &MainWindow::turnDone);
-      connect(&w.session().pool(), &PoolControl::localFrame, &w, [&w] { w.stop(); }, Qt::SingleShotConnection);
+      connect(&w.session().pool(), &PoolControl::localFrame, &w, [&w] { w.chatPanel()->stop(); }, Qt::SingleShotConnection);
       pagedchat::test::sendAndWait(w, QStringLiteral("Now write a long story about both of them."));
       QCOMPARE(w.chat(id)->messages.last().metrics.finishReason, QStringLiteral("abort"));
       meterSays(w, id, tokensOf(*w.chat(id)), 0);
@@ -77,7 +78,7 @@ class TestContextMeter : public QObject {
       // A compare pick: the picked sample's sequence is what the chat holds.
       w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(2);
       pagedchat::test::sendAndWait(w, QStringLiteral("Say one word."));
-      w.pickSample(1);
+      w.chatPanel()->pickSample(1);
       w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(1);
       QTRY_VERIFY_WITH_TIMEOUT(blocksIn(frames, title) > 0, 10000);
       const int held = blocksIn(frames, title);

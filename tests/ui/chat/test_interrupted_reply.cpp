@@ -16,6 +16,7 @@
 #include "support/window_driver.h"
 #include "appcore/session/chat_controller.h"
 #include "appcore/chat/chat_database.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -185,7 +186,7 @@ class TestInterruptedReply : public QObject {
       newTurn = crashCopy(QStringLiteral("new-turn"));  // before any text: the engine side has not answered yet
       QVERIFY(done.wait(120000));
       vegetable = w.chat(id)->messages[3].content;
-      w.regenerate();
+      w.chatPanel()->regenerate();
       regenerated = crashCopy(QStringLiteral("regenerated"));
       QVERIFY(done.wait(120000));
       QCOMPARE(w.chat(id)->messages[3].numVersions(), 2);

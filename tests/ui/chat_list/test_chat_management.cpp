@@ -26,6 +26,7 @@
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/chat_list/chat_search_results.h"
 #include "appcore/session/pool_control.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -35,7 +36,7 @@ int blockReferences(MainWindow& w, const std::function<void()>& after) {
   QSignalSpy frames(&w.session().pool(), &PoolControl::localFrame);
   after();
   frames.clear();
-  w.stepEngine();
+  w.session().pool().step();
   if (!QTest::qWaitFor([&] { return !frames.isEmpty(); }, 10000)) return -1;
   int refs = 0;
   for (const auto& b : frames.last()[0].value<PoolFrame>().snapshot.blocks) refs += b.ref_count;
@@ -260,7 +261,7 @@ class TestChatManagement : public QObject {
     pagedchat::test::loadAndWait(w, m_model);
     const ChatId id = w.newChat();
     pagedchat::test::sendAndWait(w, QStringLiteral("Write one line about rivers."));
-    w.regenerate();  // a second version of the reply comes along
+    w.chatPanel()->regenerate();  // a second version of the reply comes along
     QSignalSpy done(&w, &MainWindow::turnDone);
     QVERIFY(done.wait(120000));
     QCOMPARE(w.chat(id)->messages.last().numVersions(), 2);

@@ -25,6 +25,7 @@
 #include "appcore/lessons/lesson_runner.h"
 #include "ui/lessons/lessons_panel.h"
 #include "appcore/session/pool_control.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;
@@ -50,7 +51,7 @@ class TestLessons : public QObject {
     for (int press = 0; press < 300 && runner->state() != LessonRunner::State::reached; ++press) {
       const QString before = runner->lastSentence();
       next->click();
-      QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
+      (void)QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
     }
     QCOMPARE(runner->state(), LessonRunner::State::reached);
     QCOMPARE(panel->sentenceShown(), runner->lastSentence());
@@ -217,8 +218,8 @@ class TestLessons : public QObject {
     w.setChatSampling(alone, w.chat(w.lessons()->sceneChat(QStringLiteral("Chat B")))->ownSampling);
     QSignalSpy done(&w, &MainWindow::turnDone);
     w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->setPlainText(w.chat(w.lessons()->sceneChat(QStringLiteral("Chat B")))->messages.first().content);
-    w.setEnginePaused(false);
-    w.send();
+    w.session().pool().setPaused(false);
+    w.chatPanel()->send();
     QVERIFY(done.wait(120000));
     QCOMPARE(lastReply(w, alone), recomputedB);
   }

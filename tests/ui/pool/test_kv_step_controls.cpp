@@ -12,6 +12,7 @@
 #include "ui/pool_panel/kv_event_log.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "appcore/session/pool_control.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 class TestKvStepControls : public QObject {
@@ -36,7 +37,7 @@ class TestKvStepControls : public QObject {
     w.newChat();
     auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
     input->setPlainText(QStringLiteral("Tell me about the sea."));
-    w.send();
+    w.chatPanel()->send();
     QTest::qWait(300);
     QVERIFY(w.isReplying(w.currentChat()));  // paused: the turn waits
     const int linesBefore = static_cast<int>(log->shownLines().size());

@@ -36,6 +36,7 @@
 #include "ui/remote/remote_engines_dialog.h"
 #include "appcore/remote/remote_pool_watcher.h"
 #include "appcore/session/pool_control.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -120,7 +121,7 @@ class TestRemoteChats : public QObject {
     input->setPlainText(QStringLiteral("Tell me a long story about a dragon who learns to bake bread."));
     QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
     QTRY_VERIFY_WITH_TIMEOUT(w.chat(id)->messages.size() == 4 && w.chat(id)->messages[3].content.size() > 20, 60000);
-    w.stop();
+    w.chatPanel()->stop();
     QVERIFY(done.wait(30000));
     QCOMPARE(w.chat(id)->messages[3].metrics.finishReason, QStringLiteral("abort"));
     QVERIFY(w.chat(id)->messages[3].metrics.numTokens < 400);
@@ -138,7 +139,7 @@ class TestRemoteChats : public QObject {
     QCOMPARE(compare->numColumns(), 3);
     for (int i = 0; i < 3; ++i) QVERIFY2(!compare->text(i).isEmpty(), qPrintable(QString::number(i)));
     const QString second = compare->text(1);
-    w.pickSample(1);
+    w.chatPanel()->pickSample(1);
     QCOMPARE(w.chat(id)->messages.last().content, second);
     w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(1);
 

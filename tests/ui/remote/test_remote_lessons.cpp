@@ -48,10 +48,15 @@ class TestRemoteLessons : public QObject {
       QVERIFY2(title.endsWith(QStringLiteral("(on %1's pool)").arg(QUrl(w.session().pool().watchedPool()).authority())), qPrintable(title));
     }
     auto* next = w.findChild<QPushButton*>(QStringLiteral("lessonNextEvent"));
+    int silent = 0;  // presses in a row that told nothing: a stuck lesson fails here, saying where
     for (int press = 0; press < 300 && runner->state() != LessonRunner::State::reached; ++press) {
       const QString before = runner->lastSentence();
       next->click();
-      (void)QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
+      const bool told = QTest::qWaitFor([&] { return runner->lastSentence() != before || runner->state() == LessonRunner::State::reached; }, 5000);
+      silent = told ? 0 : silent + 1;
+      QVERIFY2(silent < 6, qPrintable(QStringLiteral("%1: press %2 told nothing for 30 s; state %3, Next %4, last: %5")
+                                          .arg(id).arg(press).arg(static_cast<int>(runner->state()))
+                                          .arg(next->isEnabled() ? QStringLiteral("on") : QStringLiteral("off"), before)));
     }
     QCOMPARE(runner->state(), LessonRunner::State::reached);
   }

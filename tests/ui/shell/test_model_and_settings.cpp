@@ -28,6 +28,7 @@
 #include "support/window_driver.h"
 #include "appcore/chat/chat_database.h"
 #include "appcore/session/pool_control.h"
+#include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/dialogs/settings_dialog.h"
 
@@ -249,7 +250,7 @@ class TestModelAndSettings : public QObject {
     w.applySettings(s);
     QVERIFY(ready.wait(60000));
     QSignalSpy done(&w, &MainWindow::turnDone);
-    w.regenerate();
+    w.chatPanel()->regenerate();
     QVERIFY(done.wait(120000));
     QVERIFY2(!status->text().startsWith(QStringLiteral("Error")), qPrintable(status->text()));
     QCOMPARE(w.chat(w.currentChat())->messages.last().role, QStringLiteral("assistant"));

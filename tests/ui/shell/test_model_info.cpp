@@ -25,7 +25,7 @@ QString row(const ModelInfoDialog& d, const char* key) {
 ModelInfoDialog* openWithKeys(MainWindow& w) {
   QTest::keyClick(&w, Qt::Key_I, Qt::ControlModifier);
   ModelInfoDialog* d = nullptr;
-  QTest::qWaitFor([&] { return (d = w.findChild<ModelInfoDialog*>()) && d->isVisible(); }, 5000);
+  (void)QTest::qWaitFor([&] { return (d = w.findChild<ModelInfoDialog*>()) && d->isVisible(); }, 5000);
   return d;
 }
 }  // namespace

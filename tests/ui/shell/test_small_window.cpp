@@ -15,7 +15,7 @@
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "appcore/lessons/lesson_runner.h"
-#include "ui/shell/chat_action_row.h"
+#include "ui/chat/chat_action_row.h"
 #include "ui/shell/main_window.h"
 
 namespace {

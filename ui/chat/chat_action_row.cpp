@@ -1,5 +1,5 @@
 // Measures both groups at their preferred widths and picks the first shape that fits.
-#include "ui/shell/chat_action_row.h"
+#include "ui/chat/chat_action_row.h"
 
 #include <QApplication>
 #include <QGridLayout>

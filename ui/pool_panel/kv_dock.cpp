@@ -1,0 +1,30 @@
+// The dock that draws the pool shown.
+#include "ui/pool_panel/kv_dock.h"
+
+#include "appcore/session/pool_control.h"
+#include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_view/kv_pool_view.h"
+
+KvDock::KvDock(PoolControl& pool, QWidget* parent) : QDockWidget(tr("KV blocks"), parent) {
+  setObjectName(QStringLiteral("kvBlocksDock"));
+  m_panel = new KvPoolPanel(this);
+  m_panel->setObjectName(QStringLiteral("kvPoolPanel"));
+  m_panel->setMinimumWidth(280);
+  setWidget(m_panel);
+  connect(&pool, &PoolControl::shownChanged, this, &KvDock::showPoolOf);
+  connect(&pool, &PoolControl::pausedChanged, this, [this](bool paused) { m_panel->poolView()->setFlashesHeld(paused); });
+  connect(&pool, &PoolControl::localFrame, m_panel, [this](const PoolFrame& f) {
+    if (m_showsLocalPool) m_panel->setFrame(f);
+  });
+  connect(&pool, &PoolControl::remoteFrame, m_panel, &KvPoolPanel::setFrame);
+  connect(&pool, &PoolControl::vllmFrame, m_panel, &KvPoolPanel::setFrame);
+}
+
+void KvDock::showPoolOf(const QString& title) {
+  m_showsLocalPool = title.isEmpty();
+  m_panel->selectSequence(-1);  // a sequence of the other pool means nothing in this one
+  // Nothing of the other pool stays drawn: an empty pool until this machine's next frame
+  // (none comes while no model is loaded).
+  if (title.isEmpty()) m_panel->setFrame(PoolFrame{});
+  setWindowTitle(title.isEmpty() ? tr("KV blocks") : title);
+}
