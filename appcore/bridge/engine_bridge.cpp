@@ -270,7 +270,6 @@ void EngineBridge::release(ChatId chat) {
   m_loop.wake();
 }
 
-void EngineBridge::setChatTitle(ChatId chat, const QString& title) { m_chats[chat].title = title; }
 
 void EngineBridge::setPaused(bool paused) { m_loop.set_paused(paused); }
 
@@ -371,16 +370,13 @@ void EngineBridge::emitFrame(const QString& stepSummary) {
     if (const pagedchat::RequestOutput* out = m_tracker->output(c.session.request()))
       for (pagedchat::SequenceId seq : out->sequences) owner[seq] = id;
   }
-  auto label = [&](pagedchat::SequenceId seq) -> std::pair<QString, int> {
-    auto it = owner.find(seq);
-    if (it != owner.end()) {
-      const QString& title = m_chats[it->second].title;
-      return {title.isEmpty() ? tr("chat %1").arg(it->second) : title, static_cast<int>(it->second % 1000)};
-    }
+  auto label = [&](pagedchat::SequenceId seq) -> PoolFrameBuilder::Label {
+    // A chat's: named on the UI thread, where its title lives (PoolControl).
+    if (auto it = owner.find(seq); it != owner.end()) return {it->second, QString(), static_cast<int>(it->second % 1000)};
 #ifdef PAGEDCHAT_HAVE_SERVER
-    if (const pagedchat::RequestId api = m_api->requestOf(seq); api >= 0) return {tr("API request %1").arg(api), kApiColorIndex};
+    if (const pagedchat::RequestId api = m_api->requestOf(seq); api >= 0) return {-1, tr("API request %1").arg(api), kApiColorIndex};
 #endif
-    return {tr("sequence %1").arg(seq), -1};
+    return {-1, tr("sequence %1").arg(seq), -1};
   };
   emit poolFrame(m_frames.build(*m_engine.engine, label, stepSummary));
 }

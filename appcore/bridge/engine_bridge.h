@@ -119,7 +119,6 @@ class EngineBridge : public QObject {
   // The chat as the model would read it next (messages) in tokens, and the KV blocks its
   // sequences hold now: chatMeasured.
   void measure(ChatId chat, const ChatMessages& messages);
-  void setChatTitle(ChatId chat, const QString& title);
   void setPaused(bool paused);
   void stepOnce();
   // Up to `steps` engine steps (while paused), a frame after each; with untilKvEvent, it stops
@@ -150,7 +149,6 @@ class EngineBridge : public QObject {
 
  private:
   struct Chat {
-    QString title;
     pagedchat::ChatSession session;
     // The turn in flight: what has been sent of each sample (coalescing).
     int64_t numPromptTokens = 0;

@@ -102,7 +102,10 @@ PoolFrame PoolFrameBuilder::build(const pagedchat::Engine& engine, const Sequenc
     if (!view) continue;
     PoolFrameSequence s;
     s.id = id;
-    std::tie(s.chatTitle, s.colorIndex) = label(id);
+    Label who = label(id);
+    s.chat = who.chat;
+    s.chatTitle = std::move(who.title);
+    s.colorIndex = who.colorIndex;
     s.blockTable = std::move(view->block_table);
     s.tokens = engine.stored_tokens(id);
     f.sequences.push_back(std::move(s));

@@ -19,8 +19,14 @@
 class PoolFrameBuilder {
  public:
   using Detokenize = std::shared_ptr<const std::function<QString(const std::vector<int32_t>&)>>;
-  // Which chat owns a sequence (title and colour), or nothing when none of ours does.
-  using SequenceLabel = std::function<std::pair<QString, int>(pagedchat::SequenceId)>;
+  // Who owns a sequence: a chat of the app (its ChatId; the session names it), else a name
+  // (an API request's); and its colour.
+  struct Label {
+    int64_t chat = -1;
+    QString title;
+    int colorIndex = -1;
+  };
+  using SequenceLabel = std::function<Label(pagedchat::SequenceId)>;
 
   void reset(Detokenize detokenize, int64_t maxContext, PoolFrameWindow window = {});
   void onKvEvent(const pagedchat::KvEvent& e);  // engine thread, inside step()

@@ -24,6 +24,9 @@ struct PoolFrameSequence {
   std::vector<int32_t> tokens;      // the tokens stored, in order
   QString responseId{};  // a remote server's frame: the API response it serves ("chatcmpl-N"), or empty
   int64_t numStored = -1;  // a remote server's frame: its tokens stored, which it does not send; -1: tokens.size()
+  // The app's chat the sequence belongs to (a ChatId), -1 for none: the session names it
+  // (chatTitle) on the UI thread, where the chat's title lives.
+  int64_t chat = -1;
   int64_t storedTokens() const { return numStored >= 0 ? numStored : static_cast<int64_t>(tokens.size()); }
 };
 

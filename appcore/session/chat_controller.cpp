@@ -51,12 +51,7 @@ ChatId ChatController::newId() {
 void ChatController::add(Chat c) {
   const ChatId id = c.record.id;
   m_chats[id] = std::move(c);
-  sendTitle(m_chats[id]);
   emit chatAdded(id);
-}
-
-void ChatController::sendTitle(const Chat& c) {
-  onEngineThread(m_bridge, [id = c.record.id, t = c.record.title](EngineBridge& b) { b.setChatTitle(id, t); });
 }
 
 void ChatController::save(const Chat& c) {
@@ -227,7 +222,6 @@ bool ChatController::rename(ChatId id, const QString& title) {
   if (t == it->second.record.title) return true;
   it->second.record.title = t;
   save(it->second);
-  sendTitle(it->second);
   emit titleChanged(id, t);
   return true;
 }
@@ -281,7 +275,6 @@ bool ChatController::send(ChatId id, const QString& text, const TurnSettings& se
   if (c.awaitingPick) pick(id, 0);  // an unpicked compare continues with its first column
   if (c.record.messages.isEmpty() && c.record.title.startsWith(tr("New chat"))) {
     c.record.title = text.left(40).replace(QLatin1Char('\n'), QLatin1Char(' '));
-    sendTitle(c);
     emit titleChanged(id, c.record.title);
   }
   c.record.messages.append({.role = QStringLiteral("user"), .content = text});
@@ -526,7 +519,6 @@ void ChatController::engineReplaced() {
     }
     c.awaitingPick = false;
     c.contextUsed = 0;
-    sendTitle(c);
     measure(id);
   }
 }

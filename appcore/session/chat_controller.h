@@ -172,7 +172,6 @@ class ChatController : public QObject {
   // Saves and adds chat, and has the engine side start it from source's parked sequence
   // (sharing what it holds of chat's messages; see EngineBridge::fork). Returns its id.
   ChatId addForkOf(ChatId source, Chat chat);
-  void sendTitle(const Chat& c);
   void touch(Chat& c);  // the chat's last activity is now
   ChatId newId();
 

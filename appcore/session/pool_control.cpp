@@ -22,7 +22,7 @@ const QString kVllmKey = QStringLiteral("remote/vllm_kv_events");
 PoolControl::PoolControl(EngineBridge* bridge, const ChatController& chats, ChatDatabase& db, RemoteEndpoints& endpoints,
                          RemoteBridge& remote, QObject* parent)
     : QObject(parent), m_bridge(bridge), m_chats(chats), m_db(db), m_endpoints(endpoints) {
-  if (m_bridge) connect(m_bridge, &EngineBridge::poolFrame, this, &PoolControl::localFrame);
+  if (m_bridge) connect(m_bridge, &EngineBridge::poolFrame, this, &PoolControl::nameLocalFrame);
   connect(&remote, &RemoteBridge::requestStarted, this, [this](ChatId id, const QString& url, const QString& response) {
     m_remoteRequests.insert(url + QLatin1Char(' ') + response, id);
     emit remoteRequestStarted(id);
@@ -97,6 +97,17 @@ void PoolControl::watchVllmPool(const QString& endpoint, const QString& replay) 
   emit vllmFrame(VllmPoolWatcher::frameOf({}, {}, 0));
   m_vllmWatcher->start(endpoint, replay);
   m_db.setSetting(kVllmKey, (endpoint + QLatin1Char(' ') + replay).trimmed());
+}
+
+// This machine's frame: the engine side labels each sequence with its chat's id, and the
+// chat's title (the controller's, on this thread) names it here.
+void PoolControl::nameLocalFrame(PoolFrame frame) {
+  for (PoolFrameSequence& s : frame.sequences) {
+    if (s.chat < 0) continue;
+    const ChatController::Chat* c = m_chats.chat(s.chat);
+    s.chatTitle = c && !c->record.title.isEmpty() ? c->record.title : tr("chat %1").arg(s.chat);
+  }
+  emit localFrame(frame);
 }
 
 // A remote pool's frame: the sequences of this app's own requests there carry their chat's

@@ -74,6 +74,7 @@ class PoolControl : public QObject {
  private:
   void leaveShownPool();
   void giveLessonPoolBack();
+  void nameLocalFrame(PoolFrame frame);
   void nameRemoteFrame(PoolFrame frame);
   bool control(const char* action, int steps);  // on the watched server; false when none is
   bool sendToWatchedPool(std::function<pagedchat::remote::RemoteError(const pagedchat::remote::Endpoint&)> command);

@@ -16,7 +16,6 @@ using pagedchat::SequenceId;
 using pagedchat::StepRecord;
 
 namespace {
-QString tr(const char* text) { return QCoreApplication::translate("KvStepTimeline", text); }
 
 bool contains(const std::vector<SequenceId>& ids, SequenceId id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); }
 

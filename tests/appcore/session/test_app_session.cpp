@@ -72,6 +72,23 @@ class TestAppSession : public QObject {
     QCOMPARE(rb.messages[1].content, ra.messages[1].content);
     QVERIFY(chats.chat(b)->contextUsed > heldByA);
     QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && maxRefCount(frames.last().at(0).value<PoolFrame>()) == 2, 10000);
+
+    // The engine side labels each sequence with its chat's id; the session names it with the
+    // chat's title as it is now (one owner of the title: the controller).
+    QVERIFY(chats.rename(a, QStringLiteral("Renamed A")));
+    frames.clear();
+    session.pool().watchPool(QString());  // this machine's pool, drawn again now
+    QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 10000);
+    const PoolFrame now = frames.last().at(0).value<PoolFrame>();
+    QSet<ChatId> named;
+    for (const PoolFrameSequence& s : now.sequences) {
+      if (s.chat < 0) continue;
+      named.insert(s.chat);
+      QCOMPARE(s.chatTitle, chats.chat(s.chat)->record.title);
+      QCOMPARE(s.colorIndex, static_cast<int>(s.chat % 1000));
+    }
+    QCOMPARE(named, (QSet<ChatId>{a, b}));
+    QCOMPARE(chats.chat(a)->record.title, QStringLiteral("Renamed A"));
   }
 
   void thePoolControlPausesAndStepsThisMachine() {
