@@ -17,24 +17,26 @@ std::set<std::string> with_backend_options(std::set<std::string> options) {
 
 namespace {
 
+}  // namespace
+
 // --chat-template: the model's own (said when it cannot be rendered), the built-in format, or a file.
-void choose_chat_template(const Args& args, Model& model) {
+ChatModel chat_model(const Args& args, const Model& model) {
+  ChatTemplate chosen = ChatModel::own_template(model);
   const std::string choice = args.get_or("chat-template", "model");
   if (choice == "builtin") {
-    model.chat_template = model.chat_template.builtin();
+    chosen = chosen.builtin();
   } else if (choice != "model") {
     try {
-      model.chat_template = model.chat_template.with_jinja(read_text_file(choice, "--chat-template"));
+      chosen = chosen.with_jinja(read_text_file(choice, "--chat-template"));
     } catch (const Error& e) {
       fail("--chat-template %s: %s", choice.c_str(), e.what());
     }
   }
-  if (!model.chat_template.fallback_reason().empty())
-    std::fprintf(stderr, "note: %s; using %s (--chat-template FILE.jinja gives another)\n",
-                 model.chat_template.fallback_reason().c_str(), model.chat_template.describe().c_str());
+  if (!chosen.fallback_reason().empty())
+    std::fprintf(stderr, "note: %s; using %s (--chat-template FILE.jinja gives another)\n", chosen.fallback_reason().c_str(),
+                 chosen.describe().c_str());
+  return ChatModel(model, std::move(chosen));
 }
-
-}  // namespace
 
 std::unique_ptr<Model> load_model(const Args& args) {
   std::unique_ptr<Model> model;
@@ -44,7 +46,6 @@ std::unique_ptr<Model> load_model(const Args& args) {
   } else {
     model = Model::load(resolve_model_path(args.get_or("model", "")));
   }
-  choose_chat_template(args, *model);
   return model;
 }
 

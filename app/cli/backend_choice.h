@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/cli/cli_args.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "runtime/backend_registry.h"
 #include "runtime/speculation_setup.h"
@@ -21,6 +22,10 @@ std::set<std::string> with_backend_options(std::set<std::string> options);
 
 // --model PATH (or the default model), or --random-weights SHAPE with --weights-seed S (default 1).
 std::unique_ptr<Model> load_model(const Args& args);
+// model (borrowed: it must outlive the result) with the chat template --chat-template chooses:
+// model (its own, the default), builtin, or FILE.jinja; a note on stderr when the model's own
+// cannot be rendered and the built-in format stands in.
+ChatModel chat_model(const Args& args, const Model& model);
 
 // --backend, --dtype, --gpu-memory-fraction, --kv-type; threads: the CPU backend's; max_batch_tokens:
 // what the CUDA backend sizes its scratch for.

@@ -40,10 +40,11 @@ std::vector<int32_t> prompt_tokens(const Args& args, const Model& model, const s
   std::vector<ChatMessage> messages;
   if (auto sys = args.get("system")) messages.push_back({"system", *sys});
   messages.push_back({"user", prompt});
+  const ChatModel chat = chat_model(args, model);
   try {
-    return model.encode_chat(messages);
+    return chat.encode_chat(messages);
   } catch (const ChatTemplateError& e) {
-    fail("%s (--chat-template builtin uses %s instead)", e.what(), model.chat_template.builtin().describe().c_str());
+    fail("%s (--chat-template builtin uses %s instead)", e.what(), chat.chat_template().builtin().describe().c_str());
   }
 }
 

@@ -59,6 +59,7 @@ void EngineBridge::unload(const QString& why) {
   Q_UNUSED(why);
 #endif
   m_loop.attach(nullptr);
+  m_chatModel = {};
   m_engine.reset();  // the engine goes before the tracker its events feed
   m_tracker.reset();
   m_chats.clear();  // their sequences lived in that engine
@@ -87,10 +88,12 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
     // Built aside and swapped in only when everything loaded: a bad file leaves the model
     // that was working in place.
     std::unique_ptr<pagedchat::Model> model = pagedchat::Model::load(path.toStdString(), progress);
-    if (settings.builtinChatTemplate) model->chat_template = model->chat_template.builtin();
+    pagedchat::ChatTemplate tmpl = pagedchat::ChatModel::own_template(*model);
+    if (settings.builtinChatTemplate) tmpl = tmpl.builtin();
     pagedchat::AssembledEngine next = pagedchat::assemble_engine(std::move(model), settings.options(), progress);
     unload(QStringLiteral("the app loaded another model"));
     m_engine = std::move(next);
+    m_chatModel = pagedchat::ChatModel(m_engine.model, std::move(tmpl));
     pagedchat::Engine& engine = *m_engine.engine;
     m_tracker = std::make_unique<pagedchat::RequestTracker>(engine);
     engine.subscribe([this](const pagedchat::EngineEvent& e) { onEvent(e); });
@@ -98,7 +101,7 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
 #ifdef PAGEDCHAT_HAVE_SERVER
     m_api->setModelId(QFileInfo(path).completeBaseName());
     // The router's wake comes from the server's thread: the loop's wake queues a call to us.
-    m_api->attach(m_engine.model, engine, [this] { m_loop.wake(); });
+    m_api->attach(m_chatModel, engine, [this] { m_loop.wake(); });
 #endif
     auto detokenize = std::make_shared<const std::function<QString(const std::vector<int32_t>&)>>(
         [model = m_engine.model](const std::vector<int32_t>& ids) { return QString::fromStdString(model->tokenizer->decode(ids, true)); });
@@ -115,9 +118,9 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
                          .arg(m_engine.num_blocks)
                          .arg(engine.block_size());
     if (m_engine.speculation != "no speculation") loaded += QStringLiteral(" · speculative: ") + QString::fromStdString(m_engine.speculation);
-    const pagedchat::ChatTemplate& tmpl = m_engine.model->chat_template;
-    if (!tmpl.fallback_reason().empty())
-      loaded += QStringLiteral(" · %1 (%2)").arg(QString::fromStdString(tmpl.describe()), QString::fromStdString(tmpl.fallback_reason()));
+    const pagedchat::ChatTemplate& used = m_chatModel.chat_template();
+    if (!used.fallback_reason().empty())
+      loaded += QStringLiteral(" · %1 (%2)").arg(QString::fromStdString(used.describe()), QString::fromStdString(used.fallback_reason()));
     emit modelDescribed(describeModel(path, settings));  // first: the window has it when the model is ready
     emit modelLoaded(loaded, m_engine.max_context);
     emitFrame(QString());
@@ -153,7 +156,7 @@ ModelInfo EngineBridge::describeModel(const QString& path, const Config& setting
   info.chatContext = m_engine.max_context;
   info.slidingWindow = c.sliding_window;
   for (int l = 0; l < c.num_layers; ++l) info.localLayers += c.is_local_layer(l) ? 1 : 0;
-  const pagedchat::ChatTemplate& tmpl = m_engine.model->chat_template;
+  const pagedchat::ChatTemplate& tmpl = m_chatModel.chat_template();
   info.chatTemplate = QString::fromStdString(tmpl.describe());
   info.templateFallback = QString::fromStdString(tmpl.fallback_reason());
   info.backend = QString::fromStdString(m_engine.backend_description);
@@ -181,14 +184,14 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     // Room for a reply (max tokens, at most a quarter of the context), or the chat's policy.
     const int64_t context = m_engine.max_context, reserve = std::min<int64_t>(settings.maxTokens, context / 4);
     const bool drop = settings.contextPolicy == ContextPolicy::dropOldest;
-    pagedchat::ContextFit fit = pagedchat::fit_context(*m_engine.model, toEngineMessages(messages), context, reserve, drop);
+    pagedchat::ContextFit fit = pagedchat::fit_context(m_chatModel, toEngineMessages(messages), context, reserve, drop);
     if (!fit.fits && !drop) return emit contextFull(chat, static_cast<int>(fit.num_tokens), static_cast<int>(context));
     if (!fit.fits)
       return refuse(tr("The last message alone takes %1 of the context's %2 tokens: there is no room for a "
                                        "reply. Shorten it, or raise the context in Settings.").arg(fit.num_tokens).arg(context));
     if (fit.num_dropped > 0) emit contextTrimmed(chat, static_cast<int>(fit.num_dropped));
     const auto plan = settings.continuesReply ? &pagedchat::ChatSession::plan_continue : &pagedchat::ChatSession::plan_turn;
-    pagedchat::ChatSession::Turn turn = (c.session.*plan)(*m_engine.engine, *m_engine.model, std::move(fit.chat));
+    pagedchat::ChatSession::Turn turn = (c.session.*plan)(*m_engine.engine, m_chatModel, std::move(fit.chat));
     pagedchat::Request& request = turn.request;
     request.params = samplingParams(settings);
     request.n = std::clamp(settings.numSamples, 1, 8);
@@ -211,7 +214,7 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     m_loop.wake();
   } catch (const pagedchat::ChatTemplateError& e) {
     refuse(tr("%1. Settings > Chat format > Built-in uses %2 instead.")
-               .arg(QString::fromUtf8(e.what()), QString::fromStdString(m_engine.model->chat_template.builtin().describe())));
+               .arg(QString::fromUtf8(e.what()), QString::fromStdString(m_chatModel.chat_template().builtin().describe())));
   } catch (const std::exception& e) {
     refuse(QString::fromUtf8(e.what()));
   }
@@ -229,7 +232,7 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
   const auto chat = messages ? std::optional(toEngineMessages(*messages)) : std::nullopt;
   pagedchat::SequenceId seq = -1;
   try {
-    if (m_engine) seq = m_chats[parent].session.fork_into(*m_engine.engine, *m_engine.model, c.session, chat);
+    if (m_engine) seq = m_chats[parent].session.fork_into(*m_engine.engine, m_chatModel, c.session, chat);
   } catch (const pagedchat::ChatTemplateError&) {
     // The model's template refuses this chat: the fork shares nothing, and its first turn says why.
   }
@@ -240,13 +243,12 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
 
 void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   if (!m_engine) return;
-  const pagedchat::Model& model = *m_engine.model;
   size_t tokens = 0;
   try {
-    tokens = model.encode_chat(toEngineMessages(messages), false).size();
+    tokens = m_chatModel.encode_chat(toEngineMessages(messages), false).size();
   } catch (const pagedchat::ChatTemplateError&) {
     // A template that refuses the chat still leaves it a size: the built-in format's, close to it.
-    tokens = model.encode_prompt(model.chat_template.builtin().apply(toEngineMessages(messages), false)).size();
+    tokens = m_chatModel.encode_prompt(m_chatModel.chat_template().builtin().apply(toEngineMessages(messages), false)).size();
   }
   auto it = m_chats.find(chat);
   emit chatMeasured(chat, static_cast<int>(tokens), it == m_chats.end() ? 0 : it->second.session.num_blocks_held(*m_engine.engine));

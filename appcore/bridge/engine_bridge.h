@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/chat/chat_model.h"
 #include "engine/chat/chat_session.h"
 #include "engine/engine/request_tracker.h"
 #include "engine/engine/step_loop.h"
@@ -171,6 +172,7 @@ class EngineBridge : public QObject {
   void emitFrame(const QString& stepSummary);
 
   pagedchat::AssembledEngine m_engine;
+  pagedchat::ChatModel m_chatModel;  // m_engine's model with the chat template its chats use
   std::unique_ptr<pagedchat::RequestTracker> m_tracker;  // the chats' requests on m_engine
   pagedchat::StepLoop m_loop;
   std::unordered_map<ChatId, Chat> m_chats;

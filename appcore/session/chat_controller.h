@@ -135,7 +135,7 @@ class ChatController : public QObject {
   // Asks the engine side for the chat's meter (chatChanged follows with the figures).
   void measure(ChatId id);
   // A new engine is in use: replies in flight on the old one ended with it, and each chat's
-  // next turn reads its messages afresh; the engine side learns the chats' titles again.
+  // next turn reads its messages afresh.
   void engineReplaced();
 
  signals:

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <set>
 
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 
 namespace pagedchat {
@@ -16,21 +17,21 @@ bool starts_with(const std::vector<ChatMessage>& chat, const std::vector<ChatMes
 
 }  // namespace
 
-ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std::vector<ChatMessage> chat) {
+ChatSession::Turn ChatSession::plan_turn(Engine& engine, const ChatModel& chat_model, std::vector<ChatMessage> chat) {
   assert(!in_flight_ && !unpicked_);
   Turn turn;
   turn.request.park_when_done = true;
-  turn.prompt_text = model.chat_template.apply(chat, true);
+  turn.prompt_text = chat_model.chat_template().apply(chat, true);
   // A version forked just now is applied by the engine before this turn's request (commands
   // run in order): it will hold exactly its tokens, all stored.
-  const bool forked = !extends(engine, held_, chat, turn.prompt_text) && choose_version(engine, model, chat, turn.prompt_text);
+  const bool forked = !extends(engine, held_, chat, turn.prompt_text) && choose_version(engine, chat_model, chat, turn.prompt_text);
   if (forked || extends(engine, held_, chat, turn.prompt_text)) {
     // What the engine stores, then the last sampled token when it was not computed (a reply
     // ended by its length), then the text that closes the reply and opens the new turn.
     const size_t stored = forked ? held_.tokens.size() : static_cast<size_t>(engine.sequence(held_.seq)->num_stored);
     turn.request.prompt.assign(held_.tokens.begin() + static_cast<std::ptrdiff_t>(stored), held_.tokens.end());
     const PromptText added_text = turn.prompt_text.suffix(held_.text.size());
-    std::vector<int32_t> added = model.tokenizer->encode_markup(added_text.str(), added_text.markup_spans());
+    std::vector<int32_t> added = chat_model.model().tokenizer->encode_markup(added_text.str(), added_text.markup_spans());
     turn.request.prompt.insert(turn.request.prompt.end(), added.begin(), added.end());
     turn.request.continue_seq = held_.seq;
     turn.prompt_tokens.assign(held_.tokens.begin(), held_.tokens.begin() + static_cast<std::ptrdiff_t>(stored));
@@ -39,7 +40,7 @@ ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std
     // Reclaimed under memory pressure, or a chat that does not extend it (an edited system
     // prompt, a regenerated reply): the whole chat, the prefix cache serving what it can.
     release_held(engine);
-    turn.request.prompt = model.encode_chat(chat);
+    turn.request.prompt = chat_model.encode_chat(chat);
   }
   turn.prompt_tokens.insert(turn.prompt_tokens.end(), turn.request.prompt.begin(), turn.request.prompt.end());
   turn.num_submitted = static_cast<int64_t>(turn.request.prompt.size());
@@ -47,13 +48,13 @@ ChatSession::Turn ChatSession::plan_turn(Engine& engine, const Model& model, std
   return turn;
 }
 
-ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model, std::vector<ChatMessage> chat) {
+ChatSession::Turn ChatSession::plan_continue(Engine& engine, const ChatModel& chat_model, std::vector<ChatMessage> chat) {
   assert(!in_flight_ && !unpicked_ && !chat.empty() && chat.back().role == "assistant");
   Turn turn;
   turn.request.park_when_done = true;
   turn.continues_reply = true;
   const std::vector<ChatMessage> asked(chat.begin(), chat.end() - 1);
-  turn.prompt_text = model.chat_template.apply(asked, true);
+  turn.prompt_text = chat_model.chat_template().apply(asked, true);
   turn.prompt_text.text(chat.back().content);
   const std::optional<SequenceView> held = held_.seq >= 0 ? engine.sequence(held_.seq) : std::nullopt;
   const size_t stored = held ? static_cast<size_t>(held->num_stored) : 0;
@@ -68,7 +69,7 @@ ChatSession::Turn ChatSession::plan_continue(Engine& engine, const Model& model,
     turn.reply_ends = held_.reply_ends;
   } else {
     release_held(engine);
-    turn.request.prompt = model.encode_prompt(turn.prompt_text);
+    turn.request.prompt = chat_model.encode_prompt(turn.prompt_text);
     turn.prompt_tokens = turn.request.prompt;
   }
   turn.num_submitted = static_cast<int64_t>(turn.request.prompt.size());
@@ -87,7 +88,7 @@ bool ChatSession::extends(const Engine& engine, const Held& h, const std::vector
   return stored <= h.tokens.size() && h.tokens.size() - stored <= 1;
 }
 
-bool ChatSession::choose_version(Engine& engine, const Model& model, const std::vector<ChatMessage>& chat,
+bool ChatSession::choose_version(Engine& engine, const ChatModel& chat_model, const std::vector<ChatMessage>& chat,
                                  const PromptText& chat_text) {
   for (Held& kept : kept_) {
     if (!extends(engine, kept, chat, chat_text)) continue;
@@ -97,7 +98,7 @@ bool ChatSession::choose_version(Engine& engine, const Model& model, const std::
   // A new version: held_ forked at the end of the chat's messages before its last one, and kept.
   if (held_.seq < 0 || chat.empty()) return false;
   ChatSession child;
-  if (fork_into(engine, model, child, std::vector<ChatMessage>(chat.begin(), chat.end() - 1)) < 0) return false;
+  if (fork_into(engine, chat_model, child, std::vector<ChatMessage>(chat.begin(), chat.end() - 1)) < 0) return false;
   if (!extends_text(child.held_, chat, chat_text)) {
     engine.release(child.held_.seq);
     return false;
@@ -184,7 +185,7 @@ void ChatSession::pick(Engine& engine, int index) {
   unpicked_.reset();
 }
 
-std::optional<std::pair<size_t, PromptText>> ChatSession::held_prefix(const Model& model,
+std::optional<std::pair<size_t, PromptText>> ChatSession::held_prefix(const ChatModel& chat_model,
                                                                       const std::vector<ChatMessage>& messages) const {
   if (messages.size() >= held_.messages.size() || !starts_with(held_.messages, messages)) return std::nullopt;
   if (!messages.empty() && messages.back().role == "assistant") {
@@ -192,7 +193,7 @@ std::optional<std::pair<size_t, PromptText>> ChatSession::held_prefix(const Mode
     auto end = std::find_if(held_.reply_ends.begin(), held_.reply_ends.end(), [&](const auto& e) { return e.first == messages.size(); });
     if (end == held_.reply_ends.end()) return std::nullopt;
     const std::vector<ChatMessage> asked(messages.begin(), messages.end() - 1);
-    PromptText text = model.chat_template.apply(asked, true);
+    PromptText text = chat_model.chat_template().apply(asked, true);
     text.text(messages.back().content);
     return std::pair{end->second, std::move(text)};
   }
@@ -203,7 +204,7 @@ std::optional<std::pair<size_t, PromptText>> ChatSession::held_prefix(const Mode
   // is the common prefix of two renderings with different next messages, else the messages'
   // own rendering.
   auto holds = [&](const PromptText& text) -> std::optional<std::pair<size_t, PromptText>> {
-    const std::vector<int32_t> tokens = model.encode_prompt(text);
+    const std::vector<int32_t> tokens = chat_model.encode_prompt(text);
     if (tokens.empty() || tokens.size() > held_.tokens.size() || !std::equal(tokens.begin(), tokens.end(), held_.tokens.begin()))
       return std::nullopt;
     return std::pair{tokens.size(), text};
@@ -213,17 +214,17 @@ std::optional<std::pair<size_t, PromptText>> ChatSession::held_prefix(const Mode
     std::vector<ChatMessage> a = messages, b = messages;
     a.push_back({next_role, "a"});
     b.push_back({next_role, "b"});
-    const PromptText ra = model.chat_template.apply(a, false), rb = model.chat_template.apply(b, false);
+    const PromptText ra = chat_model.chat_template().apply(a, false), rb = chat_model.chat_template().apply(b, false);
     size_t common = 0;
     while (common < ra.size() && common < rb.size() && ra.str()[common] == rb.str()[common]) ++common;
     if (auto shared = holds(ra.slice(0, common))) return shared;
   } catch (const ChatTemplateError&) {
     // The template refuses that next message (roles that must alternate): the messages alone.
   }
-  return holds(model.chat_template.apply(messages, false));
+  return holds(chat_model.chat_template().apply(messages, false));
 }
 
-SequenceId ChatSession::fork_into(Engine& engine, const Model& model, ChatSession& child,
+SequenceId ChatSession::fork_into(Engine& engine, const ChatModel& chat_model, ChatSession& child,
                                   const std::optional<std::vector<ChatMessage>>& child_chat) const {
   child.release(engine);
   const std::optional<SequenceView> held = held_.seq >= 0 ? engine.sequence(held_.seq) : std::nullopt;
@@ -236,7 +237,7 @@ SequenceId ChatSession::fork_into(Engine& engine, const Model& model, ChatSessio
     child.held_.reply_ends = held_.reply_ends;
     return child.held_.seq;
   }
-  const auto prefix = held_prefix(model, *child_chat);
+  const auto prefix = held_prefix(chat_model, *child_chat);
   // The latest reply's last token may not be stored yet; any earlier cut is.
   if (!prefix || prefix->first > static_cast<size_t>(held->num_stored)) return -1;
   const size_t at = prefix->first;

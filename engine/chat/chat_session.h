@@ -22,7 +22,7 @@
 
 namespace pagedchat {
 
-struct Model;
+class ChatModel;
 
 class ChatSession {
  public:
@@ -42,13 +42,13 @@ class ChatSession {
   // to the parked sequence when `chat` extends what it holds, else it is the whole chat (the
   // prefix cache serving what it can) and the held sequence is released. Sampling and n are
   // the caller's to set on the request. A compare left unpicked must be picked first.
-  Turn plan_turn(Engine& engine, const Model& model, std::vector<ChatMessage> chat);
+  Turn plan_turn(Engine& engine, const ChatModel& chat_model, std::vector<ChatMessage> chat);
   // More of the chat's last message, a reply cut by its length (max tokens, or the context):
   // the held sequence goes on from where the reply stopped (its last sampled token, or, when
   // that is stored already, the sequence rewound by one token and that token again), so the
   // reply continues exactly as a longer one would have; a chat not held is prompted as its
   // messages with the last reply open. The new text joins that reply when the turn ends.
-  Turn plan_continue(Engine& engine, const Model& model, std::vector<ChatMessage> chat);
+  Turn plan_continue(Engine& engine, const ChatModel& chat_model, std::vector<ChatMessage> chat);
   // The planned turn was submitted as request `id`; the held sequence is the request's now.
   void turn_started(RequestId id, Turn turn);
   RequestId request() const { return in_flight_ ? in_flight_->request : -1; }
@@ -70,7 +70,7 @@ class ChatSession {
   // included (Engine::fork at that token; copy-on-write at its first write). Nothing is
   // computed either way; the new sequence's id is returned. Else -1: the child holds nothing,
   // and its first turn reads its chat whole through the prefix cache.
-  SequenceId fork_into(Engine& engine, const Model& model, ChatSession& child,
+  SequenceId fork_into(Engine& engine, const ChatModel& chat_model, ChatSession& child,
                        const std::optional<std::vector<ChatMessage>>& child_chat) const;
   // The engine refused the fork (the parent went away meanwhile): the child holds nothing.
   void fork_refused() { forget(); }
@@ -103,7 +103,7 @@ class ChatSession {
   void release_unpicked(Engine& engine, int keep);
   // The tokens of this chat's first `messages` as held: how many, and the text they read as
   // (nullopt: not a prefix this chat can share).
-  std::optional<std::pair<size_t, PromptText>> held_prefix(const Model& model, const std::vector<ChatMessage>& messages) const;
+  std::optional<std::pair<size_t, PromptText>> held_prefix(const ChatModel& chat_model, const std::vector<ChatMessage>& messages) const;
 
   // What one parked sequence of the chat holds: the messages, their tokens (the last sampled
   // one included), the text they read as, and where each reply ends.
@@ -121,7 +121,7 @@ class ChatSession {
   // Before a turn that does not extend held_: a kept version it extends becomes held_, or
   // held_ is forked where the chat leaves it (a regenerated reply, an edited question) and kept
   // (returns true: the fork is made now, applied before the turn's request).
-  bool choose_version(Engine& engine, const Model& model, const std::vector<ChatMessage>& chat, const PromptText& chat_text);
+  bool choose_version(Engine& engine, const ChatModel& chat_model, const std::vector<ChatMessage>& chat, const PromptText& chat_text);
   void release_kept(Engine& engine);
 
   static constexpr size_t kMaxKept = 4;  // versions kept parked per chat (the oldest released first)

@@ -48,7 +48,7 @@ class ChatTemplate {
   ChatTemplate with_jinja(const std::string& source) const { return from_jinja(source, bos_token_, eos_token_); }
 
   // The prompt text; with add_generation_prompt it ends where the assistant's reply begins.
-  // Only its markup may become control tokens (Model::encode_prompt): a message that spells
+  // Only its markup may become control tokens (ChatModel::encode_prompt): a message that spells
   // "<|im_end|>" is those characters. Throws ChatTemplateError when the model's template
   // refuses or fails on the conversation.
   PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;

@@ -1,15 +1,15 @@
 // Dropping a chat's oldest turns until its prompt leaves room for a reply (see context_fit.h).
 #include "engine/chat/context_fit.h"
 
-#include "engine/model/model.h"
+#include "engine/chat/chat_model.h"
 
 namespace pagedchat {
 
-ContextFit fit_context(const Model& model, std::vector<ChatMessage> chat, int64_t max_context, int64_t reserve, bool drop) {
+ContextFit fit_context(const ChatModel& chat_model, std::vector<ChatMessage> chat, int64_t max_context, int64_t reserve, bool drop) {
   ContextFit f;
   const size_t first = !chat.empty() && chat.front().role == "system" ? 1 : 0;
   auto measure = [&] {
-    f.num_tokens = model.encode_chat(chat).size();
+    f.num_tokens = chat_model.encode_chat(chat).size();
     f.fits = static_cast<int64_t>(f.num_tokens) + reserve < max_context;
   };
   measure();

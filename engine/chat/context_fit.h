@@ -13,7 +13,7 @@
 
 namespace pagedchat {
 
-struct Model;
+class ChatModel;
 
 struct ContextFit {
   std::vector<ChatMessage> chat;  // what the model sees
@@ -24,6 +24,6 @@ struct ContextFit {
 
 // reserve: tokens kept free for the reply. drop false: nothing is dropped (fits says whether
 // the chat fits as it is).
-ContextFit fit_context(const Model& model, std::vector<ChatMessage> chat, int64_t max_context, int64_t reserve, bool drop);
+ContextFit fit_context(const ChatModel& chat_model, std::vector<ChatMessage> chat, int64_t max_context, int64_t reserve, bool drop);
 
 }  // namespace pagedchat

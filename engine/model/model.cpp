@@ -40,7 +40,6 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadProgress& 
     progress.report("tokenizer", 0.0);
     m->tokenizer = Tokenizer::from_gguf(m->weights.file);
     progress.report("tokenizer", 1.0);
-    m->chat_template = ChatTemplate::from_gguf(m->weights.file);
     if (m->tokenizer->num_vocab() != m->weights.config.vocab_size)
       fail("the tokenizer has %d tokens but the embedding has %d rows", m->tokenizer->num_vocab(),
            m->weights.config.vocab_size);
@@ -50,10 +49,6 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadProgress& 
     throw Error(format("'%s': %s", path.c_str(), e.what()));
   }
   return m;
-}
-
-std::vector<int32_t> Model::encode_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-  return encode_prompt(chat_template.apply(messages, add_generation_prompt));
 }
 
 namespace {
@@ -66,8 +61,8 @@ std::vector<int32_t> with_bos(const Tokenizer& tokenizer, std::vector<int32_t> t
 
 }  // namespace
 
-std::vector<int32_t> Model::encode_prompt(const PromptText& text) const {
-  return with_bos(*tokenizer, tokenizer->encode_markup(text.str(), text.markup_spans()));
+std::vector<int32_t> Model::encode_markup(std::string_view text, std::span<const TextSpan> markup) const {
+  return with_bos(*tokenizer, tokenizer->encode_markup(text, markup));
 }
 
 std::vector<int32_t> Model::encode_raw(std::string_view text) const {

@@ -1,11 +1,13 @@
 #pragma once
-// A loaded model: weights (mapped), tokenizer and chat template, all from one GGUF file.
+// A loaded model: weights (mapped) and tokenizer, from one GGUF file. It knows tokens, not
+// conversations: the chat template its chats are written in sits above it (engine/chat/chat_model.h).
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "engine/chat/chat_template.h"
 #include "engine/model/load_progress.h"
 #include "engine/model/model_weights.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -15,15 +17,12 @@ namespace pagedchat {
 struct Model {
   ModelWeights weights;
   std::unique_ptr<Tokenizer> tokenizer;
-  ChatTemplate chat_template = ChatTemplate::chatml();
 
   const ModelConfig& config() const { return weights.config; }
-  // A chat as prompt tokens: the chat template, its markup's special tokens parsed (never the
-  // messages'), and BOS when the model's metadata asks for it and the template did not write it.
-  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
-  // Prompt text in the model's chat format (a rendered chat, or one with its last reply left
-  // open) as prompt tokens, the same way.
-  std::vector<int32_t> encode_prompt(const PromptText& text) const;
+  // Text in the model's format whose markup spans alone may hold special tokens (a rendered
+  // chat: ChatModel::encode_prompt) as prompt tokens, and BOS when the model's metadata asks
+  // for it and the text did not write it.
+  std::vector<int32_t> encode_markup(std::string_view text, std::span<const TextSpan> markup) const;
   // A raw prompt (generate --raw, /v1/completions): text a user wrote in the model's own format,
   // so every special token's text becomes that token, as llama.cpp's and vLLM's completion
   // endpoints do. BOS as above, never twice.

@@ -253,8 +253,9 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
     throw ApiError(404, QStringLiteral("the model '%1' does not exist; this server has '%2'").arg(parsed.model, modelId),
                    QStringLiteral("invalid_request_error"), QStringLiteral("model"), QStringLiteral("model_not_found"));
   // Held for the request's parsing: the app may swap its model meanwhile.
-  const std::shared_ptr<const pagedchat::Model> model = m_router.model();
-  if (!model) throw loading();
+  const std::shared_ptr<const pagedchat::ChatModel> chatModel = m_router.model();
+  if (!chatModel) throw loading();
+  const pagedchat::Model* model = &chatModel->model();
 
   pagedchat::Request engineRequest;
   for (size_t i = 0; i < parsed.promptTokens.size(); ++i) {
@@ -270,7 +271,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
                                  QStringLiteral("logit_bias"));
   if (chat) {
     try {
-      engineRequest.prompt = model->encode_chat(parsed.messages);
+      engineRequest.prompt = chatModel->encode_chat(parsed.messages);
     } catch (const pagedchat::ChatTemplateError& e) {
       // The model's template refuses these messages (Gemma 2: "System role not supported").
       throw ApiError::badRequest(QString::fromStdString(e.what()), QStringLiteral("messages"));

@@ -128,9 +128,9 @@ void CompletionSession::onToken(const pagedchat::EngineEvent& e) {
 TokenLogprob CompletionSession::logprobOf(const pagedchat::EngineEvent& e) const {
   TokenLogprob lp;
   lp.logprob = e.logprob;
-  const std::shared_ptr<const pagedchat::Model> model = m_router.model();
+  const std::shared_ptr<const pagedchat::ChatModel> model = m_router.model();
   auto piece = [model](int32_t id) {
-    return model ? QByteArray::fromStdString(model->tokenizer->token_to_piece(id)) : QByteArray::number(id);
+    return model ? QByteArray::fromStdString(model->model().tokenizer->token_to_piece(id)) : QByteArray::number(id);
   };
   lp.piece = piece(e.token);
   for (const auto& [id, value] : e.top_logprobs) lp.top.emplace_back(piece(id), value);

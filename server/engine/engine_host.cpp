@@ -34,8 +34,9 @@ void EngineHost::load() {
     if (m_config.loadDelayMs > 0) QThread::msleep(static_cast<unsigned long>(m_config.loadDelayMs));
     std::shared_ptr<pagedchat::Model> model = pagedchat::Model::load(m_config.modelPath.toStdString());
     m_engine = pagedchat::assemble_engine(model, m_config.engine);
+    m_chatModel = pagedchat::ChatModel(m_engine.model, pagedchat::ChatModel::own_template(*model));
     m_loop.attach(m_engine.engine.get());
-    m_router.attach(m_engine.model, *m_engine.engine, [this] { m_loop.wake(); });
+    m_router.attach(m_chatModel, *m_engine.engine, [this] { m_loop.wake(); });
     if (m_config.allowPoolControl)
       m_router.setPoolControl([this](const PoolControlRequest& control) {
         QMetaObject::invokeMethod(this, [this, control] { applyControl(control); }, Qt::QueuedConnection);
@@ -123,6 +124,6 @@ void EngineHost::resetPool(const PoolControlRequest::Shape& shape) {
     }
   }
   m_loop.attach(m_engine.engine.get());
-  m_router.attach(m_engine.model, *m_engine.engine, [this] { m_loop.wake(); });
+  m_router.attach(m_chatModel, *m_engine.engine, [this] { m_loop.wake(); });
   m_router.afterStep();  // the watchers' frame of the new pool, paused or not
 }

@@ -46,6 +46,7 @@ class EngineHost : public QObject {
   const Config m_config;
   RequestRouter m_router;
   pagedchat::AssembledEngine m_engine;
+  pagedchat::ChatModel m_chatModel;  // m_engine's model with the template of the GGUF (kept across a pool reset)
   pagedchat::StepLoop m_loop;
 
   void applyControl(const PoolControlRequest& control);  // engine thread

@@ -9,12 +9,11 @@
 
 #include "engine/model/model.h"
 
-void RequestRouter::attach(std::shared_ptr<const pagedchat::Model> model, pagedchat::Engine& engine,
-                           std::function<void()> wake) {
+void RequestRouter::attach(pagedchat::ChatModel model, pagedchat::Engine& engine, std::function<void()> wake) {
   uint64_t attachment;
   {
     std::lock_guard lock(m_mutex);
-    m_model = std::move(model);
+    m_model = std::make_shared<const pagedchat::ChatModel>(std::move(model));
     m_engine = &engine;
     m_wake = std::move(wake);
     m_stats = engine.stats();
@@ -69,7 +68,7 @@ bool RequestRouter::isLoaded() const {
   return m_engine != nullptr;
 }
 
-std::shared_ptr<const pagedchat::Model> RequestRouter::model() const {
+std::shared_ptr<const pagedchat::ChatModel> RequestRouter::model() const {
   std::lock_guard lock(m_mutex);
   return m_model;
 }

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/chat/chat_model.h"
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
 #include "server/api/pool_watch.h"
@@ -51,7 +52,7 @@ class RequestRouter {
   // --- Engine thread (the engine's owner) ----------------------------------------------
   // `wake` is called from any thread after a submit or abort: it must make the owner step
   // the engine soon (a queued call), never step it inline.
-  void attach(std::shared_ptr<const pagedchat::Model> model, pagedchat::Engine& engine, std::function<void()> wake);
+  void attach(pagedchat::ChatModel model, pagedchat::Engine& engine, std::function<void()> wake);
   void detach(const QString& reason);
   void afterStep();                       // delivers what the step produced
   void failAll(const QString& message);   // every request in flight fails (a step threw)
@@ -61,8 +62,9 @@ class RequestRouter {
 
   // --- Any thread ----------------------------------------------------------------------
   bool isLoaded() const;
-  // The model while it stays attached; holding the pointer keeps it alive across a reload.
-  std::shared_ptr<const pagedchat::Model> model() const;
+  // The model (with its chat template) while it stays attached; holding the pointer keeps it
+  // alive across a reload.
+  std::shared_ptr<const pagedchat::ChatModel> model() const;
   // What /v1/models lists and requests must name: known from the file name before the model
   // has loaded, so set apart from attach.
   QString modelId() const;
@@ -113,7 +115,7 @@ class RequestRouter {
 
   const int m_maxActive;
   mutable std::mutex m_mutex;  // guards everything below; taken before the engine's own lock
-  std::shared_ptr<const pagedchat::Model> m_model;
+  std::shared_ptr<const pagedchat::ChatModel> m_model;
   pagedchat::Engine* m_engine = nullptr;
   uint64_t m_attachment = 0;  // which attach an engine sink belongs to (old engines' sinks go quiet)
   QString m_modelId;

@@ -10,6 +10,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/model_argument.h"
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/chat/chat_model.h"
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 
@@ -42,7 +43,8 @@ int cmd_bench_beam(const std::vector<std::string>& argv) {
   const int max_tokens = args.get_int("max-tokens", 64, 1, 4096);
   const int block_size = args.get_block_size();
   CpuBackend backend(model->weights, args.get_int("threads", 0, 0, 1024));
-  const std::vector<int32_t> prompt = model->encode_chat({{"user", "Write a short paragraph about the history of tea."}});
+  const ChatModel chat(*model, ChatModel::own_template(*model));
+  const std::vector<int32_t> prompt = chat.encode_chat({{"user", "Write a short paragraph about the history of tea."}});
   EngineConfig config;
   config.block_size = block_size;
   const bool json = args.flag("json");

@@ -178,8 +178,8 @@ class ChatStrategy {
 // released at the end); a regeneration rewinds it to where the reply began.
 class RewindChat : public ChatStrategy {
  public:
-  RewindChat(const Model& model, Backend& backend, const EngineConfig& ec)
-      : model_(model), engine_(model, backend, ec), tracker_(engine_) {}
+  RewindChat(const ChatModel& chat_model, Backend& backend, const EngineConfig& ec)
+      : model_(chat_model), engine_(chat_model.model(), backend, ec), tracker_(engine_) {}
 
   Reply answer(const Step& step, const std::vector<ChatMessage>& chat, const SamplingParams& params) override {
     ChatSession::Turn turn = step.kind == Step::Kind::ask      ? session_.plan_turn(engine_, model_, chat)
@@ -242,13 +242,13 @@ class RewindChat : public ChatStrategy {
   // The turn that answers `chat` from a held chat `from` that the sequence `seq` stores:
   // the tokens it holds but does not store, then the text the chat adds.
   ChatSession::Turn continue_from(SequenceId seq, const Held& from, const std::vector<ChatMessage>& chat) const {
-    const std::optional<PromptText> text = chat_continuation(model_.chat_template, from.messages, chat);
+    const std::optional<PromptText> text = chat_continuation(model_.chat_template(), from.messages, chat);
     if (!text) fail("rewind: the chat template does not render the edited chat as a continuation of the turn before");
     ChatSession::Turn turn;
     turn.request.park_when_done = true;
     turn.request.continue_seq = seq;
     turn.request.prompt.assign(from.tokens.begin() + from.num_stored, from.tokens.end());
-    const std::vector<int32_t> added = model_.tokenizer->encode_markup(text->str(), text->markup_spans());
+    const std::vector<int32_t> added = model_.model().tokenizer->encode_markup(text->str(), text->markup_spans());
     turn.request.prompt.insert(turn.request.prompt.end(), added.begin(), added.end());
     turn.prompt_tokens = from.tokens;
     turn.prompt_tokens.insert(turn.prompt_tokens.end(), added.begin(), added.end());
@@ -280,7 +280,7 @@ class RewindChat : public ChatStrategy {
     return turn;
   }
 
-  const Model& model_;
+  const ChatModel& model_;
   Engine engine_;
   RequestTracker tracker_;
   ChatSession session_;
@@ -294,8 +294,8 @@ class RewindChat : public ChatStrategy {
 // earlier turns (prompts and replies) left behind.
 class PrefixCacheChat : public ChatStrategy {
  public:
-  PrefixCacheChat(const Model& model, Backend& backend, const EngineConfig& ec)
-      : model_(model), engine_(model, backend, ec), tracker_(engine_) {}
+  PrefixCacheChat(const ChatModel& chat_model, Backend& backend, const EngineConfig& ec)
+      : model_(chat_model), engine_(chat_model.model(), backend, ec), tracker_(engine_) {}
 
   Reply answer(const Step&, const std::vector<ChatMessage>& chat, const SamplingParams& params) override {
     Request r;
@@ -316,7 +316,7 @@ class PrefixCacheChat : public ChatStrategy {
   }
 
  private:
-  const Model& model_;
+  const ChatModel& model_;
   Engine engine_;
   RequestTracker tracker_;
 };
@@ -324,11 +324,11 @@ class PrefixCacheChat : public ChatStrategy {
 // Each turn the whole chat on a new engine: every prompt token computed.
 class NoCacheChat : public ChatStrategy {
  public:
-  NoCacheChat(const Model& model, Backend& backend, const EngineConfig& ec)
-      : model_(model), backend_(backend), ec_(ec) {}
+  NoCacheChat(const ChatModel& chat_model, Backend& backend, const EngineConfig& ec)
+      : model_(chat_model), backend_(backend), ec_(ec) {}
 
   Reply answer(const Step&, const std::vector<ChatMessage>& chat, const SamplingParams& params) override {
-    Engine engine(model_, backend_, ec_);
+    Engine engine(model_.model(), backend_, ec_);
     RequestTracker tracker(engine);
     Request r;
     r.prompt = model_.encode_chat(chat);
@@ -347,7 +347,7 @@ class NoCacheChat : public ChatStrategy {
   int64_t prompt_tokens_computed() const override { return computed_; }
 
  private:
-  const Model& model_;
+  const ChatModel& model_;
   Backend& backend_;
   EngineConfig ec_;
   int64_t computed_ = 0;
@@ -388,7 +388,7 @@ Run run_script(Make make, const Script& script, int reply_tokens, const std::vec
 
 // An upper bound on the chat's length: every message of the script with empty replies, and
 // each reply at twice its tokens (its text, tokenized again, may split differently).
-int chat_token_bound(const Model& model, const Script& script, int reply_tokens) {
+int chat_token_bound(const ChatModel& model, const Script& script, int reply_tokens) {
   std::vector<ChatMessage> all{{"system", kSystemPrompt}};
   for (const Step& s : script.steps)
     if (!s.text.empty()) all.insert(all.end(), {{"user", s.text}, {"assistant", ""}});
@@ -432,8 +432,9 @@ int cmd_bench_chat(const std::vector<std::string>& argv) {
   EngineConfig one_chat;
   one_chat.block_size = args.get_block_size();
   auto model = load_model(args);
+  const ChatModel chat = chat_model(args, *model);
   const Script script = make_script(turns);
-  one_chat.max_context = chat_token_bound(*model, script, reply_tokens);
+  one_chat.max_context = chat_token_bound(chat, script, reply_tokens);
   if (model->config().context_length > 0 && one_chat.max_context > model->config().context_length)
     fail("--turns %d with --reply-tokens %d needs up to %d tokens of context; the model has %d", turns, reply_tokens,
          one_chat.max_context, model->config().context_length);
@@ -457,11 +458,11 @@ int cmd_bench_chat(const std::vector<std::string>& argv) {
                 script.regenerate_turns[0], script.regenerate_turns[1], reply_tokens);
   std::fflush(stdout);
   // rewind runs first: its replies are the chat's assistant messages under the other two.
-  const Run rewind = run_script([&] { return std::make_unique<RewindChat>(*model, backend, four_chats); }, script,
+  const Run rewind = run_script([&] { return std::make_unique<RewindChat>(chat, backend, four_chats); }, script,
                                 reply_tokens, nullptr);
-  const Run prefix = run_script([&] { return std::make_unique<PrefixCacheChat>(*model, backend, four_chats); }, script,
+  const Run prefix = run_script([&] { return std::make_unique<PrefixCacheChat>(chat, backend, four_chats); }, script,
                                 reply_tokens, &rewind.replies);
-  const Run none = run_script([&] { return std::make_unique<NoCacheChat>(*model, backend, one_chat); }, script,
+  const Run none = run_script([&] { return std::make_unique<NoCacheChat>(chat, backend, one_chat); }, script,
                               reply_tokens, &rewind.replies);
   const bool identical = first_difference(rewind, prefix, false) < 0 && first_difference(rewind, none, false) < 0;
 

@@ -16,6 +16,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/model_argument.h"
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/chat/chat_model.h"
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 
@@ -114,8 +115,9 @@ int cmd_bench_speculative(const std::vector<std::string>& argv) {
 
   const std::map<std::string, std::vector<std::vector<int32_t>>> workloads = [&] {
     std::map<std::string, std::vector<std::vector<int32_t>>> w;
-    for (const char* p : kCopyPrompts) w["copy"].push_back(model->encode_chat({{"user", p}}));
-    for (const char* p : kChatPrompts) w["chat"].push_back(model->encode_chat({{"user", p}}));
+    const ChatModel chat(*model, ChatModel::own_template(*model));
+    for (const char* p : kCopyPrompts) w["copy"].push_back(chat.encode_chat({{"user", p}}));
+    for (const char* p : kChatPrompts) w["chat"].push_back(chat.encode_chat({{"user", p}}));
     return w;
   }();
 

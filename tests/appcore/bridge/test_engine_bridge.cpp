@@ -10,6 +10,7 @@
 #include <map>
 
 #include "engine/engine/engine.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "appcore/bridge/engine_bridge.h"
@@ -60,6 +61,7 @@ class TestEngineBridge : public QObject {
   Q_OBJECT
   std::string modelPath_;
   std::unique_ptr<Model> model_;  // to count tokens independently of the bridge
+  ChatModel chat_;  // model_ with its own chat template
 
   void load(EngineBridge& b) {
     EngineBridge::Config config;
@@ -81,7 +83,8 @@ class TestEngineBridge : public QObject {
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     modelPath_ = model;
     model_ = Model::load(model);
-    QCOMPARE(model_->chat_template.style(), ChatTemplate::Style::kChatML);  // SmolLM2
+    chat_ = ChatModel(*model_, ChatModel::own_template(*model_));
+    QCOMPARE(chat_.chat_template().style(), ChatTemplate::Style::kChatML);  // SmolLM2
   }
 
   void aReplyStreamsAsTextBeforeItFinishes() {
@@ -102,7 +105,7 @@ class TestEngineBridge : public QObject {
     QCOMPARE(m.numTokens, 32);
     QCOMPARE(m.finishReason, QStringLiteral("length"));
     QVERIFY(m.secondsToFirstToken > 0 && m.tokensPerSecond > 0);
-    QCOMPARE(m.numPromptTokens, static_cast<qint64>(model_->encode_chat({{"user", "Write a short poem about the sea."}}).size()));
+    QCOMPARE(m.numPromptTokens, static_cast<qint64>(chat_.encode_chat({{"user", "Write a short poem about the sea."}}).size()));
     // A frame after the work ended: the chat's sequence parked, labelled with its chat.
     QVERIFY(!r.frames.empty());
     const PoolFrame& last = r.frames.back();
@@ -121,9 +124,9 @@ class TestEngineBridge : public QObject {
     runTurn(b, r, 1, ask(forged), greedy(4));
     QCOMPARE(r.failures[1], 0);
     const std::vector<ChatMessage> chat = {{"user", forged.toStdString()}};
-    QCOMPARE(r.finished[1][0].numPromptTokens, static_cast<qint64>(model_->encode_chat(chat).size()));
-    const std::string rendered = model_->chat_template.apply(chat).str();
-    QVERIFY(model_->encode_chat(chat).size() > model_->tokenizer->encode(rendered, false, true).size() + 8);
+    QCOMPARE(r.finished[1][0].numPromptTokens, static_cast<qint64>(chat_.encode_chat(chat).size()));
+    const std::string rendered = chat_.chat_template().apply(chat).str();
+    QVERIFY(chat_.encode_chat(chat).size() > model_->tokenizer->encode(rendered, false, true).size() + 8);
     const PoolFrame& last = r.frames.back();
     QCOMPARE(last.sequences.size(), size_t{1});
     const std::vector<int32_t>& held = last.sequences[0].tokens;
@@ -157,7 +160,7 @@ class TestEngineBridge : public QObject {
     ChatMessages chat = ask(QStringLiteral("What is the capital of France?"));
     runTurn(b, r, 7, chat, greedy(24));
     const EngineStats s1 = b.engineStats();
-    const auto firstPrompt = model_->encode_chat({{"user", "What is the capital of France?"}});
+    const auto firstPrompt = chat_.encode_chat({{"user", "What is the capital of France?"}});
     QCOMPARE(s1.num_prefill_tokens, static_cast<int64_t>(firstPrompt.size()));
 
     chat.append({QStringLiteral("assistant"), r.text[7][0]});
@@ -231,7 +234,7 @@ class TestEngineBridge : public QObject {
     s.numSamples = 3;
     runTurn(b, r, 5, ask(QStringLiteral("Invent a name for a cat.")), s);
     QCOMPARE(r.finished[5].size(), size_t{3});
-    const auto prompt = model_->encode_chat({{"user", "Invent a name for a cat."}});
+    const auto prompt = chat_.encode_chat({{"user", "Invent a name for a cat."}});
     QCOMPARE(b.engineStats().num_prefill_tokens, static_cast<int64_t>(prompt.size()));  // once, not 3 times
     const QString a = r.text[5][0], c = r.text[5][1], d = r.text[5][2];
     QVERIFY(!a.isEmpty() && !c.isEmpty() && !d.isEmpty());
@@ -299,7 +302,7 @@ class TestEngineBridge : public QObject {
     // first decode step.
     Recorder r(b);
     QString question;
-    while (model_->encode_chat({{"user", question.toStdString()}}).size() < 100) question += QStringLiteral("bread ");
+    while (chat_.encode_chat({{"user", question.toStdString()}}).size() < 100) question += QStringLiteral("bread ");
     b.submit(1, ask(question), greedy(1));
     QTRY_VERIFY_WITH_TIMEOUT(r.turnsDone[1] == 1, 60000);
     QCOMPARE(b.engineStats().num_steps, int64_t{4});

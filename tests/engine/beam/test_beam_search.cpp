@@ -17,6 +17,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine/engine.h"
 #include "engine/gguf/gguf_file.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "engine/tokenizer/byte_tokenizer.h"
 #include "support/test_env.h"
@@ -83,12 +84,14 @@ class TestBeamSearch : public QObject {
   Q_OBJECT
 
   std::unique_ptr<Model> model_;
+  ChatModel chat_;  // model_ with its own chat template
   std::unique_ptr<CpuBackend> backend_;
 
  private slots:
   void initTestCase() {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
     model_ = Model::load(path);
+    chat_ = ChatModel(*model_, ChatModel::own_template(*model_));
     backend_ = std::make_unique<CpuBackend>(model_->weights, 2);
   }
 
@@ -134,7 +137,7 @@ class TestBeamSearch : public QObject {
   // W beams hold the prompt's blocks once and their common prefixes once: the peak of blocks in
   // use stays below what W sequences of the same length hold apart.
   void beamsShareTheirBlocks() {
-    const std::vector<int32_t> prompt = model_->encode_chat({{"user", "Write one sentence about the ocean."}});
+    const std::vector<int32_t> prompt = chat_.encode_chat({{"user", "Write one sentence about the ocean."}});
     for (int width : {4, 8}) {
       const int max_tokens = 24;
       EngineConfig config;
@@ -161,8 +164,8 @@ class TestBeamSearch : public QObject {
   // Alone, batched with a plain request and another beam search, and in a pool so small that
   // sequences are preempted: the same hypotheses.
   void sameHypothesesBatchedAndPreempted() {
-    const std::vector<int32_t> a = model_->encode_chat({{"user", "Name a colour."}});
-    const std::vector<int32_t> b = model_->encode_chat({{"user", "What is two plus two?"}});
+    const std::vector<int32_t> a = chat_.encode_chat({{"user", "Name a colour."}});
+    const std::vector<int32_t> b = chat_.encode_chat({{"user", "What is two plus two?"}});
     Request plain;
     plain.prompt = b;
     plain.params.max_tokens = 16;
@@ -187,7 +190,7 @@ class TestBeamSearch : public QObject {
   }
 
   void abortFreesEveryBeamAndBadRequestsAreRefused() {
-    const std::vector<int32_t> a = model_->encode_chat({{"user", "Tell me a story."}});
+    const std::vector<int32_t> a = chat_.encode_chat({{"user", "Tell me a story."}});
     Engine engine(*model_, *backend_, EngineConfig{});
     Outcome out = run(engine, {beam(a, 4, 64)}, 5);
     QCOMPARE(out.done[1], 1);

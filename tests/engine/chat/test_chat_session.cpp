@@ -12,6 +12,7 @@
 #include "engine/chat/chat_session.h"
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "support/chat_turn.h"
 #include "support/test_env.h"
@@ -22,6 +23,7 @@ class TestChatSession : public QObject {
   Q_OBJECT
 
   std::unique_ptr<Model> model_;
+  ChatModel chat_;  // model_ with its own chat template
   std::unique_ptr<CpuBackend> backend_;
 
   static EngineConfig config() {
@@ -68,6 +70,7 @@ class TestChatSession : public QObject {
   void initTestCase() {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
     model_ = Model::load(path);
+    chat_ = ChatModel(*model_, ChatModel::own_template(*model_));
     backend_ = std::make_unique<CpuBackend>(model_->weights, 2);
   }
 
@@ -76,9 +79,9 @@ class TestChatSession : public QObject {
     RequestTracker tracker(engine);
     ChatSession chat;
     const std::vector<ChatMessage> first = {{"system", "Be brief."}, {"user", "Name a colour."}};
-    ChatSession::Turn t1 = chat.plan_turn(engine, *model_, first);
+    ChatSession::Turn t1 = chat.plan_turn(engine, chat_, first);
     QCOMPARE(t1.request.continue_seq, SequenceId{-1});
-    QCOMPARE(t1.request.prompt, model_->encode_chat(first));
+    QCOMPARE(t1.request.prompt, chat_.encode_chat(first));
     QVERIFY(t1.request.park_when_done);
     const std::vector<int32_t> prompt1 = t1.request.prompt;
     const RequestOutput r1 = runTurn(engine, tracker, chat, std::move(t1));
@@ -91,7 +94,7 @@ class TestChatSession : public QObject {
 
     const std::vector<ChatMessage> second = extend(first, r1.samples[0].text, "And another?");
     const int64_t before = engine.stats().num_prefill_tokens;
-    ChatSession::Turn t2 = chat.plan_turn(engine, *model_, second);
+    ChatSession::Turn t2 = chat.plan_turn(engine, chat_, second);
     QCOMPARE(t2.request.continue_seq, held);
     QVERIFY(t2.request.prompt.size() < 20);  // the reply's end and the new user turn, not the chat
     // The sequence will hold what it stores, then the prompt: the reference submits exactly that.
@@ -110,13 +113,13 @@ class TestChatSession : public QObject {
     RequestTracker tracker(engine);
     ChatSession parent, child, other;
     const std::vector<ChatMessage> first = {{"user", "Count to three."}};
-    const RequestOutput r = runTurn(engine, tracker, parent, parent.plan_turn(engine, *model_, first));
+    const RequestOutput r = runTurn(engine, tracker, parent, parent.plan_turn(engine, chat_, first));
     std::vector<ChatMessage> held = first;
     held.push_back({"assistant", r.samples[0].text});
     // A chat that is not the start of what the parent holds (an edited first message) shares nothing.
-    QCOMPARE(parent.fork_into(engine, *model_, other, std::vector<ChatMessage>{{"user", "Something else."}}), SequenceId{-1});
+    QCOMPARE(parent.fork_into(engine, chat_, other, std::vector<ChatMessage>{{"user", "Something else."}}), SequenceId{-1});
     QCOMPARE(other.context_used(), 0);
-    const SequenceId seq = parent.fork_into(engine, *model_, child, held);
+    const SequenceId seq = parent.fork_into(engine, chat_, child, held);
     QVERIFY(seq >= 0);
     QCOMPARE(child.context_used(), parent.context_used());
     const int64_t steps = engine.stats().num_steps;
@@ -125,12 +128,12 @@ class TestChatSession : public QObject {
     QCOMPARE(engine.sequence(seq)->block_table, engine.sequence(parent.held_sequence())->block_table);
     QCOMPARE(engine.stats().num_parked, 2);
     // The child's next turn appends to the shared sequence.
-    ChatSession::Turn t = child.plan_turn(engine, *model_, extend(first, r.samples[0].text, "Now backwards."));
+    ChatSession::Turn t = child.plan_turn(engine, chat_, extend(first, r.samples[0].text, "Now backwards."));
     QCOMPARE(t.request.continue_seq, seq);
     // While a turn is in flight, a fork shares nothing.
     ChatSession third;
     child.turn_started(engine.submit(t.request), std::move(t));
-    QCOMPARE(child.fork_into(engine, *model_, third, std::nullopt), SequenceId{-1});
+    QCOMPARE(child.fork_into(engine, chat_, third, std::nullopt), SequenceId{-1});
   }
 
   // A fork at an earlier message shares the tokens of the messages it keeps, by a fork at the
@@ -150,7 +153,7 @@ class TestChatSession : public QObject {
     ChatSession parent;
     std::vector<ChatMessage> chat = {{"system", "You answer in one short sentence."}, {"user", "Name a river."}};
     for (const char* next : {"Name a mountain.", "Name a desert.", ""}) {
-      const RequestOutput r = runTurn(engine, tracker, parent, parent.plan_turn(engine, *model_, chat));
+      const RequestOutput r = runTurn(engine, tracker, parent, parent.plan_turn(engine, chat_, chat));
       QVERIFY(r.ok());
       if (*next) chat = extend(chat, r.samples[0].text, next);
       else chat.push_back({"assistant", r.samples[0].text});
@@ -158,7 +161,7 @@ class TestChatSession : public QObject {
     QCOMPARE(chat.size(), size_t{7});  // system + 3 turns
     const std::vector<ChatMessage> kept(chat.begin(), chat.begin() + keep);
     ChatSession child;
-    const SequenceId seq = parent.fork_into(engine, *model_, child, kept);
+    const SequenceId seq = parent.fork_into(engine, chat_, child, kept);
     QVERIFY(seq >= 0);
     engine.step();
     const std::vector<int32_t> shared = engine.stored_tokens(seq);
@@ -170,16 +173,16 @@ class TestChatSession : public QObject {
       // going on from here begins with.
       std::vector<ChatMessage> probe = kept;
       probe.push_back({"user", "x"});
-      const PromptText text = model_->chat_template.apply(probe, false);
-      QCOMPARE(shared, model_->encode_prompt(text.slice(0, text.str().rfind('x'))));
-      const std::vector<int32_t> system = model_->encode_chat(kept, false);
+      const PromptText text = chat_.chat_template().apply(probe, false);
+      QCOMPARE(shared, chat_.encode_prompt(text.slice(0, text.str().rfind('x'))));
+      const std::vector<int32_t> system = chat_.encode_chat(kept, false);
       QVERIFY(shared.size() > system.size() && std::equal(system.begin(), system.end(), shared.begin()));
     }
 
     // The child's next turn: only what it adds.
     std::vector<ChatMessage> next = kept;
     next.push_back({"user", "Name a lake instead."});
-    ChatSession::Turn t = child.plan_turn(engine, *model_, next);
+    ChatSession::Turn t = child.plan_turn(engine, chat_, next);
     QCOMPARE(t.request.continue_seq, seq);
     std::vector<int32_t> whole = shared;
     whole.insert(whole.end(), t.request.prompt.begin(), t.request.prompt.end());
@@ -200,12 +203,12 @@ class TestChatSession : public QObject {
     RequestTracker tracker(engine);
     ChatSession chat;
     std::vector<ChatMessage> c = {{"user", "Name a river."}};
-    const RequestOutput r1 = runTurn(engine, tracker, chat, chat.plan_turn(engine, *model_, c));
+    const RequestOutput r1 = runTurn(engine, tracker, chat, chat.plan_turn(engine, chat_, c));
     c = extend(c, r1.samples[0].text, "Name a mountain.");
-    const RequestOutput r2 = runTurn(engine, tracker, chat, chat.plan_turn(engine, *model_, c));
+    const RequestOutput r2 = runTurn(engine, tracker, chat, chat.plan_turn(engine, chat_, c));
     const SequenceId oldVersion = chat.held_sequence();
     // Regenerate the second reply: the chat as it was before it.
-    ChatSession::Turn again = chat.plan_turn(engine, *model_, c);
+    ChatSession::Turn again = chat.plan_turn(engine, chat_, c);
     QVERIFY(again.request.continue_seq >= 0 && again.request.continue_seq != oldVersion);  // a fork of it
     QVERIFY2(again.num_submitted < 20, qPrintable(QString::number(again.num_submitted)));  // not the whole chat
     const int64_t before = engine.stats().num_prefill_tokens;
@@ -221,7 +224,7 @@ class TestChatSession : public QObject {
     QCOMPARE(chat.sequences().size(), size_t{2});
     // Back to the old version, and on from it: its own sequence, only the new text computed.
     const std::vector<ChatMessage> old = extend(c, r2.samples[0].text, "And a lake?");
-    ChatSession::Turn on = chat.plan_turn(engine, *model_, old);
+    ChatSession::Turn on = chat.plan_turn(engine, chat_, old);
     QCOMPARE(on.request.continue_seq, oldVersion);
     QVERIFY(on.num_submitted < 20);
     // Released, the chat gives every version's blocks back.
@@ -235,7 +238,7 @@ class TestChatSession : public QObject {
     Engine engine(*model_, *backend_, config());
     RequestTracker tracker(engine);
     ChatSession chat;
-    ChatSession::Turn t = chat.plan_turn(engine, *model_, {{"user", "Invent a word."}});
+    ChatSession::Turn t = chat.plan_turn(engine, chat_, {{"user", "Invent a word."}});
     const size_t promptSize = t.prompt_tokens.size();
     const RequestId id = engine.submit([&] {
       Request r = t.request;
@@ -267,18 +270,18 @@ class TestChatSession : public QObject {
     Engine engine(*model_, *backend_, c);
     RequestTracker tracker(engine);
     ChatSession chat;
-    runTurn(engine, tracker, chat, chat.plan_turn(engine, *model_, {{"user", "Hi."}}));
+    runTurn(engine, tracker, chat, chat.plan_turn(engine, chat_, {{"user", "Hi."}}));
     QVERIFY(chat.held_sequence() >= 0);
     // A chat past the context: the engine refuses the turn, and the chat holds nothing.
     std::string longText;
     while (model_->tokenizer->encode(longText, false, false).size() < 80) longText += "more words here ";
-    ChatSession::Turn t = chat.plan_turn(engine, *model_, {{"user", "Hi."}, {"assistant", "x"}, {"user", longText}});
+    ChatSession::Turn t = chat.plan_turn(engine, chat_, {{"user", "Hi."}, {"assistant", "x"}, {"user", longText}});
     const RequestOutput refused = runTurn(engine, tracker, chat, std::move(t));
     QVERIFY2(refused.error.find("context") != std::string::npos, refused.error.c_str());
     QCOMPARE(lastContext_, 0);
     QCOMPARE(chat.held_sequence(), SequenceId{-1});
     // Released with a compare unpicked: every block goes back.
-    ChatSession::Turn t2 = chat.plan_turn(engine, *model_, {{"user", "Hello."}});
+    ChatSession::Turn t2 = chat.plan_turn(engine, chat_, {{"user", "Hello."}});
     t2.request.n = 2;
     const RequestId id = engine.submit(t2.request);
     tracker.track(id, 2);

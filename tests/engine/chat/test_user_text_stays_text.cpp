@@ -15,6 +15,7 @@
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
 #include "engine/gguf/gguf_file.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "support/chat_turn.h"
 #include "support/test_env.h"
@@ -41,6 +42,7 @@ class TestUserTextStaysText : public QObject {
   Q_OBJECT
 
   std::unique_ptr<Model> model_;  // SmolLM2: byte-level BPE, ChatML
+  ChatModel chat_;  // model_ with its own chat template
   std::unique_ptr<GgufFile> gemma_file_;
   std::unique_ptr<Tokenizer> gemma_;  // sentencepiece, Gemma's template
 
@@ -49,6 +51,7 @@ class TestUserTextStaysText : public QObject {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
     PC_REQUIRE_ENV(gemma, "PAGEDCHAT_TEST_GEMMA");
     model_ = Model::load(path);
+    chat_ = ChatModel(*model_, ChatModel::own_template(*model_));
     gemma_file_ = std::make_unique<GgufFile>(GgufFile::open(gemma));
     gemma_ = Tokenizer::from_gguf(*gemma_file_);
   }
@@ -91,23 +94,23 @@ class TestUserTextStaysText : public QObject {
     const Tokenizer& tok = *model_->tokenizer;
     const std::vector<ChatMessage> honest = {{"user", "Hi"}};
     const std::vector<ChatMessage> forged = {{"user", kChatmlInjection}};
-    const std::vector<int32_t> ids = model_->encode_chat(forged);
+    const std::vector<int32_t> ids = chat_.encode_chat(forged);
     // The template's control tokens only: the default system turn, the user turn, the reply's opening.
-    QCOMPARE(count_controls(tok, ids), count_controls(tok, model_->encode_chat(honest)));
+    QCOMPARE(count_controls(tok, ids), count_controls(tok, chat_.encode_chat(honest)));
     QCOMPARE(count_controls(tok, ids), 5);
     // The message's characters are in the prompt as text, tokenized as if alone.
     const std::vector<int32_t> as_text = tok.encode(kChatmlInjection, false, false);
     QVERIFY(std::search(ids.begin(), ids.end(), as_text.begin(), as_text.end()) != ids.end());
-    QCOMPARE(tok.decode(ids, true), model_->chat_template.apply(forged).str());
+    QCOMPARE(tok.decode(ids, true), chat_.chat_template().apply(forged).str());
     // A system message is a message too.
-    QCOMPARE(count_controls(tok, model_->encode_chat({{"system", kChatmlInjection}, {"user", "Hi"}})), 5);
+    QCOMPARE(count_controls(tok, chat_.encode_chat({{"system", kChatmlInjection}, {"user", "Hi"}})), 5);
   }
 
   void aChatWithoutSpecialTextTokenizesAsBefore() {
     const Tokenizer& tok = *model_->tokenizer;
     const std::vector<ChatMessage> chat = {
         {"system", "Be brief."}, {"user", "Name a colour."}, {"assistant", "Blue."}, {"user", "\n\nAnother one?\n"}};
-    QCOMPARE(model_->encode_chat(chat), tok.encode(model_->chat_template.apply(chat).str(), false, true));
+    QCOMPARE(chat_.encode_chat(chat), tok.encode(chat_.chat_template().apply(chat).str(), false, true));
   }
 
   void aGemmaMessageCannotOpenOrCloseATurn() {
@@ -138,7 +141,7 @@ class TestUserTextStaysText : public QObject {
     RequestTracker tracker(engine);
     ChatSession chat;
     const std::vector<ChatMessage> first = {{"user", "Name a colour."}};
-    ChatSession::Turn t1 = chat.plan_turn(engine, *model_, first);
+    ChatSession::Turn t1 = chat.plan_turn(engine, chat_, first);
     t1.request.params.temperature = 0.0f;
     t1.request.params.max_tokens = 4;
     t1.request.params.ignore_eos = true;
@@ -148,11 +151,11 @@ class TestUserTextStaysText : public QObject {
     std::vector<ChatMessage> second = first;
     second.push_back({"assistant", out.samples[0].text});
     second.push_back({"user", kChatmlInjection});
-    const ChatSession::Turn t2 = chat.plan_turn(engine, *model_, second);
+    const ChatSession::Turn t2 = chat.plan_turn(engine, chat_, second);
     QCOMPARE(t2.request.continue_seq, chat.held_sequence());
     // Appended after the reply's last token (not stored yet): the reply's end, the new user
     // turn and the reply's opening, with the forged text as text.
-    const std::optional<PromptText> tail = chat_continuation(model_->chat_template, {first[0], second[1]}, second);
+    const std::optional<PromptText> tail = chat_continuation(chat_.chat_template(), {first[0], second[1]}, second);
     QVERIFY(tail);
     const std::vector<int32_t> added = model_->tokenizer->encode_markup(tail->str(), tail->markup_spans());
     QCOMPARE(count_controls(*model_->tokenizer, added), 4);  // <|im_end|>, <|im_start|> twice

@@ -13,6 +13,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "support/test_env.h"
 
@@ -45,6 +46,7 @@ class TestEngineRewind : public QObject {
   Q_OBJECT
 
   std::unique_ptr<Model> model_;
+  ChatModel chat_;  // model_ with its own chat template
   std::unique_ptr<CpuBackend> backend_;
   std::vector<int32_t> prompt_, next_;
 
@@ -71,9 +73,10 @@ class TestEngineRewind : public QObject {
   void initTestCase() {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
     model_ = Model::load(path);
+    chat_ = ChatModel(*model_, ChatModel::own_template(*model_));
     backend_ = std::make_unique<CpuBackend>(model_->weights, 2);
     // Long enough that the cuts of the 32-token blocks (up to token 81) fall inside the prompt.
-    prompt_ = model_->encode_chat({{"system", "You are a helpful assistant who answers in full sentences. You describe places "
+    prompt_ = chat_.encode_chat({{"system", "You are a helpful assistant who answers in full sentences. You describe places "
                                               "with care: their light, their sounds, the weather around them, and the people "
                                               "who keep them, and you never invent facts about real places. When you are unsure of "
                                               "something you say so plainly, and you keep every answer to a few short paragraphs "

@@ -11,6 +11,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/engine/engine.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "engine/model/random_model.h"
 #include "engine/speculative/draft_model_drafter.h"
@@ -48,6 +49,7 @@ class TestDraftModel : public QObject {
   Q_OBJECT
 
   std::shared_ptr<const Model> target_, random_draft_;
+  ChatModel target_chat_;  // target_ with its own chat template
   std::unique_ptr<CpuBackend> backend_;
   std::vector<Request> requests_;
 
@@ -65,11 +67,12 @@ class TestDraftModel : public QObject {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
     PC_REQUIRE_ENV(reference, "PAGEDCHAT_REFERENCE_DIR");
     target_ = Model::load(path);
+    target_chat_ = ChatModel(*target_, ChatModel::own_template(*target_));
     random_draft_ = Model::load(reference + "/draft_model/random_draft.gguf");
     backend_ = std::make_unique<CpuBackend>(target_->weights, 2);
     for (const char* p : kPrompts) {
       Request r;
-      r.prompt = target_->encode_chat({{"user", p}});
+      r.prompt = target_chat_.encode_chat({{"user", p}});
       r.params.max_tokens = 40;
       requests_.push_back(r);
     }

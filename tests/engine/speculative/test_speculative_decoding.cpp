@@ -12,6 +12,7 @@
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine/engine.h"
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "engine/speculative/ngram_drafter.h"
 #include "support/engine_run.h"
@@ -54,6 +55,7 @@ class TestSpeculativeDecoding : public QObject {
   Q_OBJECT
 
   std::unique_ptr<Model> model_;
+  ChatModel chat_;  // model_ with its own chat template
   std::unique_ptr<CpuBackend> backend_;
   std::vector<int32_t> copy_prompt_;
   std::vector<std::vector<int32_t>> chat_prompts_;
@@ -92,9 +94,12 @@ class TestSpeculativeDecoding : public QObject {
   void initTestCase() {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
     model_ = Model::load(path);
+    chat_ = ChatModel(*model_, ChatModel::own_template(*model_));
     backend_ = std::make_unique<CpuBackend>(model_->weights, 2);
-    copy_prompt_ = model_->encode_chat({{"user", std::string("Repeat this text exactly, word for word:\n\n") + kCopyText}});
-    for (const char* c : kChats) chat_prompts_.push_back(model_->encode_chat({{"user", c}}));
+    std::string copy_request = "Repeat this text exactly, word for word:\n\n";
+    copy_request.append(kCopyText);  // not operator+: GCC 12 warns falsely on it (-Warray-bounds)
+    copy_prompt_ = chat_.encode_chat({{"user", copy_request}});
+    for (const char* c : kChats) chat_prompts_.push_back(chat_.encode_chat({{"user", c}}));
   }
 
   // Alone, each request, at K = 1, 4 and 8, adaptive or not, single-token n-grams or not.

@@ -12,6 +12,7 @@
 #include <QPlainTextEdit>
 #include <QTextBrowser>
 
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
@@ -37,6 +38,7 @@ class TestContextLimit : public QObject {
   Q_OBJECT
   QString m_model;
   std::unique_ptr<pagedchat::Model> m_tokens;  // to count tokens independently of the app
+  pagedchat::ChatModel m_chat;  // m_tokens with its own chat template
 
   void open(MainWindow& w) {
     AppSettings s = w.settings();
@@ -54,6 +56,7 @@ class TestContextLimit : public QObject {
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
     m_tokens = pagedchat::Model::load(model);
+    m_chat = pagedchat::ChatModel(*m_tokens, pagedchat::ChatModel::own_template(*m_tokens));
   }
 
   void dropTheOldestTurnsGoesOn() {
@@ -75,7 +78,7 @@ class TestContextLimit : public QObject {
     std::vector<pagedchat::ChatMessage> kept;
     for (int i = r->firstInView; i < r->messages.size() - 1; ++i)
       kept.push_back({r->messages[i].role.toStdString(), r->messages[i].content.toStdString()});
-    const std::vector<int32_t> prompt = m_tokens->encode_chat(kept);
+    const std::vector<int32_t> prompt = m_chat.encode_chat(kept);
     QTest::qWait(300);
     const PoolFrame f = frames.last()[0].value<PoolFrame>();
     bool found = false;

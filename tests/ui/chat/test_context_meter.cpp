@@ -10,6 +10,7 @@
 
 #include <set>
 
+#include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
@@ -21,12 +22,13 @@ class TestContextMeter : public QObject {
   Q_OBJECT
   QString m_model;
   std::unique_ptr<pagedchat::Model> m_tokens;
+  pagedchat::ChatModel m_chat;  // m_tokens with its own chat template
 
   int tokensOf(const ChatRecord& r) {
     std::vector<pagedchat::ChatMessage> chat;
     for (int i = r.firstInView; i < r.messages.size(); ++i)
       chat.push_back({r.messages[i].role.toStdString(), r.messages[i].content.toStdString()});
-    return static_cast<int>(m_tokens->encode_chat(chat, false).size());
+    return static_cast<int>(m_chat.encode_chat(chat, false).size());
   }
   // The blocks the chat's sequences hold, from the last pool frame.
   static int blocksIn(QSignalSpy& frames, const QString& title) {
@@ -49,6 +51,7 @@ class TestContextMeter : public QObject {
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
     m_tokens = pagedchat::Model::load(model);
+    m_chat = pagedchat::ChatModel(*m_tokens, pagedchat::ChatModel::own_template(*m_tokens));
   }
 
   void theMeterFollowsEveryState() {

@@ -29,7 +29,7 @@ QByteArray realFrame() {
   f.snapshot = kv.snapshot();
   for (SequenceId s : {SequenceId{1}, SequenceId{2}}) {
     const std::span<const int32_t> table = kv.block_table(s);
-    f.sequences.push_back({s, s == 1 ? 3 : -1, 10, {table.begin(), table.end()}});
+    f.sequences.push_back({s, s == 1 ? 3 : -1, 10, {table.begin(), table.end()}, {}});
   }
   return poolWatchJson(f);
 }
