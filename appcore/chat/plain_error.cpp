@@ -34,7 +34,7 @@ PlainError explainReplyError(const QString& detail) {
   else if (detail.contains(QLatin1String("template")) || detail.contains(QLatin1String("{%")))
     e.sentence = tr("The model's chat template refused this chat. Settings > Chat format: Built-in may read it.");
   else if (detail == QLatin1String("No model is loaded.") || detail.startsWith(QLatin1String("Pick one of")) ||
-           detail.startsWith(QLatin1String("This chat is still")))
+           detail.startsWith(QLatin1String("This chat is still")) || detail.contains(QLatin1String("there is no room for a reply")))
     e.sentence = detail;  // ours, plain already
   else
     e.sentence = tr("The reply failed. Regenerate it or send again; the details say what the engine reported.");

@@ -9,6 +9,7 @@
 #include <qcoro/qcorosignal.h>
 #include <qcoro/qcorotimer.h>
 
+#include "appcore/chat/chat_database.h"
 #include "appcore/pool/kv_event_text.h"
 #include "appcore/pool/kv_layout_comparison.h"
 #include "appcore/pool/kv_step_text.h"
@@ -37,6 +38,7 @@ LessonInfo lesson(const char* id, const char* title, const char* intro, KvEventK
 // A story long enough that two of them outgrow a pool of one context.
 // Two different stories: with the same one, B's blocks would match A's by content and come back
 // from the prefix cache instead of from host memory.
+const QString kSceneChatsKey = QStringLiteral("lessons/scene_chats");  // ids of the scene's chats, space-separated
 const char* const kLongAsk = "Tell me a long story about a dragon who learns to read.";
 const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keeper and a lost ship.";
 }  // namespace
@@ -61,6 +63,7 @@ LessonRunner::LessonRunner(AppSession& session, QObject* parent) : QObject(paren
     for (const auto& [name, chat] : m_sceneChats)
       if (isReplying(chat)) return;
     setState(State::finished, tr("The lesson's chats have all finished. Start again to replay it, or pick another lesson."));
+    setPaused(false);  // nothing left to step: the user's own chats reply again
   });
   // A lesson told on a server's pool ends when the view leaves that pool (the pool control has
   // given the server its own pool back): its steps would step the pool shown instead.
@@ -163,6 +166,12 @@ void LessonRunner::start(const QString& id) {
       run(l, ++m_generation);  // eager: runs to its first co_await
       return;
     }
+}
+
+void LessonRunner::removeLeftoverScene() {
+  for (const QString& id : m_session.database().setting(kSceneChatsKey).split(QLatin1Char(' '), Qt::SkipEmptyParts))
+    m_session.chats().remove(id.toLongLong());
+  m_session.database().setSetting(kSceneChatsKey, QString());
 }
 
 ChatId LessonRunner::sceneChat(const QString& title) const {
@@ -271,6 +280,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_counts.fill(0);
   m_mixedSteps = 0;
   m_lastSentence.clear();
+  removeLeftoverScene();  // the last lesson's chats
   m_sceneChats.clear();
   m_titles.clear();
   m_remoteSent = m_remoteTaken = 0;
@@ -462,6 +472,9 @@ ChatId LessonRunner::newSceneChat(const QString& title, const TurnSettings& samp
   if (m_remote) chats.setRemoteEngine(id, m_remoteEngine);
   m_sceneChats.append({title, id});
   m_sceneCurrent = id;
+  QStringList ids = m_session.database().setting(kSceneChatsKey).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  ids << QString::number(id);
+  m_session.database().setSetting(kSceneChatsKey, ids.join(QLatin1Char(' ')));
   emit chatShown(id);
   return id;
 }

@@ -72,6 +72,10 @@ class LessonRunner : public QObject {
   // The chats the scene made, by the names the lesson gave them ("Chat A", ...).
   ChatId sceneChat(const QString& title) const;
   std::optional<QString> sceneChatTitle(ChatId id) const;
+  // The chats a lesson made are the lesson's, not the user's: the next lesson's start deletes
+  // the last one's, and so does the next start of the app (call this once the chats are
+  // restored) for a scene left when the app quit.
+  void removeLeftoverScene();
 
  signals:
   void stateChanged(LessonRunner::State state, const QString& message);

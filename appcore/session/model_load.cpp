@@ -29,6 +29,16 @@ ModelLoad::ModelLoad(EngineBridge* bridge, ChatDatabase& db, QObject* parent) : 
   connect(bridge, &EngineBridge::modelLoadCancelled, this, [this] { emit bridgeSaid(false, QString()); });
 }
 
+QString ModelLoad::modelAtStart(const QString& fallback, QString* gone) const {
+  const QStringList recent = recentModels();
+  if (!recent.isEmpty()) {
+    if (QFileInfo::exists(recent.first())) return recent.first();
+    if (gone) *gone = recent.first();
+    return QString();
+  }
+  return QFileInfo::exists(fallback) ? fallback : QString();
+}
+
 QStringList ModelLoad::recentModels() const {
   return m_db.setting(kRecentKey).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
 }

@@ -30,6 +30,10 @@ class ModelLoad : public QObject {
   bool isLoading() const { return m_loading; }
   QString currentPath() const { return m_currentPath; }  // the model in use; empty before one
   QStringList recentModels() const;                      // most recent first
+  // The model the app opens at its start when none is asked for: the one used last (as LM
+  // Studio and Jan reopen it), else `fallback` (the default model) when that file is there.
+  // A model used last whose file is gone is named in *gone, and nothing is opened.
+  QString modelAtStart(const QString& fallback, QString* gone = nullptr) const;
 
  signals:
   void started(const QString& path);

@@ -5,6 +5,8 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QEvent>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -13,6 +15,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "appcore/chat/chat_database.h"
 #include "appcore/chat/reply_thinking.h"
 #include "appcore/session/app_session.h"
 #include "ui/chat/chat_action_row.h"
@@ -40,6 +43,34 @@ ChatPanel::ChatPanel(AppSession& session, QWidget* parent) : QWidget(parent), m_
   m_renderTimer.setSingleShot(true);
   m_renderTimer.setInterval(33);
   connect(&m_renderTimer, &QTimer::timeout, this, &ChatPanel::refresh);
+  m_saveDraftsTimer.setSingleShot(true);
+  m_saveDraftsTimer.setInterval(1000);
+  connect(&m_saveDraftsTimer, &QTimer::timeout, this, &ChatPanel::saveDrafts);
+  connect(m_input, &QPlainTextEdit::textChanged, &m_saveDraftsTimer, qOverload<>(&QTimer::start));
+}
+
+namespace {
+const QString kDraftsKey = QStringLiteral("ui/drafts");  // {"<chat id>": {"text": ..., "editing": k}}
+}  // namespace
+
+void ChatPanel::saveDrafts() {
+  m_saveDraftsTimer.stop();
+  QHash<ChatId, Draft> all = m_drafts;
+  if (current()) all[m_current] = {m_input->toPlainText(), m_editing};
+  QJsonObject o;
+  for (auto it = all.constBegin(); it != all.constEnd(); ++it)
+    if (!it->text.isEmpty()) o[QString::number(it.key())] = QJsonObject{{"text", it->text}, {"editing", it->editing}};
+  m_session.database().setSetting(kDraftsKey, QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+}
+
+// Drafts of chats that are gone are not kept (their ids may come back for new chats).
+void ChatPanel::restoreDrafts() {
+  const QJsonObject o = QJsonDocument::fromJson(m_session.database().setting(kDraftsKey).toUtf8()).object();
+  for (auto it = o.constBegin(); it != o.constEnd(); ++it) {
+    bool ok = false;
+    const ChatId id = it.key().toLongLong(&ok);
+    if (ok && m_chats.chat(id)) m_drafts[id] = {it->toObject().value("text").toString(), it->toObject().value("editing").toInt(-1)};
+  }
 }
 
 // What the transcript's links and the compare columns ask for (fork, copy, edit, versions,
@@ -177,6 +208,7 @@ void ChatPanel::showChat(ChatId id) {
 void ChatPanel::forgetChat(ChatId id) {
   m_drafts.remove(id);
   if (id == m_current) m_current = -1;  // gone: nothing of it is kept as a draft
+  m_saveDraftsTimer.start();
 }
 
 void ChatPanel::refresh() {

@@ -3,7 +3,8 @@
 // with several samples), the message input, and the row under it (the compare controls, the
 // chat's sampling, Copy, Regenerate, Stop, Send). It shows the session's chat and asks the
 // ChatController for turns; the turn's state is the controller's. What the input holds is the
-// chat's: switching chats keeps each one's draft (and the question it was editing) for it.
+// chat's: switching chats keeps each one's draft (and the question it was editing) for it, and
+// the drafts are saved (in the chat database, once typing pauses) for the next start.
 
 #include <QHash>
 #include <QTimer>
@@ -32,6 +33,8 @@ class ChatPanel : public QWidget {
   // Shows chat id: the input takes its draft, the one shown before keeps what was typed.
   void showChat(ChatId id);
   void forgetChat(ChatId id);  // deleted: its draft goes with it
+  void saveDrafts();           // now (the app quits); otherwise once typing pauses
+  void restoreDrafts();        // the saved drafts of the chats there are (after they are restored)
   void refresh();              // the chat shown, drawn again
   void refreshSoon();          // at most ~30 times a second: tokens arrive faster than a person reads
   void updateControls();       // which buttons a turn allows now
@@ -84,6 +87,7 @@ class ChatPanel : public QWidget {
   };
   QHash<ChatId, Draft> m_drafts;
   QTimer m_renderTimer;
+  QTimer m_saveDraftsTimer;
 
   QStackedWidget* m_stack = nullptr;
   TranscriptView* m_transcript = nullptr;

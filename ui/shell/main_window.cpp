@@ -81,9 +81,12 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   connectBridge();
   connectChats();
 
-  const QVector<ChatId> restored = m_chats->restore();
+  QVector<ChatId> restored = m_chats->restore();
+  m_lessons->removeLeftoverScene();
+  restored.removeIf([this](ChatId id) { return !m_chats->chat(id); });
+  m_chatPanel->restoreDrafts();
   if (restored.isEmpty()) newChat();
-  else selectChat(restored.first());
+  else selectChat(chatAtStart(restored));
   updateControls();
   m_api->restore();
 }
@@ -109,6 +112,7 @@ void MainWindow::showEvent(QShowEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  m_chatPanel->saveDrafts();
   m_db->setSetting(kGeometryKey, QString::fromLatin1(saveGeometry().toBase64()));
   m_db->setSetting(kStateKey, QString::fromLatin1(saveState().toBase64()));
   QMainWindow::closeEvent(event);
@@ -236,6 +240,11 @@ void MainWindow::connectChats() {
     updateControls();
   });
   connect(m_chats, &ChatController::status, this, &MainWindow::setChatStatus);
+  // A turn that waits for a paused engine says so (a lesson pauses it too).
+  connect(m_chats, &ChatController::replyingChanged, this, [this](ChatId id, bool replying) {
+    if (replying && m_pool->paused() && !m_lessons->sceneChatTitle(id))
+      setChatStatus(id, tr("The engine is paused: this reply waits. “Pause engine” on the Engine toolbar resumes it."));
+  });
   connect(m_chats, &ChatController::turnEnded, this, [this](ChatId id) {
     if (id == currentChat()) {
       m_chatPanel->refresh();
@@ -277,9 +286,26 @@ ChatId MainWindow::newChat() {
   return id;
 }
 
+namespace {
+const QString kShownChatKey = QStringLiteral("ui/shown_chat");  // the chat shown last, opened at the next start
+}  // namespace
+
+// The chat shown when the app quit; else the one used last.
+ChatId MainWindow::chatAtStart(const QVector<ChatId>& restored) const {
+  bool ok = false;
+  const ChatId shown = m_db->setting(kShownChatKey).toLongLong(&ok);
+  if (ok && restored.contains(shown)) return shown;
+  return *std::max_element(restored.begin(), restored.end(), [this](ChatId a, ChatId b) {
+    return m_chats->chat(a)->record.lastActive < m_chats->chat(b)->record.lastActive;
+  });
+}
+
 void MainWindow::selectChat(ChatId id) {
   if (!m_chats->chat(id)) return;
-  if (id != currentChat()) m_status->setText(m_chatStatus.value(id));
+  if (id != currentChat()) {
+    m_status->setText(m_chatStatus.value(id));
+    m_db->setSetting(kShownChatKey, QString::number(id));
+  }
   m_chatPanel->showChat(id);
   m_chatList->list()->select(id);
   m_prompts->showChat(id);

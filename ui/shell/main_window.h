@@ -53,8 +53,9 @@ class MainWindow : public QMainWindow {
   // The welcome page in place of the chat (no model in use: a first run, a file that is gone),
   // with a sentence under its buttons when message is given. ui/shell/main_window_library.cpp.
   void showWelcome(const QString& message = QString(), bool error = false);
-  // The app's start: the model asked for, else the default model; the welcome page when none
-  // was asked for and the default one is not there (a first run). threads as for loadModel.
+  // The app's start: the model asked for, else the one used last, else the default model
+  // (ModelLoad::modelAtStart); the welcome page when there is none (a first run), saying so
+  // when the one used last is gone. threads as for loadModel.
   void openAtStart(const QString& requested, int threads = -1);
   bool welcomeShown() const;
   WelcomeView* welcomeView() const { return m_welcome; }
@@ -114,6 +115,7 @@ class MainWindow : public QMainWindow {
   QWidget* buildLeftPanel();  // the chat list above the system prompt
   void buildChatPanel();
   void nextChat(int step);  // +1 or -1 in the list's order, wrapping
+  ChatId chatAtStart(const QVector<ChatId>& restored) const;
   void forkCurrentAtLatest();
   void renameCurrentChat();  // the in-place editor in the list
   void showSearch();  // focuses the search box over the chat list

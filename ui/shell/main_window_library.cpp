@@ -51,11 +51,12 @@ void MainWindow::showWelcome(const QString& message, bool error) {
 ModelLibraryDialog* MainWindow::modelLibrary() const { return m_library.data(); }
 
 void MainWindow::openAtStart(const QString& requested, int threads) {
-  const QString fallback = QString::fromStdString(pagedchat::default_model_path());
-  if (requested.isEmpty() && !QFileInfo::exists(fallback))
-    showWelcome();
-  else
-    loadModel(requested.isEmpty() ? fallback : requested, threads);
+  if (!requested.isEmpty()) return loadModel(requested, threads);
+  QString gone;
+  const QString path = m_session.modelLoad().modelAtStart(QString::fromStdString(pagedchat::default_model_path()), &gone);
+  if (!path.isEmpty()) return loadModel(path, threads);
+  // The page lists the models found on this machine: the one to open instead is a click away.
+  showWelcome(gone.isEmpty() ? QString() : tr("The model used last is no longer there: %1. Choose another below.").arg(gone), !gone.isEmpty());
 }
 
 bool MainWindow::welcomeShown() const { return m_central->currentWidget() == m_welcome; }

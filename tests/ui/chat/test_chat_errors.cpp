@@ -40,6 +40,10 @@ class TestChatErrors : public QObject {
     QTest::newRow("reclaimed") << "sequence 12 is not parked (finished, released or reclaimed)" << "freed for other chats";
     QTest::newRow("idle") << "the engine went idle before request 12 ended" << "stopped before it ended";
     QTest::newRow("ours") << "No model is loaded." << "No model is loaded.";
+    // A message longer than the context: the reason and the way out, not "send again".
+    QTest::newRow("no room") << "The last message alone takes 861 of the context's 256 tokens: there is no room for a reply. "
+                                "Shorten it, or raise the context in Settings."
+                             << "takes 861 of the context's 256 tokens: there is no room for a reply. Shorten it";
     QTest::newRow("other") << "request 7: something odd" << "The reply failed.";
   }
   void engineErrorsGetASentence() {
