@@ -89,6 +89,72 @@ double measure_token_cost(const Model& model, int threads) {
   return (nine - one) / (8.0 * one);
 }
 
+using Workloads = std::map<std::string, std::vector<std::vector<int32_t>>>;
+using Tallies = std::map<std::string, std::vector<Tally>>;  // [workload][drafter]
+
+// Every prompt of every workload under every drafter, `rounds` times alternated; each drafter's
+// tokens checked against plain decoding's (drafters[0]).
+Tallies run_drafters(const Model& model, Backend& backend, const std::vector<Drafter>& drafters,
+                     const std::vector<EngineConfig>& configs, const Workloads& workloads, int rounds, int max_tokens) {
+  Tallies tally;
+  std::map<std::string, std::vector<std::vector<int32_t>>> plain_out;
+  for (int round = 0; round < rounds; ++round)
+    for (const auto& [workload, prompts] : workloads) {
+      auto& t = tally[workload];
+      t.resize(drafters.size());
+      for (size_t i = 0; i < prompts.size(); ++i)
+        for (size_t d = 0; d < drafters.size(); ++d) {
+          Engine engine(model, backend, configs[d]);
+          RequestRunner runner(engine);
+          Request r;
+          r.prompt = prompts[i];
+          r.params.max_tokens = max_tokens;
+          RequestRun run = runner.run(std::move(r));
+          if (!run.ok()) fail("%s", run.error.c_str());
+          t[d].add(run);
+          auto& reference = plain_out[workload];
+          if (reference.size() <= i) reference.resize(i + 1);
+          if (d == 0) reference[i] = run.tokens;
+          else if (run.tokens != reference[i]) t[d].identical = false;
+        }
+    }
+  return tally;
+}
+
+// One thread count's table, or its JSON object appended to out_json.
+void report(int threads, double token_cost, const std::vector<Drafter>& drafters, const Tallies& tally, bool json,
+            bool first_thread, std::string& out_json) {
+  if (!json) {
+    std::printf("\n%d threads (one more token in a decode step costs %.2f of a step)\n", threads, token_cost);
+    std::printf("%-6s %-12s %10s %8s %10s %10s %10s\n", "work", "drafter", "decode t/s", "speedup", "accepted", "tok/step",
+                "identical");
+  }
+  out_json += std::string(first_thread ? "" : ",") + "{\"threads\":" + std::to_string(threads) +
+              ",\"token_cost\":" + std::to_string(token_cost) + ",\"workloads\":{";
+  bool first_workload = true;
+  for (const auto& [workload, t] : tally) {
+    out_json += std::string(first_workload ? "" : ",") + "\"" + workload + "\":{";
+    first_workload = false;
+    for (size_t d = 0; d < drafters.size(); ++d) {
+      const double speedup = t[d].tok_s() / t[0].tok_s();
+      const double acceptance = t[d].drafted ? static_cast<double>(t[d].accepted) / t[d].drafted : 0.0;
+      const double per_step = t[d].steps ? static_cast<double>(t[d].tokens) / t[d].steps : 1.0;
+      if (!json)
+        std::printf("%-6s %-12s %10.1f %7.2fx %9.0f%% %10.2f %10s\n", workload.c_str(), drafters[d].name.c_str(), t[d].tok_s(),
+                    speedup, 100.0 * acceptance, per_step, t[d].identical ? "yes" : "NO");
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "%s\"%s\":{\"decode_tok_s\":%.2f,\"speedup\":%.4f,\"acceptance\":%.4f,\"drafted\":%lld,"
+                    "\"tokens_per_step\":%.3f,\"identical\":%s}",
+                    d ? "," : "", drafters[d].name.c_str(), t[d].tok_s(), speedup, acceptance, static_cast<long long>(t[d].drafted),
+                    per_step, t[d].identical ? "true" : "false");
+      out_json += buf;
+    }
+    out_json += "}";
+  }
+  out_json += "}}";
+}
+
 }  // namespace
 
 int cmd_bench_speculative(const std::vector<std::string>& argv) {
@@ -113,8 +179,8 @@ int cmd_bench_speculative(const std::vector<std::string>& argv) {
   drafters[2].options.draft_tokens = args.get_int("draft-tokens", 4, 1, 16);
   for (Drafter& d : drafters) d.options.adaptive = !args.flag("fixed-draft");
 
-  const std::map<std::string, std::vector<std::vector<int32_t>>> workloads = [&] {
-    std::map<std::string, std::vector<std::vector<int32_t>>> w;
+  const Workloads workloads = [&] {
+    Workloads w;
     const ChatModel chat(*model, ChatModel::own_template(*model));
     for (const char* p : kCopyPrompts) w["copy"].push_back(chat.encode_chat({{"user", p}}));
     for (const char* p : kChatPrompts) w["chat"].push_back(chat.encode_chat({{"user", p}}));
@@ -137,59 +203,9 @@ int cmd_bench_speculative(const std::vector<std::string>& argv) {
       configs[d].max_context = 2048;
       configure_speculation(drafters[d].options, *model, configs[d]);
     }
-    // [workload][drafter]
-    std::map<std::string, std::vector<Tally>> tally;
-    std::map<std::string, std::vector<std::vector<int32_t>>> plain_out;
-    for (int round = 0; round < rounds; ++round)
-      for (const auto& [workload, prompts] : workloads) {
-        auto& t = tally[workload];
-        t.resize(drafters.size());
-        for (size_t i = 0; i < prompts.size(); ++i)
-          for (size_t d = 0; d < drafters.size(); ++d) {
-            Engine engine(*model, backend, configs[d]);
-            RequestRunner runner(engine);
-            Request r;
-            r.prompt = prompts[i];
-            r.params.max_tokens = max_tokens;
-            RequestRun run = runner.run(std::move(r));
-            if (!run.ok()) fail("%s", run.error.c_str());
-            t[d].add(run);
-            auto& reference = plain_out[workload];
-            if (reference.size() <= i) reference.resize(i + 1);
-            if (d == 0) reference[i] = run.tokens;
-            else if (run.tokens != reference[i]) t[d].identical = false;
-          }
-      }
-    if (!json) {
-      std::printf("\n%d threads (one more token in a decode step costs %.2f of a step)\n", threads, token_cost);
-      std::printf("%-6s %-12s %10s %8s %10s %10s %10s\n", "work", "drafter", "decode t/s", "speedup", "accepted",
-                  "tok/step", "identical");
-    }
-    out_json += std::string(first_thread ? "" : ",") + "{\"threads\":" + std::to_string(threads) +
-                ",\"token_cost\":" + std::to_string(token_cost) + ",\"workloads\":{";
+    report(threads, token_cost, drafters, run_drafters(*model, backend, drafters, configs, workloads, rounds, max_tokens), json,
+           first_thread, out_json);
     first_thread = false;
-    bool first_workload = true;
-    for (const auto& [workload, t] : tally) {
-      out_json += std::string(first_workload ? "" : ",") + "\"" + workload + "\":{";
-      first_workload = false;
-      for (size_t d = 0; d < drafters.size(); ++d) {
-        const double speedup = t[d].tok_s() / t[0].tok_s();
-        const double acceptance = t[d].drafted ? static_cast<double>(t[d].accepted) / t[d].drafted : 0.0;
-        const double per_step = t[d].steps ? static_cast<double>(t[d].tokens) / t[d].steps : 1.0;
-        if (!json)
-          std::printf("%-6s %-12s %10.1f %7.2fx %9.0f%% %10.2f %10s\n", workload.c_str(), drafters[d].name.c_str(),
-                      t[d].tok_s(), speedup, 100.0 * acceptance, per_step, t[d].identical ? "yes" : "NO");
-        char buf[320];
-        std::snprintf(buf, sizeof buf,
-                      "%s\"%s\":{\"decode_tok_s\":%.2f,\"speedup\":%.4f,\"acceptance\":%.4f,\"drafted\":%lld,"
-                      "\"tokens_per_step\":%.3f,\"identical\":%s}",
-                      d ? "," : "", drafters[d].name.c_str(), t[d].tok_s(), speedup, acceptance,
-                      static_cast<long long>(t[d].drafted), per_step, t[d].identical ? "true" : "false");
-        out_json += buf;
-      }
-      out_json += "}";
-    }
-    out_json += "}}";
   }
   out_json += "]}";
   if (json) std::printf("%s\n", out_json.c_str());
