@@ -255,12 +255,22 @@ void LessonRunner::sendPaused(const QString& text, int samples) {
 }
 
 QCoro::Task<bool> LessonRunner::replyFully(const QString& text) {
+  QPointer<LessonRunner> self(this);
   auto done = qCoro(&m_session.chats(), &ChatController::turnEnded, kTurnTimeout);
   sendPaused(text);
   setPaused(false);
   const bool ended = (co_await std::move(done)).has_value();
+  if (!self) co_return false;
   setPaused(true);
-  co_return ended;
+  // A watched server has taken the pause before the scene's next turn is sent: that turn must
+  // wait for the class's steps, not run (and hit the prefix cache, say) before the lesson counts.
+  auto paused = std::make_shared<bool>(false);
+  m_session.pool().afterSent([paused] { *paused = true; });
+  for (int wait = 0; wait < 1000 && !*paused; ++wait) {
+    co_await QCoro::sleepFor(std::chrono::milliseconds(10));
+    if (!self) co_return false;
+  }
+  co_return ended && *paused;
 }
 
 QCoro::Task<bool> LessonRunner::stepUntilDecoding() {
@@ -280,7 +290,6 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_counts.fill(0);
   m_mixedSteps = 0;
   m_lastSentence.clear();
-  removeLeftoverScene();  // the last lesson's chats
   m_sceneChats.clear();
   m_titles.clear();
   m_remoteSent = m_remoteTaken = 0;
@@ -292,6 +301,9 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   if (!m_remote) m_session.pool().watchPool(QString());
   auto stale = [&] { return !self || generation != m_generation; };
   if (!co_await stopReplies() || stale()) co_return;
+  // The last lesson's chats go once their replies have ended (a server resets its pool only
+  // while none of its requests runs).
+  removeLeftoverScene();
   // Not a conditional expression around co_await: GCC 12 mishandles the temporaries of one.
   bool prepared = false;
   if (m_remote) prepared = co_await prepareRemote(lesson);

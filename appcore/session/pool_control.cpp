@@ -143,6 +143,17 @@ void PoolControl::stepToNextEvent() {
   if (!control("next_event", 500)) onEngineThread(m_bridge, [](EngineBridge& b) { b.stepMany(500, true); });
 }
 
+void PoolControl::afterSent(std::function<void()> then) {
+  if (!m_poolControl || watchedPool().isEmpty()) return then();
+  QPointer<PoolControl> self(this);
+  // The one worker takes requests in order: when this runs, the ones before it have been answered.
+  m_poolControl->start([self, then = std::move(then)] {
+    QMetaObject::invokeMethod(qApp, [self, then] {
+      if (self) then();
+    }, Qt::QueuedConnection);
+  });
+}
+
 bool PoolControl::resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens) {
   if (numBlocks > 0 && !watchedPool().isEmpty()) m_lessonPoolOf = watchedPool();
   return sendToWatchedPool([shape = pagedchat::remote::RemotePoolShape{numBlocks, numHostBlocks, blockSize, maxContext, stepTokens}](

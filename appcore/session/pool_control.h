@@ -54,6 +54,10 @@ class PoolControl : public QObject {
   void setPaused(bool paused);
   void step(int steps = 1);
   void stepToNextEvent();  // steps until one changes a KV block (at most 500)
+  // Runs `then` on this thread once the watched server has answered every request sent to it
+  // before (at once when no server is watched): a turn sent after a pause then reaches a
+  // server that is paused already (turns go by another connection, which could overtake it).
+  void afterSent(std::function<void()> then);
 
   // A fresh pool of this shape on the watched server (a lesson's scene there; the server must
   // allow pool control and have no request in flight); numBlocks 0: the server's own pool.

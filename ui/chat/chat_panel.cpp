@@ -43,6 +43,20 @@ ChatPanel::ChatPanel(AppSession& session, QWidget* parent) : QWidget(parent), m_
   m_renderTimer.setSingleShot(true);
   m_renderTimer.setInterval(33);
   connect(&m_renderTimer, &QTimer::timeout, this, &ChatPanel::refresh);
+  // The chat shown, redrawn as its turn streams and when it ends; the buttons follow.
+  connect(&m_chats, &ChatController::chatChanged, this, [this](ChatId id) {
+    if (id != m_current) return;
+    refreshSoon();
+    updateControls();
+  });
+  connect(&m_chats, &ChatController::turnEnded, this, [this](ChatId id) {
+    if (id != m_current) return;
+    refresh();
+    updateControls();
+  });
+  connect(&m_chats, &ChatController::engineChanged, this, [this](ChatId id) {
+    if (id == m_current) updateControls();
+  });
   m_saveDraftsTimer.setSingleShot(true);
   m_saveDraftsTimer.setInterval(1000);
   connect(&m_saveDraftsTimer, &QTimer::timeout, this, &ChatPanel::saveDrafts);

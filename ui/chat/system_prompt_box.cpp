@@ -5,9 +5,19 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include "appcore/session/chat_controller.h"
+
+namespace {
+// A prompt editor a few lines high (it scrolls past them): the chat list above keeps the room.
+void fitLines(QPlainTextEdit* edit) {
+  constexpr int kLines = 3;
+  const int frame = 2 * edit->frameWidth() + static_cast<int>(2 * edit->document()->documentMargin());
+  edit->setFixedHeight(edit->fontMetrics().lineSpacing() * kLines + frame);
+}
+}  // namespace
 
 SystemPromptBox::SystemPromptBox(ChatController& chats, QWidget* parent) : QGroupBox(tr("System prompt"), parent), m_chats(chats) {
   auto* pv = new QVBoxLayout(this);
@@ -16,6 +26,7 @@ SystemPromptBox::SystemPromptBox(ChatController& chats, QWidget* parent) : QGrou
   pv->addWidget(sharedLabel);
   m_shared = new QPlainTextEdit(this);
   m_shared->setObjectName(QStringLiteral("sharedSystemPrompt"));
+  fitLines(m_shared);
   pv->addWidget(m_shared);
   m_override = new QCheckBox(tr("This chat uses its own:"), this);
   m_override->setObjectName(QStringLiteral("overrideSystemPrompt"));
@@ -23,6 +34,8 @@ SystemPromptBox::SystemPromptBox(ChatController& chats, QWidget* parent) : QGrou
   m_own = new QPlainTextEdit(this);
   m_own->setObjectName(QStringLiteral("chatSystemPrompt"));
   m_own->setEnabled(false);
+  m_own->setVisible(false);  // shown while the chat uses its own
+  fitLines(m_own);
   pv->addWidget(m_own);
   auto* policyRow = new QVBoxLayout();  // one above the other: the dock may be narrow
   policyRow->setSpacing(2);
@@ -72,11 +85,13 @@ void SystemPromptBox::showPromptOf(ChatId id) {
   if (m_override->isChecked() != c->record.overridesSystemPrompt) m_override->setChecked(c->record.overridesSystemPrompt);
   if (m_own->toPlainText() != c->record.systemPrompt) m_own->setPlainText(c->record.systemPrompt);
   m_own->setEnabled(c->record.overridesSystemPrompt);
+  m_own->setVisible(c->record.overridesSystemPrompt);
 }
 
 void SystemPromptBox::onEdited() {
   m_chats.setSharedSystemPrompt(m_shared->toPlainText());
   m_chats.setChatSystemPrompt(m_shown, m_override->isChecked(), m_own->toPlainText());
   m_own->setEnabled(m_override->isChecked());
+  m_own->setVisible(m_override->isChecked());
   m_saveTimer.start();
 }

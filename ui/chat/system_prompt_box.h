@@ -1,7 +1,7 @@
 #pragma once
 // "System prompt", under the chat list: the prompt all chats share (empty: the model's
-// default), whether the chat shown uses its own and what it is, and what the chat does when
-// its context is full. Edits go to the ChatController as they are typed and are saved once
+// default), whether the chat shown uses its own and what it is (its editor shown only then),
+// and what the chat does when its context is full. A few lines each: the list keeps the room. Edits go to the ChatController as they are typed and are saved once
 // typing pauses; a prompt set elsewhere (a lesson) is shown as it changes.
 
 #include <QGroupBox>

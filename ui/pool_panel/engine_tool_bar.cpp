@@ -8,8 +8,11 @@
 
 EngineToolBar::EngineToolBar(AppSession& session, QWidget* parent) : QToolBar(tr("Engine"), parent) {
   setObjectName(QStringLiteral("engineToolBar"));
+  setMovable(false);  // it sits over the pool it steps, in the KV dock
+  setFloatable(false);
   PoolControl* pool = &session.pool();
-  QAction* pause = addAction(tr("Pause engine"));
+  QAction* pause = addAction(tr("Pause"));
+  pause->setToolTip(tr("Pause the engine of the pool shown: replies wait; Step and Next event then run it step by step"));
   pause->setObjectName(QStringLiteral("pauseEngine"));
   pause->setCheckable(true);
   connect(pause, &QAction::toggled, pool, &PoolControl::setPaused);
@@ -28,11 +31,11 @@ EngineToolBar::EngineToolBar(AppSession& session, QWidget* parent) : QToolBar(tr
                            "copy-on-write, a cache hit, an eviction, a preemption or a swap (at most 500 steps)"));
   connect(nextEvent, &QAction::triggered, pool, &PoolControl::stepToNextEvent);
 
-  QAction* teaching = addAction(tr("Teaching preset"));
+  QAction* teaching = addAction(tr("Teaching"));
   teaching->setObjectName(QStringLiteral("teachingPreset"));
   teaching->setCheckable(true);
   teaching->setChecked(session.settings().teachingPreset);
-  teaching->setToolTip(tr("Blocks of %1 tokens in a pool of %2, chats of %3 tokens, %4 tokens per step: allocation, sharing, "
+  teaching->setToolTip(tr("The teaching preset: blocks of %1 tokens in a pool of %2, chats of %3 tokens, %4 tokens per step: allocation, sharing, "
                           "copy-on-write and preemption become visible (reloads the model)")
                            .arg(AppSettings::kTeachingBlockSize)
                            .arg(AppSettings::kTeachingBlocks)

@@ -1,5 +1,5 @@
 #pragma once
-// The Engine toolbar: pause the pool shown (this machine's engine or a watched server's), step
+// The Engine toolbar, over the KV blocks in their dock: pause the pool shown (this machine's engine or a watched server's), step
 // it once, ten times or to the next KV event while paused, and the teaching preset (small
 // blocks in a small pool, so allocation, sharing and preemption show; it reloads the model).
 // The checks follow the session: a lesson pauses the pool and turns the preset on too.

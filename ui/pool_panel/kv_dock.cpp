@@ -1,16 +1,28 @@
 // The dock that draws the pool shown.
 #include "ui/pool_panel/kv_dock.h"
 
+#include <QVBoxLayout>
+
+#include "appcore/session/app_session.h"
 #include "appcore/session/pool_control.h"
+#include "ui/pool_panel/engine_tool_bar.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
 
-KvDock::KvDock(PoolControl& pool, QWidget* parent) : QDockWidget(tr("KV blocks"), parent) {
+KvDock::KvDock(AppSession& session, QWidget* parent) : QDockWidget(tr("KV blocks"), parent) {
   setObjectName(QStringLiteral("kvBlocksDock"));
-  m_panel = new KvPoolPanel(this);
+  auto* inside = new QWidget(this);
+  auto* v = new QVBoxLayout(inside);
+  v->setContentsMargins(0, 0, 0, 0);
+  v->setSpacing(0);
+  m_toolBar = new EngineToolBar(session, inside);
+  v->addWidget(m_toolBar);
+  m_panel = new KvPoolPanel(inside);
   m_panel->setObjectName(QStringLiteral("kvPoolPanel"));
   m_panel->setMinimumWidth(280);
-  setWidget(m_panel);
+  v->addWidget(m_panel, 1);
+  setWidget(inside);
+  PoolControl& pool = session.pool();
   connect(&pool, &PoolControl::shownChanged, this, &KvDock::showPoolOf);
   connect(&pool, &PoolControl::pausedChanged, this, [this](bool paused) { m_panel->poolView()->setFlashesHeld(paused); });
   connect(&pool, &PoolControl::localFrame, m_panel, [this](const PoolFrame& f) {

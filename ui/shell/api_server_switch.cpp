@@ -5,7 +5,7 @@
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QStatusBar>
-#include <QToolBar>
+#include <QToolButton>
 
 #include "appcore/chat/chat_database.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
@@ -17,7 +17,7 @@ const QString kApiEnabledKey = QStringLiteral("api_server_enabled");  // "1" or 
 const QString kApiPortKey = QStringLiteral("api_server_port");
 }  // namespace
 
-ApiServerSwitch::ApiServerSwitch(LocalApiServer* server, ChatDatabase& db, QToolBar* toolBar, QStatusBar* statusBar, QObject* parent)
+ApiServerSwitch::ApiServerSwitch(LocalApiServer* server, ChatDatabase& db, QStatusBar* statusBar, QObject* parent)
     : QObject(parent), m_server(server), m_db(db) {
   m_label = new QLabel(statusBar);
   m_label->setObjectName(QStringLiteral("apiServerUrl"));
@@ -25,11 +25,16 @@ ApiServerSwitch::ApiServerSwitch(LocalApiServer* server, ChatDatabase& db, QTool
   statusBar->addPermanentWidget(m_label);
 #ifdef PAGEDCHAT_HAVE_SERVER
   m_label->setText(tr("API: off"));
-  m_action = toolBar->addAction(tr("Serve API"));
+  m_action = new QAction(tr("Serve API"), statusBar);
   m_action->setObjectName(QStringLiteral("serveApi"));
   m_action->setCheckable(true);
   m_action->setToolTip(tr("Serve the OpenAI-compatible API on 127.0.0.1 from this app's engine: API requests batch with "
                           "the chats and show in the KV block view"));
+  auto* button = new QToolButton(statusBar);
+  button->setObjectName(QStringLiteral("serveApiButton"));
+  button->setDefaultAction(m_action);
+  button->setAutoRaise(true);
+  statusBar->addPermanentWidget(button);
   connect(m_action, &QAction::toggled, this, &ApiServerSwitch::setEnabled);
   if (!m_server) return;
   connect(m_server, &LocalApiServer::started, this, [this](const QString& url) {
@@ -42,8 +47,6 @@ ApiServerSwitch::ApiServerSwitch(LocalApiServer* server, ChatDatabase& db, QTool
     m_action->setChecked(false);
     emit changed(QString(), error);
   });
-#else
-  Q_UNUSED(toolBar);
 #endif
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The local API in the window: "Serve API" on the Engine toolbar and the URL in the status bar.
+// The local API in the window: "Serve API" and the URL it serves at, in the status bar.
 // On, the app's OpenAI-compatible server (LocalApiServer) listens on 127.0.0.1 at the saved
 // port; on or off is saved and restored at the next start. Built without the server, the label
 // says nothing and there is no action.
@@ -12,13 +12,12 @@ class LocalApiServer;
 class QAction;
 class QLabel;
 class QStatusBar;
-class QToolBar;
 
 class ApiServerSwitch : public QObject {
   Q_OBJECT
  public:
   // server may be null (built without it); server and db must outlive the switch.
-  ApiServerSwitch(LocalApiServer* server, ChatDatabase& db, QToolBar* toolBar, QStatusBar* statusBar, QObject* parent = nullptr);
+  ApiServerSwitch(LocalApiServer* server, ChatDatabase& db, QStatusBar* statusBar, QObject* parent = nullptr);
 
   void setEnabled(bool on);
   void setPort(int port);  // 0 picks a free one; saved, used from the next start of the server

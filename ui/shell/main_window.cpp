@@ -9,7 +9,6 @@
 #include <QScreen>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QToolBar>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -127,9 +126,9 @@ QWidget* MainWindow::buildLeftPanel() {
   connect(m_chatList, &ChatListPanel::searchResultOpened, this, &MainWindow::openSearchResult);
   connect(m_chatList, &ChatListPanel::chatRemoved, this, &MainWindow::onChatRemoved);
   connect(m_chatList, &ChatListPanel::contextMenuRequested, this, [this](const QPoint& at) { m_chatMenu->popup(at); });
-  v->addWidget(m_chatList, 2);
+  v->addWidget(m_chatList, 1);  // the list takes what the prompt box leaves
   m_prompts = new SystemPromptBox(*m_chats, panel);
-  v->addWidget(m_prompts, 1);
+  v->addWidget(m_prompts, 0);
   return panel;
 }
 
@@ -147,13 +146,11 @@ void MainWindow::buildChatPanel() {
 }
 
 void MainWindow::buildKvDock() {
-  m_kvDock = new KvDock(*m_pool, this);
+  m_kvDock = new KvDock(m_session, this);
   addDockWidget(Qt::RightDockWidgetArea, m_kvDock);
   connect(m_pool, &PoolControl::note, this, [this](const QString& sentence) { m_status->setText(sentence); });
-  auto* engine = new EngineToolBar(m_session, this);
-  addToolBar(engine);
-  connect(engine, &EngineToolBar::settingsWanted, this, &MainWindow::applySettings);
-  m_api = new ApiServerSwitch(m_apiServer, *m_db, engine, statusBar(), this);
+  connect(m_kvDock->engineToolBar(), &EngineToolBar::settingsWanted, this, &MainWindow::applySettings);
+  m_api = new ApiServerSwitch(m_apiServer, *m_db, statusBar(), this);
   connect(m_api, &ApiServerSwitch::changed, this, [this](const QString&, const QString& error) {
     if (!error.isEmpty()) m_status->setText(tr("The API server did not start: %1").arg(error));
   });
@@ -231,25 +228,20 @@ void MainWindow::connectBridge() {
 // What the chat controller says, shown where it concerns the chat on screen (the list and the
 // system prompt box follow it themselves).
 void MainWindow::connectChats() {
-  connect(m_chats, &ChatController::engineChanged, this, [this](ChatId id) {
-    if (id == currentChat()) updateControls();
-  });
-  connect(m_chats, &ChatController::chatChanged, this, [this](ChatId id) {
-    if (id != currentChat()) return;
-    m_chatPanel->refreshSoon();
-    updateControls();
-  });
+  // The meter follows the chat shown (the panel redraws the chat itself).
+  auto meterOf = [this](ChatId id) {
+    if (id == currentChat()) updateMeter();
+  };
+  connect(m_chats, &ChatController::chatChanged, this, meterOf);
+  connect(m_chats, &ChatController::engineChanged, this, meterOf);
   connect(m_chats, &ChatController::status, this, &MainWindow::setChatStatus);
   // A turn that waits for a paused engine says so (a lesson pauses it too).
   connect(m_chats, &ChatController::replyingChanged, this, [this](ChatId id, bool replying) {
     if (replying && m_pool->paused() && !m_lessons->sceneChatTitle(id))
-      setChatStatus(id, tr("The engine is paused: this reply waits. “Pause engine” on the Engine toolbar resumes it."));
+      setChatStatus(id, tr("The engine is paused: this reply waits. “Pause” over the KV blocks resumes it."));
   });
   connect(m_chats, &ChatController::turnEnded, this, [this](ChatId id) {
-    if (id == currentChat()) {
-      m_chatPanel->refresh();
-      updateControls();
-    }
+    if (id == currentChat()) updateMeter();
     emit turnDone(id);
   });
 }
@@ -312,10 +304,14 @@ void MainWindow::selectChat(ChatId id) {
   updateControls();
 }
 
-// The buttons the chat shown allows, and the meter: the conversation the model reads next
-// against the context, and what the chat holds now.
+// The buttons the chat shown allows, and the meter.
 void MainWindow::updateControls() {
   m_chatPanel->setTurnsHeld(m_loader->isLoading());  // updates the panel's buttons
+  updateMeter();
+}
+
+// The conversation the model reads next against the context, and what the chat holds now.
+void MainWindow::updateMeter() {
   const ChatController::Chat* c = m_chats->chat(currentChat());
   if (c && c->record.remote.isSet())
     m_context->setText(tr("remote: %1 at %2").arg(c->record.remote.model, c->record.remote.url));

@@ -147,6 +147,7 @@ class MainWindow : public QMainWindow {
   void connectBridge();
   void connectChats();
   void updateControls();
+  void updateMeter();
   void askVllmPool();  // View > Watch a remote pool > vLLM KV events…
 
   AppSession& m_session;

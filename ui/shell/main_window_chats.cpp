@@ -15,7 +15,6 @@
 #include <QMessageBox>
 #include <QRegularExpression>
 #include <QStandardPaths>
-#include <QToolBar>
 
 #include <algorithm>
 
@@ -98,9 +97,8 @@ void MainWindow::buildChatMenu() {
 void MainWindow::buildViewMenu() {
   m_viewMenu = menuBar()->addMenu(tr("&View"));
   m_viewMenu->setObjectName(QStringLiteral("viewMenu"));
-  // Docks and the toolbar come back from here once closed.
+  // Docks come back from here once closed.
   for (QDockWidget* dock : findChildren<QDockWidget*>()) m_viewMenu->addAction(dock->toggleViewAction());
-  for (QToolBar* bar : findChildren<QToolBar*>()) m_viewMenu->addAction(bar->toggleViewAction());
   QMenu* watch = m_viewMenu->addMenu(tr("&Watch a remote pool"));
   watch->setObjectName(QStringLiteral("watchPoolMenu"));
   connect(watch, &QMenu::aboutToShow, this, [this, watch] { fillWatchPoolMenu(watch); });

@@ -42,7 +42,8 @@ class TestRemoteLessons : public QObject {
     LessonRunner* runner = w.lessons();
     start(w, id);
     QTRY_VERIFY_WITH_TIMEOUT(runner->state() == LessonRunner::State::ready || runner->state() == LessonRunner::State::failed, 180000);
-    QCOMPARE(runner->state(), LessonRunner::State::ready);
+    QVERIFY2(runner->state() == LessonRunner::State::ready,
+             qPrintable(w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"))->statusShown()));  // why it failed
     if (runner->onRemotePool()) {  // the panel says whose pool the lesson is told on
       const QString title = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"))->statusShown();
       QVERIFY2(title.endsWith(QStringLiteral("(on %1's pool)").arg(QUrl(w.session().pool().watchedPool()).authority())), qPrintable(title));

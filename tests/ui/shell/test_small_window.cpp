@@ -11,11 +11,15 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QToolButton>
+#include <QTreeWidgetItem>
+
+#include <algorithm>
 
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "appcore/lessons/lesson_runner.h"
 #include "ui/chat/chat_action_row.h"
+#include "ui/chat_list/chat_list_widget.h"
 #include "ui/shell/main_window.h"
 
 namespace {
@@ -83,6 +87,17 @@ class TestSmallWindow : public QObject {
     QVERIFY2(cut.isEmpty(), qPrintable(cut.join(QStringLiteral("; "))));
     w.findChild<QDockWidget*>(QStringLiteral("chatsDock"))->raise();
     QTest::qWait(50);
+
+    // The chat list has room: with twelve chats, at least ten rows show whole (the system
+    // prompt box under it takes what it needs, no more).
+    while (w.chatIds().size() < 12) w.newChat();
+    QTest::qWait(50);
+    auto* list = w.findChild<ChatListWidget*>();
+    QTreeWidgetItem* tenth = list->item(w.chatIds()[9]);
+    QVERIFY(tenth);
+    const int rowsShown = list->viewport()->height() / std::max(1, list->visualItemRect(tenth).height());
+    QVERIFY2(rowsShown >= 10, qPrintable(QStringLiteral("%1 rows of the list show (viewport %2 px, row %3 px)")
+                                             .arg(rowsShown).arg(list->viewport()->height()).arg(list->visualItemRect(tenth).height())));
 
     // The chat between the docks: room for a line of text.
     auto* transcript = w.findChild<QWidget*>(QStringLiteral("transcript"));
