@@ -205,6 +205,8 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
     }
     const size_t n = static_cast<size_t>(request.n);
     c.numPromptTokens = turn.num_submitted;
+    c.maxTokens.assign(n, request.params.max_tokens);
+    for (size_t i = 0; i < n && i < request.sample_params.size(); ++i) c.maxTokens[i] = request.sample_params[i].max_tokens;
     c.sentBytes.assign(n, 0);
     c.reported.assign(n, false);
     const pagedchat::RequestId id = m_engine.engine->submit(request);
@@ -350,7 +352,11 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
     }
     if (!s.finished || c.reported[i]) continue;
     c.reported[i] = true;
-    emit replyFinished(id, static_cast<int>(i), ReplyMetrics::of(s, c.numPromptTokens, out->num_cached_prompt_tokens));
+    ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, out->num_cached_prompt_tokens);
+    // The engine says "length" for both limits: short of its max tokens, the reply met the context's end.
+    if (m.finishReason == QLatin1String("length") && i < c.maxTokens.size() && m.numTokens < c.maxTokens[i])
+      m.finishReason = ReplyMetrics::kContextEnd;
+    emit replyFinished(id, static_cast<int>(i), m);
   }
   if (!out->done) return;
   const pagedchat::RequestOutput done = m_tracker->take_output(out->id);

@@ -153,6 +153,7 @@ class EngineBridge : public QObject {
     pagedchat::ChatSession session;
     // The turn in flight: what has been sent of each sample (coalescing).
     int64_t numPromptTokens = 0;
+    std::vector<int32_t> maxTokens;  // each sample's: the engine's "length" is this or the context's end
     std::vector<size_t> sentBytes;
     std::vector<bool> reported;
   };

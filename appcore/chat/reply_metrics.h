@@ -16,10 +16,12 @@ struct ReplyMetrics {
   double tokensPerSecond = 0;       // decode: tokens after the first over the time they took
   qint64 numPromptTokens = 0;       // prompt tokens this turn added to the sequence
   qint64 numCachedPromptTokens = 0; // of which the prefix cache served
-  // "stop", "length", "abort", "error"; "interrupted": the app (or its engine) went before the
+  // "stop", "length" (its max tokens), "abort", "error"; "context": it reached the end of the
+  // chat's context before its max tokens; "interrupted": the app (or its engine) went before the
   // reply ended, as a reply in flight is saved. Saved with the chat: never rename these.
   QString finishReason;
   static inline const QString kInterrupted = QStringLiteral("interrupted");
+  static inline const QString kContextEnd = QStringLiteral("context");
   // Speculative decoding: drafted tokens verified, those kept, and the decode steps the reply
   // took (not saved with the chat).
   qint64 numDrafted = 0, numAccepted = 0, numDecodeSteps = 0;
@@ -58,7 +60,7 @@ struct ReplyMetrics {
           .arg(numTokens)
           .arg(secondsToFirstToken, 0, 'f', 2)
           .arg(logprob, 0, 'f', 2)
-          .arg(finishReason == QLatin1String("length") ? QStringLiteral(" · cut at its length limit") : QString());
+          .arg(ending());
     QString drafts;
     if (numDrafted > 0 && numDecodeSteps > 0)
       drafts = QStringLiteral(" · drafts %1% kept, %2 tokens a step")
@@ -69,9 +71,14 @@ struct ReplyMetrics {
         .arg(tokensPerSecond, 0, 'f', 1)
         .arg(secondsToFirstToken * 1000.0, 0, 'f', 0)
         .arg(drafts)
-        .arg(finishReason == QLatin1String("abort")    ? QStringLiteral(" · stopped")
-             : finishReason == QLatin1String("length") ? QStringLiteral(" · cut at its length limit")
-                                                       : QString());
+        .arg(ending());
+  }
+  // How it ended, when not by itself.
+  QString ending() const {
+    if (finishReason == QLatin1String("abort")) return QStringLiteral(" · stopped");
+    if (finishReason == QLatin1String("length")) return QStringLiteral(" · cut at its length limit");
+    if (finishReason == kContextEnd) return QStringLiteral(" · stopped at the end of the context (the chat's context is full)");
+    return QString();
   }
 };
 Q_DECLARE_METATYPE(ReplyMetrics)

@@ -386,6 +386,8 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   } else {
     onEngineThread(m_bridge, [id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
   }
+  measure(c.record.id);  // the meter counts the question at once, not when the reply has ended
+  c.sinceMeasured.start();
   emit chatChanged(c.record.id);
 }
 

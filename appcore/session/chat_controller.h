@@ -52,6 +52,7 @@ class ChatController : public QObject {
     // Since the reply in flight was last saved: it is saved as it streams in, at most once a
     // second (what a crash loses of it), marked interrupted until it ends.
     QElapsedTimer sinceSaved;
+    QElapsedTimer sinceMeasured;  // the meter's last measure while a reply streams
   };
   enum class ContextChoice { dropOldest, newChatFromRecent, cancel };
   // A search result: a chat whose title (message -1) or whose message `message` holds every

@@ -9,7 +9,8 @@
 #include "appcore/remote/remote_bridge.h"
 
 namespace {
-constexpr int kStreamSaveIntervalMs = 1000;  // a reply in flight is saved at most this often
+constexpr int kStreamSaveIntervalMs = 1000;    // a reply in flight is saved at most this often
+constexpr int kStreamMeasureIntervalMs = 500;  // and measured for the meter at most this often
 }  // namespace
 
 void ChatController::onReplyText(ChatId id, int sample, const QString& text) {
@@ -24,6 +25,11 @@ void ChatController::onReplyText(ChatId id, int sample, const QString& text) {
     }
   } else if (sample < c.samples.size()) {
     c.samples[sample] += text;
+  }
+  // The meter follows the reply as it streams (a measure tokenizes the chat: twice a second).
+  if (c.numSamples == 1 && (!c.sinceMeasured.isValid() || c.sinceMeasured.elapsed() >= kStreamMeasureIntervalMs)) {
+    measure(id);
+    c.sinceMeasured.start();
   }
   emit chatChanged(id);
 }

@@ -1,7 +1,9 @@
 // The chat list with its search box and the New chat button.
 #include "ui/chat_list/chat_list_panel.h"
 
+#include <QActionGroup>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QStackedWidget>
@@ -112,6 +114,22 @@ void ChatListPanel::removeChat(ChatId id) {
 void ChatListPanel::setOrder(ChatListWidget::Order order) {
   m_list->setOrder(order);
   m_db.setSetting(kListOrderKey, orderName(order));
+}
+
+void ChatListPanel::addSortMenu(QMenu* menu) {
+  QMenu* sort = menu->addMenu(tr("&Sort chats by"));
+  auto* group = new QActionGroup(sort);
+  const std::pair<ChatListWidget::Order, QString> orders[] = {{ChatListWidget::Order::recent, tr("Recent activity")},
+                                                               {ChatListWidget::Order::created, tr("Creation")},
+                                                               {ChatListWidget::Order::title, tr("Title")}};
+  for (const auto& [order, text] : orders) {
+    QAction* a = sort->addAction(text);
+    a->setObjectName(QStringLiteral("sortBy_%1").arg(orderName(order)));
+    a->setCheckable(true);
+    a->setChecked(m_list->order() == order);
+    group->addAction(a);
+    connect(a, &QAction::triggered, this, [this, order] { setOrder(order); });
+  }
 }
 
 void ChatListPanel::runSearch() {

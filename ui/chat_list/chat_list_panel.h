@@ -14,6 +14,7 @@ class ChatController;
 class ChatDatabase;
 class ChatSearchResults;
 class QLineEdit;
+class QMenu;
 class QStackedWidget;
 
 class ChatListPanel : public QWidget {
@@ -24,6 +25,7 @@ class ChatListPanel : public QWidget {
 
   ChatListWidget* list() const { return m_list; }
   void setOrder(ChatListWidget::Order order);  // saved for the next start
+  void addSortMenu(QMenu* menu);               // "Sort chats by": recent activity, creation, title
   void focusSearch();
   void clearSearch();
   QStringList searchWords() const;

@@ -315,12 +315,22 @@ void MainWindow::updateMeter() {
   const ChatController::Chat* c = m_chats->chat(currentChat());
   if (c && c->record.remote.isSet())
     m_context->setText(tr("remote: %1 at %2").arg(c->record.remote.model, c->record.remote.url));
-  else
-    m_context->setText(c && m_session.contextLength() > 0 ? tr("context %1 / %2 tokens · %3 KV blocks held")
-                                                                .arg(c->conversationTokens)
-                                                                .arg(m_session.contextLength())
-                                                                .arg(c->blocksHeld)
-                                                          : QString());
+  else if (!c || m_session.contextLength() <= 0)
+    m_context->setText(QString());
+  else if (c->conversationTokens > m_session.contextLength()) {
+    // Past the context (it was lowered, or the chat grew): what the next turn will do about it.
+    const ContextPolicy policy =
+        c->record.contextPolicy != ContextPolicy::appDefault ? c->record.contextPolicy : m_session.settings().contextPolicy;
+    m_context->setText(tr("⚠ context %1 / %2 tokens: more than the model reads; the next turn %3")
+                           .arg(c->conversationTokens)
+                           .arg(m_session.contextLength())
+                           .arg(policy == ContextPolicy::stopAndAsk ? tr("stops and asks") : tr("drops the oldest turns")));
+  } else {
+    m_context->setText(tr("context %1 / %2 tokens · %3 KV blocks held")
+                           .arg(c->conversationTokens)
+                           .arg(m_session.contextLength())
+                           .arg(c->blocksHeld));
+  }
   m_context->setToolTip(tr("Tokens of this chat as the model reads it next (system prompt and messages in view), against "
                            "the context; and the KV blocks its parked sequences hold in the pool now (0 after a restart "
                            "or a stop: the next turn reads the chat again, the prefix cache serving what it can)"));

@@ -115,20 +115,7 @@ void MainWindow::buildViewMenu() {
     themes->addAction(a);
     connect(a, &QAction::triggered, this, [this, choice] { setTheme(choice); });
   }
-  QMenu* sort = m_viewMenu->addMenu(tr("&Sort chats by"));
-  auto* group = new QActionGroup(sort);
-  const std::pair<ChatListWidget::Order, QString> orders[] = {{ChatListWidget::Order::recent, tr("Recent activity")},
-                                                               {ChatListWidget::Order::created, tr("Creation")},
-                                                               {ChatListWidget::Order::title, tr("Title")}};
-  const char* keys[] = {"recent", "created", "title"};
-  for (int i = 0; i < 3; ++i) {
-    QAction* a = sort->addAction(orders[i].second);
-    a->setObjectName(QStringLiteral("sortBy_%1").arg(QLatin1String(keys[i])));
-    a->setCheckable(true);
-    a->setChecked(m_chatList->list()->order() == orders[i].first);
-    group->addAction(a);
-    connect(a, &QAction::triggered, this, [this, order = orders[i].first] { m_chatList->setOrder(order); });
-  }
+  m_chatList->addSortMenu(m_viewMenu);
 }
 
 void MainWindow::applySavedTheme() {

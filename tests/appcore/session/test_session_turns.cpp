@@ -24,6 +24,15 @@ TurnSettings greedy(const AppSession& session, int maxTokens, int samples = 1) {
   return t;
 }
 
+// The model loaded with a context of maxContext tokens a chat (saved in the settings first:
+// with no model yet, nothing reloads).
+bool loadWithContext(AppServices& services, const QString& model, int maxContext) {
+  AppSettings small = services.session().settings();
+  small.maxContext = maxContext;
+  services.session().applySettings(small);
+  return loadIntoSession(services, model);
+}
+
 bool waitForTurn(ChatController& chats, ChatId id) {
   return QTest::qWaitFor([&] { return !chats.chat(id)->replying; }, 120000);
 }
@@ -103,10 +112,7 @@ class TestSessionTurns : public QObject {
 
   void aChatTooLongForTheContextStopsAndAsks() {
     AppServices services;
-    AppSettings small = services.session().settings();
-    small.maxContext = 320;
-    services.session().applySettings(small);  // no model yet: saved, nothing reloaded
-    QVERIFY(loadIntoSession(services, m_model));
+    QVERIFY(loadWithContext(services, m_model, 320));
     ChatController& chats = services.session().chats();
     const ChatId id = chats.create();
     chats.setContextPolicy(id, ContextPolicy::stopAndAsk);
@@ -125,6 +131,28 @@ class TestSessionTurns : public QObject {
     QCOMPARE(chats.resolveContextFull(id, ChatController::ContextChoice::cancel, turn, {}, &takenBack), ChatId(-1));
     QCOMPARE(takenBack, longer);
     QCOMPARE(chats.chat(id)->record.messages.size(), 2);
+  }
+
+  // A reply that meets the end of the chat's context before its max tokens says so, not "cut
+  // at its length limit" (the engine reports "length" for both).
+  void aReplyStoppedByTheContextSaysSo() {
+    AppServices services;
+    QVERIFY(loadWithContext(services, m_model, 128));
+    ChatController& chats = services.session().chats();
+    const ChatId id = chats.create();
+    QVERIFY(chats.send(id, QStringLiteral("Tell me a long story about a dragon who learns to read."), greedy(services.session(), 512), {}));
+    QVERIFY(waitForTurn(chats, id));
+    const MessageRecord& reply = chats.chat(id)->record.messages.last();
+    QCOMPARE(reply.role, QStringLiteral("assistant"));
+    QVERIFY(reply.metrics.numTokens < 512);
+    QCOMPARE(reply.metrics.finishReason, ReplyMetrics::kContextEnd);
+    QVERIFY2(reply.metrics.summary().contains(QStringLiteral("stopped at the end of the context")), qPrintable(reply.metrics.summary()));
+
+    // Under its max tokens, "length" as before.
+    const ChatId other = chats.create();
+    QVERIFY(chats.send(other, QStringLiteral("Tell me a long story about a lighthouse."), greedy(services.session(), 8), {}));
+    QVERIFY(waitForTurn(chats, other));
+    QCOMPARE(chats.chat(other)->record.messages.last().metrics.finishReason, QStringLiteral("length"));
   }
 
   void chatsComeBackAfterARestart() {

@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QSpinBox>
 
 #include <set>
@@ -38,10 +39,13 @@ class TestContextMeter : public QObject {
       if (s.chatTitle == title) blocks.insert(s.blockTable.begin(), s.blockTable.end());
     return static_cast<int>(blocks.size());
   }
-  // The meter shows what the controller measured.
+  // The meter shows what the controller measured; a chat past the context, flagged with what
+  // its next turn does.
   void meterSays(MainWindow& w, ChatId id, int tokens, int blocks) {
-    QTRY_COMPARE_WITH_TIMEOUT(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text(),
-                              QStringLiteral("context %1 / 2048 tokens · %2 KV blocks held").arg(tokens).arg(blocks), 10000);
+    const QString says = tokens > 2048 ? QStringLiteral("⚠ context %1 / 2048 tokens: more than the model reads; the next turn "
+                                                        "drops the oldest turns").arg(tokens)
+                                       : QStringLiteral("context %1 / 2048 tokens · %2 KV blocks held").arg(tokens).arg(blocks);
+    QTRY_COMPARE_WITH_TIMEOUT(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text(), says, 10000);
     QCOMPARE(w.currentChat(), id);
   }
 
@@ -104,6 +108,38 @@ class TestContextMeter : public QObject {
     pagedchat::test::loadAndWait(w, m_model);
     w.selectChat(id);
     meterSays(w, id, tokensOf(*w.chat(id)), 0);
+  }
+
+  // The question is counted as soon as it is sent (here on a paused engine: nothing of the
+  // reply yet), not when the reply has ended; a chat longer than the context (lowered under
+  // it) is flagged with what its next turn will do.
+  void theMeterCountsAtOnceAndFlagsAChatPastTheContext() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    const ChatId id = w.newChat();
+    auto* meter = w.findChild<QLabel*>(QStringLiteral("contextUsed"));
+    w.session().pool().setPaused(true);
+    QString question = QStringLiteral("Summarise this:");
+    while (m_tokens->tokenizer->encode(question.toStdString(), false, false).size() < 160) question += QStringLiteral(" river stone");
+    w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->setPlainText(question);
+    w.chatPanel()->send();
+    QVERIFY(w.isReplying(id));
+    meterSays(w, id, tokensOf(*w.chat(id)), 0);  // the question, and the reply's empty start
+    QVERIFY(tokensOf(*w.chat(id)) > 160);
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    w.session().pool().setPaused(false);
+    QVERIFY(done.wait(120000));
+
+    AppSettings small = w.settings();
+    small.maxContext = 128;
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    w.applySettings(small);  // the engine reloads with the smaller context
+    QVERIFY(ready.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(meter->text().startsWith(QStringLiteral("⚠ context ")), 10000);
+    QVERIFY2(meter->text().contains(QStringLiteral(" / 128 tokens: more than the model reads; the next turn drops the oldest turns")),
+             qPrintable(meter->text()));
   }
 };
 
