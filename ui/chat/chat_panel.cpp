@@ -318,6 +318,7 @@ void ChatPanel::send() {
   const TurnSettings settings = nextTurnSettings(titles);
   if (m_editing >= 0) m_chats.edit(m_current, std::exchange(m_editing, -1), text, settings, titles);
   else m_chats.send(m_current, text, settings, titles);
+  m_samples->setValue(1);  // a compare is this message's; the next one gets one reply unless asked again
   refresh();
   updateControls();
 }

@@ -119,6 +119,8 @@ class MainWindow : public QMainWindow {
   void forkCurrentAtLatest();
   void renameCurrentChat();  // the in-place editor in the list
   void showSearch();  // focuses the search box over the chat list
+  QString chatFolder() const;             // where Export and Import open
+  void setChatFolder(const QString& file);  // file's folder, for the next time
   void showSettings();
   void showCompareColumns();
   void showChatSampling();  // the current chat's sampling settings (ChatSamplingDialog)

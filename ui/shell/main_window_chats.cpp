@@ -9,6 +9,7 @@
 #include <QDialog>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
@@ -30,7 +31,16 @@
 
 namespace {
 const QString kThemeKey = QStringLiteral("ui/theme");              // "system", "light" or "dark"
+const QString kChatFolderKey = QStringLiteral("ui/chat_folder");   // where chats were exported or imported last
 }  // namespace
+
+// Where Export and Import open: the folder used last, else Documents (not the working folder).
+QString MainWindow::chatFolder() const {
+  const QString last = m_db->setting(kChatFolderKey);
+  return !last.isEmpty() && QFileInfo(last).isDir() ? last : QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+}
+
+void MainWindow::setChatFolder(const QString& file) { m_db->setSetting(kChatFolderKey, QFileInfo(file).absolutePath()); }
 
 void MainWindow::showSearch() {
   if (auto* dock = findChild<QDockWidget*>(QStringLiteral("chatsDock"))) dock->show();
@@ -79,14 +89,13 @@ void MainWindow::buildChatMenu() {
     if (!r) return;
     QString name = r->title;
     name.replace(QRegularExpression(QStringLiteral("[^\\w\\- ]+")), QStringLiteral("_"));
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export chat"), dir + QLatin1Char('/') + name.left(60) + QStringLiteral(".md"),
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export chat"), chatFolder() + QLatin1Char('/') + name.left(60) + QStringLiteral(".md"),
                                                       tr("Markdown (*.md);;PagedChat chat (*.json)"));
-    if (!path.isEmpty()) exportChat(r->id, path);
+    if (!path.isEmpty() && exportChat(r->id, path)) setChatFolder(path);
   });
   add(tr("&Import…"), "importChatAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I), [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import chat"), QString(), tr("PagedChat chat (*.json)"));
-    if (!path.isEmpty()) importChat(path);
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import chat"), chatFolder(), tr("PagedChat chat (*.json)"));
+    if (!path.isEmpty() && importChat(path) >= 0) setChatFolder(path);
   });
   connect(m_chatMenu, &QMenu::aboutToShow, this, [this] {
     const QSignalBlocker block(m_pinAction);

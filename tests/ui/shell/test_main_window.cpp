@@ -98,6 +98,7 @@ class TestMainWindow : public QObject {
     w.newChat();
     w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(3);
     sendAndWait(w, QStringLiteral("Say a random word."));
+    QCOMPARE(w.findChild<QSpinBox*>(QStringLiteral("samples"))->value(), 1);  // a compare is one message's: the next is one reply again
     auto* compare = w.findChild<CompareView*>(QStringLiteral("compareView"));
     QVERIFY(compare->isVisible());
     QCOMPARE(compare->numColumns(), 3);
