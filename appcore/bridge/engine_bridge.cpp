@@ -121,7 +121,9 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
     const pagedchat::ChatTemplate& used = m_chatModel.chat_template();
     if (!used.fallback_reason().empty())
       loaded += QStringLiteral(" · %1 (%2)").arg(QString::fromStdString(used.describe()), QString::fromStdString(used.fallback_reason()));
-    emit modelDescribed(describeModel(path, settings));  // first: the window has it when the model is ready
+    const ModelInfo info = describeModel(path, settings);
+    if (info.baseModel) loaded += tr(" · a base model: its file has no chat template");
+    emit modelDescribed(info);  // first: the window has it when the model is ready
     emit modelLoaded(loaded, m_engine.max_context);
     emitFrame(QString());
   } catch (const pagedchat::LoadCancelled&) {
@@ -143,6 +145,7 @@ ModelInfo EngineBridge::describeModel(const QString& path, const Config& setting
     info.parameters = QString::fromStdString(pagedchat::models::format_parameters(summary.parameters));
     info.quantization = QString::fromStdString(summary.quantization);
     info.fileSize = QString::fromStdString(pagedchat::models::format_bytes(summary.file_size));
+    info.baseModel = !summary.has_chat_template;
   } catch (const std::exception& e) {
     info.parameters = info.quantization = info.fileSize = tr("not known (%1)").arg(QString::fromUtf8(e.what()));
   }

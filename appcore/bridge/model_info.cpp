@@ -14,6 +14,11 @@ QString bytes(qint64 n) {
 }
 }  // namespace
 
+QString ModelInfo::baseModelSentence() {
+  return tr("a base model, trained to continue text rather than to chat; its replies may run on and write the next "
+            "turns themselves. An instruct or chat version of it answers questions.");
+}
+
 QVector<std::pair<QString, QString>> ModelInfo::rows() const {
   const QLocale locale;
   QVector<std::pair<QString, QString>> r;
@@ -30,7 +35,9 @@ QVector<std::pair<QString, QString>> ModelInfo::rows() const {
   r.append({tr("Context"), tr("%1 tokens per chat here (trained for %2)").arg(locale.toString(chatContext), locale.toString(trainedContext))});
   if (slidingWindow > 0)
     r.append({tr("Sliding window"), tr("%1 tokens on %2 of %3 layers").arg(slidingWindow).arg(localLayers).arg(layers)});
-  r.append({tr("Chat template"), templateFallback.isEmpty() ? chatTemplate : tr("%1 (%2)").arg(chatTemplate, templateFallback)});
+  r.append({tr("Chat template"), baseModel ? tr("none in the file: %1").arg(baseModelSentence())
+                                 : templateFallback.isEmpty() ? chatTemplate
+                                                              : tr("%1 (%2)").arg(chatTemplate, templateFallback)});
   r.append({tr("KV cache"), tr("%1 a token (%2), %3 blocks of %4 tokens").arg(bytes(kvBytesPerToken), kvType).arg(numBlocks).arg(blockSize)});
   r.append({tr("Preemption"), numHostBlocks > 0
                                   ? tr("swap to host memory (%1 blocks, %2)").arg(numHostBlocks).arg(bytes(kvBytesPerToken * blockSize * numHostBlocks))

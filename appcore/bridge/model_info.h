@@ -18,6 +18,11 @@ struct ModelInfo {
   int slidingWindow = 0, localLayers = 0;
   QString chatTemplate;          // "the model's own template", "the built-in ChatML format"
   QString templateFallback;      // why the model's own is not used, when it is not
+  // Its file carries no chat template: a base model, trained to continue text, not tuned to
+  // chat (Gemma 3 270M as published). It chats in its family's built-in format all the same,
+  // and its replies may run on and write the next turns themselves.
+  bool baseModel = false;
+  static QString baseModelSentence();
   QString backend, speculation, kvType;
   qint64 kvBytesPerToken = 0;  // every layer's keys and values of one token, in the pool's element type
   int blockSize = 0, numBlocks = 0;

@@ -10,6 +10,7 @@
 #include <QDialogButtonBox>
 #include <QLabel>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPushButton>
 
 #include "support/test_env.h"
@@ -65,6 +66,8 @@ class TestModelInfo : public QObject {
     // f16 keys and values of every layer: the pool's bytes a token, computed from the shape.
     QCOMPARE(info.kvBytesPerToken, qint64{2} * info.layers * info.kvHeads * info.headDim * 2);
     QVERIFY(info.chatTemplate.contains(QStringLiteral("template")) || info.chatTemplate.contains(QStringLiteral("format")));
+    QVERIFY(!info.baseModel);  // SmolLM2-Instruct carries its template
+    QVERIFY(!w.findChild<QLabel*>(QStringLiteral("status"))->text().contains(QStringLiteral("base model")));
 
     ModelInfoDialog* d = openWithKeys(w);
     QVERIFY(d);
@@ -96,6 +99,14 @@ class TestModelInfo : public QObject {
     QVERIFY(info.localLayers > 0 && info.localLayers < info.layers);
     QVERIFY(info.rows().contains(std::pair{QStringLiteral("Sliding window"),
                                            QStringLiteral("%1 tokens on %2 of %3 layers").arg(info.slidingWindow).arg(info.localLayers).arg(info.layers)}));
+    // Gemma 3 270M as published is a base model (no template in its file): said in the status
+    // line, where the user types, and in the panel (issue 45, item 7).
+    QVERIFY(info.baseModel);
+    const QString status = w.findChild<QLabel*>(QStringLiteral("status"))->text();
+    QVERIFY2(status.endsWith(QStringLiteral("a base model: its file has no chat template")), qPrintable(status));
+    const QString placeholder = w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->placeholderText();
+    QVERIFY2(placeholder.contains(QStringLiteral("base model, trained to continue text rather than to chat")), qPrintable(placeholder));
+    QVERIFY(info.rows().contains(std::pair{QStringLiteral("Chat template"), QStringLiteral("none in the file: ") + ModelInfo::baseModelSentence()}));
   }
 };
 
