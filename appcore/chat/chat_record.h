@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "appcore/chat/chat_types.h"
+#include "appcore/chat/plain_error.h"
 #include "appcore/chat/reply_metrics.h"
 #include "appcore/chat/reply_thinking.h"
 
@@ -114,6 +115,9 @@ struct ChatRecord {
   // How its replies sample when not the app's defaults (only the fields takeSampling copies count).
   std::optional<TurnSettings> ownSampling;
   RemoteEngineChoice remote;  // unset: the chat runs on this machine's engine
+  // The last turn failed: said at the end of the chat (saved: it is there after a restart),
+  // until its next turn starts.
+  PlainError lastError;
 
   // The messages the engine reads: the effective system prompt (none when empty: the
   // template's default applies), then the chat from the first message in view. Earlier replies

@@ -359,7 +359,7 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   else if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
   applyOwnSampling(c, settings);
   c.contextFullTokens = 0;
-  c.lastError = {};
+  c.record.lastError = {};
   const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
   c.numSamples = settings.numSamples;
   c.columnTitles = columnTitles;
@@ -426,7 +426,7 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
     return false;
   if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
   applyOwnSampling(c, settings);
-  c.lastError = {};
+  c.record.lastError = {};
   settings.numSamples = 1;
   settings.columns.clear();
   settings.continuesReply = true;

@@ -47,8 +47,6 @@ class ChatController : public QObject {
     // The last turn did not fit and the chat's policy is "stop and ask": the prompt's tokens
     // and the context; the transcript offers the choices (resolveContextFull).
     int contextFullTokens = 0, contextLength = 0;
-    // The last turn failed: said at the end of the chat, until its next turn starts.
-    PlainError lastError;
     // Since the reply in flight was last saved: it is saved as it streams in, at most once a
     // second (what a crash loses of it), marked interrupted until it ends.
     QElapsedTimer sinceSaved;

@@ -51,9 +51,10 @@ void ChatController::onReplyFailed(ChatId id, const PlainError& error) {
   auto it = m_chats.find(id);
   if (it == m_chats.end()) return;
   // Said in the chat, where it happened: a plain sentence, the engine's words behind "details".
-  it->second.lastError = error;
+  it->second.record.lastError = error;
   // A reply that never started leaves no empty message behind.
   if (it->second.replying) dropEmptyReply(it->second);
+  save(it->second);  // the note stays with the chat across a restart
   emit status(id, QString());
   emit chatChanged(id);
 }

@@ -239,7 +239,7 @@ void ChatPanel::refresh() {
     m_compare->setPickable(c->awaitingPick);
     m_stack->setCurrentWidget(m_compare);
   } else {
-    m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength, c->lastError);
+    m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength, c->record.lastError);
     m_stack->setCurrentWidget(m_transcript);
   }
 }

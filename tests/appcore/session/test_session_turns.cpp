@@ -155,6 +155,32 @@ class TestSessionTurns : public QObject {
     QCOMPARE(chats.chat(other)->record.messages.last().metrics.finishReason, QStringLiteral("length"));
   }
 
+  // A reply that failed leaves its note in the chat (the reason, its details) after a restart,
+  // until the chat's next turn starts (issue 45, item 5).
+  void aFailedRepliesNoteSurvivesARestart() {
+    pagedchat::test::useFreshSessionFolder();
+    ChatId id = -1;
+    PlainError said;
+    {
+      AppServices services;
+      QVERIFY(loadWithContext(services, m_model, 128));
+      ChatController& chats = services.session().chats();
+      id = chats.create();
+      QString longer;
+      for (int i = 0; i < 30; ++i) longer += QStringLiteral("The river runs past the mill. ");
+      QVERIFY(chats.send(id, longer, greedy(services.session(), 16), {}));  // the app's policy drops turns: none to drop
+      QVERIFY(waitForTurn(chats, id));
+      said = chats.chat(id)->record.lastError;
+      QVERIFY2(said.sentence.contains(QStringLiteral("there is no room for a reply")), qPrintable(said.sentence));
+    }
+    AppServices services;
+    ChatController& chats = services.session().chats();
+    QVERIFY(chats.restore().contains(id));
+    QCOMPARE(chats.chat(id)->record.lastError.sentence, said.sentence);
+    QCOMPARE(chats.chat(id)->record.lastError.detail, said.detail);
+    QCOMPARE(chats.chat(id)->record.messages.last().role, QStringLiteral("user"));
+  }
+
   void chatsComeBackAfterARestart() {
     ChatId id = -1;
     QVector<MessageRecord> messages;
