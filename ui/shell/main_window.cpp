@@ -27,6 +27,7 @@
 #include "ui/pool_panel/engine_tool_bar.h"
 #include "ui/pool_panel/kv_dock.h"
 #include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/remote/remote_menus.h"
 #include "ui/shell/api_server_switch.h"
 #include "ui/shell/model_loader.h"
 #include "ui/shell/status_line.h"
@@ -52,6 +53,7 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   chats->setWidget(buildLeftPanel());
   addDockWidget(Qt::LeftDockWidgetArea, chats);
   buildChatPanel();
+  m_remoteMenus = new RemoteMenus(m_session, [this] { return currentChat(); }, this);
   buildFileMenu();
   buildChatMenu();
   buildWelcome();
@@ -273,6 +275,12 @@ int MainWindow::contextUsed(ChatId id) const {
 }
 
 ChatId MainWindow::currentChat() const { return m_chatPanel->chatShown(); }
+
+void MainWindow::showRemoteEngines() { m_remoteMenus->showRemoteEngines(); }
+
+bool MainWindow::setChatEngine(ChatId id, const RemoteEngineChoice& engine) {
+  return m_chats->setRemoteEngine(id, engine);  // the list and the controls follow (engineChanged)
+}
 
 ChatId MainWindow::newChat() {
   const ChatId id = m_chats->create();

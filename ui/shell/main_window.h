@@ -35,6 +35,7 @@ class QLabel;
 class QMenu;
 class QStackedWidget;
 class RemoteEndpoints;
+class RemoteMenus;
 class SystemPromptBox;
 class WelcomeView;
 
@@ -95,7 +96,7 @@ class MainWindow : public QMainWindow {
   void openSearchResult(ChatId chat, int message);
   // The View menu's theme: applied to the whole app now and at the next start.
   void setTheme(ThemeChoice choice);
-  // Remote engines (ui/shell/main_window_remote.cpp): File > Remote engines, and where a chat runs.
+  // Remote engines (their menus: ui/remote/remote_menus.h): File > Remote engines, and where a chat runs.
   void showRemoteEngines();
   bool setChatEngine(ChatId id, const RemoteEngineChoice& engine);  // unset: this machine
   RemoteEndpoints* remoteEndpoints() const { return m_remoteEndpoints; }
@@ -134,8 +135,6 @@ class MainWindow : public QMainWindow {
   void buildFileMenu();
   // ui/shell/main_window_chats.cpp: the Chat, View and Help menus.
   void buildChatMenu();
-  void fillRunOnMenu(QMenu* menu);  // Chat > Run this chat on: this machine, each remote model
-  void fillWatchPoolMenu(QMenu* menu);  // View > Watch a remote pool: this machine's, each server's
   void buildViewMenu();
   void buildHelpMenu();
   void applySavedTheme();
@@ -150,7 +149,6 @@ class MainWindow : public QMainWindow {
   void connectChats();
   void updateControls();
   void updateMeter();
-  void askVllmPool();  // View > Watch a remote pool > vLLM KV events…
 
   AppSession& m_session;
   ChatDatabase* m_db = nullptr;
@@ -162,6 +160,7 @@ class MainWindow : public QMainWindow {
   LessonRunner* m_lessons = nullptr;
   ModelLoader* m_loader = nullptr;
   QMenu* m_recentMenu = nullptr;
+  RemoteMenus* m_remoteMenus = nullptr;
   QMenu* m_chatMenu = nullptr;  // also the chat list's context menu
   QMenu* m_viewMenu = nullptr;
   QAction* m_pinAction = nullptr;

@@ -28,6 +28,7 @@
 #include "ui/chat_list/chat_list_panel.h"
 #include "ui/dialogs/delete_chat_box.h"
 #include "ui/dialogs/shortcuts_dialog.h"
+#include "ui/remote/remote_menus.h"
 
 namespace {
 const QString kThemeKey = QStringLiteral("ui/theme");              // "system", "light" or "dark"
@@ -78,9 +79,7 @@ void MainWindow::buildChatMenu() {
   add(tr("&Copy the last reply"), "copyAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), [this] { m_chatPanel->copyLastReply(); });
   add(tr("&Stop the reply"), "stopAction", QKeySequence(Qt::Key_Escape), [this] { m_chatPanel->stop(); });
   add(tr("Sa&mpling settings of this chat…"), "chatSamplingAction", QKeySequence(), &MainWindow::showChatSampling);
-  QMenu* runOn = m_chatMenu->addMenu(tr("R&un this chat on"));
-  runOn->setObjectName(QStringLiteral("runOnMenu"));
-  connect(runOn, &QMenu::aboutToShow, this, [this, runOn] { fillRunOnMenu(runOn); });
+  m_remoteMenus->addRunOnMenu(m_chatMenu);
   m_chatMenu->addSeparator();
   QAction* search = add(tr("&Search chats…"), "searchAction", QKeySequence(Qt::CTRL | Qt::Key_F), &MainWindow::showSearch);
   search->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_F), QKeySequence(Qt::CTRL | Qt::Key_K)});
@@ -108,9 +107,7 @@ void MainWindow::buildViewMenu() {
   m_viewMenu->setObjectName(QStringLiteral("viewMenu"));
   // Docks come back from here once closed.
   for (QDockWidget* dock : findChildren<QDockWidget*>()) m_viewMenu->addAction(dock->toggleViewAction());
-  QMenu* watch = m_viewMenu->addMenu(tr("&Watch a remote pool"));
-  watch->setObjectName(QStringLiteral("watchPoolMenu"));
-  connect(watch, &QMenu::aboutToShow, this, [this, watch] { fillWatchPoolMenu(watch); });
+  m_remoteMenus->addWatchPoolMenu(m_viewMenu);
   m_viewMenu->addSeparator();
   QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(theme);

@@ -16,6 +16,7 @@
 #include "appcore/bridge/engine_bridge.h"
 #include "ui/shell/model_loader.h"
 #include "ui/dialogs/settings_dialog.h"
+#include "ui/remote/remote_menus.h"
 
 void MainWindow::loadModel(const QString& path, int threads) {
   m_status->setText(tr("Loading %1…").arg(path));
@@ -76,7 +77,7 @@ void MainWindow::buildFileMenu() {
   m_recentMenu->setObjectName(QStringLiteral("recentModels"));
   connect(m_loader, &ModelLoader::recentModelsChanged, this, &MainWindow::fillRecentMenu);
   fillRecentMenu();
-  QAction* remote = file->addAction(tr("Remote &engines…"), this, &MainWindow::showRemoteEngines);
+  QAction* remote = file->addAction(tr("Remote &engines…"), m_remoteMenus, &RemoteMenus::showRemoteEngines);
   remote->setObjectName(QStringLiteral("remoteEnginesAction"));
   file->addSeparator();
   QAction* settings = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
