@@ -365,6 +365,7 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   c.columnTitles = columnTitles;
   c.replying = true;
   c.awaitingPick = false;
+  c.pickAtTurnEnd = -1;
   c.samples = QVector<QString>(c.numSamples);
   c.sampleMetrics = QVector<ReplyMetrics>(c.numSamples);
   c.continuedTokens = 0;
@@ -456,7 +457,13 @@ bool ChatController::pick(ChatId id, int sample) {
   auto it = m_chats.find(id);
   if (it == m_chats.end()) return false;
   Chat& c = it->second;
-  if (!c.awaitingPick || sample < 0 || sample >= c.samples.size()) return false;
+  if (!c.canPick(sample)) return false;
+  if (!c.awaitingPick) {
+    c.pickAtTurnEnd = sample;
+    stop(id);
+    emit chatChanged(id);
+    return true;
+  }
   c.awaitingPick = false;
   c.record.messages.append({.role = QStringLiteral("assistant"), .content = c.samples[sample], .metrics = c.sampleMetrics[sample]});
   attachPendingVersions(c);

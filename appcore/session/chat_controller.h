@@ -35,6 +35,14 @@ class ChatController : public QObject {
     QVector<QString> samples;
     QVector<ReplyMetrics> sampleMetrics;
     bool awaitingPick = false;
+    // A compare column picked while other samples still ran: those are stopped, and this one
+    // becomes the reply when the turn ends (-1: none).
+    int pickAtTurnEnd = -1;
+    // Whether column `sample` can be picked now: the samples all ended, or this one did.
+    bool canPick(int sample) const {
+      if (numSamples < 2 || sample < 0 || sample >= samples.size()) return false;
+      return awaitingPick || (replying && pickAtTurnEnd < 0 && sample < sampleMetrics.size() && !sampleMetrics[sample].isEmpty());
+    }
     QStringList columnTitles;  // compare with "Vary settings": how each column samples
     int contextUsed = 0;       // tokens the engine holds for the chat
     // The meter, as the engine side last measured it (measure()): the conversation the model
@@ -114,7 +122,8 @@ class ChatController : public QObject {
   // More of the chat's last reply, cut by its length limit or interrupted (its footer offers
   // Continue).
   bool continueReply(ChatId id, TurnSettings settings);
-  // Compare: the chat continues with this sample.
+  // Compare: the chat continues with this sample. One that ended while others still run is
+  // picked at once: the others are stopped, and it becomes the reply as the turn ends.
   bool pick(ChatId id, int sample);
   // The answer to "the context is full" (ContextPolicy::stopAndAsk): drop this chat's oldest
   // turns and reply; or a new chat (a fork holding every message) that replies with its oldest

@@ -8,6 +8,8 @@
 #include "appcore/chat/chat_database.h"
 #include "appcore/remote/remote_bridge.h"
 
+#include <utility>
+
 namespace {
 constexpr int kStreamSaveIntervalMs = 1000;    // a reply in flight is saved at most this often
 constexpr int kStreamMeasureIntervalMs = 500;  // and measured for the meter at most this often
@@ -43,6 +45,7 @@ void ChatController::onReplyFinished(ChatId id, int sample, const ReplyMetrics& 
     c.record.messages.last().metrics.numTokens += c.continuedTokens;  // the whole reply's
   } else if (sample < c.sampleMetrics.size()) {
     c.sampleMetrics[sample] = m;
+    emit chatChanged(id);  // its column can be picked now
   }
   emit status(id, m.summary());
 }
@@ -66,8 +69,12 @@ void ChatController::onTurnDone(ChatId id, int contextUsed) {
   c.replying = false;
   c.contextUsed = contextUsed;
   emit replyingChanged(id, false);
-  if (c.numSamples > 1) c.awaitingPick = true;
-  else save(c);
+  if (c.numSamples > 1) {
+    c.awaitingPick = true;
+    if (const int picked = std::exchange(c.pickAtTurnEnd, -1); picked >= 0) pick(id, picked);
+  } else {
+    save(c);
+  }
   emit turnEnded(id);
   measure(id);
 }

@@ -236,7 +236,8 @@ void ChatPanel::refresh() {
       if (m_compare->text(i) != c->samples[i]) m_compare->setText(i, c->samples[i]);
       if (!c->sampleMetrics[i].isEmpty()) m_compare->setMetrics(i, c->sampleMetrics[i]);
     }
-    m_compare->setPickable(c->awaitingPick);
+    m_compare->setQuestion(c->record.messages.isEmpty() ? QString() : c->record.messages.last().content);
+    for (int i = 0; i < c->numSamples; ++i) m_compare->setPickable(i, c->canPick(i));
     m_stack->setCurrentWidget(m_compare);
   } else {
     m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength, c->record.lastError);

@@ -12,7 +12,28 @@
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("compareView"));
-  new QHBoxLayout(this);
+  auto* v = new QVBoxLayout(this);
+  m_question = new QLabel(this);
+  m_question->setObjectName(QStringLiteral("compareQuestion"));
+  m_question->setWordWrap(true);
+  m_question->setTextFormat(Qt::PlainText);
+  m_question->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(m_question);
+  m_row = new QHBoxLayout;
+  v->addLayout(m_row, 1);
+}
+
+void CompareView::setQuestion(const QString& question) {
+  if (question == m_questionText) return;
+  m_questionText = question;
+  // A long question keeps the columns their room: its first lines, the whole of it on hover.
+  constexpr int kShownLines = 3, kShownChars = 300;
+  QStringList lines = question.trimmed().split(QLatin1Char('\n'));
+  QString shown = lines.mid(0, kShownLines).join(QLatin1Char('\n'));
+  const bool cut = lines.size() > kShownLines || shown.size() > kShownChars;
+  if (shown.size() > kShownChars) shown = shown.left(kShownChars);
+  m_question->setText(tr("You asked: %1").arg(cut ? shown.trimmed() + QStringLiteral("…") : shown));
+  m_question->setToolTip(cut ? question : QString());
 }
 
 void CompareView::start(int numSamples, const QStringList& titles) {
@@ -39,7 +60,7 @@ void CompareView::start(int numSamples, const QStringList& titles) {
     c.pick->setEnabled(false);
     connect(c.pick, &QPushButton::clicked, this, [this, i] { emit picked(i); });
     v->addWidget(c.pick);
-    layout()->addWidget(c.box);
+    m_row->addWidget(c.box);
     m_columns.append(c);
   }
 }
@@ -60,6 +81,6 @@ void CompareView::setMetrics(int sample, const ReplyMetrics& metrics) {
   if (sample >= 0 && sample < m_columns.size()) m_columns[sample].metrics->setText(metrics.summary());
 }
 
-void CompareView::setPickable(bool pickable) {
-  for (Column& c : m_columns) c.pick->setEnabled(pickable);
+void CompareView::setPickable(int sample, bool pickable) {
+  if (sample >= 0 && sample < m_columns.size()) m_columns[sample].pick->setEnabled(pickable);
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Compare: the N samples of one message side by side, one column each, streaming together;
-// when they are done, one column's "Continue with this" makes it the chat's reply.
+// Compare: the N samples of one message side by side, under the question they answer, one
+// column each, streaming together; a column that has ended can be picked at once ("Continue
+// with this" makes it the chat's reply; the samples still running are stopped).
 
 #include <QStringList>
 #include <QVector>
@@ -8,6 +9,7 @@
 
 #include "appcore/chat/reply_metrics.h"
 
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QTextBrowser;
@@ -20,9 +22,12 @@ class CompareView : public QWidget {
   // Empty columns; titles (optional, one per column) say how each samples.
   void start(int numSamples, const QStringList& titles = {});
   QStringList titles() const { return m_titles; }
+  // The message the samples answer, shown above the columns (a few lines of it; all in its tooltip).
+  void setQuestion(const QString& question);
+  QString question() const { return m_questionText; }
   void setText(int sample, const QString& text);
   void setMetrics(int sample, const ReplyMetrics& metrics);
-  void setPickable(bool pickable);  // the samples ended: a column can be picked
+  void setPickable(int sample, bool pickable);  // that sample ended: its column can be picked
   int numColumns() const { return m_columns.size(); }
   QString text(int sample) const;
 
@@ -36,6 +41,9 @@ class CompareView : public QWidget {
     QLabel* metrics = nullptr;
     QPushButton* pick = nullptr;
   };
+  QLabel* m_question = nullptr;
+  QString m_questionText;
+  QHBoxLayout* m_row = nullptr;
   QVector<Column> m_columns;
   QStringList m_titles;
 };

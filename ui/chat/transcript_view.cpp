@@ -265,8 +265,11 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
         s.thinkingExpanded = chat.id == m_shownChat && m_expandedThinking.contains(i);
       }
     }
-    if (!s.user && !m.metrics.isEmpty()) s.footer = m.metrics.summary();
-    s.actions = !(replying && i == chat.messages.size() - 1);
+    // The reply streaming now has no footer yet: a continued one's old "interrupted" or "cut at
+    // its length" no longer holds, and its new figures come when it ends.
+    const bool streaming = replying && i == chat.messages.size() - 1;
+    if (!s.user && !m.metrics.isEmpty() && !streaming) s.footer = m.metrics.summary();
+    s.actions = !streaming;
     s.outOfView = i < chat.firstInView;
     s.versionIndex = m.versionIndex;
     s.numVersions = m.numVersions();

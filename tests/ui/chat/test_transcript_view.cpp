@@ -241,6 +241,13 @@ class TestTranscriptView : public QObject {
     QCOMPARE(anchorsOf(view.document()), (QStringList{QStringLiteral("edit:0"), QStringLiteral("fork:1"), QStringLiteral("copy:0"),
                                                       QStringLiteral("fork:2"), QStringLiteral("copy:1"),
                                                       QStringLiteral("continue:1")}));
+    // Continued: while more of it streams, nothing says it was interrupted or cut any more.
+    for (const QString& finish : {ReplyMetrics::kInterrupted, QStringLiteral("length")}) {
+      chat.messages[1].metrics.finishReason = finish;
+      chat.messages[1].metrics.numTokens = 40;
+      view.showChat(chat, true);
+      QVERIFY2(view.toPlainText().endsWith(QStringLiteral("half an ans")), qPrintable(view.toPlainText()));
+    }
   }
 
   // Streaming, regenerating, metrics arriving and switching chats, each rendered on the one view

@@ -112,6 +112,58 @@ class TestMainWindow : public QObject {
     QVERIFY(!compare->isVisible());
   }
 
+  // The compare view shows the question the columns answer, and a column that has ended can be
+  // picked while the others still run: they stop, and the picked one is the chat's reply, its
+  // sequence the one the chat keeps.
+  void aSampleThatEndedCanBePickedWhileOthersRun() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    PoolFrame last;
+    connect(&w.session().pool(), &PoolControl::localFrame, this, [&](const PoolFrame& f) { last = f; });
+    loaded(w);
+    const AppSettings before = w.settings();
+    auto restore = qScopeGuard([&] { w.applySettings(before); });  // the settings are saved: the next cases get the defaults
+    AppSettings s = before;
+    s.sampling.maxTokens = 400;
+    s.sampling.minP = 0.0;
+    s.compareColumns[0].temperature = 0.0;  // a short greedy answer
+    for (int i = 1; i < 3; ++i) {            // noise, long: at T 2 with no top-k or top-p, an end token is rare
+      s.compareColumns[i].temperature = 2.0;
+      s.compareColumns[i].topK = 0;
+      s.compareColumns[i].topP = 1.0;
+      s.compareColumns[i].seed = 7 + static_cast<quint64>(i);
+    }
+    w.applySettings(s);
+    const ChatId id = w.newChat();
+    w.findChild<QSpinBox*>(QStringLiteral("samples"))->setValue(3);
+    w.findChild<QCheckBox*>(QStringLiteral("varySettings"))->setChecked(true);
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    const QString question = QStringLiteral("Answer in one word: what colour is the sky?");
+    input->setPlainText(question);
+    QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+    auto* compare = w.findChild<CompareView*>(QStringLiteral("compareView"));
+    QTRY_VERIFY(compare->isVisible());
+    QCOMPARE(w.findChild<QLabel*>(QStringLiteral("compareQuestion"))->text(), QStringLiteral("You asked: ") + question);
+    auto* first = w.findChild<QPushButton*>(QStringLiteral("pickSample0"));
+    QTRY_VERIFY_WITH_TIMEOUT(first->isEnabled(), 60000);
+    QVERIFY2(done.isEmpty(), qPrintable(QStringLiteral("the long columns ended first: %1 | %2")
+                                            .arg(w.sampleMetrics(id, 0).summary() + QStringLiteral(" | ") + w.sampleMetrics(id, 1).summary(), w.sampleMetrics(id, 2).summary())));
+    QVERIFY2(!w.findChild<QPushButton*>(QStringLiteral("pickSample1"))->isEnabled(),
+             qPrintable(w.sampleMetrics(id, 1).summary() + compare->text(1)));  // still running
+    const QString picked = compare->text(0);
+    first->click();
+    QVERIFY(!first->isEnabled());  // once
+    QVERIFY(done.wait(60000));
+    QCOMPARE(w.chat(id)->messages.size(), 2);
+    QCOMPARE(w.chat(id)->messages[1].content, picked);
+    QVERIFY(w.chat(id)->messages[1].metrics.numTokens > 0 && w.chat(id)->messages[1].metrics.numTokens < 400);
+    QVERIFY(!compare->isVisible());
+    // What stays in the pool is the chat's one sequence; the stopped columns went.
+    QTRY_VERIFY_WITH_TIMEOUT(last.stats.num_running == 0 && last.stats.num_parked == 1, 10000);
+  }
+
   // Beams in the compare view: n beams of one beam search, best first, distinct replies; the
   // picked one continues, and nothing of the beams stays in the pool.
   void aCompareByBeamSearchShowsTheBestBeams() {
