@@ -19,12 +19,15 @@ namespace {
 
 }  // namespace
 
-// --chat-template: the model's own (said when it cannot be rendered), the built-in format, or a file.
+// --chat-template: the model's own (said when it cannot be rendered), the built-in format, plain
+// text (a base model continuing the text), or a file.
 ChatModel chat_model(const Args& args, const Model& model) {
   ChatTemplate chosen = ChatModel::own_template(model);
   const std::string choice = args.get_or("chat-template", "model");
   if (choice == "builtin") {
     chosen = chosen.builtin();
+  } else if (choice == "plain") {
+    chosen = ChatTemplate::plain_text();
   } else if (choice != "model") {
     try {
       chosen = chosen.with_jinja(read_text_file(choice, "--chat-template"));

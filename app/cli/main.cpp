@@ -62,8 +62,9 @@ const char* kUsage =
     "MODEL/BACKEND options: --model PATH | --random-weights tiny|llama-3.2-1b|llama-3.1-8b [--weights-seed S];\n"
     "            --backend cpu|cuda [--kv-type f16|f32|q8_0 (cpu; default f16)] [--dtype bf16|f16]\n"
     "            [--gpu-memory-fraction F (default 0.9 of the memory free after the weights, for the KV pool)]\n"
-    "            [--chat-template model|builtin|FILE.jinja]   the model's own template (default), the built-in\n"
-    "            format recognised from it, or a Jinja template from a file\n"
+    "            [--chat-template model|builtin|plain|FILE.jinja]   the model's own template (default), the\n"
+    "            built-in format recognised from it, plain text (a base model continues the messages' text),\n"
+    "            or a Jinja template from a file\n"
     "Without --model the default model is used (`pagedchat-cli models pull default` fetches it).\n";
 
 }  // namespace

@@ -89,7 +89,12 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
     // that was working in place.
     std::unique_ptr<pagedchat::Model> model = pagedchat::Model::load(path.toStdString(), progress);
     pagedchat::ChatTemplate tmpl = pagedchat::ChatModel::own_template(*model);
-    if (settings.builtinChatTemplate) tmpl = tmpl.builtin();
+    // A base model continues text: in a chat format it writes the next turns itself.
+    const bool baseModel = !model->weights.file.has("tokenizer.chat_template");
+    if (settings.chatFormat == QLatin1String("plain") || (settings.chatFormat == QLatin1String("model") && baseModel))
+      tmpl = pagedchat::ChatTemplate::plain_text();
+    else if (settings.chatFormat == QLatin1String("builtin"))
+      tmpl = tmpl.builtin();
     pagedchat::AssembledEngine next = pagedchat::assemble_engine(std::move(model), settings.options(), progress);
     unload(QStringLiteral("the app loaded another model"));
     m_engine = std::move(next);
@@ -123,6 +128,7 @@ void EngineBridge::loadModel(const QString& path, const Config& settings) {
       loaded += QStringLiteral(" · %1 (%2)").arg(QString::fromStdString(used.describe()), QString::fromStdString(used.fallback_reason()));
     const ModelInfo info = describeModel(path, settings);
     if (info.baseModel) loaded += tr(" · a base model: its file has no chat template");
+    if (used.style() == pagedchat::ChatTemplate::Style::kPlainText) loaded += tr(" · plain text: replies continue your text");
     emit modelDescribed(info);  // first: the window has it when the model is ready
     emit modelLoaded(loaded, m_engine.max_context);
     emitFrame(QString());
@@ -162,6 +168,7 @@ ModelInfo EngineBridge::describeModel(const QString& path, const Config& setting
   const pagedchat::ChatTemplate& tmpl = m_chatModel.chat_template();
   info.chatTemplate = QString::fromStdString(tmpl.describe());
   info.templateFallback = QString::fromStdString(tmpl.fallback_reason());
+  info.plainText = tmpl.style() == pagedchat::ChatTemplate::Style::kPlainText;
   info.backend = QString::fromStdString(m_engine.backend_description);
   info.speculation = QString::fromStdString(m_engine.speculation);
   info.kvType = settings.backend == QLatin1String("cpu") ? settings.kvType : QStringLiteral("f16");

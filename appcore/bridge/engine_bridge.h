@@ -53,7 +53,9 @@ class EngineBridge : public QObject {
     QString kvType = QStringLiteral("f16");   // cpu: f16, q8_0 or f32 (cuda keeps its 16-bit type)
     QString speculation = QStringLiteral("off");  // "off", "ngram" or "draft" (with draftModel)
     QString draftModel;
-    bool builtinChatTemplate = false;  // the built-in format instead of the model's own template
+    // "model": the model's own template, and plain text for a base model (a file with none);
+    // "builtin": the built-in format recognised from it; "plain": plain text whatever the model.
+    QString chatFormat = QStringLiteral("model");
 
     pagedchat::EngineOptions options() const {
       pagedchat::EngineOptions o;

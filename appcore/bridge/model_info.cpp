@@ -15,8 +15,19 @@ QString bytes(qint64 n) {
 }  // namespace
 
 QString ModelInfo::baseModelSentence() {
-  return tr("a base model, trained to continue text rather than to chat; its replies may run on and write the next "
-            "turns themselves. An instruct or chat version of it answers questions.");
+  return tr("a base model, trained to continue text rather than to chat; an instruct or chat version of it answers questions.");
+}
+
+QString ModelInfo::inputPlaceholder() const {
+  if (plainText && baseModel)
+    return tr("Write the start of a text; Ctrl+Enter sends it and the model continues it (plain text, no chat format). "
+              "This is %1").arg(baseModelSentence());
+  if (plainText)
+    return tr("Write the start of a text; Ctrl+Enter sends it and the model continues it (plain text: Settings > Chat format)");
+  if (baseModel)
+    return tr("Type a message; Ctrl+Enter sends. This is %1 In a chat format its replies may run on and write the next turns "
+              "themselves: Settings > Chat format > Plain text lets it continue your text.").arg(baseModelSentence());
+  return tr("Type a message; Ctrl+Enter sends");
 }
 
 QVector<std::pair<QString, QString>> ModelInfo::rows() const {
@@ -35,7 +46,7 @@ QVector<std::pair<QString, QString>> ModelInfo::rows() const {
   r.append({tr("Context"), tr("%1 tokens per chat here (trained for %2)").arg(locale.toString(chatContext), locale.toString(trainedContext))});
   if (slidingWindow > 0)
     r.append({tr("Sliding window"), tr("%1 tokens on %2 of %3 layers").arg(slidingWindow).arg(localLayers).arg(layers)});
-  r.append({tr("Chat template"), baseModel ? tr("none in the file: %1").arg(baseModelSentence())
+  r.append({tr("Chat template"), baseModel ? tr("none in the file: %1 Chats here: %2.").arg(baseModelSentence(), chatTemplate)
                                  : templateFallback.isEmpty() ? chatTemplate
                                                               : tr("%1 (%2)").arg(chatTemplate, templateFallback)});
   r.append({tr("KV cache"), tr("%1 a token (%2), %3 blocks of %4 tokens").arg(bytes(kvBytesPerToken), kvType).arg(numBlocks).arg(blockSize)});

@@ -19,10 +19,13 @@ struct ModelInfo {
   QString chatTemplate;          // "the model's own template", "the built-in ChatML format"
   QString templateFallback;      // why the model's own is not used, when it is not
   // Its file carries no chat template: a base model, trained to continue text, not tuned to
-  // chat (Gemma 3 270M as published). It chats in its family's built-in format all the same,
-  // and its replies may run on and write the next turns themselves.
+  // chat (Gemma 3 270M as published). Its chats are plain text unless Settings say a format
+  // (where its replies may run on and write the next turns themselves).
   bool baseModel = false;
+  bool plainText = false;  // chats are written as plain text: a reply continues the text
   static QString baseModelSentence();
+  // What the message input says before anything is typed: how a turn is written with this model.
+  QString inputPlaceholder() const;
   QString backend, speculation, kvType;
   qint64 kvBytesPerToken = 0;  // every layer's keys and values of one token, in the pool's element type
   int blockSize = 0, numBlocks = 0;

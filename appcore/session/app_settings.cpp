@@ -57,9 +57,8 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   const QString speculation = db.setting(QStringLiteral("engine/speculation"), d.speculation);
   s.speculation = speculation == QLatin1String("ngram") || speculation == QLatin1String("draft") ? speculation : d.speculation;
   s.draftModel = db.setting(QStringLiteral("engine/draft_model"), d.draftModel);
-  s.chatTemplate = db.setting(QStringLiteral("engine/chat_template"), d.chatTemplate) == QLatin1String("builtin")
-                       ? QStringLiteral("builtin")
-                       : d.chatTemplate;
+  const QString format = db.setting(QStringLiteral("engine/chat_template"), d.chatTemplate);
+  s.chatTemplate = format == QLatin1String("builtin") || format == QLatin1String("plain") ? format : d.chatTemplate;
   s.teachingPreset = db.setting(QStringLiteral("engine/teaching_preset")) == QLatin1String("1");
   s.contextPolicy = db.setting(QStringLiteral("chat/context_policy")) == QLatin1String("1") ? ContextPolicy::stopAndAsk
                                                                                         : ContextPolicy::dropOldest;
@@ -135,7 +134,7 @@ EngineBridge::Config AppSettings::engineConfig() const {
   c.kvType = kvType;
   c.speculation = speculation;
   c.draftModel = draftModel;
-  c.builtinChatTemplate = chatTemplate == QLatin1String("builtin");
+  c.chatFormat = chatTemplate;
   if (teachingPreset) {
     c.blockSize = kTeachingBlockSize;
     c.numBlocks = teachingBlocks;

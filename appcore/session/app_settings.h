@@ -33,8 +33,9 @@ struct AppSettings {
   // Speculative decoding: "off", "ngram" (prompt lookup) or "draft" (draftModel, a GGUF path
   // sharing the model's vocabulary). The reply is the same either way; only its speed changes.
   QString speculation = QStringLiteral("off");
-  // "model": the model's own chat template; "builtin": the built-in format recognised from it,
-  // for a template that refuses our chats (Gemma 2's has no system role).
+  // "model": the model's own chat template (plain text for a base model, whose file has none);
+  // "builtin": the built-in format recognised from it, for a template that refuses our chats
+  // (Gemma 2's has no system role); "plain": no chat format, the model continues the text.
   QString chatTemplate = QStringLiteral("model");
   QString draftModel;
   // Teaching: paging made visible. While on, the engine runs with kTeaching* below instead of

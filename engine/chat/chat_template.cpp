@@ -69,6 +69,7 @@ ChatTemplate ChatTemplate::builtin() const {
 std::string ChatTemplate::describe() const {
   static const char* kNames[] = {"ChatML", "Llama 3", "Gemma", "Llama 2", "Phi-3"};
   if (jinja_) return "the model's own chat template";
+  if (style_ == Style::kPlainText) return "plain text (no chat format: the model continues the text)";
   return std::string("the built-in ") + kNames[static_cast<int>(style_)] + " format";
 }
 
@@ -88,6 +89,7 @@ const char* ChatTemplate::style_name() const {
     case Style::kGemma: return "gemma";
     case Style::kLlama2: return "llama2";
     case Style::kPhi3: return "phi3";
+    case Style::kPlainText: return "plain";
   }
   return "?";
 }
@@ -158,6 +160,11 @@ PromptText ChatTemplate::apply_builtin(const std::vector<ChatMessage>& messages,
     case Style::kPhi3: {
       for (const auto& m : messages) out.markup("<|" + m.role + "|>\n").text(m.content).markup("<|end|>\n");
       if (add_generation_prompt) out.markup("<|assistant|>\n");
+      break;
+    }
+    case Style::kPlainText: {
+      for (const auto& m : messages)
+        if (m.role != "system") out.text(m.content);
       break;
     }
     case Style::kLlama2: {

@@ -4,7 +4,8 @@
 // Beside it, a built-in format recognised from the template's markers: ChatML (SmolLM2, Qwen),
 // Llama 3, Gemma, Llama 2 / Mistral [INST], Phi-3 / Phi-4-mini (<|user|> ... <|end|>), ChatML for
 // anything else. The built-in one is used when the file has no template or ours cannot parse it
-// (fallback_reason() says why), and may be chosen instead (builtin()).
+// (fallback_reason() says why), and may be chosen instead (builtin()). And plain text, no chat
+// format at all, for a base model: the messages are one text the model continues.
 
 #include <memory>
 #include <optional>
@@ -37,10 +38,14 @@ class ChatTemplateError : public Error {
 
 class ChatTemplate {
  public:
-  enum class Style { kChatML, kLlama3, kGemma, kLlama2, kPhi3 };
+  enum class Style { kChatML, kLlama3, kGemma, kLlama2, kPhi3, kPlainText };
 
   static ChatTemplate from_gguf(const GgufFile& file);
   static ChatTemplate chatml() { return ChatTemplate(Style::kChatML, {}); }
+  // No chat format: the messages' texts one after another, as written (system messages left
+  // out), and nothing after them, so a reply continues the text. For base models, trained to
+  // continue text: in a chat format they write the next turns themselves.
+  static ChatTemplate plain_text() { return ChatTemplate(Style::kPlainText, {}); }
   // A Jinja template of the model's (tests, a template given on the command line); throws Error
   // naming what cannot be parsed. The built-in format beside it is recognised from its markers.
   static ChatTemplate from_jinja(const std::string& source, std::string bos_token, std::string eos_token);

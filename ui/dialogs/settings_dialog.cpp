@@ -126,12 +126,14 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   ef->addRow(tr("Draft model"), draftRow);
   m_chatTemplate = new QComboBox(engine);
   m_chatTemplate->setObjectName(QStringLiteral("chatTemplate"));
-  m_chatTemplate->addItem(tr("The model's own template"), QStringLiteral("model"));
+  m_chatTemplate->addItem(tr("The model's own template (plain text for a base model)"), QStringLiteral("model"));
   m_chatTemplate->addItem(tr("Built-in (recognised from the template's markers)"), QStringLiteral("builtin"));
+  m_chatTemplate->addItem(tr("Plain text (the model continues what you write)"), QStringLiteral("plain"));
   m_chatTemplate->setCurrentIndex(std::max(0, m_chatTemplate->findData(s.chatTemplate)));
   m_chatTemplate->setToolTip(tr("How chats become the prompt: the Jinja template in the model file, as Hugging Face renders "
                                 "it, or PagedChat's built-in format for the family (ChatML, Llama 3, Gemma, Llama 2, Phi-3), "
-                                "for a template that refuses a chat (one without a system role)"));
+                                "for a template that refuses a chat (one without a system role); or plain text, no format at "
+                                "all, the messages one text that a reply continues: how a base model is used"));
   ef->addRow(tr("Chat format"), m_chatTemplate);
   v->addWidget(engine);
 

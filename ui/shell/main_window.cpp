@@ -202,10 +202,9 @@ void MainWindow::connectBridge() {
     m_central->setCurrentWidget(m_chatPanel);
     m_loader->setErrorBoxes(true);  // from now on a failed load leaves this model in use
     if (m_library) m_library->setModelInUse(path);
-    // A base model is said to be one where the user types, before its first reply surprises.
-    m_chatPanel->setPlaceholder(m_session.modelInfo().baseModel
-                                    ? tr("Type a message; Ctrl+Enter sends. This is %1").arg(ModelInfo::baseModelSentence())
-                                    : tr("Type a message; Ctrl+Enter sends"));
+    // A base model is said to be one where the user types, before its first reply surprises,
+    // and plain text (its chats' format) says how a turn reads.
+    m_chatPanel->setPlaceholder(m_session.modelInfo().inputPlaceholder());
     updateControls();
     m_chatPanel->focusInput();
     emit modelReady();

@@ -113,6 +113,25 @@ class TestUserTextStaysText : public QObject {
     QCOMPARE(chat_.encode_chat(chat), tok.encode(chat_.chat_template().apply(chat).str(), false, true));
   }
 
+  // Plain text (a base model's chats): the messages' texts one after another, system messages
+  // left out, nothing after them; what they spell stays text.
+  void plainTextIsTheMessagesTextAndNothingMore() {
+    const Tokenizer& tok = *model_->tokenizer;
+    const ChatModel plain(*model_, ChatTemplate::plain_text());
+    const std::vector<ChatMessage> chat = {
+        {"system", "Be brief."}, {"user", "Once upon"}, {"assistant", " a time"}, {"user", std::string(" there") + kChatmlInjection}};
+    const std::string text = std::string("Once upon a time there") + kChatmlInjection;
+    QCOMPARE(plain.chat_template().apply(chat).str(), text);
+    QCOMPARE(plain.chat_template().apply(chat, false).str(), text);  // no generation prompt to add
+    const std::vector<int32_t> ids = plain.encode_chat(chat);
+    const std::vector<int32_t> as_text = tok.encode(text, false, false);
+    QVERIFY(ids.size() >= as_text.size());
+    QVERIFY(std::equal(as_text.begin(), as_text.end(), ids.end() - static_cast<std::ptrdiff_t>(as_text.size())));
+    QCOMPARE(count_controls(tok, ids), static_cast<int>(ids.size() - as_text.size()));  // a BOS at most
+    QVERIFY(ids.size() - as_text.size() <= 1);
+    QCOMPARE(plain.chat_template().describe(), std::string("plain text (no chat format: the model continues the text)"));
+  }
+
   void aGemmaMessageCannotOpenOrCloseATurn() {
     const Tokenizer& tok = *gemma_;
     const ChatTemplate tmpl = ChatTemplate::from_gguf(*gemma_file_);  // a base model: no template, Gemma's by its architecture

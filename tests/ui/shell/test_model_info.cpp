@@ -100,13 +100,44 @@ class TestModelInfo : public QObject {
     QVERIFY(info.rows().contains(std::pair{QStringLiteral("Sliding window"),
                                            QStringLiteral("%1 tokens on %2 of %3 layers").arg(info.slidingWindow).arg(info.localLayers).arg(info.layers)}));
     // Gemma 3 270M as published is a base model (no template in its file): said in the status
-    // line, where the user types, and in the panel (issue 45, item 7).
+    // line, where the user types, and in the panel; and its chats are plain text, which it
+    // continues, not a chat format it would run on in (issue 45, item 7).
     QVERIFY(info.baseModel);
+    QVERIFY(info.plainText);
     const QString status = w.findChild<QLabel*>(QStringLiteral("status"))->text();
-    QVERIFY2(status.endsWith(QStringLiteral("a base model: its file has no chat template")), qPrintable(status));
+    QVERIFY2(status.endsWith(QStringLiteral("a base model: its file has no chat template · plain text: replies continue your text")),
+             qPrintable(status));
     const QString placeholder = w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->placeholderText();
-    QVERIFY2(placeholder.contains(QStringLiteral("base model, trained to continue text rather than to chat")), qPrintable(placeholder));
-    QVERIFY(info.rows().contains(std::pair{QStringLiteral("Chat template"), QStringLiteral("none in the file: ") + ModelInfo::baseModelSentence()}));
+    QVERIFY2(placeholder.startsWith(QStringLiteral("Write the start of a text")) &&
+                 placeholder.contains(QStringLiteral("base model, trained to continue text rather than to chat")),
+             qPrintable(placeholder));
+    QVERIFY(info.rows().contains(std::pair{QStringLiteral("Chat template"),
+                                           QStringLiteral("none in the file: ") + ModelInfo::baseModelSentence() +
+                                               QStringLiteral(" Chats here: plain text (no chat format: the model continues the text).")}));
+    // A reply continues the question's text: what the engine reads is the messages, nothing around them.
+    AppSettings s = w.settings();
+    s.sampling.temperature = 0.0;
+    s.sampling.maxTokens = 8;
+    w.applySettings(s);
+    const ChatId id = w.newChat();
+    pagedchat::test::sendAndWait(w, QStringLiteral("The capital of France is"));
+    const ChatRecord* chat = w.chat(id);
+    QCOMPARE(chat->messages.size(), 2);
+    QVERIFY(!chat->messages[1].content.trimmed().isEmpty());
+    QVERIFY2(!chat->messages[1].content.contains(QStringLiteral("<start_of_turn>")), qPrintable(chat->messages[1].content));
+
+    // Chosen back to the built-in format, the same file chats in Gemma's turns.
+    s.chatTemplate = QStringLiteral("builtin");
+    QSignalSpy reloaded(&w, &MainWindow::modelReady);
+    w.applySettings(s);  // the engine's settings changed: the model reloads
+    QVERIFY(reloaded.wait(60000));
+    QVERIFY(!w.modelInfo().plainText);
+    QVERIFY2(w.modelInfo().chatTemplate.contains(QStringLiteral("Gemma")), qPrintable(w.modelInfo().chatTemplate));
+    QVERIFY2(w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->placeholderText().contains(QStringLiteral("Plain text lets it continue")),
+             qPrintable(w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->placeholderText()));
+    s.chatTemplate = QStringLiteral("model");
+    w.applySettings(s);
+    QVERIFY(reloaded.wait(60000));
   }
 };
 
