@@ -253,17 +253,28 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
   m_loop.wake();  // the fork is a command the next step applies
 }
 
+int EngineBridge::countTokens(const ChatMessages& messages, bool addGenerationPrompt) const {
+  const std::vector<pagedchat::ChatMessage> chat = toEngineMessages(messages);
+  try {
+    return static_cast<int>(m_chatModel.encode_chat(chat, addGenerationPrompt).size());
+  } catch (const pagedchat::ChatTemplateError&) {
+    return static_cast<int>(m_chatModel.encode_prompt(m_chatModel.chat_template().builtin().apply(chat, addGenerationPrompt)).size());
+  }
+}
+
 void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   if (!m_engine) return;
-  size_t tokens = 0;
-  try {
-    tokens = m_chatModel.encode_chat(toEngineMessages(messages), false).size();
-  } catch (const pagedchat::ChatTemplateError&) {
-    // A template that refuses the chat still leaves it a size: the built-in format's, close to it.
-    tokens = m_chatModel.encode_prompt(m_chatModel.chat_template().builtin().apply(toEngineMessages(messages), false)).size();
-  }
+  const int tokens = countTokens(messages, false);
   auto it = m_chats.find(chat);
-  emit chatMeasured(chat, static_cast<int>(tokens), it == m_chats.end() ? 0 : it->second.session.num_blocks_held(*m_engine.engine));
+  emit chatMeasured(chat, tokens, it == m_chats.end() ? 0 : it->second.session.num_blocks_held(*m_engine.engine));
+}
+
+void EngineBridge::measureDraft(ChatId chat, const ChatMessages& messages, const QString& draft) {
+  if (!m_engine) return;
+  ChatMessages with = messages;
+  with.append({QStringLiteral("user"), draft});
+  const int before = countTokens(messages, false), after = countTokens(with, true);
+  emit draftMeasured(chat, draft, std::max(0, after - before), after);
 }
 
 void EngineBridge::pickSample(ChatId chat, int index) {

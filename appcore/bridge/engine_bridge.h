@@ -122,6 +122,9 @@ class EngineBridge : public QObject {
   // The chat as the model would read it next (messages) in tokens, and the KV blocks its
   // sequences hold now: chatMeasured.
   void measure(ChatId chat, const ChatMessages& messages);
+  // A message being typed (draft) as it would count if sent after messages: draftMeasured,
+  // with the draft's own tokens and the chat's with it and the reply's opening.
+  void measureDraft(ChatId chat, const ChatMessages& messages, const QString& draft);
   void setPaused(bool paused);
   void stepOnce();
   // Up to `steps` engine steps (while paused), a frame after each; with untilKvEvent, it stops
@@ -148,9 +151,14 @@ class EngineBridge : public QObject {
   void contextFull(ChatId chat, int numTokens, int contextLength);
   void forkDone(ChatId child, bool sharesBlocks, int contextUsed);
   void chatMeasured(ChatId chat, int conversationTokens, int blocksHeld);
+  void draftMeasured(ChatId chat, const QString& draft, int draftTokens, int tokensWithDraft);
   void poolFrame(const PoolFrame& frame);
 
  private:
+  // The chat as the model reads it, in tokens (the built-in format's count, close to it, when
+  // the model's template refuses the chat).
+  int countTokens(const ChatMessages& messages, bool addGenerationPrompt) const;
+
   struct Chat {
     pagedchat::ChatSession session;
     // The turn in flight: what has been sent of each sample (coalescing).

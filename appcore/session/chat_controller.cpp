@@ -511,6 +511,11 @@ ChatId ChatController::resolveContextFull(ChatId id, ContextChoice choice, TurnS
   return childId;
 }
 
+void ChatController::measureDraft(ChatId id, const QString& draft) {
+  if (const Chat* c = chat(id); c && !c->record.remote.isSet())
+    onEngineThread(m_bridge, [id, draft, m = c->record.engineMessages(m_sharedSystemPrompt)](EngineBridge& b) { b.measureDraft(id, m, draft); });
+}
+
 void ChatController::measure(ChatId id) {
   // A remote chat's tokens are the server's to count (its replies' usage says them).
   if (const Chat* c = chat(id); c && !c->record.remote.isSet())

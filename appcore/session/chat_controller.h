@@ -142,6 +142,9 @@ class ChatController : public QObject {
 
   // Asks the engine side for the chat's meter (chatChanged follows with the figures).
   void measure(ChatId id);
+  // Asks what the message being typed would count if sent now (draftMeasured follows; not for
+  // a chat on a remote engine, whose server counts its tokens).
+  void measureDraft(ChatId id, const QString& draft);
   // A new engine is in use: replies in flight on the old one ended with it, and each chat's
   // next turn reads its messages afresh.
   void engineReplaced();
@@ -160,6 +163,8 @@ class ChatController : public QObject {
   void chatRemoved(ChatId id, const QVector<ChatId>& orphans);
   // One line for the status bar (the window shows it when `id` is the chat shown).
   void status(ChatId id, const QString& text);
+  // measureDraft's answer: the draft's own tokens and the chat's with it and the reply's opening.
+  void draftMeasured(ChatId id, const QString& draft, int draftTokens, int tokensWithDraft);
 
  private:
   void connectBridge();

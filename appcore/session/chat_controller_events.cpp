@@ -131,6 +131,7 @@ void ChatController::connectBridge() {
     emit chatChanged(child);
     measure(child);
   });
+  connect(m_bridge, &EngineBridge::draftMeasured, this, &ChatController::draftMeasured);
   connect(m_bridge, &EngineBridge::chatMeasured, this, [this](ChatId id, int tokens, int blocks) {
     auto it = m_chats.find(id);
     if (it == m_chats.end()) return;

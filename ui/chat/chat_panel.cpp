@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -39,6 +40,13 @@ ChatPanel::ChatPanel(AppSession& session, QWidget* parent) : QWidget(parent), m_
   m_input->setMaximumHeight(90);
   m_input->setTabChangesFocus(true);  // Tab leaves the input, as in any form; a message has no use for tabs
   v->addWidget(m_input);
+  m_draftTokens = new QLabel(this);
+  m_draftTokens->setObjectName(QStringLiteral("draftTokens"));
+  m_draftTokens->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  m_draftTokens->setToolTip(tr("The message being typed in tokens, and the chat's tokens with it (what the model reads "
+                               "before it replies) against the context"));
+  m_draftTokens->setMinimumHeight(m_draftTokens->fontMetrics().height());  // kept when empty: the input does not jump
+  v->addWidget(m_draftTokens);
   v->addWidget(buildActionRow());
   m_renderTimer.setSingleShot(true);
   m_renderTimer.setInterval(33);
@@ -61,6 +69,29 @@ ChatPanel::ChatPanel(AppSession& session, QWidget* parent) : QWidget(parent), m_
   m_saveDraftsTimer.setInterval(1000);
   connect(&m_saveDraftsTimer, &QTimer::timeout, this, &ChatPanel::saveDrafts);
   connect(m_input, &QPlainTextEdit::textChanged, &m_saveDraftsTimer, qOverload<>(&QTimer::start));
+  m_countDraftTimer.setSingleShot(true);
+  m_countDraftTimer.setInterval(250);
+  connect(&m_countDraftTimer, &QTimer::timeout, this, &ChatPanel::countDraft);
+  connect(m_input, &QPlainTextEdit::textChanged, &m_countDraftTimer, qOverload<>(&QTimer::start));
+  connect(&m_chats, &ChatController::draftMeasured, this, &ChatPanel::showDraftCount);
+}
+
+void ChatPanel::countDraft() {
+  const QString text = m_input->toPlainText().trimmed();
+  const ChatController::Chat* c = current();
+  if (text.isEmpty() || !c || c->record.remote.isSet() || !m_session.hasModel()) return m_draftTokens->clear();
+  m_chats.measureDraft(m_current, text);
+}
+
+void ChatPanel::showDraftCount(ChatId id, const QString& draft, int draftTokens, int tokensWithDraft) {
+  if (id != m_current || draft != m_input->toPlainText().trimmed()) return;  // typed on since: a newer count comes
+  const QLocale locale;
+  const int context = m_session.contextLength();
+  QString text = (draftTokens == 1 ? tr("1 token") : tr("%1 tokens").arg(locale.toString(draftTokens))) +
+                 tr(" · %1 / %2 with it").arg(locale.toString(tokensWithDraft), locale.toString(context));
+  if (context > 0 && draftTokens >= context) text = tr("⚠ %1: longer than the whole context").arg(text);
+  else if (context > 0 && tokensWithDraft > context) text = tr("⚠ %1: past the context").arg(text);
+  m_draftTokens->setText(text);
 }
 
 namespace {
@@ -215,6 +246,7 @@ void ChatPanel::showChat(ChatId id) {
     m_editing = stillAQuestion ? draft.editing : -1;
   }
   m_current = id;
+  m_countDraftTimer.start();  // its draft counted against its own chat
   refresh();
   updateControls();
 }

@@ -17,6 +17,7 @@ class AppSession;
 class ChatActionRow;
 class CompareView;
 class QCheckBox;
+class QLabel;
 class QPlainTextEdit;
 class QSpinBox;
 class QStackedWidget;
@@ -67,6 +68,8 @@ class ChatPanel : public QWidget {
 
  private:
   void connectTranscript();
+  void countDraft();  // asks the engine side what the input's text counts
+  void showDraftCount(ChatId id, const QString& draft, int draftTokens, int tokensWithDraft);
   void onContextChoice(const QString& choice);
   ChatActionRow* buildActionRow();
   void refreshIcons();
@@ -88,11 +91,13 @@ class ChatPanel : public QWidget {
   QHash<ChatId, Draft> m_drafts;
   QTimer m_renderTimer;
   QTimer m_saveDraftsTimer;
+  QTimer m_countDraftTimer;  // the draft's tokens, counted once typing pauses a moment
 
   QStackedWidget* m_stack = nullptr;
   TranscriptView* m_transcript = nullptr;
   CompareView* m_compare = nullptr;
   QPlainTextEdit* m_input = nullptr;
+  QLabel* m_draftTokens = nullptr;  // under the input: what the message being typed counts
   ChatActionRow* m_actionRow = nullptr;
   QSpinBox* m_samples = nullptr;
   QCheckBox* m_varySettings = nullptr;

@@ -110,6 +110,41 @@ class TestContextMeter : public QObject {
     meterSays(w, id, tokensOf(*w.chat(id)), 0);
   }
 
+  // While typing, under the input: the message's tokens and the chat's with it (counted here
+  // with the model's tokenizer and template), flagged when it is longer than the context.
+  void theMessageBeingTypedIsCountedLive() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    const ChatId id = w.newChat();
+    pagedchat::test::sendAndWait(w, QStringLiteral("Name a colour."));
+    auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
+    auto* count = w.findChild<QLabel*>(QStringLiteral("draftTokens"));
+    QVERIFY(count && count->text().isEmpty());
+    const auto expected = [&](const QString& draft) {
+      std::vector<pagedchat::ChatMessage> chat;
+      for (const MessageRecord& m : w.chat(id)->messages) chat.push_back({m.role.toStdString(), m.content.toStdString()});
+      const int before = static_cast<int>(m_chat.encode_chat(chat, false).size());
+      chat.push_back({"user", draft.toStdString()});
+      const int with = static_cast<int>(m_chat.encode_chat(chat, true).size());
+      return std::pair{with - before, with};
+    };
+    const QString draft = QStringLiteral("And another one, please?");
+    QTest::keyClicks(input, draft);
+    const auto [own, with] = expected(draft);
+    QTRY_COMPARE_WITH_TIMEOUT(count->text(), QStringLiteral("%1 tokens · %2 / 2,048 with it").arg(own).arg(with), 5000);
+    QVERIFY(own > static_cast<int>(m_tokens->tokenizer->encode(draft.toStdString(), false, false).size()));  // its turn's markup too
+
+    QString longText;
+    while (m_tokens->tokenizer->encode(longText.toStdString(), false, false).size() < 2100) longText += QStringLiteral("river stone ");
+    input->setPlainText(longText);
+    QTRY_VERIFY_WITH_TIMEOUT(count->text().startsWith(QStringLiteral("⚠ ")), 5000);
+    QVERIFY2(count->text().endsWith(QStringLiteral(": longer than the whole context")), qPrintable(count->text()));
+    input->clear();
+    QTRY_VERIFY_WITH_TIMEOUT(count->text().isEmpty(), 5000);
+  }
+
   // The question is counted as soon as it is sent (here on a paused engine: nothing of the
   // reply yet), not when the reply has ended; a chat longer than the context (lowered under
   // it) is flagged with what its next turn will do.
