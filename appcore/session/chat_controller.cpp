@@ -5,6 +5,7 @@
 #include <QMetaObject>
 
 #include <algorithm>
+#include <utility>
 
 #include "appcore/chat/chat_database.h"
 #include "appcore/bridge/engine_bridge.h"
@@ -54,17 +55,17 @@ void ChatController::add(Chat c) {
   emit chatAdded(id);
 }
 
+ChatRecord ChatController::savedForm(const Chat& c) {
+  ChatRecord record = c.record;
+  if (c.replying && c.numSamples == 1 && !record.messages.isEmpty() && record.messages.last().role == QLatin1String("assistant"))
+    record.messages.last().metrics.finishReason = ReplyMetrics::kInterrupted;
+  return record;
+}
+
 void ChatController::save(const Chat& c) {
-  const ChatRecord* record = &c.record;
-  ChatRecord inFlight;
-  if (c.replying && c.numSamples == 1 && !c.record.messages.isEmpty() &&
-      c.record.messages.last().role == QLatin1String("assistant")) {
-    // The reply in flight is on disk as what it is if the app dies now: interrupted.
-    inFlight = c.record;
-    inFlight.messages.last().metrics.finishReason = ReplyMetrics::kInterrupted;
-    record = &inFlight;
-  }
-  if (!m_db.saveChat(*record)) emit status(c.record.id, tr("Could not save the chat: %1").arg(m_db.lastError()));
+  // The reply in flight is on disk as what it is if the app dies now: interrupted.
+  const bool inFlight = c.replying && c.numSamples == 1;
+  if (!m_db.saveChat(inFlight ? savedForm(c) : c.record)) emit status(c.record.id, tr("Could not save the chat: %1").arg(m_db.lastError()));
 }
 
 void ChatController::setSharedSystemPrompt(const QString& prompt) { m_sharedSystemPrompt = prompt; }
@@ -244,11 +245,27 @@ bool ChatController::remove(ChatId id) {
   // Frees its sequences; a turn in flight is aborted with them, and its signals find no chat.
   onEngineThread(m_bridge, [id](EngineBridge& b) { b.release(id); });
   if (m_remote) m_remote->stop(id);  // a remote server stops generating for it too
+  m_lastRemoved = savedForm(it->second);
   m_chats.erase(it);
   QVector<ChatId> orphans;
   for (const auto& [childId, c] : m_chats)
     if (c.record.parentId == id) orphans.append(childId);
   emit chatRemoved(id, orphans);
+  return true;
+}
+
+bool ChatController::restoreRemoved(ChatId id) {
+  if (!m_lastRemoved || m_lastRemoved->id != id || m_chats.count(id)) return false;
+  Chat c;
+  c.record = *std::exchange(m_lastRemoved, std::nullopt);
+  settleInterruptedReply(c.record.messages);  // a reply it was writing: kept as far as it came
+  if (!m_db.saveChat(c.record)) {
+    emit status(id, tr("Could not bring the chat back: %1").arg(m_db.lastError()));
+    m_lastRemoved = std::move(c.record);
+    return false;
+  }
+  add(std::move(c));
+  measure(id);
   return true;
 }
 

@@ -105,6 +105,10 @@ class ChatController : public QObject {
   // The chat goes, from the database too; its KV blocks are freed and a turn in flight ends.
   // Its forks stay as chats of their own (chatRemoved says which).
   bool remove(ChatId id);
+  // Undo of the last remove(): the chat back as it was, its forks under it again (its KV blocks
+  // were freed: its next turn reads it again, the prefix cache serving what it can). Only the
+  // chat removed last can come back, and only while the app runs.
+  bool restoreRemoved(ChatId id);
   // Titles first (in the list's order of ids), then messages, best first.
   QVector<SearchResult> search(const QString& words, QString* error = nullptr);
   // Sends a user message (a first one names the chat) and starts the turn. columnTitles: how
@@ -187,11 +191,14 @@ class ChatController : public QObject {
   ChatId addForkOf(ChatId source, Chat chat);
   void touch(Chat& c);  // the chat's last activity is now
   ChatId newId();
+  // The record as it goes to disk: a reply in flight marked interrupted.
+  static ChatRecord savedForm(const Chat& c);
 
   ChatDatabase& m_db;
   EngineBridge* m_bridge;
   RemoteBridge* m_remote = nullptr;
   RemoteEndpoints* m_endpoints = nullptr;
   std::map<ChatId, Chat> m_chats;
+  std::optional<ChatRecord> m_lastRemoved;  // what restoreRemoved() brings back
   QString m_sharedSystemPrompt;
 };

@@ -15,6 +15,7 @@
 #include "appcore/chat/chat_database.h"
 #include "appcore/session/chat_controller.h"
 #include "ui/chat_list/chat_search_results.h"
+#include "ui/chat_list/undo_delete_bar.h"
 
 namespace {
 const QString kListOrderKey = QStringLiteral("chat_list_order");  // "recent", "created" or "title"
@@ -50,6 +51,11 @@ ChatListPanel::ChatListPanel(ChatController& chats, ChatDatabase& db, QWidget* p
   m_listStack->addWidget(m_list);
   m_listStack->addWidget(m_searchResults);
   v->addWidget(m_listStack, 1);
+  m_undoDelete = new UndoDeleteBar(this);
+  v->addWidget(m_undoDelete);
+  connect(m_undoDelete, &UndoDeleteBar::undoRequested, this, [this](ChatId id) {
+    if (m_chats.restoreRemoved(id)) m_list->select(id);
+  });
 
   const QString order = m_db.setting(kListOrderKey, QStringLiteral("recent"));
   for (auto o : {ChatListWidget::Order::recent, ChatListWidget::Order::created, ChatListWidget::Order::title})
@@ -93,6 +99,11 @@ void ChatListPanel::connectChats() {
     m_list->setRemoteHost(id, engine.isSet() ? QUrl(engine.url).authority() : QString());
   });
   connect(&m_chats, &ChatController::chatRemoved, this, &ChatListPanel::removeChat);
+}
+
+void ChatListPanel::deleteWithUndo(ChatId id) {
+  const QString sentence = UndoDeleteBar::sentence(m_chats, id);
+  if (m_chats.remove(id)) m_undoDelete->offer(id, sentence);
 }
 
 void ChatListPanel::addChat(ChatId id) {

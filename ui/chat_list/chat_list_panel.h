@@ -13,6 +13,7 @@
 class ChatController;
 class ChatDatabase;
 class ChatSearchResults;
+class UndoDeleteBar;
 class QLineEdit;
 class QMenu;
 class QStackedWidget;
@@ -29,6 +30,8 @@ class ChatListPanel : public QWidget {
   void focusSearch();
   void clearSearch();
   QStringList searchWords() const;
+  // Deletes chat id (asking nothing) and offers Undo under the list for a few seconds.
+  void deleteWithUndo(ChatId id);
 
  signals:
   void newChatRequested();
@@ -54,5 +57,6 @@ class ChatListPanel : public QWidget {
   QLineEdit* m_search = nullptr;
   ChatSearchResults* m_searchResults = nullptr;
   QStackedWidget* m_listStack = nullptr;  // the chat list, or the search's results
+  UndoDeleteBar* m_undoDelete = nullptr;
   QTimer m_searchTimer;                   // searches once typing pauses
 };

@@ -111,21 +111,39 @@ void ChatListWidget::addChat(const ChatRecord& chat, const QString& parentTitle)
   it->setData(0, kPinnedRole, chat.pinned);
   it->setData(0, kLastActiveRole, chat.lastActive);
   it->setData(0, kForkedAtRole, chat.parentId >= 0 ? chat.forkedAtMessage : -1);
+  it->setData(0, kParentRole, chat.parentId);
   setForkNote(it, parentTitle);
   refreshText(it);
   if (parentItem) {
     parentItem->addChild(it);  // the newest fork: its id is the largest
     parentItem->setExpanded(true);
-    return;
+  } else {
+    // In its place, so that restoring many chats never sorts the list again for each.
+    int at = topLevelItemCount();
+    for (int i = 0; i < topLevelItemCount(); ++i)
+      if (ChatListItem::before(*it, *topLevelItem(i), m_order)) {
+        at = i;
+        break;
+      }
+    insertTopLevelItem(at, it);
   }
-  // In its place, so that restoring many chats never sorts the list again for each.
-  int at = topLevelItemCount();
-  for (int i = 0; i < topLevelItemCount(); ++i)
-    if (ChatListItem::before(*it, *topLevelItem(i), m_order)) {
-      at = i;
-      break;
-    }
-  insertTopLevelItem(at, it);
+  adoptForks(it, chat);
+}
+
+void ChatListWidget::adoptForks(QTreeWidgetItem* it, const ChatRecord& chat) {
+  const QSignalBlocker block(this);  // the selection stays where it is
+  QTreeWidgetItem* selected = currentItem();
+  for (int i = topLevelItemCount() - 1; i >= 0; --i) {
+    if (topLevelItem(i) == it || topLevelItem(i)->data(0, kParentRole).toLongLong() != chat.id) continue;
+    QTreeWidgetItem* fork = takeTopLevelItem(i);
+    setForkNote(fork, chat.title);
+    refreshText(fork);
+    it->addChild(fork);
+    fork->setExpanded(true);
+  }
+  it->sortChildren(0, Qt::AscendingOrder);  // forks in the order they were made
+  it->setExpanded(true);
+  if (selected && currentItem() != selected) setCurrentItem(selected);
 }
 
 void ChatListWidget::refreshText(QTreeWidgetItem* it) {

@@ -17,7 +17,8 @@ class ChatListWidget : public QTreeWidget {
 
   explicit ChatListWidget(QWidget* parent = nullptr);
 
-  void addChat(const ChatRecord& chat, const QString& parentTitle);  // parent added first
+  // Parent added first. A chat that comes back (undo of a delete) takes its forks back under it.
+  void addChat(const ChatRecord& chat, const QString& parentTitle);
   // The chat's item goes; its forks (orphans) stay, moved to the top level, their note naming
   // the deleted chat.
   void removeChat(ChatId id);
@@ -54,7 +55,9 @@ class ChatListWidget : public QTreeWidget {
   static constexpr int kLastActiveRole = Qt::UserRole + 5;
   static constexpr int kForkedAtRole = Qt::UserRole + 6;  // the parent's messages kept; -1: not a fork
   static constexpr int kRemoteRole = Qt::UserRole + 7;    // "host:port" of its remote engine, or empty
+  static constexpr int kParentRole = Qt::UserRole + 8;    // the chat it was forked from; -1: none
   void refreshText(QTreeWidgetItem* item);
+  void adoptForks(QTreeWidgetItem* item, const ChatRecord& chat);  // its forks at the top level go under it
   void setForkNote(QTreeWidgetItem* item, const QString& parentTitle);
   void resort();
 

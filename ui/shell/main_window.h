@@ -86,7 +86,7 @@ class MainWindow : public QMainWindow {
   void setChatSampling(ChatId id, const std::optional<TurnSettings>& sampling);  // what its dialog's OK does
   void showModelLibrary();
   // Chat management (ui/shell/main_window_chats.cpp). A rename applies the title as the
-  // ChatController trims it; delete asks first (a dialog naming what goes and what stays).
+  // ChatController trims it; delete asks nothing and offers Undo under the list for a few seconds.
   bool renameChat(ChatId id, const QString& title);
   void deleteChat(ChatId id);
   ChatId duplicateChat(ChatId id);

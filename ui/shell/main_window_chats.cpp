@@ -26,7 +26,6 @@
 #include "ui/chat_list/chat_list_widget.h"
 #include "ui/chat/chat_panel.h"
 #include "ui/chat_list/chat_list_panel.h"
-#include "ui/dialogs/delete_chat_box.h"
 #include "ui/dialogs/shortcuts_dialog.h"
 #include "ui/remote/remote_menus.h"
 
@@ -70,7 +69,7 @@ void MainWindow::buildChatMenu() {
                     [this] { m_chats->setPinned(currentChat(), !m_chatList->list()->isPinned(currentChat())); });
   m_pinAction->setCheckable(true);
   // Delete: the key acts in the list only (in the input it deletes text); the menu shows it.
-  QAction* del = add(tr("&Delete…"), "deleteChatAction", QKeySequence(Qt::Key_Delete), [this] { deleteChat(currentChat()); });
+  QAction* del = add(tr("&Delete"), "deleteChatAction", QKeySequence(Qt::Key_Delete), [this] { deleteChat(currentChat()); });
   del->setShortcutContext(Qt::WidgetWithChildrenShortcut);
   m_chatList->list()->addAction(del);
   m_chatMenu->addSeparator();
@@ -178,13 +177,7 @@ void MainWindow::renameCurrentChat() {
 bool MainWindow::renameChat(ChatId id, const QString& title) { return m_chats->rename(id, title); }
 
 void MainWindow::deleteChat(ChatId id) {
-  if (!m_chats->chat(id)) return;
-  auto* box = new DeleteChatBox(*m_chats, id, this);
-  box->setAttribute(Qt::WA_DeleteOnClose);
-  connect(box, &QMessageBox::finished, this, [this, id](int result) {
-    if (result == QMessageBox::Yes) m_chats->remove(id);
-  });
-  box->open();
+  m_chatList->deleteWithUndo(id);
 }
 
 // The chat shown was deleted: the chat that took its place in the list, else a new one.

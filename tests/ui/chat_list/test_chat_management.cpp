@@ -1,6 +1,6 @@
 // Managing many chats in the main window, as a user does it, on the real engine: rename in place
-// (F2, then typing) and the fork's note follows; delete asks, frees the chat's KV blocks and
-// leaves its forks as chats of their own, saved so; duplicate and pin; the list sorted by recent
+// (F2, then typing) and the fork's note follows; delete frees the chat's KV blocks and leaves
+// its forks as chats of their own, saved so, with Undo for a few seconds; duplicate and pin; the list sorted by recent
 // activity, creation or title; search over titles and message text that opens the message;
 // export to JSON and Markdown and import back; drafts kept per chat; Tab leaves the input; the
 // Chat menu's keys; the status line is the chat's own; forks are named after where they branch.
@@ -43,20 +43,6 @@ int blockReferences(MainWindow& w, const std::function<void()>& after) {
   return refs;
 }
 
-// Clicks `button` of the message box called `name` once it is open (its details first read into
-// `detail`, where given).
-bool answerBox(MainWindow& w, const QString& name, QMessageBox::StandardButton button, QString* detail = nullptr) {
-  QMessageBox* box = nullptr;
-  auto openBox = [&] {
-    for (QMessageBox* b : w.findChildren<QMessageBox*>(name))
-      if (b->isVisible()) box = b;  // one answered before may linger until it is deleted
-    return box != nullptr;
-  };
-  if (!QTest::qWaitFor(openBox, 5000)) return false;
-  if (detail) *detail = box->informativeText();
-  QTest::mouseClick(box->button(button), Qt::LeftButton);
-  return true;
-}
 }  // namespace
 
 class TestChatManagement : public QObject {
@@ -100,25 +86,18 @@ class TestChatManagement : public QObject {
     QVERIFY(!w.renameChat(parent, QStringLiteral("   ")));  // an empty title is refused
     QCOMPARE(w.chat(parent)->title, QStringLiteral("Colours"));
 
-    // Delete in the list asks; Cancel keeps the chat.
-    w.selectChat(parent);
-    list->setFocus();
-    QTest::keyClick(list, Qt::Key_Delete);
-    QString detail;
-    QVERIFY(answerBox(w, QStringLiteral("confirmDelete"), QMessageBox::Cancel, &detail));
-    QCOMPARE(detail, QStringLiteral("Its 2 messages are deleted from disk and the KV blocks it holds are freed. "
-                                    "Its fork stays, as a chat of its own."));
-    QVERIFY(w.chat(parent));
-    // Delete again, confirmed: the chat goes and its sequence lets go of its blocks (the fork
-    // shares them, so they stay in use, one reference fewer each); the fork stays on its own.
+    // Delete in the list: the chat goes at once and its sequence lets go of its blocks (the
+    // fork shares them, so they stay in use, one reference fewer each); the fork stays on its
+    // own; under the list, what went, and Undo.
+    const QVector<MessageRecord> messages = w.chat(parent)->messages;
+    auto* bar = w.findChild<QWidget*>(QStringLiteral("undoDelete"));
+    QVERIFY(bar && !bar->isVisible());
     const int before = blockReferences(w, [] {});
     const int freed = blockReferences(w, [&] {
-      w.activateWindow();  // back from the dialog
-      QVERIFY(QTest::qWaitForWindowActive(&w));
+      w.selectChat(parent);
       list->setFocus();
       QTRY_VERIFY(list->hasFocus());
       QTest::keyClick(list, Qt::Key_Delete);
-      QVERIFY(answerBox(w, QStringLiteral("confirmDelete"), QMessageBox::Yes));
     });
     QVERIFY(!w.chat(parent));
     QVERIFY(!w.chatIds().contains(parent));
@@ -129,15 +108,38 @@ class TestChatManagement : public QObject {
     QVERIFY2(list->item(child)->text(0).contains(QStringLiteral("fork of Colours (deleted) at message 2")),
              qPrintable(list->item(child)->text(0)));
     QVERIFY(w.currentChat() != parent && w.chat(w.currentChat()));
-    // The file agrees.
-    ChatDatabase db(ChatDatabase::defaultPath());
-    bool parentSaved = false, childSaved = false;
-    for (const ChatRecord& r : db.loadChats()) {
-      parentSaved = parentSaved || r.id == parent;
-      childSaved = childSaved || r.id == child;
-    }
-    QVERIFY(!parentSaved);
-    QVERIFY(childSaved);
+    QVERIFY(bar->isVisible());
+    QCOMPARE(w.findChild<QLabel*>(QStringLiteral("undoDeleteText"))->text(),
+             QStringLiteral("Deleted “Colours”: its 2 messages and the KV blocks it held. Its fork stays, as a chat of its own."));
+    const auto savedIds = [] {
+      QSet<ChatId> ids;
+      for (const ChatRecord& r : ChatDatabase(ChatDatabase::defaultPath()).loadChats()) ids.insert(r.id);
+      return ids;
+    };
+    QVERIFY(!savedIds().contains(parent));
+    QVERIFY(savedIds().contains(child));
+
+    // Undo: the chat is back as it was, on disk too, its fork under it again, and shown.
+    QTest::mouseClick(w.findChild<QPushButton*>(QStringLiteral("undoDeleteButton")), Qt::LeftButton);
+    QVERIFY(w.chat(parent));
+    QCOMPARE(w.chat(parent)->title, QStringLiteral("Colours"));
+    QCOMPARE(w.chat(parent)->messages.size(), messages.size());
+    for (int i = 0; i < messages.size(); ++i) QCOMPARE(w.chat(parent)->messages[i].content, messages[i].content);
+    QVERIFY(list->item(child)->parent() == list->item(parent));
+    QVERIFY2(list->item(child)->text(0).contains(QStringLiteral("fork of Colours at message 2")), qPrintable(list->item(child)->text(0)));
+    QCOMPARE(w.currentChat(), parent);
+    QVERIFY(!bar->isVisible());
+    QVERIFY(savedIds().contains(parent));
+    // It goes on as any chat does (its blocks were freed: the turn reads it again).
+    pagedchat::test::sendAndWait(w, QStringLiteral("Another one?"));
+    QCOMPARE(w.chat(parent)->messages.size(), messages.size() + 2);
+
+    // Deleted again and left: the offer ends after a few seconds and the chat stays gone.
+    w.deleteChat(parent);
+    QVERIFY(bar->isVisible() && !w.chat(parent));
+    QTRY_VERIFY_WITH_TIMEOUT(!bar->isVisible(), 15000);
+    QVERIFY(!savedIds().contains(parent));
+    QVERIFY(savedIds().contains(child));
   }
 
   void duplicatePinAndTheListsOrders() {
