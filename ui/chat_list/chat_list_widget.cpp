@@ -3,16 +3,47 @@
 #include "ui/chat_list/chat_list_widget.h"
 
 #include <QLineEdit>
+#include <QLocale>
+#include <QPainter>
 #include <QStyledItemDelegate>
 
 namespace {
 
+constexpr int kRowPadding = 3;  // above and below each chat: rows that breathe
+
+// Draws each chat with a little room, and a group's heading ("Today") above its first chat.
 // The in-place editor holds the title (not the shown text with its fork note and marks), and
 // its result goes to the window as a request: the ChatController decides what the title is.
 class TitleDelegate : public QStyledItemDelegate {
  public:
-  TitleDelegate(ChatListWidget* list, int idRole, int titleRole)
-      : QStyledItemDelegate(list), m_list(list), m_idRole(idRole), m_titleRole(titleRole) {}
+  TitleDelegate(ChatListWidget* list, int idRole, int titleRole, int groupRole)
+      : QStyledItemDelegate(list), m_list(list), m_idRole(idRole), m_titleRole(titleRole), m_groupRole(groupRole) {}
+
+  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QSize size = QStyledItemDelegate::sizeHint(option, index);
+    size.rheight() += 2 * kRowPadding + headingHeight(option, index);
+    return size;
+  }
+  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QStyleOptionViewItem item = option;
+    if (const int h = headingHeight(option, index); h > 0) {
+      QRect heading = option.rect;
+      heading.setHeight(h);
+      heading.setLeft(0);  // from the list's edge, over the branch marks' column too
+      painter->save();
+      painter->setFont(headingFont(option.font));
+      painter->setPen(option.palette.color(QPalette::PlaceholderText));
+      painter->drawText(heading.adjusted(4, 0, -4, -2), Qt::AlignLeft | Qt::AlignBottom, index.data(m_groupRole).toString());
+      painter->restore();
+      item.rect.setTop(item.rect.top() + h);
+    }
+    QStyledItemDelegate::paint(painter, item, index);
+  }
+  void updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QStyleOptionViewItem item = option;
+    item.rect.setTop(item.rect.top() + headingHeight(option, index));
+    QStyledItemDelegate::updateEditorGeometry(editor, item, index);
+  }
   void setEditorData(QWidget* editor, const QModelIndex& index) const override {
     if (auto* line = qobject_cast<QLineEdit*>(editor)) {
       line->setText(index.data(m_titleRole).toString());
@@ -24,8 +55,18 @@ class TitleDelegate : public QStyledItemDelegate {
   }
 
  private:
+  static QFont headingFont(QFont font) {
+    font.setBold(true);
+    font.setPointSizeF(font.pointSizeF() * 0.85);
+    return font;
+  }
+  int headingHeight(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    if (index.data(m_groupRole).toString().isEmpty()) return 0;
+    return QFontMetrics(headingFont(option.font)).height() + 8;
+  }
+
   ChatListWidget* m_list;
-  int m_idRole, m_titleRole;
+  int m_idRole, m_titleRole, m_groupRole;
 };
 
 }  // namespace
@@ -71,7 +112,7 @@ ChatListWidget::ChatListWidget(QWidget* parent) : QTreeWidget(parent) {
   setColumnCount(1);
   setIndentation(14);
   setRootIsDecorated(true);
-  setItemDelegate(new TitleDelegate(this, kIdRole, kTitleRole));
+  setItemDelegate(new TitleDelegate(this, kIdRole, kTitleRole, kGroupRole));
   setEditTriggers(QAbstractItemView::EditKeyPressed | QAbstractItemView::DoubleClicked);
   setExpandsOnDoubleClick(false);  // a double-click renames
   setContextMenuPolicy(Qt::CustomContextMenu);
@@ -84,6 +125,42 @@ ChatListWidget::ChatListWidget(QWidget* parent) : QTreeWidget(parent) {
     setCurrentItem(it);
     emit contextMenuRequested(it->data(0, kIdRole).toLongLong(), viewport()->mapToGlobal(pos));
   });
+  m_dayTimer.setInterval(10 * 60 * 1000);
+  connect(&m_dayTimer, &QTimer::timeout, this, &ChatListWidget::regroup);
+  m_dayTimer.start();
+  // Many chats added at once (a start restores them all) are grouped once, after the last.
+  m_regroupSoon.setSingleShot(true);
+  m_regroupSoon.setInterval(0);
+  connect(&m_regroupSoon, &QTimer::timeout, this, &ChatListWidget::regroup);
+}
+
+QString ChatListWidget::dateGroup(const QDateTime& lastActive, const QDateTime& now) {
+  const qint64 days = lastActive.date().daysTo(now.date());
+  if (days <= 0) return tr("Today");
+  if (days == 1) return tr("Yesterday");
+  if (days < 7) return tr("Previous 7 days");
+  if (days < 30) return tr("Previous 30 days");
+  return QLocale().toString(lastActive.date(), QStringLiteral("MMMM yyyy"));
+}
+
+void ChatListWidget::regroup() {
+  const QDateTime now = QDateTime::currentDateTime();
+  QString previous;
+  for (int i = 0; i < topLevelItemCount(); ++i) {
+    QTreeWidgetItem* it = topLevelItem(i);
+    QString group;
+    if (it->data(0, kPinnedRole).toBool()) group = tr("Pinned");
+    else if (m_order == Order::recent) group = dateGroup(QDateTime::fromMSecsSinceEpoch(it->data(0, kLastActiveRole).toLongLong()), now);
+    else if (!previous.isEmpty()) group = tr("Other chats");  // under the pinned ones
+    const QString heading = group == previous ? QString() : group;
+    if (it->data(0, kGroupRole).toString() != heading) it->setData(0, kGroupRole, heading);
+    previous = group;
+  }
+}
+
+QString ChatListWidget::headingAbove(ChatId id) const {
+  const QTreeWidgetItem* it = item(id);
+  return it ? it->data(0, kGroupRole).toString() : QString();
 }
 
 QTreeWidgetItem* ChatListWidget::item(ChatId id) const {
@@ -126,6 +203,7 @@ void ChatListWidget::addChat(const ChatRecord& chat, const QString& parentTitle)
         break;
       }
     insertTopLevelItem(at, it);
+    m_regroupSoon.start();
   }
   adoptForks(it, chat);
 }
@@ -156,7 +234,10 @@ void ChatListWidget::refreshText(QTreeWidgetItem* it) {
   it->setText(0, text);
 }
 
-void ChatListWidget::resort() { sortItems(0, Qt::AscendingOrder); }
+void ChatListWidget::resort() {
+  sortItems(0, Qt::AscendingOrder);
+  regroup();
+}
 
 void ChatListWidget::removeChat(ChatId id) {
   QTreeWidgetItem* it = item(id);

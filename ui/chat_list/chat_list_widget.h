@@ -6,6 +6,8 @@
 // (replies go on). F2 or a double-click renames in place (renamed asks the window, which owns
 // the chats); the context menu is the window's (contextMenuRequested).
 
+#include <QDateTime>
+#include <QTimer>
 #include <QTreeWidget>
 
 #include "appcore/chat/chat_record.h"
@@ -38,6 +40,12 @@ class ChatListWidget : public QTreeWidget {
   // The title as the list shows it (without the fork note or the marks).
   QString title(ChatId id) const;
   bool isPinned(ChatId id) const;
+  // The heading over the chat in the list ("Pinned", "Today", "Yesterday", "Previous 7 days",
+  // "Previous 30 days", then the month): over the first chat of each group when sorted by
+  // recent activity; empty for the others.
+  QString headingAbove(ChatId id) const;
+  // Which group a chat last active at `lastActive` is in, seen at `now`.
+  static QString dateGroup(const QDateTime& lastActive, const QDateTime& now);
   void renameCurrent();  // starts the in-place editor on the current chat
 
  signals:
@@ -56,10 +64,14 @@ class ChatListWidget : public QTreeWidget {
   static constexpr int kForkedAtRole = Qt::UserRole + 6;  // the parent's messages kept; -1: not a fork
   static constexpr int kRemoteRole = Qt::UserRole + 7;    // "host:port" of its remote engine, or empty
   static constexpr int kParentRole = Qt::UserRole + 8;    // the chat it was forked from; -1: none
+  static constexpr int kGroupRole = Qt::UserRole + 9;     // the heading drawn above it ("Today"); empty: none
   void refreshText(QTreeWidgetItem* item);
   void adoptForks(QTreeWidgetItem* item, const ChatRecord& chat);  // its forks at the top level go under it
   void setForkNote(QTreeWidgetItem* item, const QString& parentTitle);
   void resort();
+  void regroup();  // the headings, after the order or a date changed
 
   Order m_order = Order::recent;
+  QTimer m_dayTimer;  // "Today" becomes "Yesterday" while the app runs
+  QTimer m_regroupSoon;
 };
