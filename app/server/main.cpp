@@ -62,6 +62,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pagedchat-server: error: %s\n", qPrintable(e));
     QCoreApplication::exit(1);
   });
+  if (setup.logRequests)
+    QObject::connect(&server, &ApiServer::requestEnded, &app, [](const ApiLogEntry& e) {
+      std::fprintf(stderr, "%s\n", qPrintable(e.line()));
+      std::fflush(stderr);
+    });
   TerminationSignals termination;
   QObject::connect(&termination, &TerminationSignals::requested, &server, [&server, &setup](int signalNumber) {
     std::printf("pagedchat-server: signal %d: shutting down (%d requests in flight, %d s to finish)\n", signalNumber,

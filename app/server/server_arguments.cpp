@@ -61,6 +61,7 @@ void declareOptions(QCommandLineParser& p) {
       {"fixed-draft", "Always draft K tokens instead of adapting to acceptance and batch size."},
       {"allow-pool-control", "Clients may pause and step the engine (POST /v1/kv/control), as a teacher's class watches "
                              "its pool (GET /v1/kv/events); a pause stops every client's requests."},
+      {"log-requests", "A line on stderr per request when its response ends: time, method, path, status, tokens, duration."},
       {"load-delay-ms", "Tests: wait this long before loading the model.", "ms", "0"},
   });
   for (const pagedchat::BackendArgHelp& b : pagedchat::backend_arg_help())  // the CLI's too (runtime/backend_args.h)
@@ -166,6 +167,7 @@ int parseListenOptions(const QCommandLineParser& p, ServerSetup& setup) {
   conn.maxQueuedBytes = intOption(p, "max-unread-bytes", 4096, 1 << 30);
   conn.slowReaderTimeoutMs = intOption(p, "slow-reader-timeout", 1, 3600) * 1000;
   setup.shutdownTimeoutMs = intOption(p, "shutdown-timeout", 0, 3600) * 1000;
+  setup.logRequests = p.isSet("log-requests");
   so.limits.maxTokens = intOption(p, "max-tokens", 1, 1 << 20);
   so.limits.maxN = intOption(p, "max-n", 1, 256);
   return -1;

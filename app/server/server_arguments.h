@@ -11,6 +11,7 @@ struct ServerSetup {
   EngineHost::Config host;
   ServerOptions server;
   int shutdownTimeoutMs = 5000;  // SIGTERM: how long requests in flight may take to finish
+  bool logRequests = false;      // a line on stderr per request (ApiLogEntry::line)
 };
 
 // Fills `setup` from the command line. Returns -1 to go on, else the exit status (the reason

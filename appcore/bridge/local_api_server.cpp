@@ -17,6 +17,12 @@ void LocalApiServer::start(const ServerOptions& options) {
   m_thread.start();
   m_server = new ApiServer(options, *m_router);
   m_server->moveToThread(&m_thread);
+  // Each line as its response ends, here on the UI's thread (queued).
+  connect(m_server, &ApiServer::requestEnded, this, [this](const ApiLogEntry& entry) {
+    if (m_log.size() >= kLogLength) m_log.remove(0, m_log.size() - kLogLength + 1);
+    m_log.append(entry);
+    emit requestLogged(entry);
+  });
   // listen() must run on the thread whose event loop serves the sockets.
   QMetaObject::invokeMethod(m_server, [this, server = m_server, options] {
     const quint16 port = server->start();

@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QString>
 #include <QThread>
+#include <QVector>
 
 #include <memory>
 
@@ -27,14 +28,19 @@ class LocalApiServer : public QObject {
   void stop();
   bool isRunning() const { return m_server != nullptr; }
   QString url() const { return m_url; }  // "http://127.0.0.1:8080/v1" while running
+  // The request log: the last kLogLength requests served since the app started, oldest first.
+  static constexpr int kLogLength = 500;
+  const QVector<ApiLogEntry>& log() const { return m_log; }
 
  signals:
   void started(const QString& url);
   void failed(const QString& error);
+  void requestLogged(const ApiLogEntry& entry);  // appended to log()
 
  private:
   std::shared_ptr<RequestRouter> m_router;
   QThread m_thread;
   ApiServer* m_server = nullptr;  // lives on m_thread
   QString m_url;
+  QVector<ApiLogEntry> m_log;
 };

@@ -29,6 +29,19 @@ ApiError notFound(const QString& path) {
   return ApiError(404, QStringLiteral("no route for '%1'").arg(path), QStringLiteral("invalid_request_error"), {}, QStringLiteral("unknown_url"));
 }
 
+QString methodName(Method method) {
+  switch (method) {
+    case Method::Get: return QStringLiteral("GET");
+    case Method::Post: return QStringLiteral("POST");
+    case Method::Put: return QStringLiteral("PUT");
+    case Method::Delete: return QStringLiteral("DELETE");
+    case Method::Head: return QStringLiteral("HEAD");
+    case Method::Options: return QStringLiteral("OPTIONS");
+    case Method::Patch: return QStringLiteral("PATCH");
+    default: return QStringLiteral("OTHER");
+  }
+}
+
 ApiError loading() {
   return ApiError(503, QStringLiteral("the model is still loading; try again shortly"), QStringLiteral("server_error"), {}, QStringLiteral("model_loading"));
 }
@@ -101,6 +114,10 @@ void ApiServer::missingHandler(const QHttpServerRequest& request, QTcpSocket* so
 // Nothing a client sends may take the process down: every failure becomes an error response.
 bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) {
   ConnectionGuard::requestParsed(socket);
+  m_logged = ApiLogEntry{.at = QDateTime::currentDateTime(), .method = methodName(request.method()), .path = request.url().path()};
+  m_loggedSince.start();
+  m_logAtEnd = false;
+  socket->setProperty(kResponseStatusProperty, QVariant());
   try {
     route(request, socket);
   } catch (const ApiError& e) {
@@ -109,6 +126,11 @@ bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* soc
     writeError(socket, ApiError(500, QStringLiteral("out of memory"), QStringLiteral("server_error")));
   } catch (const std::exception& e) {
     writeError(socket, ApiError(500, QString::fromUtf8(e.what()), QStringLiteral("server_error")));
+  }
+  if (!m_logAtEnd) {  // answered already (a watch stream: its head)
+    m_logged.status = socket->property(kResponseStatusProperty).toInt();
+    m_logged.durationMs = m_loggedSince.elapsed();
+    emit requestEnded(m_logged);
   }
   return true;
 }
@@ -295,6 +317,15 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, parsed.params.num_logprobs >= 0,
                                         numPromptTokens, m_router, m_counters, m_options.connection);
   session->setParent(this);  // a server that stops takes its sessions along
+  m_logged.stream = parsed.stream;
+  session->setOnEnded([this, entry = m_logged, since = m_loggedSince](int status, const Usage& usage) mutable {
+    entry.status = status;
+    entry.promptTokens = usage.promptTokens;
+    entry.completionTokens = usage.completionTokens;
+    entry.cachedTokens = usage.cachedTokens;
+    entry.durationMs = since.elapsed();
+    emit requestEnded(entry);
+  });
   QPointer<CompletionSession> guard(session);
   const pagedchat::RequestId id = m_router.submit(std::move(engineRequest), this, [guard](const RequestUpdate& update) {
     if (guard) guard->onUpdate(update);
@@ -305,6 +336,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
     throw ApiError(429, QStringLiteral("the server is busy (%1 requests in flight); retry later").arg(m_router.numActive()),
                    QStringLiteral("rate_limit_exceeded"), {}, QStringLiteral("queue_full"));
   }
+  m_logAtEnd = true;
   session->start(id);
 }
 

@@ -11,12 +11,14 @@
 //   POST /v1/completions        raw text continuation, whole or streamed
 
 #include <QAbstractHttpServer>
+#include <QElapsedTimer>
 #include <QHostAddress>
 #include <QString>
 
 #include <functional>
 #include <random>
 
+#include "server/api/api_request_log.h"
 #include "server/api/completion_request.h"
 #include "server/http/connection_limits.h"
 #include "server/api/metrics_text.h"
@@ -55,6 +57,11 @@ class ApiServer : public QAbstractHttpServer {
   void shutdown(int graceMs, std::function<void()> done);
   int numSessions() const;
 
+ signals:
+  // Each request, once its response has ended (a completion's when it is written or streamed
+  // to its end, or its client left): the request log.
+  void requestEnded(const ApiLogEntry& entry);
+
  protected:
   bool handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) override;
   void missingHandler(const QHttpServerRequest& request, QTcpSocket* socket) override;
@@ -76,6 +83,10 @@ class ApiServer : public QAbstractHttpServer {
   bool m_shuttingDown = false;
   std::function<void()> m_shutdownDone;
   ServerCounters m_counters;
+  // The request being handled, for its log line; a completion takes it along to its end.
+  ApiLogEntry m_logged;
+  QElapsedTimer m_loggedSince;
+  bool m_logAtEnd = false;
   std::random_device m_seeds;  // a request without a seed samples differently each time
   int64_t m_nextId = 1;
 };

@@ -1,10 +1,13 @@
 // A completion request's response, whole or streamed.
 #include "server/api/completion_session.h"
 
+#include "server/api/api_request_log.h"
+
 #include <QTcpSocket>
 #include <QTimer>
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/model/model.h"
 #include "server/api/api_error.h"
@@ -96,6 +99,7 @@ void CompletionSession::onSlowReader() {
   ++m_counters.numSlowReaderAborts;
   m_router.abort(m_id);
   if (m_socket) m_socket->abort();
+  ended(ApiLogEntry::kClientLeft);
   deleteLater();
 }
 
@@ -176,6 +180,7 @@ void CompletionSession::endWithError(const ApiError& error) {
       writeHttpResponse(m_socket, error.status, "application/json", error.toJson());
     }
   }
+  ended(error.status);  // a stream said 200 first; the log says how it ended
   deleteLater();
 }
 
@@ -191,6 +196,7 @@ void CompletionSession::complete() {
       writeHttpResponse(m_socket, 200, "application/json", completionJson(m_head, m_choices, usage()));
     }
   }
+  ended(m_socket ? 200 : ApiLogEntry::kClientLeft);
   deleteLater();
 }
 
@@ -201,7 +207,12 @@ void CompletionSession::onDisconnected() {
     m_router.abort(m_id);  // its blocks are freed at the engine's next step
       ++m_counters.numAborted;
   }
+  ended(ApiLogEntry::kClientLeft);
   deleteLater();
+}
+
+void CompletionSession::ended(int status) {
+  if (auto onEnded = std::exchange(m_onEnded, nullptr)) onEnded(status, usage());
 }
 
 void CompletionSession::sendEvent(const QByteArray& json) {

@@ -11,6 +11,7 @@
 #include <QPointer>
 #include <QString>
 
+#include <functional>
 #include <vector>
 
 #include "engine/engine/events.h"
@@ -34,6 +35,9 @@ class CompletionSession : public QObject {
                     int64_t numPromptTokens, RequestRouter& router, ServerCounters& counters, const ConnectionLimits& limits);
   ~CompletionSession() override;
 
+  // Called once, when the response has ended (written whole, the stream closed, or the client
+  // gone: ApiLogEntry::kClientLeft), with its status and tokens: the request log's line.
+  void setOnEnded(std::function<void(int status, const Usage& usage)> onEnded) { m_onEnded = std::move(onEnded); }
   // The engine accepted the request: a stream sends its headers and the role chunks now.
   void start(pagedchat::RequestId id);
   void onUpdate(const pagedchat::RequestUpdate& update);
@@ -54,6 +58,7 @@ class CompletionSession : public QObject {
   void onSlowReader();
   void endWithError(const ApiError& error);
   Usage usage() const;
+  void ended(int status);  // tells m_onEnded, once
 
   QPointer<QTcpSocket> m_socket;
   ResponseHead m_head;
@@ -69,4 +74,5 @@ class CompletionSession : public QObject {
   qint64 m_maxQueuedBytes = 0;
   bool m_held = false;
   QTimer* m_holdTimer = nullptr;  // runs while held: past it, the client is given up
+  std::function<void(int, const Usage&)> m_onEnded;
 };

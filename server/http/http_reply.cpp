@@ -50,10 +50,12 @@ void writeHttpResponse(QTcpSocket* socket, int status, const QByteArray& content
   out += "\r\n";
   out += body;
   socket->write(out);
+  socket->setProperty(kResponseStatusProperty, status);
   ConnectionGuard::responseWritten(socket);
 }
 
 void writeChunkedHead(QTcpSocket* socket, int status, const QByteArray& contentType) {
+  socket->setProperty(kResponseStatusProperty, status);
   socket->write(statusLine(status) + "Content-Type: " + contentType + "\r\nCache-Control: no-cache\r\n" + corsLines(socket) +
                 "Transfer-Encoding: chunked\r\n\r\n");
 }

@@ -14,6 +14,8 @@ using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
 // The socket property holding the Origin of an allowed cross-origin request: every response
 // written on that socket then carries Access-Control-Allow-Origin (request_admission.h).
 inline constexpr const char* kCorsOriginProperty = "pagedchat_cors_origin";
+// The socket property holding the status of the response written last on it (the request log's).
+inline constexpr const char* kResponseStatusProperty = "pagedchat_status";
 
 void writeHttpResponse(QTcpSocket* socket, int status, const QByteArray& contentType, const QByteArray& body,
                        const HttpHeaders& extra = {});

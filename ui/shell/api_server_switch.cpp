@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QLabel>
+#include <QMenu>
 #include <QSignalBlocker>
 #include <QStatusBar>
 #include <QToolButton>
@@ -10,6 +11,7 @@
 #include "appcore/chat/chat_database.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "appcore/bridge/local_api_server.h"
+#include "ui/dialogs/api_request_log_dialog.h"
 #endif
 
 namespace {
@@ -34,6 +36,11 @@ ApiServerSwitch::ApiServerSwitch(LocalApiServer* server, ChatDatabase& db, QStat
   button->setObjectName(QStringLiteral("serveApiButton"));
   button->setDefaultAction(m_action);
   button->setAutoRaise(true);
+  auto* menu = new QMenu(button);
+  QAction* log = menu->addAction(tr("Request log…"), this, &ApiServerSwitch::showRequestLog);
+  log->setObjectName(QStringLiteral("apiRequestLogAction"));
+  button->setMenu(menu);
+  button->setPopupMode(QToolButton::MenuButtonPopup);
   statusBar->addPermanentWidget(button);
   connect(m_action, &QAction::toggled, this, &ApiServerSwitch::setEnabled);
   if (!m_server) return;
@@ -71,6 +78,21 @@ void ApiServerSwitch::setEnabled(bool on) {
   options.apiKey = qEnvironmentVariable("PAGEDCHAT_API_KEY");
   m_label->setText(tr("API: starting…"));
   m_server->start(options);
+#endif
+}
+
+void ApiServerSwitch::showRequestLog() {
+#ifdef PAGEDCHAT_HAVE_SERVER
+  if (!m_server) return;
+  if (!m_requestLog) {
+    auto* dialog = new ApiRequestLogDialog(*m_server, m_label->window());
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QObject::destroyed, this, [this] { m_requestLog = nullptr; });
+    m_requestLog = dialog;
+  }
+  m_requestLog->show();
+  m_requestLog->raise();
+  m_requestLog->activateWindow();
 #endif
 }
 

@@ -2,6 +2,7 @@
 // duplicate, pin, delete, export, import, search), the View and Help menus, and the per-chat
 // status line.
 #include "ui/shell/main_window.h"
+#include "ui/shell/api_server_switch.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -107,6 +108,9 @@ void MainWindow::buildViewMenu() {
   // Docks come back from here once closed.
   for (QDockWidget* dock : findChildren<QDockWidget*>()) m_viewMenu->addAction(dock->toggleViewAction());
   m_remoteMenus->addWatchPoolMenu(m_viewMenu);
+#ifdef PAGEDCHAT_HAVE_SERVER
+  m_viewMenu->addAction(tr("API &request log"), m_api, &ApiServerSwitch::showRequestLog);
+#endif
   m_viewMenu->addSeparator();
   QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(theme);

@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTcpServer>
 
 #include "support/test_env.h"
@@ -137,6 +138,30 @@ class TestAppApiServer : public QObject {
     QCOMPARE(metric(metrics, "pagedchat_sequences_parked"), 1.0);
     QVERIFY2(metric(metrics, "pagedchat_kv_blocks_used") >= 5, metrics.constData());
     QCOMPARE(metric(metrics, "pagedchat_kv_blocks_total"), 4.0 * (2048 / 16));
+
+    // The request log (the API button's menu): each request as it was answered, the
+    // completion with the tokens its usage gave, in the order they came.
+    w.findChild<QAction*>(QStringLiteral("apiRequestLogAction"))->trigger();
+    auto* table = w.findChild<QTableWidget*>(QStringLiteral("apiRequestTable"));
+    QVERIFY(table && table->isVisible());
+    const auto row = [&](int r) {
+      QStringList cells;
+      for (int c = 1; c < table->columnCount() - 1; ++c) cells << table->item(r, c)->text();
+      return cells;
+    };
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(row(0), (QStringList{QStringLiteral("GET /v1/models"), QStringLiteral("200"), QString()}));
+    QCOMPARE(row(1), (QStringList{QStringLiteral("POST /v1/chat/completions"), QStringLiteral("200"),
+                                  QStringLiteral("%1 in → %2 out (%3 cached)").arg(promptTokens).arg(usage[QStringLiteral("completion_tokens")].toInt()).arg(cached)}));
+    QCOMPARE(row(2), (QStringList{QStringLiteral("GET /metrics"), QStringLiteral("200"), QString()}));
+    QVERIFY(table->item(1, 4)->text().endsWith(QStringLiteral(" ms")));
+    // A request that fails is listed with its status as it happens.
+    QNetworkReply* wrong = post(base, chatBody(QStringLiteral("no-such-model"), QStringLiteral("Hi"), 4, false));
+    QSignalSpy wrongDone(wrong, &QNetworkReply::finished);
+    QVERIFY(wrongDone.wait(30000));
+    wrong->deleteLater();
+    QTRY_COMPARE(table->rowCount(), 4);
+    QCOMPARE(row(3).mid(0, 2), (QStringList{QStringLiteral("POST /v1/chat/completions"), QStringLiteral("404")}));
   }
 
   void turningItOffAbortsItsRequestsAndTheChatsGoOn() {
