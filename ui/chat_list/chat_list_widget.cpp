@@ -11,9 +11,10 @@ namespace {
 
 constexpr int kRowPadding = 3;  // above and below each chat: rows that breathe
 
-// Draws each chat with a little room, and a group's heading ("Today") above its first chat.
-// The in-place editor holds the title (not the shown text with its fork note and marks), and
-// its result goes to the window as a request: the ChatController decides what the title is.
+// Sizes each chat's row with a little room, and a group's heading ("Today") above its first
+// chat (ChatListWidget::drawRow draws it). The in-place editor holds the title (not the shown
+// text with its fork note and marks), and its result goes to the window as a request: the
+// ChatController decides what the title is.
 class TitleDelegate : public QStyledItemDelegate {
  public:
   TitleDelegate(ChatListWidget* list, int idRole, int titleRole, int groupRole)
@@ -23,21 +24,6 @@ class TitleDelegate : public QStyledItemDelegate {
     QSize size = QStyledItemDelegate::sizeHint(option, index);
     size.rheight() += 2 * kRowPadding + headingHeight(option, index);
     return size;
-  }
-  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
-    QStyleOptionViewItem item = option;
-    if (const int h = headingHeight(option, index); h > 0) {
-      QRect heading = option.rect;
-      heading.setHeight(h);
-      heading.setLeft(0);  // from the list's edge, over the branch marks' column too
-      painter->save();
-      painter->setFont(headingFont(option.font));
-      painter->setPen(option.palette.color(QPalette::PlaceholderText));
-      painter->drawText(heading.adjusted(4, 0, -4, -2), Qt::AlignLeft | Qt::AlignBottom, index.data(m_groupRole).toString());
-      painter->restore();
-      item.rect.setTop(item.rect.top() + h);
-    }
-    QStyledItemDelegate::paint(painter, item, index);
   }
   void updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
     QStyleOptionViewItem item = option;
@@ -55,14 +41,8 @@ class TitleDelegate : public QStyledItemDelegate {
   }
 
  private:
-  static QFont headingFont(QFont font) {
-    font.setBold(true);
-    font.setPointSizeF(font.pointSizeF() * 0.85);
-    return font;
-  }
   int headingHeight(const QStyleOptionViewItem& option, const QModelIndex& index) const {
-    if (index.data(m_groupRole).toString().isEmpty()) return 0;
-    return QFontMetrics(headingFont(option.font)).height() + 8;
+    return ChatListWidget::headingHeight(option.font, index.data(m_groupRole).toString());
   }
 
   ChatListWidget* m_list;
@@ -156,6 +136,35 @@ void ChatListWidget::regroup() {
     if (it->data(0, kGroupRole).toString() != heading) it->setData(0, kGroupRole, heading);
     previous = group;
   }
+}
+
+QFont ChatListWidget::headingFont(QFont font) {
+  font.setBold(true);
+  font.setPointSizeF(font.pointSizeF() * 0.85);
+  return font;
+}
+
+int ChatListWidget::headingHeight(const QFont& font, const QString& heading) {
+  return heading.isEmpty() ? 0 : QFontMetrics(headingFont(font)).height() + 8;
+}
+
+// A heading takes the top of its chat's row: drawn there, across the whole width, and the row
+// itself (branch marks, selection, text) below it.
+void ChatListWidget::drawRow(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+  const QString heading = index.data(kGroupRole).toString();
+  const int h = headingHeight(option.font, heading);
+  if (h == 0) return QTreeWidget::drawRow(painter, option, index);
+  QRect top = option.rect;
+  top.setLeft(0);
+  top.setHeight(h);
+  painter->save();
+  painter->setFont(headingFont(option.font));
+  painter->setPen(option.palette.color(QPalette::PlaceholderText));
+  painter->drawText(top.adjusted(6, 0, -4, -2), Qt::AlignLeft | Qt::AlignBottom, heading);
+  painter->restore();
+  QStyleOptionViewItem below = option;
+  below.rect.setTop(option.rect.top() + h);
+  QTreeWidget::drawRow(painter, below, index);
 }
 
 QString ChatListWidget::headingAbove(ChatId id) const {

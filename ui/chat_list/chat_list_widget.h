@@ -46,12 +46,17 @@ class ChatListWidget : public QTreeWidget {
   QString headingAbove(ChatId id) const;
   // Which group a chat last active at `lastActive` is in, seen at `now`.
   static QString dateGroup(const QDateTime& lastActive, const QDateTime& now);
+  // The room a heading takes at the top of its chat's row (0 for none), in the list's font.
+  static int headingHeight(const QFont& font, const QString& heading);
   void renameCurrent();  // starts the in-place editor on the current chat
 
  signals:
   void chatSelected(ChatId id);
   void renamed(ChatId id, const QString& title);  // the in-place editor's text, not yet applied
   void contextMenuRequested(ChatId id, const QPoint& globalPos);
+
+ protected:
+  void drawRow(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
 
  private:
   friend class ChatListItem;
@@ -68,6 +73,7 @@ class ChatListWidget : public QTreeWidget {
   void refreshText(QTreeWidgetItem* item);
   void adoptForks(QTreeWidgetItem* item, const ChatRecord& chat);  // its forks at the top level go under it
   void setForkNote(QTreeWidgetItem* item, const QString& parentTitle);
+  static QFont headingFont(QFont font);
   void resort();
   void regroup();  // the headings, after the order or a date changed
 
