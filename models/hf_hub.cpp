@@ -33,13 +33,13 @@ bool is_sha256_hex(const std::string& s) {
   return true;
 }
 
-std::vector<std::string> auth_headers() {
+}  // namespace
+
+std::vector<std::string> hub_auth_headers() {
   const char* token = std::getenv("HF_TOKEN");
   if (!token || !*token) return {};
   return {std::string("Authorization: Bearer ") + token};
 }
-
-}  // namespace
 
 std::string hub_endpoint() {
   std::string e = std::getenv("HF_ENDPOINT") ? std::getenv("HF_ENDPOINT") : "";
@@ -81,7 +81,7 @@ std::string hub_destination(const HubFile& f, const std::string& models_dir) {
 HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint, const std::atomic<bool>* cancel) {
   check_hub_file(f);
   std::string url = resolve_url(f, endpoint);
-  HttpHead h = http_head(url, auth_headers(), cancel);
+  HttpHead h = http_head(url, hub_auth_headers(), cancel);
   // A renamed repository answers with a redirect to its new resolve URL on the hub itself,
   // without the file's headers: followed (a few times at most), as huggingface_hub does.
   for (int hop = 0; hop < 5 && h.status >= 300 && h.status < 400 && header(h, "x-linked-etag").empty() &&
@@ -89,7 +89,7 @@ HubFileInfo fetch_hub_file_info(const HubFile& f, const std::string& endpoint, c
                     origin_of(resolve_location(url, header(h, "location"))) == origin_of(url);
        ++hop) {
     url = resolve_location(url, header(h, "location"));
-    h = http_head(url, auth_headers(), cancel);
+    h = http_head(url, hub_auth_headers(), cancel);
   }
   if (h.status == 404 || h.status == 401 || h.status == 403) {
     const std::string code = header(h, "x-error-code");
@@ -130,7 +130,7 @@ std::string pull_hub_file(const HubFile& f, const std::string& models_dir,
   r.destination = dest;
   r.expected_sha256 = info.sha256;
   r.expected_size = info.size;
-  if (origin_of(r.url) == origin_of(endpoint)) r.headers = auth_headers();
+  if (origin_of(r.url) == origin_of(endpoint)) r.headers = hub_auth_headers();
   r.on_progress = std::move(on_progress);
   r.cancel = cancel;
   return download_file(r).path;

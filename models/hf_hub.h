@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "models/http_download.h"
 
@@ -27,6 +28,8 @@ struct HubFileInfo {
 };
 
 std::string hub_endpoint();  // $HF_ENDPOINT without a trailing '/', or https://huggingface.co
+// "Authorization: Bearer $HF_TOKEN" when the token is set: for requests to the hub only.
+std::vector<std::string> hub_auth_headers();
 // Throws Error when the repository or file name could escape a folder or is malformed.
 void check_hub_file(const HubFile& f);
 std::string resolve_url(const HubFile& f, const std::string& endpoint);

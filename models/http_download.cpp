@@ -228,6 +228,49 @@ HttpHead http_head(const std::string& url, const std::vector<std::string>& heade
   return {sink.status, sink.headers};
 }
 
+HttpText http_get_text(const std::string& url, const std::vector<std::string>& headers, const std::atomic<bool>* cancel,
+                       size_t max_bytes) {
+  struct Sink {
+    std::string body;
+    size_t max_bytes;
+    bool too_large = false;
+    static size_t on_body(char* data, size_t size, size_t count, void* self) {
+      auto* s = static_cast<Sink*>(self);
+      const size_t n = size * count;
+      if (s->body.size() + n > s->max_bytes) {
+        s->too_large = true;
+        return 0;  // aborts (CURLE_WRITE_ERROR)
+      }
+      s->body.append(data, n);
+      return n;
+    }
+  } sink{{}, max_bytes};
+  CurlHandle c;
+  if (cancel) {
+    curl_easy_setopt(c.h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c.h, CURLOPT_XFERINFOFUNCTION, +[](void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+      return static_cast<const std::atomic<bool>*>(flag)->load() ? 1 : 0;
+    });
+    curl_easy_setopt(c.h, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(cancel));
+  }
+  curl_easy_setopt(c.h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(c.h, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(c.h, CURLOPT_WRITEFUNCTION, &Sink::on_body);
+  curl_easy_setopt(c.h, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT, 20L);
+  curl_easy_setopt(c.h, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
+  c.set_headers(headers);
+  const CURLcode rc = curl_easy_perform(c.h);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
+  if (sink.too_large) fail("the answer from %s is larger than %zu bytes", url.c_str(), max_bytes);
+  if (rc != CURLE_OK) fail("cannot reach %s: %s", url.c_str(), curl_easy_strerror(rc));
+  long status = 0;
+  curl_easy_getinfo(c.h, CURLINFO_RESPONSE_CODE, &status);
+  return {status, std::move(sink.body)};
+}
+
 namespace {
 
 // A .part from an earlier run: its bytes are hashed again, so that only the rest is asked for.

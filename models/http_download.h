@@ -71,6 +71,16 @@ struct HttpHead {
 HttpHead http_head(const std::string& url, const std::vector<std::string>& headers = {},
                    const std::atomic<bool>* cancel = nullptr);
 
+struct HttpText {
+  long status = 0;
+  std::string body;
+};
+
+// A GET of a small answer (an API's JSON), redirects followed. Throws Error when no response
+// comes or its body passes max_bytes; DownloadCancelled when `cancel` is set meanwhile.
+HttpText http_get_text(const std::string& url, const std::vector<std::string>& headers = {},
+                       const std::atomic<bool>* cancel = nullptr, size_t max_bytes = 8u << 20);
+
 // "http://host:port" of a URL.
 std::string origin_of(const std::string& url);
 

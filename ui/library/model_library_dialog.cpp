@@ -15,11 +15,13 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QUrl>
 #include <QVBoxLayout>
 
 #include "models/model_summary.h"
 #include "appcore/library/model_download.h"
+#include "ui/library/hub_search_box.h"
 #include "ui/library/model_list_widget.h"
 #include "ui/theme/app_theme.h"
 
@@ -31,11 +33,26 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   resize(1100, 640);
   m_download = new ModelDownload(this);
   auto* v = new QVBoxLayout(this);
-  m_list = new ModelListWidget(this);
+  // The models here, or the hub searched by name: a file chosen there goes to the download below.
+  m_tabs = new QTabWidget(this);
+  m_tabs->setObjectName(QStringLiteral("libraryTabs"));
+  auto* here = new QWidget(m_tabs);
+  auto* hv = new QVBoxLayout(here);
+  hv->setContentsMargins(0, 0, 0, 0);
+  m_list = new ModelListWidget(here);
   m_list->setModelInUse(inUse);
-  v->addWidget(m_list, 1);
-  v->addWidget(m_list->createDetailLabel(this, QStringLiteral("libraryModelDetail")));
-  v->addLayout(buildActionRow());
+  hv->addWidget(m_list, 1);
+  hv->addWidget(m_list->createDetailLabel(here, QStringLiteral("libraryModelDetail")));
+  hv->addLayout(buildActionRow());
+  m_tabs->addTab(here, tr("On this machine"));
+  m_hubSearch = new HubSearchBox(m_tabs);
+  m_tabs->addTab(m_hubSearch, tr("Find on Hugging Face"));
+  connect(m_hubSearch, &HubSearchBox::fileChosen, this, [this](const QString& repo, const QString& file, const QString& fit) {
+    m_repo->setText(repo);
+    m_file->setText(file);
+    say(tr("%1 — %2. Download gets it.").arg(file, fit));
+  });
+  v->addWidget(m_tabs, 1);
   auto* bottom = new QHBoxLayout;
   bottom->addWidget(buildFoldersBox(), 1);
   bottom->addWidget(buildHubBox(), 1);

@@ -2,13 +2,16 @@
 // The model library (File > Model library…): every model on this machine (model_list_widget.h)
 // with the one in use and the recent ones, opened with a double-click or Load; the folders
 // the user adds (remembered); a downloaded model deleted (only files in PagedChat's own models
-// folder: other tools' files are theirs); a model's folder revealed in the file manager; and a
-// download from a Hugging Face repository by its name and file name, with progress and Cancel.
+// folder: other tools' files are theirs); a model's folder revealed in the file manager; the
+// hub searched by a model's name, each file said to fit this machine or not (hub_search_box.h);
+// and a download from a Hugging Face repository by its name and file name, with progress and
+// Cancel.
 // The window keeps it once made: closing it hides it, and a download in it goes on.
 
 #include <QDialog>
 #include <QStringList>
 
+class HubSearchBox;
 class ModelDownload;
 class ModelListWidget;
 class QLabel;
@@ -17,6 +20,7 @@ class QLineEdit;
 class QListWidget;
 class QProgressBar;
 class QPushButton;
+class QTabWidget;
 
 class ModelLibraryDialog : public QDialog {
   Q_OBJECT
@@ -34,6 +38,8 @@ class ModelLibraryDialog : public QDialog {
   void rescan();
   ModelListWidget* modelList() const { return m_list; }
   ModelDownload* download() const { return m_download; }
+  HubSearchBox* hubSearch() const { return m_hubSearch; }
+  QTabWidget* tabs() const { return m_tabs; }
   QString message() const;
 
  signals:
@@ -51,7 +57,9 @@ class ModelLibraryDialog : public QDialog {
   QStringList m_folders, m_recent;
   QString m_modelsDir;
   QString m_inUse;
+  QTabWidget* m_tabs;
   ModelListWidget* m_list;
+  HubSearchBox* m_hubSearch;
   QListWidget* m_folderList;
   QPushButton *m_load, *m_reveal, *m_delete, *m_removeFolder, *m_hubGet, *m_hubCancel;
   QLineEdit *m_repo, *m_file;

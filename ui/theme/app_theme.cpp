@@ -106,6 +106,8 @@ TextColors TextColors::forPalette(const QPalette& palette) {
   if (isDark(palette)) {
     c.muted = QColor(0xa8, 0xab, 0xb0);
     c.error = QColor(0xf2, 0xb8, 0xb5);
+    c.ok = QColor(0x9c, 0xd6, 0x9a);
+    c.warning = QColor(0xf0, 0xc6, 0x74);
     c.codeText = QColor(0xe6, 0xe6, 0xe6);
     c.keyword = QColor(0x82, 0xaa, 0xff);
     c.string = QColor(0xa5, 0xd6, 0x8b);
@@ -115,6 +117,8 @@ TextColors TextColors::forPalette(const QPalette& palette) {
   } else {
     c.muted = QColor(0x5f, 0x63, 0x68);
     c.error = QColor(0xb3, 0x26, 0x1e);
+    c.ok = QColor(0x1b, 0x6e, 0x2a);
+    c.warning = QColor(0x8a, 0x55, 0x00);
     c.codeText = QColor(0x1f, 0x23, 0x28);
     c.keyword = QColor(0x00, 0x33, 0xb3);
     c.string = QColor(0x06, 0x6d, 0x17);
@@ -131,7 +135,7 @@ TextColors TextColors::forPalette(const QPalette& palette) {
                             fg.blueF() + (text.blueF() - fg.blueF()) * 0.25);
   };
   for (QColor* fg : {&c.codeText, &c.keyword, &c.string, &c.comment, &c.number, &c.tag}) deepen(*fg, c.codeBackground);
-  for (QColor* fg : {&c.muted, &c.error}) deepen(*fg, palette.color(QPalette::Base));
+  for (QColor* fg : {&c.muted, &c.error, &c.ok, &c.warning}) deepen(*fg, palette.color(QPalette::Base));
   deepen(c.muted, c.codeHeader);  // the header's label is muted too
   return c;
 }

@@ -24,6 +24,7 @@ bool isDark(const QPalette& palette);
 struct TextColors {
   QColor muted;           // footers, notes, greyed messages: on Base
   QColor error;           // a failure said in the chat or a dialog: on Base / Window
+  QColor ok, warning;     // a verdict that is good, or tight (a model that fits, barely): on Base
   QColor codeBackground;  // behind code blocks and inline code
   QColor codeHeader;      // behind a code block's header (its language, "copy")
   QColor codeText;        // code that no token rule marks

@@ -4,16 +4,22 @@
 // connection by resuming, and then chats; a wrong sha256 is refused with nothing half-written;
 // models other tools keep are listed with their verdict and open from the list; the library
 // dialog adds folders (remembered), refuses to delete other tools' files, deletes its own, and
-// downloads from a (fake) Hugging Face hub.
+// downloads from a (fake) Hugging Face hub, where it also finds a model by name and says whether
+// each file fits this machine.
 #include <QtTest>
 
 #include <QApplication>
 #include <QCryptographicHash>
 #include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QTabWidget>
+#include <QTcpServer>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 
 #include "models/model_paths.h"
 #include "tests/support/fake_hub.h"
@@ -21,6 +27,7 @@
 #include "tests/support/test_env.h"
 #include "tests/support/window_driver.h"
 #include "appcore/library/model_download.h"
+#include "ui/library/hub_search_box.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"
 #include "ui/library/welcome_view.h"
@@ -262,6 +269,72 @@ class TestFirstRun : public QObject {
     AppServices again;
     MainWindow w2(again);
     QCOMPARE(w2.modelFolders(), QStringList{home("my-models")});
+  }
+
+  // Find on Hugging Face: a model found by a word of its name, its repository opened to its
+  // GGUF files, each said to fit this machine, to be too big, or not to run here (and then not
+  // offered); the one chosen goes to Download, which gets it. An unreachable hub is said so.
+  void theLibraryFindsAModelOnTheHubByName() {
+    test::FakeHub hub;
+    const QByteArray tiny = test::fixture_gguf({}) + QByteArray(1 << 20, 't');
+    hub.addRepoFile("owner/Tiny-GGUF", "tiny.Q4_1.gguf", tiny);
+    hub.addRawFile("/api/models", R"([{"id": "owner/Tiny-GGUF", "downloads": 1234, "likes": 3}, {"id": "other/Empty-GGUF"}])");
+    hub.addRawFile("/api/models/owner/Tiny-GGUF/tree/main",
+                   QStringLiteral(R"([{"type": "file", "path": "README.md", "size": 10},
+                                      {"type": "file", "path": "tiny.Q4_1.gguf", "size": 134, "lfs": {"size": %1}},
+                                      {"type": "file", "path": "tiny.IQ4_XS.gguf", "size": 134, "lfs": {"size": 900000}},
+                                      {"type": "file", "path": "huge.Q8_0.gguf", "size": 134, "lfs": {"size": 100000000000000}}])")
+                       .arg(tiny.size())
+                       .toUtf8());
+    qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    w.showModelLibrary();
+    ModelLibraryDialog* lib = w.modelLibrary();
+    lib->tabs()->setCurrentWidget(lib->hubSearch());
+    auto* words = lib->findChild<QLineEdit*>("hubSearchWords");
+    QTest::keyClicks(words, "tiny");
+    QTest::keyClick(words, Qt::Key_Return);
+    QTreeWidget* results = lib->hubSearch()->results();
+    QTRY_COMPARE_WITH_TIMEOUT(results->topLevelItemCount(), 2, 10000);
+    QCOMPARE(hub.requests().first(), QString("GET /api/models?search=tiny&filter=gguf&sort=downloads&direction=-1&limit=30"));
+    QTreeWidgetItem* repo = results->topLevelItem(0);
+    QCOMPARE(repo->text(0), QString("owner/Tiny-GGUF"));
+    QCOMPARE(repo->text(2), QString("%1 downloads · 3 likes").arg(QLocale().toString(1234)));
+    results->setCurrentItem(repo);  // opens it
+    QTRY_VERIFY_WITH_TIMEOUT(repo->childCount() == 3 && !repo->child(0)->data(0, Qt::UserRole + 1).toString().isEmpty(), 10000);
+    QCOMPARE(repo->child(0)->text(0), QString("huge.Q8_0.gguf"));
+    QVERIFY2(repo->child(0)->text(2).startsWith("too big: needs about 110000.27 GB"), qPrintable(repo->child(0)->text(2)));
+    QCOMPARE(repo->child(1)->text(0), QString("tiny.IQ4_XS.gguf"));
+    QCOMPARE(repo->child(1)->text(2), QString("IQ4_XS weights do not run here yet"));
+    QVERIFY(!(repo->child(1)->flags() & Qt::ItemIsEnabled));
+    QTreeWidgetItem* file = repo->child(2);
+    QCOMPARE(file->text(0), QString("tiny.Q4_1.gguf"));
+    QVERIFY2(file->text(2).startsWith("fits: needs about"), qPrintable(file->text(2)));
+    QCOMPARE(lib->hubSearch()->status(), QString("owner/Tiny-GGUF: 3 GGUF files, 2 of them run here. Choose one, then Download."));
+
+    results->setCurrentItem(file);
+    QCOMPARE(lib->findChild<QLineEdit*>("hubRepo")->text(), QString("owner/Tiny-GGUF"));
+    QCOMPARE(lib->findChild<QLineEdit*>("hubFile")->text(), QString("tiny.Q4_1.gguf"));
+    QVERIFY2(lib->message().startsWith("tiny.Q4_1.gguf — fits: "), qPrintable(lib->message()));
+    QSignalSpy done(lib->download(), &ModelDownload::finished);
+    QTest::mouseClick(lib->findChild<QPushButton*>("hubDownload"), Qt::LeftButton);
+    QVERIFY(done.wait(30000));
+    const QString pulled = QString::fromStdString(pagedchat::models_dir()) + "/hf/owner/Tiny-GGUF/tiny.Q4_1.gguf";
+    QVERIFY(QFileInfo::exists(pulled));
+    QVERIFY(lib->deleteModel(pulled));
+
+    // A hub that cannot be reached: said where the results would be.
+    QTcpServer closed;
+    QVERIFY(closed.listen(QHostAddress::LocalHost));
+    const quint16 port = closed.serverPort();
+    closed.close();
+    qputenv("HF_ENDPOINT", QString("http://127.0.0.1:%1").arg(port).toUtf8());
+    lib->hubSearch()->search("tiny");
+    QTRY_VERIFY_WITH_TIMEOUT(lib->hubSearch()->status().startsWith("The hub did not answer: cannot reach"), 30000);
+    QCOMPARE(results->topLevelItemCount(), 0);
+    qunsetenv("HF_ENDPOINT");
   }
 };
 

@@ -64,6 +64,8 @@ class TestAppTheme : public QObject {
     expectReadable(c.muted, c.codeHeader, QStringLiteral("code header"));
     expectReadable(c.error, p.color(QPalette::Base), QStringLiteral("error"));
     expectReadable(c.error, p.color(QPalette::Window), QStringLiteral("error on a dialog"));
+    expectReadable(c.ok, p.color(QPalette::Base), QStringLiteral("a good verdict"));
+    expectReadable(c.warning, p.color(QPalette::Base), QStringLiteral("a tight verdict"));
     expectReadable(p.color(QPalette::Text), c.codeBackground, QStringLiteral("inline code"));
     const std::pair<QColor, const char*> code[] = {{c.codeText, "code"}, {c.keyword, "keyword"}, {c.string, "string"},
                                                    {c.comment, "comment"}, {c.number, "number"}, {c.tag, "tag"}};
