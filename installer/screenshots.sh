@@ -2,8 +2,10 @@
 # Builds the app, starts it under Xvfb on the default model and runs its scripted tour (two
 # chats generating at once, a fork of the first, a compare round of 3 samples), saving
 # main.png (the window after the fork), kv_pool.png (the KV block-pool panel), settings.png (the
-# settings dialog), compare.png and compare_view.png, and window-{light,dark}-{1024x700,1600x1000}.png
-# (a chat of code, thinking and math in both themes at both sizes) and lesson-<id>.png for each of the
+# settings dialog), compare.png and compare_view.png, window-{light,dark}-{1024x700,1366x768,1600x1000}.png
+# (a chat of code, thinking and math in both themes at three sizes), overlong-message-*.png (a message
+# longer than the context, refused with its reason), base-model-reply-*.png (Gemma's tour only: a base
+# model continuing the text typed) and lesson-<id>.png for each of the
 # nine lessons (allocation, contiguous, fork, prefix, parallel, eviction, recompute, swap, batching;
 # each at its key event, 1366x768) into OUT_DIR. The tour's chats
 # go to a throwaway data folder.

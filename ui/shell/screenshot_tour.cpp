@@ -141,6 +141,7 @@ void ScreenshotTour::run() {
     if (!save(panel, QStringLiteral("kv_pool_sliding_window.png"))) return finish(1, {});
   }
   if (!shootThemes()) return;
+  if (!shootNewUserCases()) return;
   if (!shootLessons()) return;
   finish(0, {});
 }
@@ -228,14 +229,20 @@ bool ScreenshotTour::shootThemes() {
     return false;
   }
   m_window.selectChat(id);
+  return shootEverySize(QStringLiteral("window"));
+}
+
+// The window as it is, in both themes at a small laptop's size, a common one and a large
+// screen's: <stem>-light-1024x700.png ... <stem>-dark-1600x1000.png.
+bool ScreenshotTour::shootEverySize(const QString& stem) {
   for (const ThemeChoice theme : {ThemeChoice::light, ThemeChoice::dark}) {
     m_window.setTheme(theme);
-    for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
+    for (const QSize size : {QSize(1024, 700), QSize(1366, 768), QSize(1600, 1000)}) {
       m_window.resize(size);
       QElapsedTimer settle;
       settle.start();
       while (settle.elapsed() < 300) QApplication::processEvents(QEventLoop::AllEvents, 50);
-      const QString name = QStringLiteral("window-%1-%2x%3.png").arg(themeChoiceName(theme)).arg(size.width()).arg(size.height());
+      const QString name = QStringLiteral("%1-%2-%3x%4.png").arg(stem, themeChoiceName(theme)).arg(size.width()).arg(size.height());
       if (!save(&m_window, name)) {
         finish(1, {});
         return false;
@@ -243,5 +250,28 @@ bool ScreenshotTour::shootThemes() {
     }
   }
   m_window.setTheme(ThemeChoice::system);
+  m_window.resize(1600, 1000);
   return true;
+}
+
+// What a new user meets: a message longer than the whole context, refused with its reason
+// (overlong-message-*.png); and with a base model, its first reply continuing the text typed
+// (base-model-reply-*.png).
+bool ScreenshotTour::shootNewUserCases() {
+  m_window.newChat();
+  QString longText = QStringLiteral("Please summarise these notes: ");
+  while (longText.size() < 12 * m_window.session().contextLength()) longText += QStringLiteral("river stone, ");
+  const int before = m_turnsDone;
+  if (!send(longText) || !waitForTurns(before + 1)) {
+    finish(1, QStringLiteral("the over-long message was not answered"));
+    return false;
+  }
+  if (!shootEverySize(QStringLiteral("overlong-message"))) return false;
+  if (!m_window.modelInfo().baseModel) return true;
+  m_window.newChat();
+  if (!send(QStringLiteral("The lighthouse keeper climbed the stairs every evening, and")) || !waitForTurns(before + 2)) {
+    finish(1, QStringLiteral("the base model's reply did not finish in time"));
+    return false;
+  }
+  return shootEverySize(QStringLiteral("base-model-reply"));
 }
