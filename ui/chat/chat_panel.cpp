@@ -285,8 +285,7 @@ void ChatPanel::updateControls() {
   const ChatController::Chat* c = current();
   const bool busy = c && (c->replying || c->awaitingPick);
   const bool hasReply = c && !c->record.messages.isEmpty() && c->record.messages.last().role == QLatin1String("assistant");
-  // A chat on a remote engine needs no local model.
-  const bool ready = (c && c->record.remote.isSet()) || (m_session.hasModel() && !m_turnsHeld);
+  const bool ready = engineReady(c);
   m_input->setEnabled(ready);
   m_send->setEnabled(ready && c && !busy);
   m_stop->setEnabled(c && c->replying);
@@ -320,9 +319,14 @@ void ChatPanel::revealMessage(int message, const QStringList& words) { m_transcr
 
 void ChatPanel::setVarySettings(bool on) { m_varySettings->setChecked(on); }
 
+bool ChatPanel::engineReady(const ChatController::Chat* c) const {
+  // A chat on a remote engine needs no local model.
+  return (c && c->record.remote.isSet()) || (m_session.hasModel() && !m_turnsHeld);
+}
+
 bool ChatPanel::canStartTurn() const {
   const ChatController::Chat* c = current();
-  return c && !c->replying && (c->record.remote.isSet() || (m_session.hasModel() && !m_turnsHeld));
+  return c && !c->replying && engineReady(c);
 }
 
 TurnSettings ChatPanel::nextTurnSettings(QStringList& columnTitles) const {

@@ -77,6 +77,9 @@ class ChatPanel : public QWidget {
   // how each compare column samples.
   TurnSettings nextTurnSettings(QStringList& columnTitles) const;
   const ChatController::Chat* current() const { return m_chats.chat(m_current); }
+  // Whether chat c's engine takes a turn now (its remote server, or the local model loaded and
+  // not being replaced): what Send and the input follow, and what a turn checks.
+  bool engineReady(const ChatController::Chat* c) const;
 
   AppSession& m_session;
   ChatController& m_chats;

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QDesktopServices>
+#include <QAbstractTextDocumentLayout>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
@@ -25,6 +26,16 @@ TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
   // A long word or line of code wraps where it must rather than widening the transcript.
   setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // Following the end: as the document grows (a long one is laid out bit by bit, after it is
+  // set) the view stays at its end, until the reader scrolls away from it.
+  connect(document()->documentLayout(), &QAbstractTextDocumentLayout::documentSizeChanged, this, [this] {
+    if (m_followEnd) verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+  });
+  connect(verticalScrollBar(), &QScrollBar::actionTriggered, this, [this] {
+    QMetaObject::invokeMethod(this, [this] {  // once the action has moved the bar
+      m_followEnd = verticalScrollBar()->value() >= verticalScrollBar()->maximum() - 4;
+    }, Qt::QueuedConnection);
+  });
   connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
     // fork: and copy: anchors are ours: a message's own links of those schemes were made text.
     const int k = url.path().toInt();
@@ -307,8 +318,9 @@ void TranscriptView::render(ChatId chatId, QVector<ShownMessage> shown, bool who
     while (first < shown.size() && first < m_shown.size() && shown[first] == m_shown[first]) ++first;
   if (same && first == shown.size() && first == m_shown.size()) return;
 
+  // Followed to its end while the reader is there; another chat opens at its end.
   QScrollBar* bar = verticalScrollBar();
-  const bool atEnd = bar->value() >= bar->maximum() - 4;
+  const bool toEnd = m_followEnd || bar->value() >= bar->maximum() - 4 || chatId != m_shownChat;
   QTextCursor cursor(doc);
   if (first == 0) {
     doc->clear();
@@ -334,11 +346,26 @@ void TranscriptView::render(ChatId chatId, QVector<ShownMessage> shown, bool who
   m_shownChat = chatId;
   m_shown = std::move(shown);
   m_shownCharacters = doc->characterCount();
-  if (atEnd) bar->setValue(bar->maximum());
+  if (toEnd) scrollToEnd();
+}
+
+void TranscriptView::scrollToEnd() {
+  // The text cursor, and a selection, stay as they are.
+  m_followEnd = true;
+  verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+}
+
+// A narrower window makes the chat taller: a reader at its end stays there.
+void TranscriptView::resizeEvent(QResizeEvent* event) {
+  QScrollBar* bar = verticalScrollBar();
+  const bool atEnd = m_followEnd || bar->value() >= bar->maximum() - 4;
+  QTextBrowser::resizeEvent(event);
+  if (atEnd) scrollToEnd();
 }
 
 void TranscriptView::revealMessage(int index, const QStringList& words) {
   if (index < 0 || index >= m_shown.size()) return;
+  m_followEnd = false;  // this message, not the end
   QTextDocument* doc = document();
   const int start = m_shown[index].start;
   const int end = index + 1 < m_shown.size() ? m_shown[index + 1].start : doc->characterCount();

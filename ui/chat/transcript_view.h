@@ -52,8 +52,11 @@ class TranscriptView : public QTextBrowser {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
+  void scrollToEnd();
+  bool m_followEnd = true;  // the view keeps to the document's end as it grows
   // What the document shows of one message, and where it starts (its header block).
   struct ShownMessage {
     bool user = false;

@@ -331,10 +331,14 @@ void MainWindow::updateMeter() {
     // Past the context (it was lowered, or the chat grew): what the next turn will do about it.
     const ContextPolicy policy =
         c->record.contextPolicy != ContextPolicy::appDefault ? c->record.contextPolicy : m_session.settings().contextPolicy;
-    m_context->setText(tr("⚠ context %1 / %2 tokens: more than the model reads; the next turn %3")
+    // A turn that failed on it (a message longer than the whole context) has said why in the chat.
+    const QString next = !c->record.lastError.sentence.isEmpty() ? tr("its last turn failed (the chat says why)")
+                         : policy == ContextPolicy::stopAndAsk ? tr("the next turn stops and asks")
+                                                               : tr("the next turn drops the oldest turns");
+    m_context->setText(tr("⚠ context %1 / %2 tokens: more than the model reads; %3")
                            .arg(c->conversationTokens)
                            .arg(m_session.contextLength())
-                           .arg(policy == ContextPolicy::stopAndAsk ? tr("stops and asks") : tr("drops the oldest turns")));
+                           .arg(next));
   } else {
     m_context->setText(tr("context %1 / %2 tokens · %3 KV blocks held")
                            .arg(c->conversationTokens)

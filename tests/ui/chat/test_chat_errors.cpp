@@ -115,6 +115,29 @@ class TestChatErrors : public QObject {
     QCOMPARE(w.chat(id)->messages.first().content, QStringLiteral("Hi"));
     QVERIFY2(!transcript->toPlainText().contains(QStringLiteral("not enough KV memory")), qPrintable(transcript->toPlainText()));
   }
+
+  // A message longer than the whole context (item 6 of the new user's walk): refused with the
+  // reason and the way out, said under it and in view, and the meter says the turn failed
+  // rather than what a next turn would do.
+  void aMessageLongerThanTheContextIsSaidWhereItIsSeen() {
+    AppServices services;
+    MainWindow w(services);
+    w.resize(1024, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    pagedchat::test::loadAndWait(w, m_model);
+    const ChatId id = w.newChat();
+    pagedchat::test::sendAndWait(w, QStringLiteral("Please summarise these notes: ") + QStringLiteral("river stone, ").repeated(1200));
+    QCOMPARE(w.chat(id)->messages.size(), 1);
+    auto* transcript = w.findChild<TranscriptView*>(QStringLiteral("transcript"));
+    const QTextCursor note = transcript->document()->find(QStringLiteral("Shorten it, or raise the context in Settings."));
+    QVERIFY2(!note.isNull(), qPrintable(transcript->toPlainText().right(400)));
+    QVERIFY2(transcript->toPlainText().contains(QStringLiteral("The last message alone takes ")), qPrintable(transcript->toPlainText().right(400)));
+    QTRY_VERIFY2(transcript->viewport()->rect().contains(transcript->cursorRect(note).center()), "the note is out of view");
+    auto* meter = w.findChild<QLabel*>(QStringLiteral("contextUsed"));
+    QTRY_VERIFY2(meter->text().endsWith(QStringLiteral("more than the model reads; its last turn failed (the chat says why)")),
+                 qPrintable(meter->text()));
+  }
 };
 
 QTEST_MAIN(TestChatErrors)

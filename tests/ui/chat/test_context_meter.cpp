@@ -42,8 +42,9 @@ class TestContextMeter : public QObject {
   // The meter shows what the controller measured; a chat past the context, flagged with what
   // its next turn does.
   void meterSays(MainWindow& w, ChatId id, int tokens, int blocks) {
-    const QString says = tokens > 2048 ? QStringLiteral("⚠ context %1 / 2048 tokens: more than the model reads; the next turn "
-                                                        "drops the oldest turns").arg(tokens)
+    const QString next = w.chat(id)->lastError.sentence.isEmpty() ? QStringLiteral("the next turn drops the oldest turns")
+                                                                   : QStringLiteral("its last turn failed (the chat says why)");
+    const QString says = tokens > 2048 ? QStringLiteral("⚠ context %1 / 2048 tokens: more than the model reads; %2").arg(tokens).arg(next)
                                        : QStringLiteral("context %1 / 2048 tokens · %2 KV blocks held").arg(tokens).arg(blocks);
     QTRY_COMPARE_WITH_TIMEOUT(w.findChild<QLabel*>(QStringLiteral("contextUsed"))->text(), says, 10000);
     QCOMPARE(w.currentChat(), id);

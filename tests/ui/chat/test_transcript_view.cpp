@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <QDesktopServices>
+#include <QScrollBar>
 #include <QTextBlock>
 #include <QTextList>
 #include <QTextTable>
@@ -227,6 +228,42 @@ class TestTranscriptView : public QObject {
     QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.cursorRect(mid).center());
     QCOMPARE(copies.size(), 1);
     QCOMPARE(copies.at(0).at(0).toInt(), 1);
+  }
+
+  // What was just added is in view: a long question sent and its failure note under it (the
+  // over-long message of the new user's walk), and a chat opened at its end.
+  void theNewestMessageAndItsNoteAreInView() {
+    TranscriptView view;
+    view.resize(600, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    ChatRecord chat = chatOf(6, {QStringLiteral("hi"), QStringLiteral("hello")});
+    view.showChat(chat, false);
+    chat.messages.append({.role = QStringLiteral("user"), .content = QStringLiteral("river stone, ").repeated(3000)});
+    const PlainError error{QStringLiteral("This message is longer than the whole context."), QStringLiteral("detail")};
+    view.showChat(chat, false, 0, 0, error);
+    const auto inView = [&](const QString& text) {
+      const QTextCursor found = view.document()->find(text);
+      return !found.isNull() && view.viewport()->rect().contains(view.cursorRect(found).center());
+    };
+    QVERIFY(view.verticalScrollBar()->maximum() > 1000);
+    QTRY_VERIFY2(inView(QStringLiteral("longer than the whole context")), "the failure note is out of view");
+    // Another chat opens at its end too, whatever the scroll was.
+    view.verticalScrollBar()->triggerAction(QAbstractSlider::SliderToMinimum);
+    QTest::qWait(20);
+    ChatRecord other = chatOf(7, {QStringLiteral("a long one: ") + QStringLiteral("word ").repeated(4000), QStringLiteral("the last reply")});
+    view.showChat(other, false);
+    QTRY_VERIFY2(inView(QStringLiteral("the last reply")), "the chat did not open at its end");
+    // Made narrower at its end (a smaller window), it stays at its end.
+    view.resize(300, 400);
+    QTRY_VERIFY2(inView(QStringLiteral("the last reply")), "a narrower view left the end");
+    // Scrolled up to read, a streaming reply does not pull the view down.
+    view.verticalScrollBar()->triggerAction(QAbstractSlider::SliderToMinimum);  // as the reader's wheel or keys do
+    QTest::qWait(20);
+    other.messages.last().content += QStringLiteral(" and more");
+    view.showChat(other, true);
+    QTest::qWait(50);
+    QCOMPARE(view.verticalScrollBar()->value(), 0);
   }
 
   // A reply the app died in (or whose model went) says so in words under it, and offers Continue.
