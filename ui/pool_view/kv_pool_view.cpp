@@ -157,7 +157,8 @@ void KvPoolView::paintEvent(QPaintEvent*) {
   if (!m_frame) {
     p.fillRect(rect(), m_colors.background);
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(rect(), Qt::AlignCenter, tr("No model loaded: the KV block pool appears here."));
+    // Wrapped: the pool column may be narrow (a small window, the dock beside the legend).
+    p.drawText(rect().adjusted(6, 6, -6, -6), Qt::AlignCenter | Qt::TextWordWrap, tr("No model loaded: the KV block pool appears here."));
     return;
   }
   const KvGridLayout g = gridLayout();
