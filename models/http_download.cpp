@@ -203,9 +203,12 @@ std::string resolve_location(const std::string& base, const std::string& locatio
   return (last == std::string::npos || last < origin.size() ? origin + "/" : base.substr(0, last + 1)) + location;
 }
 
-HttpHead http_head(const std::string& url, const std::vector<std::string>& headers, const std::atomic<bool>* cancel) {
-  CurlHandle c;
-  HeaderSink sink;
+namespace {
+
+// A small request (a HEAD, an API's answer): the URL, a cancel flag checked as it runs, the
+// timeouts and headers every such request has.
+void prepare_small_request(CurlHandle& c, const std::string& url, const std::vector<std::string>& headers,
+                           const std::atomic<bool>* cancel) {
   if (cancel) {
     curl_easy_setopt(c.h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c.h, CURLOPT_XFERINFOFUNCTION, +[](void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
@@ -214,17 +217,30 @@ HttpHead http_head(const std::string& url, const std::vector<std::string>& heade
     curl_easy_setopt(c.h, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(cancel));
   }
   curl_easy_setopt(c.h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c.h, CURLOPT_NOBODY, 1L);
-  curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c.h, CURLOPT_HEADERFUNCTION, &HeaderSink::on_header);
-  curl_easy_setopt(c.h, CURLOPT_HEADERDATA, &sink);
   curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT, 20L);
   curl_easy_setopt(c.h, CURLOPT_TIMEOUT, 60L);
   curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
   c.set_headers(headers);
+}
+
+// Runs it; throws when it was cancelled or no answer came.
+void perform_small_request(CurlHandle& c, const std::string& url) {
   const CURLcode rc = curl_easy_perform(c.h);
   if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
   if (rc != CURLE_OK) fail("cannot reach %s: %s", url.c_str(), curl_easy_strerror(rc));
+}
+
+}  // namespace
+
+HttpHead http_head(const std::string& url, const std::vector<std::string>& headers, const std::atomic<bool>* cancel) {
+  CurlHandle c;
+  HeaderSink sink;
+  prepare_small_request(c, url, headers, cancel);
+  curl_easy_setopt(c.h, CURLOPT_NOBODY, 1L);
+  curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c.h, CURLOPT_HEADERFUNCTION, &HeaderSink::on_header);
+  curl_easy_setopt(c.h, CURLOPT_HEADERDATA, &sink);
+  perform_small_request(c, url);
   return {sink.status, sink.headers};
 }
 
@@ -246,26 +262,19 @@ HttpText http_get_text(const std::string& url, const std::vector<std::string>& h
     }
   } sink{{}, max_bytes};
   CurlHandle c;
-  if (cancel) {
-    curl_easy_setopt(c.h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c.h, CURLOPT_XFERINFOFUNCTION, +[](void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
-      return static_cast<const std::atomic<bool>*>(flag)->load() ? 1 : 0;
-    });
-    curl_easy_setopt(c.h, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(cancel));
-  }
-  curl_easy_setopt(c.h, CURLOPT_URL, url.c_str());
+  prepare_small_request(c, url, headers, cancel);
   curl_easy_setopt(c.h, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(c.h, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt(c.h, CURLOPT_WRITEFUNCTION, &Sink::on_body);
   curl_easy_setopt(c.h, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT, 20L);
-  curl_easy_setopt(c.h, CURLOPT_TIMEOUT, 60L);
-  curl_easy_setopt(c.h, CURLOPT_USERAGENT, "pagedchat/0.1");
-  c.set_headers(headers);
-  const CURLcode rc = curl_easy_perform(c.h);
-  if (rc == CURLE_ABORTED_BY_CALLBACK) throw DownloadCancelled();
-  if (sink.too_large) fail("the answer from %s is larger than %zu bytes", url.c_str(), max_bytes);
-  if (rc != CURLE_OK) fail("cannot reach %s: %s", url.c_str(), curl_easy_strerror(rc));
+  try {
+    perform_small_request(c, url);
+  } catch (const DownloadCancelled&) {
+    throw;
+  } catch (const Error&) {
+    if (sink.too_large) fail("the answer from %s is larger than %zu bytes", url.c_str(), max_bytes);
+    throw;
+  }
   long status = 0;
   curl_easy_getinfo(c.h, CURLINFO_RESPONSE_CODE, &status);
   return {status, std::move(sink.body)};
