@@ -21,6 +21,10 @@ KvChatLegend::KvChatLegend(QWidget* parent) : QListWidget(parent) {
   setObjectName(QStringLiteral("kvChatLegend"));
   setSelectionMode(QAbstractItemView::SingleSelection);
   setUniformItemSizes(true);
+  // A narrow dock cuts a long title in its middle: its start and its block count stay, the whole
+  // line is the row's tooltip (not a sideways scroll bar).
+  setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  setTextElideMode(Qt::ElideMiddle);
   connect(this, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
     emit sequenceSelected(item->data(kSeqRole).toLongLong());
   });
@@ -52,7 +56,10 @@ void KvChatLegend::setFrame(const PoolFrame& frame, const KvCellColors& colors) 
     QString title = s.chatTitle.isEmpty() ? tr("seq %1").arg(s.id) : s.chatTitle;
     if (!s.chatTitle.isEmpty() && perTitle.value(s.chatTitle) > 1) title = tr("%1 · %2").arg(title).arg(++seen[s.chatTitle]);
     const QString text = s.blockTable.size() == 1 ? tr("%1 - 1 block").arg(title) : tr("%1 - %2 blocks").arg(title).arg(s.blockTable.size());
-    if (item(i)->text() != text) item(i)->setText(text);
+    if (item(i)->text() != text) {
+      item(i)->setText(text);
+      item(i)->setToolTip(text);
+    }
   }
 }
 

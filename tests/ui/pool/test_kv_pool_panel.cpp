@@ -92,6 +92,10 @@ class TestKvPoolPanel : public QObject {
     QCOMPARE(legend.item(2)->text(), QStringLiteral("Chat A · 3 - 2 blocks"));
     legend.setFrame(frameFrom(kv, {{1, "Chat A", 0}, {2, "Chat B", 1}}), KvCellColors::fromPalette(legend.palette()));
     QCOMPARE(legend.item(0)->text(), QStringLiteral("Chat A - 2 blocks"));
+    // A narrow dock: the title is cut in its middle, never scrolled sideways; the whole line on hover.
+    QCOMPARE(legend.item(0)->toolTip(), legend.item(0)->text());
+    QCOMPARE(legend.horizontalScrollBarPolicy(), Qt::ScrollBarAlwaysOff);
+    QCOMPARE(legend.textElideMode(), Qt::ElideMiddle);
   }
 
   void clickingACellSelectsItsChatInThePanel() {
