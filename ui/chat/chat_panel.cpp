@@ -72,7 +72,10 @@ ChatPanel::ChatPanel(AppSession& session, QWidget* parent) : QWidget(parent), m_
   m_countDraftTimer.setSingleShot(true);
   m_countDraftTimer.setInterval(250);
   connect(&m_countDraftTimer, &QTimer::timeout, this, &ChatPanel::countDraft);
-  connect(m_input, &QPlainTextEdit::textChanged, &m_countDraftTimer, qOverload<>(&QTimer::start));
+  connect(m_input, &QPlainTextEdit::textChanged, this, [this] {
+    if (m_input->document()->isEmpty()) m_draftTokens->clear();  // sent or erased: nothing to count, at once
+    m_countDraftTimer.start();
+  });
   connect(&m_chats, &ChatController::draftMeasured, this, &ChatPanel::showDraftCount);
 }
 

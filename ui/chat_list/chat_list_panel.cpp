@@ -54,7 +54,9 @@ ChatListPanel::ChatListPanel(ChatController& chats, ChatDatabase& db, QWidget* p
   m_undoDelete = new UndoDeleteBar(this);
   v->addWidget(m_undoDelete);
   connect(m_undoDelete, &UndoDeleteBar::undoRequested, this, [this](ChatId id) {
-    if (m_chats.restoreRemoved(id)) m_list->select(id);
+    if (!m_chats.restoreRemoved(id)) return;
+    m_list->select(id);
+    m_list->setFocus();  // where the delete was pressed, not the system prompt box below
   });
 
   const QString order = m_db.setting(kListOrderKey, QStringLiteral("recent"));

@@ -9,6 +9,7 @@
 #include <QScreen>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -97,6 +98,7 @@ MainWindow::~MainWindow() = default;
 namespace {
 const QString kGeometryKey = QStringLiteral("window/geometry");
 const QString kStateKey = QStringLiteral("window/state");
+constexpr int kFramedAfterMs = 300;  // the window manager has framed a new window by then
 }  // namespace
 
 void MainWindow::showEvent(QShowEvent* event) {
@@ -104,12 +106,30 @@ void MainWindow::showEvent(QShowEvent* event) {
   if (std::exchange(m_shownOnce, true)) return;
   const QByteArray geometry = QByteArray::fromBase64(m_db->setting(kGeometryKey).toLatin1());
   const QByteArray state = QByteArray::fromBase64(m_db->setting(kStateKey).toLatin1());
+  // Once the window manager has framed it: the whole frame on the screen, its status bar too.
+  QTimer::singleShot(kFramedAfterMs, this, &MainWindow::fitOnScreen);
   if (!geometry.isEmpty() && restoreGeometry(geometry) && restoreState(state)) return;
   // The chat list a fifth of the window, the pool view a quarter: at 1024 px the chat keeps
   // about half, at 1600 px nearly 60 %.
   auto* chats = findChild<QDockWidget*>(QStringLiteral("chatsDock"));
   const int w = width();
   resizeDocks({chats, m_kvDock}, {std::clamp(w / 5, 200, 320), std::clamp(w / 4, 280, 460)}, Qt::Horizontal);
+}
+
+// A window as tall as the screen plus its title bar (a size saved on another screen, or the
+// first start's on a 768 px one) had its status bar below the screen's edge.
+void MainWindow::fitOnScreen() {
+  if (!screen() || isMaximized() || isFullScreen()) return;
+  const QRect room = screen()->availableGeometry();
+  const QRect frame = frameGeometry(), inner = geometry();
+  const QMargins margins(inner.left() - frame.left(), inner.top() - frame.top(), frame.right() - inner.right(),
+                         frame.bottom() - inner.bottom());
+  const QSize fits = size().boundedTo(room.size().shrunkBy(margins)).expandedTo(minimumSizeHint());
+  if (fits != size()) resize(fits);
+  const QRect framed = frameGeometry();
+  const QPoint at(std::clamp(framed.left(), room.left(), std::max(room.left(), room.right() + 1 - framed.width())),
+                  std::clamp(framed.top(), room.top(), std::max(room.top(), room.bottom() + 1 - framed.height())));
+  if (at != framed.topLeft()) move(at);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -66,6 +66,9 @@ class MainWindow : public QMainWindow {
   void applySettings(const AppSettings& settings);
   // The local OpenAI-compatible API on this window's engine ("Serve API").
   ApiServerSwitch* apiServer() const { return m_api; }
+  // The frame moved and shrunk onto the screen's available area (done once the window is first
+  // framed: a size saved on a bigger screen, or a first start on a 768 px one).
+  void fitOnScreen();
 
   ChatId currentChat() const;
   const ChatRecord* chat(ChatId id) const;

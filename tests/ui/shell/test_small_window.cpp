@@ -56,6 +56,28 @@ class TestSmallWindow : public QObject {
     m_model = QString::fromStdString(model);
   }
 
+  // A window bigger than the screen (a size saved on a larger one) is moved and shrunk until its
+  // whole frame, status bar included, is on the screen.
+  void aWindowBiggerThanTheScreenIsFittedOnIt() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QRect room = w.screen()->availableGeometry();
+    w.resize(room.width() + 300, room.height() + 200);
+    w.move(room.topLeft() + QPoint(150, 120));
+    QTRY_VERIFY(!room.contains(w.frameGeometry()));
+    w.fitOnScreen();
+    // All of it, but a width the window cannot go under (a screen narrower than its minimum).
+    const auto fits = [&] {
+      const QRect f = w.frameGeometry();
+      return f.top() >= room.top() && f.bottom() <= room.bottom() && f.left() >= room.left() &&
+             (f.right() <= room.right() || w.width() == w.minimumSizeHint().width());
+    };
+    QTRY_VERIFY2(fits(), qPrintable(QStringLiteral("%1x%2 at %3,%4 on %5x%6").arg(w.frameGeometry().width()).arg(w.frameGeometry().height())
+                                        .arg(w.frameGeometry().x()).arg(w.frameGeometry().y()).arg(room.width()).arg(room.height())));
+  }
+
   void nothingIsClippedFrom1024x700Up_data() {
     QTest::addColumn<QSize>("size");
     QTest::addColumn<bool>("oneLineOfText");  // the row's roomiest shape, expected from here up
