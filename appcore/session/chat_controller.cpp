@@ -145,10 +145,12 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   }
   Chat child;
   child.record.id = newId();
-  // Named after where it branches: the question asked again, or the last message it keeps.
+  // Named after where it branches (the question asked again, or the last message it keeps),
+  // that first: the list shows it under its parent with "fork of …", and a narrow list or the
+  // KV legend cuts a title's end, where the parent's name would have pushed what tells it apart.
   const QString at = !asked.isEmpty() ? asked : messageCount > 0 ? parent.record.messages[messageCount - 1].content : QString();
-  child.record.title = (at.trimmed().isEmpty() ? tr("%1 › from the start").arg(parent.record.title)
-                                               : tr("%1 › “%2”").arg(parent.record.title, gist(at)))
+  child.record.title = (at.trimmed().isEmpty() ? tr("%1 (from the start)").arg(parent.record.title)
+                                               : tr("“%1” ‹ %2").arg(gist(at), parent.record.title))
                            .left(kMaxTitleLength);
   touch(child);
   child.record.parentId = parentId;

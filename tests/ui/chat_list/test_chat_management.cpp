@@ -67,7 +67,10 @@ class TestChatManagement : public QObject {
     pagedchat::test::sendAndWait(w, QStringLiteral("Name a color."));
     const ChatId child = w.forkChat(parent, 2);
     // Named after its parent and the message it branches at.
-    QVERIFY2(w.chat(child)->title.startsWith(w.chat(parent)->title + QStringLiteral(" › “")), qPrintable(w.chat(child)->title));
+    // What tells it apart first: the message it branches at, then its parent's title.
+    QVERIFY2(w.chat(child)->title.startsWith(QStringLiteral("“") + w.chat(parent)->messages[1].content.simplified().left(20)) &&
+                 w.chat(child)->title.endsWith(QStringLiteral("” ‹ ") + w.chat(parent)->title),
+             qPrintable(w.chat(child)->title));
 
     // F2 on the list, a new title typed, Enter.
     auto* list = w.findChild<ChatListWidget*>(QStringLiteral("chatList"));
