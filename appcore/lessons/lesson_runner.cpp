@@ -5,6 +5,7 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <utility>
 
 #include <qcoro/qcorosignal.h>
 #include <qcoro/qcorotimer.h>
@@ -15,6 +16,7 @@
 #include "appcore/pool/kv_step_text.h"
 #include "appcore/remote/remote_endpoints.h"
 #include "appcore/session/app_session.h"
+#include "appcore/session/model_load.h"
 #include "appcore/session/chat_controller.h"
 #include "appcore/session/pool_control.h"
 
@@ -39,6 +41,8 @@ LessonInfo lesson(const char* id, const char* title, const char* intro, KvEventK
 // Two different stories: with the same one, B's blocks would match A's by content and come back
 // from the prefix cache instead of from host memory.
 const QString kSceneChatsKey = QStringLiteral("lessons/scene_chats");  // ids of the scene's chats, space-separated
+// The user's engine before the lesson: "preset blocks host_blocks" (rememberUserEngine).
+const QString kUserEngineKey = QStringLiteral("lessons/user_engine");
 const char* const kLongAsk = "Tell me a long story about a dragon who learns to read.";
 const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keeper and a lost ship.";
 }  // namespace
@@ -162,6 +166,7 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
 void LessonRunner::start(const QString& id) {
   for (const LessonInfo& l : lessons())
     if (l.id == id) {
+      if (!isActive()) rememberUserEngine();
       m_current = &l;
       run(l, ++m_generation);  // eager: runs to its first co_await
       return;
@@ -172,6 +177,46 @@ void LessonRunner::removeLeftoverScene() {
   for (const QString& id : m_session.database().setting(kSceneChatsKey).split(QLatin1Char(' '), Qt::SkipEmptyParts))
     m_session.chats().remove(id.toLongLong());
   m_session.database().setSetting(kSceneChatsKey, QString());
+  if (!isActive()) restoreUserEngine();  // a start after a quit in the middle of a lesson
+}
+
+bool LessonRunner::isActive() const {
+  return m_state == State::preparing || m_state == State::ready || m_state == State::reached || m_state == State::finished;
+}
+
+void LessonRunner::leave() {
+  if (!isActive()) return;
+  ++m_generation;  // the run's awaits end without effect
+  m_counting = false;
+  m_remote = false;
+  const QString title = m_current ? m_current->title : QString();
+  // Idle first: what the chats' going sets off (the window showing another chat) finds no lesson.
+  setState(State::idle, tr("You left “%1”: its chats are gone, and the engine runs with your own settings again.").arg(title));
+  // Its chats go (their turns in flight are stopped with them), then the user's engine.
+  for (const auto& [name, id] : std::exchange(m_sceneChats, {})) m_session.chats().remove(id);
+  m_session.database().setSetting(kSceneChatsKey, QString());
+  restoreUserEngine();
+  setPaused(false);
+}
+
+void LessonRunner::rememberUserEngine() {
+  const AppSettings& s = m_session.settings();
+  m_session.database().setSetting(kUserEngineKey, QStringLiteral("%1 %2 %3").arg(s.teachingPreset ? 1 : 0).arg(s.teachingBlocks).arg(s.teachingHostBlocks));
+}
+
+void LessonRunner::restoreUserEngine() {
+  const QStringList saved = m_session.database().setting(kUserEngineKey).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  m_session.database().setSetting(kUserEngineKey, QString());
+  if (saved.size() != 3) return;
+  AppSettings s = m_session.settings();
+  s.teachingPreset = saved[0] == QLatin1String("1");
+  s.teachingBlocks = saved[1].toInt();
+  s.teachingHostBlocks = saved[2].toInt();
+  if (s.sameEngine(m_session.settings())) return;
+  const bool loading = m_session.modelLoad().isLoading();  // the lesson's engine, still loading
+  m_session.applySettings(s);  // the model reloads with them
+  if (loading)
+    connect(&m_session, &AppSession::modelReady, this, [this] { m_session.loadFresh(m_session.settings()); }, Qt::SingleShotConnection);
 }
 
 ChatId LessonRunner::sceneChat(const QString& title) const {

@@ -74,8 +74,17 @@ class LessonRunner : public QObject {
   std::optional<QString> sceneChatTitle(ChatId id) const;
   // The chats a lesson made are the lesson's, not the user's: the next lesson's start deletes
   // the last one's, and so does the next start of the app (call this once the chats are
-  // restored) for a scene left when the app quit.
+  // restored) for a scene left when the app quit, whose engine settings are then the user's
+  // own again.
   void removeLeftoverScene();
+  // A lesson's scene is up on this machine's engine or a watched server's (set up, ready,
+  // reached or finished, and not left).
+  bool isActive() const;
+  // The user goes back to their own chats (one that is not the scene's, or a new one): the
+  // lesson ends there. Its chats go, the engine runs again with the user's own settings (the
+  // pool, block size and context they had before the lesson, reloaded when the lesson's
+  // differ), and the state is idle with a sentence saying so. Nothing while no lesson is up.
+  void leave();
 
  signals:
   void stateChanged(LessonRunner::State state, const QString& message);
@@ -128,5 +137,9 @@ class LessonRunner : public QObject {
   int m_freeBlocks = 0;        // in the last frame
   bool m_lastStepDecoded = false;  // the last frame's steps computed a decode
   QVector<QPair<QString, ChatId>> m_sceneChats;
+  // The user's teaching preset and its pool before the first lesson's engine (restored when
+  // the lesson is left; also saved, for a start after a quit in the middle of a lesson).
+  void rememberUserEngine();
+  void restoreUserEngine();
   QHash<pagedchat::SequenceId, QString> m_titles;  // every sequence's chat, as frames named it
 };

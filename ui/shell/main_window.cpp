@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenu>
 #include <QScreen>
@@ -107,7 +108,9 @@ void MainWindow::showEvent(QShowEvent* event) {
   const QByteArray geometry = QByteArray::fromBase64(m_db->setting(kGeometryKey).toLatin1());
   const QByteArray state = QByteArray::fromBase64(m_db->setting(kStateKey).toLatin1());
   // Once the window manager has framed it: the whole frame on the screen, its status bar too.
-  QTimer::singleShot(kFramedAfterMs, this, &MainWindow::fitOnScreen);
+  // (The offscreen platform's screen is a stand-in of 800x800: a window there is the size it
+  // was asked to be.)
+  if (QGuiApplication::platformName() != QLatin1String("offscreen")) QTimer::singleShot(kFramedAfterMs, this, &MainWindow::fitOnScreen);
   if (!geometry.isEmpty() && restoreGeometry(geometry) && restoreState(state)) return;
   // The chat list a fifth of the window, the pool view a quarter: at 1024 px the chat keeps
   // about half, at 1600 px nearly 60 %.
@@ -144,7 +147,13 @@ QWidget* MainWindow::buildLeftPanel() {
   auto* v = new QVBoxLayout(panel);
   m_chatList = new ChatListPanel(*m_chats, *m_db, panel);
   connect(m_chatList, &ChatListPanel::newChatRequested, this, &MainWindow::newChat);
-  connect(m_chatList, &ChatListPanel::chatSelected, this, &MainWindow::selectChat);
+  connect(m_chatList, &ChatListPanel::chatSelected, this, [this](ChatId id) {
+    // Back to a chat of one's own: a lesson that is up ends there (not while it sets its scene
+    // up: the last scene's chats going select the list's next one).
+    if (m_lessons->isActive() && m_lessons->state() != LessonRunner::State::preparing && !m_lessons->sceneChatTitle(id))
+      m_lessons->leave();
+    selectChat(id);
+  });
   connect(m_chatList, &ChatListPanel::searchResultOpened, this, &MainWindow::openSearchResult);
   connect(m_chatList, &ChatListPanel::chatRemoved, this, &MainWindow::onChatRemoved);
   connect(m_chatList, &ChatListPanel::contextMenuRequested, this, [this](const QPoint& at) { m_chatMenu->popup(at); });
@@ -302,6 +311,7 @@ bool MainWindow::setChatEngine(ChatId id, const RemoteEngineChoice& engine) {
 }
 
 ChatId MainWindow::newChat() {
+  m_lessons->leave();  // a chat of one's own: a lesson that is up ends
   const ChatId id = m_chats->create();
   selectChat(id);
   m_chatPanel->focusInput();

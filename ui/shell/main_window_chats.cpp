@@ -190,8 +190,8 @@ void MainWindow::onChatRemoved(ChatId id, ChatId next) {
   const bool shown = id == currentChat();
   m_chatPanel->forgetChat(id);
   if (!shown) return;
-  if (next < 0) newChat();
-  else selectChat(next);
+  // Not newChat(): a lesson's chats going as its next scene is set up must not end that lesson.
+  selectChat(next >= 0 ? next : m_chats->create());
 }
 
 ChatId MainWindow::duplicateChat(ChatId id) {

@@ -1,9 +1,9 @@
 // What a new user's walk found broken across a restart and around the lessons (issue 45), each
 // through the real window on one data folder, quit and started again: the model used last comes
 // back (a file that is gone is said on the welcome page); the chat shown last is shown again,
-// each chat's draft in its input; a lesson's end gives the engine back to the user's chats, a
-// reply waiting on a paused engine says so, and the lessons' chats are gone at the next lesson
-// and at the next start.
+// each chat's draft in its input; a lesson's end gives the engine back to the user's chats, and
+// so does going back to one's own chat in the middle of one (its chats gone, the user's engine
+// settings back), also after a quit in the middle of a lesson.
 
 #include <QtTest>
 
@@ -18,6 +18,7 @@
 #include "support/test_env.h"
 #include "support/window_driver.h"
 #include "ui/chat/chat_panel.h"
+#include "ui/chat_list/chat_list_widget.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/library/welcome_view.h"
 #include "ui/shell/main_window.h"
@@ -113,8 +114,10 @@ class TestAppRestart : public QObject {
   }
 
   // A lesson run to its end leaves the engine running; the next lesson deletes the last one's
-  // chats; a message sent while a lesson holds the engine paused says why it waits; a restart
-  // deletes the chats of the lesson left open, and the user's own chat stays.
+  // chats; going back to one's own chat in the list ends the lesson there: its chats go, and the
+  // engine is the user's again (its own context and pool, running), so the message gets its
+  // reply; a restart after a quit in the middle of a lesson deletes its chats and gives the
+  // user's engine settings back, and the user's own chat stays.
   void lessonsLeaveTheEngineAndTheChatsAsTheyFoundThem() {
     pagedchat::test::useFreshDataFolder();
     ChatId mine = -1, prefixA = -1;
@@ -124,6 +127,7 @@ class TestAppRestart : public QObject {
       w.show();
       pagedchat::test::loadAndWait(w, m_model);
       mine = w.currentChat();
+      const int context = w.session().contextLength();
       startLesson(w, QStringLiteral("allocation"));
       const ChatId allocationA = w.lessons()->sceneChat(QStringLiteral("Chat A"));
       QVERIFY(w.chat(allocationA));
@@ -136,11 +140,29 @@ class TestAppRestart : public QObject {
       prefixA = w.lessons()->sceneChat(QStringLiteral("Chat A"));
       QVERIFY(w.chat(prefixA));
       QVERIFY(w.session().pool().paused());
-      w.selectChat(mine);
-      input(w)->setPlainText(QStringLiteral("Hello?"));
-      w.chatPanel()->send();
-      QVERIFY(w.isReplying(mine));
-      QVERIFY2(status(w).startsWith(QStringLiteral("The engine is paused")), qPrintable(status(w)));
+      QVERIFY(w.settings().teachingPreset);
+      QVERIFY(w.session().contextLength() < context);
+
+      // The user's own chat, clicked in the list: the lesson is left.
+      QSignalSpy reloaded(&w, &MainWindow::modelReady);
+      auto* list = w.findChild<ChatListWidget*>(QStringLiteral("chatList"));
+      list->setCurrentItem(list->item(mine));
+      QCOMPARE(w.currentChat(), mine);
+      QCOMPARE(w.lessons()->state(), LessonRunner::State::idle);
+      QVERIFY(!w.chat(prefixA));
+      for (ChatId id : w.chatIds()) QVERIFY2(!w.chat(id)->title.startsWith(QStringLiteral("Chat ")), qPrintable(w.chat(id)->title));
+      QVERIFY(!w.settings().teachingPreset);
+      QVERIFY(reloaded.wait(60000));  // the user's engine, loaded again
+      QCOMPARE(w.session().contextLength(), context);
+      QVERIFY(!w.session().pool().paused());
+      pagedchat::test::sendAndWait(w, QStringLiteral("Hello?"));
+      QCOMPARE(w.chat(mine)->messages.last().role, QStringLiteral("assistant"));
+      QVERIFY(!w.chat(mine)->messages.last().content.isEmpty());
+
+      // Quit in the middle of a lesson.
+      startLesson(w, QStringLiteral("prefix"));
+      prefixA = w.lessons()->sceneChat(QStringLiteral("Chat A"));
+      QVERIFY(w.settings().teachingPreset);
       w.close();
     }
     AppServices services;
@@ -149,6 +171,7 @@ class TestAppRestart : public QObject {
     QVERIFY(!w.chat(prefixA));
     QVERIFY(w.chat(mine));
     for (ChatId id : w.chatIds()) QVERIFY2(!w.chat(id)->title.startsWith(QStringLiteral("Chat ")), qPrintable(w.chat(id)->title));
+    QVERIFY(!w.settings().teachingPreset);  // the user's engine settings, not the lesson's
   }
 };
 
