@@ -213,11 +213,17 @@ class TestLessons : public QObject {
     QCOMPARE(lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat A"))), recomputedA);
     QCOMPARE(lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat B"))), recomputedB);
 
-    // And the same question alone, with the pool to itself: the same story.
+    // And the same question alone, with the pool to itself: the same story. (A chat of one's
+    // own ends the lesson: its chats go, and the user's engine is loaded again.)
+    const ChatRecord* sceneB = w.chat(w.lessons()->sceneChat(QStringLiteral("Chat B")));
+    const std::optional<TurnSettings> sampling = sceneB->ownSampling;
+    const QString question = sceneB->messages.first().content;
+    QSignalSpy reloaded(&w, &MainWindow::modelReady);
     const ChatId alone = w.newChat();
-    w.setChatSampling(alone, w.chat(w.lessons()->sceneChat(QStringLiteral("Chat B")))->ownSampling);
+    QVERIFY(reloaded.wait(60000));
+    w.setChatSampling(alone, sampling);
     QSignalSpy done(&w, &MainWindow::turnDone);
-    w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->setPlainText(w.chat(w.lessons()->sceneChat(QStringLiteral("Chat B")))->messages.first().content);
+    w.findChild<QPlainTextEdit*>(QStringLiteral("input"))->setPlainText(question);
     w.session().pool().setPaused(false);
     w.chatPanel()->send();
     QVERIFY(done.wait(120000));
