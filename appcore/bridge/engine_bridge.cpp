@@ -5,6 +5,7 @@
 #include <QMetaObject>
 
 #include <algorithm>
+#include <set>
 
 #include "engine/chat/context_fit.h"
 #include "engine/model/model.h"
@@ -266,7 +267,18 @@ void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   if (!m_engine) return;
   const int tokens = countTokens(messages, false);
   auto it = m_chats.find(chat);
-  emit chatMeasured(chat, tokens, it == m_chats.end() ? 0 : it->second.session.num_blocks_held(*m_engine.engine));
+  emit chatMeasured(chat, tokens, it == m_chats.end() ? 0 : blocksHeld(it->second));
+}
+
+// What the chat's parked sequences hold, and while it replies what its turn's sequences hold.
+int EngineBridge::blocksHeld(const Chat& c) const {
+  std::set<int32_t> blocks;
+  std::vector<pagedchat::SequenceId> seqs = c.session.sequences();
+  if (const pagedchat::RequestOutput* out = c.session.request() >= 0 && m_tracker ? m_tracker->output(c.session.request()) : nullptr)
+    seqs.insert(seqs.end(), out->sequences.begin(), out->sequences.end());
+  for (const pagedchat::SequenceId seq : seqs)
+    if (const std::optional<pagedchat::SequenceView> view = m_engine.engine->sequence(seq)) blocks.insert(view->block_table.begin(), view->block_table.end());
+  return static_cast<int>(blocks.size());
 }
 
 void EngineBridge::measureDraft(ChatId chat, const ChatMessages& messages, const QString& draft) {

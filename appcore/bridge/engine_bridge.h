@@ -168,6 +168,7 @@ class EngineBridge : public QObject {
     std::vector<bool> reported;
   };
 
+  int blocksHeld(const Chat& c) const;  // the distinct KV blocks of the chat's sequences
   bool stepAndReport();  // one step and its frame; whether the frame carries KV events
   ModelInfo describeModel(const QString& path, const Config& settings) const;
 

@@ -376,8 +376,8 @@ void MainWindow::updateMeter() {
                            .arg(c->blocksHeld));
   }
   m_context->setToolTip(tr("Tokens of this chat as the model reads it next (system prompt and messages in view), against "
-                           "the context; and the KV blocks its parked sequences hold in the pool now (0 after a restart "
-                           "or a stop: the next turn reads the chat again, the prefix cache serving what it can)"));
+                           "the context; and the KV blocks its sequences hold in the pool now, its reply's while it streams (0 after a "
+                           "restart or a stop: the next turn reads the chat again, the prefix cache serving what it can)"));
 }
 
 ChatId MainWindow::forkChat(ChatId parentId, int messageCount) {

@@ -7,6 +7,7 @@
 
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QSpinBox>
 
 #include <set>
@@ -15,6 +16,7 @@
 #include "engine/model/model.h"
 #include "support/test_env.h"
 #include "support/window_driver.h"
+#include "appcore/session/chat_controller.h"
 #include "appcore/session/pool_control.h"
 #include "ui/chat/chat_panel.h"
 #include "ui/shell/main_window.h"
@@ -164,9 +166,16 @@ class TestContextMeter : public QObject {
     QVERIFY(w.isReplying(id));
     meterSays(w, id, tokensOf(*w.chat(id)), 0);  // the question, and the reply's empty start
     QVERIFY(tokensOf(*w.chat(id)) > 160);
+    // While it streams, the blocks its turn holds are counted (not 0 until it is parked).
+    int heldWhileReplying = 0;
+    connect(&w.session().chats(), &ChatController::chatChanged, this, [&](ChatId changed) {
+      const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("· (\\d+) KV blocks held")).match(meter->text());
+      if (changed == id && w.isReplying(id) && m.hasMatch()) heldWhileReplying = std::max(heldWhileReplying, m.captured(1).toInt());
+    });
     QSignalSpy done(&w, &MainWindow::turnDone);
     w.session().pool().setPaused(false);
     QVERIFY(done.wait(120000));
+    QVERIFY2(heldWhileReplying > 0, "the meter said 0 KV blocks held all through the reply");
 
     AppSettings small = w.settings();
     small.maxContext = 128;
