@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string_view>
 
 #include "appcore/session/app_services.h"
 #include "ui/shell/main_window.h"
@@ -33,28 +34,54 @@ int leaveTheChatsToTheOther(const InstanceLock::Held& held) {
   return 1;
 }
 
+const QCommandLineOption kModelOpt(QStringLiteral("model"), QStringLiteral("GGUF model to open."), QStringLiteral("path"));
+const QCommandLineOption kThreadsOpt(QStringLiteral("threads"),
+                                     QStringLiteral("CPU threads (0 = all; default: the Settings dialog's value)."), QStringLiteral("n"));
+const QCommandLineOption kScreenshotsOpt(QStringLiteral("screenshots"),
+                                         QStringLiteral("Run the scripted tour (two chats, a fork, a compare round), save "
+                                                        "screenshots into this folder and quit (installer/screenshots.sh)."),
+                                         QStringLiteral("dir"));
+
+void declareOptions(QCommandLineParser& parser) {
+  parser.setApplicationDescription(QStringLiteral("Chat with local language models on a paged-KV engine."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addOptions({kModelOpt, kThreadsOpt, kScreenshotsOpt});
+}
+
+void nameTheApp() {
+  QCoreApplication::setApplicationName(QStringLiteral("PagedChat"));
+  QCoreApplication::setOrganizationName(QStringLiteral("PagedChat"));
+  QCoreApplication::setApplicationVersion(QStringLiteral(PAGEDCHAT_VERSION));
+}
+
+// --help and --version print and exit with no display to open (a terminal over ssh, a script).
+bool onlyAsksForText(int argc, char** argv) {
+  return std::any_of(argv + 1, argv + argc, [](const char* a) {
+    const std::string_view arg(a);
+    return arg == "--help" || arg == "-h" || arg == "--help-all" || arg == "-?" || arg == "--version" || arg == "-v";
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (onlyAsksForText(argc, argv)) {
+    QCoreApplication core(argc, argv);
+    nameTheApp();
+    QCommandLineParser parser;
+    declareOptions(parser);
+    parser.process(core);  // prints, and exits
+    return 0;
+  }
   QApplication app(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("PagedChat"));
-  QApplication::setOrganizationName(QStringLiteral("PagedChat"));
-  QApplication::setApplicationVersion(QStringLiteral(PAGEDCHAT_VERSION));
-
+  nameTheApp();
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Chat with local language models on a paged-KV engine."));
-  parser.addHelpOption();
-  QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("GGUF model to open."), QStringLiteral("path"));
-  QCommandLineOption threadsOpt(QStringLiteral("threads"),
-                                QStringLiteral("CPU threads (0 = all; default: the Settings dialog's value)."), QStringLiteral("n"));
-  QCommandLineOption screenshotsOpt(QStringLiteral("screenshots"),
-                                    QStringLiteral("Run the scripted tour (two chats, a fork, a compare round), save "
-                                                   "screenshots into this folder and quit (installer/screenshots.sh)."),
-                                    QStringLiteral("dir"));
-  parser.addOption(modelOpt);
-  parser.addOption(threadsOpt);
-  parser.addOption(screenshotsOpt);
+  declareOptions(parser);
   parser.process(app);
+  const QCommandLineOption& modelOpt = kModelOpt;
+  const QCommandLineOption& threadsOpt = kThreadsOpt;
+  const QCommandLineOption& screenshotsOpt = kScreenshotsOpt;
 
   // The database, the engine thread and the local API: outlive the window.
   std::unique_ptr<AppServices> services;

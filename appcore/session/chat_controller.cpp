@@ -486,6 +486,7 @@ bool ChatController::pick(ChatId id, int sample) {
   c.awaitingPick = false;
   c.record.messages.append({.role = QStringLiteral("assistant"), .content = c.samples[sample], .metrics = c.sampleMetrics[sample]});
   attachPendingVersions(c);
+  emit status(id, c.sampleMetrics[sample].summary());  // the picked reply's figures, not the last sample's to end
   c.numSamples = 1;
   if (!c.record.remote.isSet()) onEngineThread(m_bridge, [id, sample](EngineBridge& b) { b.pickSample(id, sample); });
   save(c);

@@ -79,7 +79,8 @@ void KvStatsPanel::setNumbers(const KvPoolNumbers& n) {
   else
     m_memory->setText(tr("not known"));
   m_frag->setText(tr("%1 (%2 empty slots in partial blocks)").arg(kvPercent(n.fragmentation)).arg(n.emptySlots));
-  QString sharing = tr("%1 blocks (%2 shared)").arg(n.blocksSavedBySharing).arg(n.numSharedBlocks);
+  QString sharing = (n.blocksSavedBySharing == 1 ? tr("1 block") : tr("%1 blocks").arg(n.blocksSavedBySharing)) +
+                    tr(" (%1 shared)").arg(n.numSharedBlocks);
   if (n.bytesSavedBySharing) sharing += QStringLiteral(", ") + kvBytes(n.bytesSavedBySharing);
   m_sharing->setText(sharing);
   m_hit->setText(tr("%1 (%2 of %3 prompt tokens)").arg(kvPercent(n.prefixHitRate)).arg(n.prefixHitTokens).arg(n.prefixLookupTokens));

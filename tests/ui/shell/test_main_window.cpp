@@ -105,7 +105,9 @@ class TestMainWindow : public QObject {
     auto* pick = w.findChild<QPushButton*>(QStringLiteral("pickSample2"));
     QVERIFY(pick && pick->isEnabled());
     const QString third = compare->text(2);
+    const QString thirdFigures = w.sampleMetrics(w.currentChat(), 2).summary();
     pick->click();
+    QCOMPARE(w.findChild<QLabel*>(QStringLiteral("status"))->text(), thirdFigures);  // the picked one's figures
     const ChatRecord* chat = w.chat(w.currentChat());
     QCOMPARE(chat->messages.size(), 2);
     QCOMPARE(chat->messages[1].content, third);

@@ -2,7 +2,8 @@
 // holds: it shows the first one's window and leaves (exit 0, a line on stderr), or, when the
 // holder does not answer, says so (stderr, and a box it then waits on) and opens nothing; a
 // lock left by an app killed with SIGKILL is taken over, its socket too. The suite takes the
-// app's own names and a throwaway XDG data folder, so both use the same chats.sqlite.
+// app's own names and a throwaway XDG data folder, so both use the same chats.sqlite. And
+// --help and --version answer with no display to open, holding nothing.
 
 #include <QtTest>
 
@@ -48,6 +49,23 @@ class TestOneInstance : public QObject {
     QCoreApplication::setApplicationName(QStringLiteral("PagedChat"));
     QCoreApplication::setOrganizationName(QStringLiteral("PagedChat"));
     QVERIFY(chatsPath().startsWith(m_share.path()));
+  }
+
+  void helpAndVersionNeedNoDisplay() {
+    for (const QString& arg : {QStringLiteral("--help"), QStringLiteral("--version")}) {
+      QProcess app;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("xcb"));  // the usual platform, with no display
+      env.remove(QStringLiteral("DISPLAY"));
+      env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+      app.setProcessEnvironment(env);
+      app.start(m_app, {arg});
+      QVERIFY(app.waitForFinished(30000));
+      QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+      QCOMPARE(app.exitCode(), 0);
+      const QString out = QString::fromUtf8(app.readAllStandardOutput());
+      QVERIFY2(out.contains(arg == QLatin1String("--help") ? QStringLiteral("--model <path>") : QStringLiteral("PagedChat ")), qPrintable(out));
+    }
   }
 
   void aSecondStartShowsTheFirstWindowAndLeaves() {
