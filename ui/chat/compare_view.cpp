@@ -53,6 +53,7 @@ void CompareView::start(int numSamples, const QStringList& titles) {
     c.text->setObjectName(QStringLiteral("sampleText"));
     v->addWidget(c.text, 1);
     c.metrics = new QLabel(c.box);
+    c.metrics->setObjectName(QStringLiteral("sampleMetrics"));
     c.metrics->setWordWrap(true);
     v->addWidget(c.metrics);
     c.pick = new QPushButton(tr("Continue with this"), c.box);
@@ -78,7 +79,11 @@ QString CompareView::text(int sample) const {
 }
 
 void CompareView::setMetrics(int sample, const ReplyMetrics& metrics) {
-  if (sample >= 0 && sample < m_columns.size()) m_columns[sample].metrics->setText(metrics.summary());
+  if (sample < 0 || sample >= m_columns.size()) return;
+  // A narrow column wraps between the figures, never inside one ("first token 19 / ms").
+  QStringList figures = metrics.summary().split(QStringLiteral(" · "));
+  for (QString& f : figures) f.replace(QLatin1Char(' '), QChar(0x00a0));
+  m_columns[sample].metrics->setText(figures.join(QStringLiteral(" · ")));
 }
 
 void CompareView::setPickable(int sample, bool pickable) {

@@ -106,6 +106,10 @@ class TestMainWindow : public QObject {
     QVERIFY(pick && pick->isEnabled());
     const QString third = compare->text(2);
     const QString thirdFigures = w.sampleMetrics(w.currentChat(), 2).summary();
+    // Under the column, its figures wrap between one another, never inside one.
+    const QString shown = w.findChild<QWidget*>(QStringLiteral("compareColumn2"))->findChild<QLabel*>(QStringLiteral("sampleMetrics"))->text();
+    QCOMPARE(QString(shown).replace(QChar(0x00a0), QLatin1Char(' ')), thirdFigures);
+    QVERIFY2(!shown.split(QStringLiteral(" · ")).join(QString()).contains(QLatin1Char(' ')), qPrintable(shown));
     pick->click();
     QCOMPARE(w.findChild<QLabel*>(QStringLiteral("status"))->text(), thirdFigures);  // the picked one's figures
     const ChatRecord* chat = w.chat(w.currentChat());
