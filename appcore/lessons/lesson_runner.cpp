@@ -188,13 +188,14 @@ void LessonRunner::leave() {
   if (!isActive()) return;
   ++m_generation;  // the run's awaits end without effect
   m_counting = false;
-  m_remote = false;
+  const bool remote = std::exchange(m_remote, false);
   const QString title = m_current ? m_current->title : QString();
   // Idle first: what the chats' going sets off (the window showing another chat) finds no lesson.
   setState(State::idle, tr("You left “%1”: its chats are gone, and the engine runs with your own settings again.").arg(title));
   // Its chats go (their turns in flight are stopped with them), then the user's engine.
   for (const auto& [name, id] : std::exchange(m_sceneChats, {})) m_session.chats().remove(id);
   m_session.database().setSetting(kSceneChatsKey, QString());
+  if (remote) m_session.pool().resetWatchedPool(0, 0, 0, 0, 0);  // the server's own pool, once its turns end
   restoreUserEngine();
   setPaused(false);
 }

@@ -114,6 +114,10 @@ class LessonRunner : public QObject {
   void onFrame(const PoolFrame& frame);
   QString keySentence(const PoolFrame& frame, const QString& line) const;
 
+  // The user's teaching preset and its pool before the first lesson's engine (restored when
+  // the lesson is left; also saved, for a start after a quit in the middle of a lesson).
+  void rememberUserEngine();
+  void restoreUserEngine();
   bool isReplying(ChatId id) const;
   int contextUsed(ChatId id) const;
   ChatId newSceneChat(const QString& title, const TurnSettings& sampling);
@@ -137,9 +141,5 @@ class LessonRunner : public QObject {
   int m_freeBlocks = 0;        // in the last frame
   bool m_lastStepDecoded = false;  // the last frame's steps computed a decode
   QVector<QPair<QString, ChatId>> m_sceneChats;
-  // The user's teaching preset and its pool before the first lesson's engine (restored when
-  // the lesson is left; also saved, for a start after a quit in the middle of a lesson).
-  void rememberUserEngine();
-  void restoreUserEngine();
   QHash<pagedchat::SequenceId, QString> m_titles;  // every sequence's chat, as frames named it
 };

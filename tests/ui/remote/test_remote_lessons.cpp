@@ -20,6 +20,7 @@
 #include "ui/lessons/lessons_panel.h"
 #include "appcore/remote/remote_pool_watcher.h"
 #include "appcore/session/pool_control.h"
+#include "ui/chat_list/chat_list_widget.h"
 #include "ui/shell/main_window.h"
 
 using pagedchat::KvEventKind;
@@ -182,6 +183,28 @@ class TestRemoteLessons : public QObject {
     QCOMPARE(w.chat(a)->messages.size(), 2);
     QVERIFY(!w.chat(a)->messages[1].content.isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(serverSnapshot(scene).snapshot.block_size == own.snapshot.block_size, 10000);
+    QCOMPARE(serverSnapshot(scene).snapshot.blocks.size(), own.snapshot.blocks.size());
+  }
+
+  // Going back to one's own chat mid-lesson ends the lesson on the server too: its chats gone,
+  // the server unpaused and its own pool back.
+  void backToOnesOwnChatGivesTheServerBack() {
+    RemoteScene scene(m_model, {"--allow-pool-control"});
+    QVERIFY(scene.ready());
+    MainWindow& w = scene.w;
+    const PoolFrame own = serverSnapshot(scene);
+    const ChatId mine = w.currentChat();
+    w.session().pool().watchPool(scene.server.qurl());
+    reachKeyEvent(w, QStringLiteral("allocation"));
+    LessonRunner* runner = w.lessons();
+    const ChatId a = runner->sceneChat(QStringLiteral("Chat A"));
+    QVERIFY(w.chat(a));
+    auto* list = w.findChild<ChatListWidget*>(QStringLiteral("chatList"));
+    list->setCurrentItem(list->item(mine));
+    QCOMPARE(runner->state(), LessonRunner::State::idle);
+    QVERIFY(!w.chat(a));
+    QVERIFY(!w.findChild<QAction*>(QStringLiteral("pauseEngine"))->isChecked());
+    QTRY_VERIFY_WITH_TIMEOUT(serverSnapshot(scene).snapshot.block_size == own.snapshot.block_size, 20000);
     QCOMPARE(serverSnapshot(scene).snapshot.blocks.size(), own.snapshot.blocks.size());
   }
 
