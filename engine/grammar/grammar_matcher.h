@@ -1,0 +1,51 @@
+#pragma once
+// Where a text stands in a grammar: every way the text read so far can go on, as stacks of
+// positions in the rules (the top of each is the character class the next code point must
+// match; an empty stack: the text may end here). Text is fed as UTF-8 bytes, a token's at a
+// time: a token may end inside a character, whose bytes wait for the next one. What a token
+// would do is asked on a copy (allows), so the sampler can mask the tokens a grammar forbids.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/grammar/grammar.h"
+
+namespace pagedchat::grammar {
+
+class GrammarMatcher {
+ public:
+  explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
+
+  // Reads the bytes; false when the grammar forbids them (or they are not UTF-8), and then
+  // the matcher is as it was.
+  bool accept(std::string_view utf8);
+  // Whether accept(utf8) would succeed; nothing changes.
+  bool allows(std::string_view utf8) const;
+  // The text read so far is a whole sentence of the grammar (an end-of-text token may come).
+  bool can_end() const;
+  // Nothing at all can follow: the text is whole and no character may come.
+  bool finished() const { return can_end() && stacks_.size() == 1; }
+  size_t num_stacks() const { return stacks_.size(); }
+  const Grammar& grammar() const { return *grammar_; }
+
+ private:
+  using Stack = std::vector<const Element*>;
+  // The stack with the rule references at its top replaced by each of their alternatives,
+  // until a character class (or nothing) is on top, into `out`.
+  void expand(Stack stack, std::vector<Stack>& out) const;
+  static std::vector<Stack> deduplicated(std::vector<Stack> stacks);
+  // Advances `stacks` over one code point; false when no stack admits it.
+  bool step(std::vector<Stack>& stacks, uint32_t c) const;
+  // Whether some stack admits a character that starts with these bytes (a token's last
+  // bytes, the rest of the character to come).
+  bool may_complete(const std::vector<Stack>& stacks, std::string_view pending) const;
+  bool run(std::vector<Stack>& stacks, std::string& pending, std::string_view utf8) const;
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::vector<Stack> stacks_;
+  std::string pending_;  // the bytes of a character begun, not whole yet
+};
+
+}  // namespace pagedchat::grammar
