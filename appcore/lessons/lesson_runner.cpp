@@ -471,9 +471,7 @@ QCoro::Task<bool> LessonRunner::forkScene(TurnSettings brief, int generation) {
   }
   const ChatId b = m_session.chats().fork(a, static_cast<int>(m_session.chats().chat(a)->record.messages.size()));
   m_session.chats().rename(b, chatB);
-  m_sceneChats.append({chatB, b});
-  m_sceneCurrent = b;
-  emit chatShown(b);
+  addToScene(chatB, b);
   // Paused, the fork itself is done in the next step: one step, so that B holds A's blocks
   // before its turn is sent (else the turn would be prompted whole, through the prefix cache).
   m_session.pool().step();
@@ -528,13 +526,19 @@ ChatId LessonRunner::newSceneChat(const QString& title, const TurnSettings& samp
   chats.rename(id, title);
   chats.setChatSampling(id, sampling);
   if (m_remote) chats.setRemoteEngine(id, m_remoteEngine);
+  addToScene(title, id);
+  return id;
+}
+
+// The scene's, also on disk: a quit in the middle of the lesson leaves none of its chats for
+// the next start (removeLeftoverScene).
+void LessonRunner::addToScene(const QString& title, ChatId id) {
   m_sceneChats.append({title, id});
   m_sceneCurrent = id;
   QStringList ids = m_session.database().setting(kSceneChatsKey).split(QLatin1Char(' '), Qt::SkipEmptyParts);
   ids << QString::number(id);
   m_session.database().setSetting(kSceneChatsKey, ids.join(QLatin1Char(' ')));
   emit chatShown(id);
-  return id;
 }
 
 QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) const {

@@ -121,6 +121,7 @@ class LessonRunner : public QObject {
   bool isReplying(ChatId id) const;
   int contextUsed(ChatId id) const;
   ChatId newSceneChat(const QString& title, const TurnSettings& sampling);
+  void addToScene(const QString& title, ChatId id);  // the chat is the scene's: shown, and the next turn's
 
   AppSession& m_session;
   ChatId m_sceneCurrent = -1;  // the scene's chat a turn is sent to

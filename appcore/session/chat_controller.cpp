@@ -105,12 +105,16 @@ void ChatController::touch(Chat& c) {
 }
 
 namespace {
-// A message's first words, on one line, for a fork's title.
-QString gist(const QString& text) {
+// A message's first words, on one line, at most `most` characters: cut at a word's end where
+// one is near, and marked cut ("…").
+QString firstWords(const QString& text, int most) {
   const QString line = text.simplified();
-  constexpr int kWords = 32;
-  return line.size() <= kWords ? line : line.left(kWords).trimmed() + QStringLiteral("…");
+  if (line.size() <= most) return line;
+  QString cut = line.left(most);
+  if (const int space = cut.lastIndexOf(QLatin1Char(' ')); space >= most / 2) cut.truncate(space);
+  return cut.trimmed() + QStringLiteral("…");
 }
+QString gist(const QString& text) { return firstWords(text, 32); }  // where a fork branches
 // Lower case without accents, as the message index folds them ("Café" is found by "cafe").
 QString folded(const QString& text) {
   QString out;
@@ -293,7 +297,7 @@ bool ChatController::send(ChatId id, const QString& text, const TurnSettings& se
   Chat& c = it->second;
   if (c.awaitingPick) pick(id, 0);  // an unpicked compare continues with its first column
   if (c.record.messages.isEmpty() && c.record.title.startsWith(tr("New chat"))) {
-    c.record.title = text.left(40).replace(QLatin1Char('\n'), QLatin1Char(' '));
+    c.record.title = firstWords(text, 40);
     emit titleChanged(id, c.record.title);
   }
   c.record.messages.append({.role = QStringLiteral("user"), .content = text});

@@ -117,6 +117,7 @@ void LessonsPanel::onState(LessonRunner::State state, const QString& message) {
   m_start->setText(state == State::idle || state == State::failed ? tr("Start") : tr("Start again"));
   if (state == State::ready) m_sentence->setText(message);
   else if (!message.isEmpty()) m_status->setText(message);
+  if (state == State::idle) m_sentence->clear();  // left: the last step's sentence no longer holds
   if (state == State::ready && m_runner.current())
     m_status->setText(m_runner.onRemotePool() ? tr("%1 (on %2's pool)").arg(m_runner.current()->title, QUrl(m_pool.watchedPool()).authority())
                                               : m_runner.current()->title);

@@ -149,9 +149,15 @@ QWidget* MainWindow::buildLeftPanel() {
   connect(m_chatList, &ChatListPanel::newChatRequested, this, &MainWindow::newChat);
   connect(m_chatList, &ChatListPanel::chatSelected, this, [this](ChatId id) {
     // Back to a chat of one's own: a lesson that is up ends there (not while it sets its scene
-    // up: the last scene's chats going select the list's next one).
-    if (m_lessons->isActive() && m_lessons->state() != LessonRunner::State::preparing && !m_lessons->sceneChatTitle(id))
-      m_lessons->leave();
+    // up: the last scene's chats going select the list's next one). After the list's own
+    // signal has returned: leaving deletes the scene's rows, not to be done under its feet.
+    if (m_lessons->isActive() && m_lessons->state() != LessonRunner::State::preparing && !m_lessons->sceneChatTitle(id)) {
+      QMetaObject::invokeMethod(this, [this, id] {
+        m_lessons->leave();
+        selectChat(id);
+      }, Qt::QueuedConnection);
+      return;
+    }
     selectChat(id);
   });
   connect(m_chatList, &ChatListPanel::searchResultOpened, this, &MainWindow::openSearchResult);

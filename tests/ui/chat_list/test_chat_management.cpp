@@ -68,7 +68,7 @@ class TestChatManagement : public QObject {
     const ChatId child = w.forkChat(parent, 2);
     // Named after its parent and the message it branches at.
     // What tells it apart first: the message it branches at, then its parent's title.
-    QVERIFY2(w.chat(child)->title.startsWith(QStringLiteral("“") + w.chat(parent)->messages[1].content.simplified().left(20)) &&
+    QVERIFY2(w.chat(child)->title.startsWith(QStringLiteral("“") + w.chat(parent)->messages[1].content.simplified().left(16)) &&
                  w.chat(child)->title.endsWith(QStringLiteral("” ‹ ") + w.chat(parent)->title),
              qPrintable(w.chat(child)->title));
 

@@ -201,7 +201,9 @@ class TestRemoteLessons : public QObject {
     QVERIFY(w.chat(a));
     auto* list = w.findChild<ChatListWidget*>(QStringLiteral("chatList"));
     list->setCurrentItem(list->item(mine));
-    QCOMPARE(runner->state(), LessonRunner::State::idle);
+    QTRY_COMPARE(runner->state(), LessonRunner::State::idle);
+    QCOMPARE(w.currentChat(), mine);
+    QCOMPARE(list->currentItem(), list->item(mine));
     QVERIFY(!w.chat(a));
     QVERIFY(!w.findChild<QAction*>(QStringLiteral("pauseEngine"))->isChecked());
     QTRY_VERIFY_WITH_TIMEOUT(serverSnapshot(scene).snapshot.block_size == own.snapshot.block_size, 20000);

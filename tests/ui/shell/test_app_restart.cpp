@@ -25,7 +25,6 @@
 
 namespace {
 QPlainTextEdit* input(MainWindow& w) { return w.findChild<QPlainTextEdit*>(QStringLiteral("input")); }
-QString status(MainWindow& w) { return w.findChild<QLabel*>(QStringLiteral("status"))->text(); }
 
 void startLesson(MainWindow& w, const QString& id) {
   auto* panel = w.findChild<LessonsPanel*>(QStringLiteral("lessonsPanel"));
@@ -147,8 +146,9 @@ class TestAppRestart : public QObject {
       QSignalSpy reloaded(&w, &MainWindow::modelReady);
       auto* list = w.findChild<ChatListWidget*>(QStringLiteral("chatList"));
       list->setCurrentItem(list->item(mine));
+      QTRY_COMPARE(w.lessons()->state(), LessonRunner::State::idle);
       QCOMPARE(w.currentChat(), mine);
-      QCOMPARE(w.lessons()->state(), LessonRunner::State::idle);
+      QCOMPARE(list->currentItem(), list->item(mine));  // the row marked is the chat shown
       QVERIFY(!w.chat(prefixA));
       for (ChatId id : w.chatIds()) QVERIFY2(!w.chat(id)->title.startsWith(QStringLiteral("Chat ")), qPrintable(w.chat(id)->title));
       QVERIFY(!w.settings().teachingPreset);
@@ -159,8 +159,8 @@ class TestAppRestart : public QObject {
       QCOMPARE(w.chat(mine)->messages.last().role, QStringLiteral("assistant"));
       QVERIFY(!w.chat(mine)->messages.last().content.isEmpty());
 
-      // Quit in the middle of a lesson.
-      startLesson(w, QStringLiteral("prefix"));
+      // Quit in the middle of a lesson (the fork lesson: its Chat B is a fork, made another way).
+      startLesson(w, QStringLiteral("fork"));
       prefixA = w.lessons()->sceneChat(QStringLiteral("Chat A"));
       QVERIFY(w.settings().teachingPreset);
       w.close();
