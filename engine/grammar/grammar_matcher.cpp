@@ -18,6 +18,9 @@ int sequence_length(unsigned char lead) {
 // The code point bits a lead byte carries.
 uint32_t lead_bits(unsigned char lead, int length) { return length == 1 ? lead : lead & (0xffu >> (length + 1)); }
 
+// The least code point a sequence of this length may encode (shorter encodings are not UTF-8).
+uint32_t least_code_point(int length) { return length == 2 ? 0x80 : length == 3 ? 0x800 : length == 4 ? 0x10000 : 0; }
+
 }  // namespace
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
@@ -84,7 +87,9 @@ bool GrammarMatcher::may_complete(const std::vector<Stack>& stacks, std::string_
   for (size_t i = 1; i < pending.size(); ++i) low = (low << 6) | (static_cast<unsigned char>(pending[i]) & 0x3f);
   const int missing = length - static_cast<int>(pending.size());
   low <<= 6 * missing;
-  const uint32_t high = low | ((1u << (6 * missing)) - 1);
+  const uint32_t high = std::min<uint32_t>(low | ((1u << (6 * missing)) - 1), 0x10ffff);
+  low = std::max(low, least_code_point(length));
+  if (low > high) return false;  // an overlong start, or past Unicode
   // Admitted by a positive class when one of its ranges meets [low, high]; by a negated one
   // unless one excluded range covers it all (looser: the next bytes decide the rest).
   auto admits = [&](const Element* cls) {
@@ -111,6 +116,7 @@ bool GrammarMatcher::run(std::vector<Stack>& stacks, std::string& pending, std::
     uint32_t c = lead_bits(static_cast<unsigned char>(pending[0]), length);
     for (size_t i = 1; i < pending.size(); ++i) c = (c << 6) | (static_cast<unsigned char>(pending[i]) & 0x3f);
     pending.clear();
+    if (c < least_code_point(length) || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;  // not UTF-8
     if (!step(stacks, c)) return false;
   }
   return pending.empty() || may_complete(stacks, pending);

@@ -157,6 +157,14 @@ class TestGrammarMatcher : public QObject {
     QVERIFY(!in_string.allows("\""));      // not UTF-8: the character's next byte must come
     QVERIFY(in_string.accept("\xAD\""));   // "中" whole, then the string ends
     QVERIFY(in_string.can_end());
+    // Not UTF-8, though the string admits any character: an overlong "/" (C0 AF), a surrogate
+    // (ED A0 80), a 3-byte lead that can only start an overlong form (E0 followed by 80).
+    GrammarMatcher other(json_);
+    QVERIFY(other.accept("\"x"));
+    QVERIFY(!other.allows("\xC0\xAF"));
+    QVERIFY(!other.allows("\xED\xA0\x80"));
+    QVERIFY(!other.allows("\xE0\x80\x80"));
+    QVERIFY(other.allows("\xE0\xA0\x80"));  // U+0800, the first 3-byte character
     // Where only ASCII may come (a number), no multi-byte lead is admitted.
     GrammarMatcher in_number(json_);
     QVERIFY(in_number.accept("12"));
