@@ -54,7 +54,8 @@ void KvChatLegend::setFrame(const PoolFrame& frame, const KvCellColors& colors) 
   for (int i = 0; i < count(); ++i) {
     const PoolFrameSequence& s = frame.sequences[i];
     QString title = s.chatTitle.isEmpty() ? tr("seq %1").arg(s.id) : s.chatTitle;
-    if (!s.chatTitle.isEmpty() && perTitle.value(s.chatTitle) > 1) title = tr("%1 · %2").arg(title).arg(++seen[s.chatTitle]);
+    // Its number first: a narrow dock cuts a line in its middle, keeping its start and end.
+    if (!s.chatTitle.isEmpty() && perTitle.value(s.chatTitle) > 1) title = tr("%1 · %2").arg(++seen[s.chatTitle]).arg(title);
     const QString text = s.blockTable.size() == 1 ? tr("%1 - 1 block").arg(title) : tr("%1 - %2 blocks").arg(title).arg(s.blockTable.size());
     if (item(i)->text() != text) {
       item(i)->setText(text);

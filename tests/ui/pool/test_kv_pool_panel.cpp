@@ -87,9 +87,9 @@ class TestKvPoolPanel : public QObject {
     KvChatLegend legend;
     legend.setFrame(frameFrom(kv, {{1, "Chat A", 0}, {2, "Chat A", 0}, {3, "Chat A", 0}}), KvCellColors::fromPalette(legend.palette()));
     QCOMPARE(legend.count(), 3);
-    QCOMPARE(legend.item(0)->text(), QStringLiteral("Chat A · 1 - 2 blocks"));
-    QCOMPARE(legend.item(1)->text(), QStringLiteral("Chat A · 2 - 2 blocks"));
-    QCOMPARE(legend.item(2)->text(), QStringLiteral("Chat A · 3 - 2 blocks"));
+    QCOMPARE(legend.item(0)->text(), QStringLiteral("1 · Chat A - 2 blocks"));
+    QCOMPARE(legend.item(1)->text(), QStringLiteral("2 · Chat A - 2 blocks"));
+    QCOMPARE(legend.item(2)->text(), QStringLiteral("3 · Chat A - 2 blocks"));
     legend.setFrame(frameFrom(kv, {{1, "Chat A", 0}, {2, "Chat B", 1}}), KvCellColors::fromPalette(legend.palette()));
     QCOMPARE(legend.item(0)->text(), QStringLiteral("Chat A - 2 blocks"));
     // A narrow dock: the title is cut in its middle, never scrolled sideways; the whole line on hover.
