@@ -411,7 +411,7 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
     onEngineThread(m_bridge, [id = c.record.id, messages, settings](EngineBridge& b) { b.submit(id, messages, settings); });
   }
   measure(c.record.id);  // the meter counts the question at once, not when the reply has ended
-  c.sinceMeasured.start();
+  c.sinceMeasured.invalidate();  // and the reply's first text measures again (its blocks computed by then)
   emit chatChanged(c.record.id);
 }
 
