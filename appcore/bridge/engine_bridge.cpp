@@ -270,13 +270,17 @@ void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   emit chatMeasured(chat, tokens, it == m_chats.end() ? 0 : blocksHeld(it->second));
 }
 
-// What the chat's parked sequences hold, and while it replies what its turn's sequences hold.
+// The chat's sequences: the parked ones, and while it replies its turn's (samples in flight).
+std::vector<pagedchat::SequenceId> EngineBridge::sequencesOf(const Chat& c) const {
+  std::vector<pagedchat::SequenceId> seqs = c.session.sequences();
+  if (const pagedchat::RequestOutput* out = m_tracker ? m_tracker->output(c.session.request()) : nullptr)
+    seqs.insert(seqs.end(), out->sequences.begin(), out->sequences.end());
+  return seqs;
+}
+
 int EngineBridge::blocksHeld(const Chat& c) const {
   std::set<int32_t> blocks;
-  std::vector<pagedchat::SequenceId> seqs = c.session.sequences();
-  if (const pagedchat::RequestOutput* out = c.session.request() >= 0 && m_tracker ? m_tracker->output(c.session.request()) : nullptr)
-    seqs.insert(seqs.end(), out->sequences.begin(), out->sequences.end());
-  for (const pagedchat::SequenceId seq : seqs)
+  for (const pagedchat::SequenceId seq : sequencesOf(c))
     if (const std::optional<pagedchat::SequenceView> view = m_engine.engine->sequence(seq)) blocks.insert(view->block_table.begin(), view->block_table.end());
   return static_cast<int>(blocks.size());
 }
@@ -406,11 +410,8 @@ void EngineBridge::emitFrame(const QString& stepSummary) {
   m_frameClock.restart();
   // Each sequence labelled with its chat: the parked one, the samples in flight or unpicked.
   std::unordered_map<pagedchat::SequenceId, ChatId> owner;
-  for (const auto& [id, c] : m_chats) {
-    for (pagedchat::SequenceId seq : c.session.sequences()) owner[seq] = id;
-    if (const pagedchat::RequestOutput* out = m_tracker->output(c.session.request()))
-      for (pagedchat::SequenceId seq : out->sequences) owner[seq] = id;
-  }
+  for (const auto& [id, c] : m_chats)
+    for (pagedchat::SequenceId seq : sequencesOf(c)) owner[seq] = id;
   auto label = [&](pagedchat::SequenceId seq) -> PoolFrameBuilder::Label {
     // A chat's: named on the UI thread, where its title lives (PoolControl).
     if (auto it = owner.find(seq); it != owner.end()) return {it->second, QString(), static_cast<int>(it->second % 1000)};

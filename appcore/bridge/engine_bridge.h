@@ -168,7 +168,8 @@ class EngineBridge : public QObject {
     std::vector<bool> reported;
   };
 
-  int blocksHeld(const Chat& c) const;  // the distinct KV blocks of the chat's sequences
+  std::vector<pagedchat::SequenceId> sequencesOf(const Chat& c) const;  // parked, and its turn's in flight
+  int blocksHeld(const Chat& c) const;  // the distinct KV blocks of those
   bool stepAndReport();  // one step and its frame; whether the frame carries KV events
   ModelInfo describeModel(const QString& path, const Config& settings) const;
 

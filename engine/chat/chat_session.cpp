@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <set>
 
 #include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
@@ -277,13 +276,6 @@ void ChatSession::forget() {
   in_flight_.reset();
   unpicked_.reset();
   kept_.clear();
-}
-
-int ChatSession::num_blocks_held(const Engine& engine) const {
-  std::set<int32_t> blocks;
-  for (SequenceId seq : sequences())
-    if (std::optional<SequenceView> view = engine.sequence(seq)) blocks.insert(view->block_table.begin(), view->block_table.end());
-  return static_cast<int>(blocks.size());
 }
 
 std::vector<SequenceId> ChatSession::sequences() const {

@@ -85,8 +85,6 @@ class ChatSession {
   SequenceId held_sequence() const { return held_.seq; }
   // The sequences of this chat the engine holds: the parked one and an unpicked compare's.
   std::vector<SequenceId> sequences() const;
-  // The KV blocks they hold in the pool now, each once (a compare's samples share a prompt).
-  int num_blocks_held(const Engine& engine) const;
 
  private:
   struct InFlight {

@@ -114,12 +114,12 @@ void ApiServer::missingHandler(const QHttpServerRequest& request, QTcpSocket* so
 // Nothing a client sends may take the process down: every failure becomes an error response.
 bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* socket) {
   ConnectionGuard::requestParsed(socket);
-  m_logged = ApiLogEntry{.at = QDateTime::currentDateTime(), .method = methodName(request.method()), .path = request.url().path()};
-  m_loggedSince.start();
-  m_logAtEnd = false;
+  LoggedRequest log;
+  log.entry = ApiLogEntry{.at = QDateTime::currentDateTime(), .method = methodName(request.method()), .path = request.url().path()};
+  log.since.start();
   socket->setProperty(kResponseStatusProperty, QVariant());
   try {
-    route(request, socket);
+    route(request, socket, log);
   } catch (const ApiError& e) {
     writeError(socket, e);
   } catch (const std::bad_alloc&) {
@@ -127,15 +127,15 @@ bool ApiServer::handleRequest(const QHttpServerRequest& request, QTcpSocket* soc
   } catch (const std::exception& e) {
     writeError(socket, ApiError(500, QString::fromUtf8(e.what()), QStringLiteral("server_error")));
   }
-  if (!m_logAtEnd) {  // answered already (a watch stream: its head)
-    m_logged.status = socket->property(kResponseStatusProperty).toInt();
-    m_logged.durationMs = m_loggedSince.elapsed();
-    emit requestEnded(m_logged);
+  if (!log.loggedAtEnd) {  // answered already (a watch stream: its head)
+    log.entry.status = socket->property(kResponseStatusProperty).toInt();
+    log.entry.durationMs = log.since.elapsed();
+    emit requestEnded(log.entry);
   }
   return true;
 }
 
-void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
+void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket, LoggedRequest& log) {
   const QString path = request.url().path();
   const Method method = request.method();
   // Before any route, /health included: a web page the user visits must not reach them.
@@ -187,10 +187,10 @@ void ApiServer::route(const QHttpServerRequest& request, QTcpSocket* socket) {
     servePoolControl(request, socket);
   } else if (path == QLatin1String("/v1/chat/completions")) {
     expect(Method::Post);
-    serveCompletion(request, socket, true, userKey);
+    serveCompletion(request, socket, true, userKey, log);
   } else if (path == QLatin1String("/v1/completions")) {
     expect(Method::Post);
-    serveCompletion(request, socket, false, userKey);
+    serveCompletion(request, socket, false, userKey, log);
   } else {
     throw notFound(path);
   }
@@ -266,7 +266,7 @@ int ApiServer::checkApiKey(const QHttpServerRequest& request) const {
                    QStringLiteral("invalid_api_key"));
 }
 
-void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey) {
+void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey, LoggedRequest& log) {
   if (auto refusal = checkJsonContentType(request.value("Content-Type"))) throw *refusal;
   CompletionRequest parsed = chat ? parseChatCompletion(request.body(), m_options.limits)
                                   : parseTextCompletion(request.body(), m_options.limits);
@@ -317,8 +317,8 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, parsed.params.num_logprobs >= 0,
                                         numPromptTokens, m_router, m_counters, m_options.connection);
   session->setParent(this);  // a server that stops takes its sessions along
-  m_logged.stream = parsed.stream;
-  session->setOnEnded([this, entry = m_logged, since = m_loggedSince](int status, const Usage& usage) mutable {
+  log.entry.stream = parsed.stream;
+  session->setOnEnded([this, entry = log.entry, since = log.since](int status, const Usage& usage) mutable {
     entry.status = status;
     entry.promptTokens = usage.promptTokens;
     entry.completionTokens = usage.completionTokens;
@@ -336,7 +336,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
     throw ApiError(429, QStringLiteral("the server is busy (%1 requests in flight); retry later").arg(m_router.numActive()),
                    QStringLiteral("rate_limit_exceeded"), {}, QStringLiteral("queue_full"));
   }
-  m_logAtEnd = true;
+  log.loggedAtEnd = true;
   session->start(id);
 }
 

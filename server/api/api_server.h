@@ -67,11 +67,17 @@ class ApiServer : public QAbstractHttpServer {
   void missingHandler(const QHttpServerRequest& request, QTcpSocket* socket) override;
 
  private:
-  void route(const QHttpServerRequest& request, QTcpSocket* socket);
+  // The request being handled, for its log line; a completion takes it along to its end.
+  struct LoggedRequest {
+    ApiLogEntry entry;
+    QElapsedTimer since;
+    bool loggedAtEnd = false;  // a completion logs itself when its response ends
+  };
+  void route(const QHttpServerRequest& request, QTcpSocket* socket, LoggedRequest& log);
   // The user key the request was made with (-1: the single --api-key, or no key asked); throws 401.
   int checkApiKey(const QHttpServerRequest& request) const;
   void servePoolControl(const QHttpServerRequest& request, QTcpSocket* socket);
-  void serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey);
+  void serveCompletion(const QHttpServerRequest& request, QTcpSocket* socket, bool chat, int userKey, LoggedRequest& log);
   void writeError(QTcpSocket* socket, const ApiError& error);
 
   void endSessions();
@@ -83,10 +89,6 @@ class ApiServer : public QAbstractHttpServer {
   bool m_shuttingDown = false;
   std::function<void()> m_shutdownDone;
   ServerCounters m_counters;
-  // The request being handled, for its log line; a completion takes it along to its end.
-  ApiLogEntry m_logged;
-  QElapsedTimer m_loggedSince;
-  bool m_logAtEnd = false;
   std::random_device m_seeds;  // a request without a seed samples differently each time
   int64_t m_nextId = 1;
 };
