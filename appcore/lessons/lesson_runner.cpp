@@ -16,7 +16,6 @@
 #include "appcore/pool/kv_step_text.h"
 #include "appcore/remote/remote_endpoints.h"
 #include "appcore/session/app_session.h"
-#include "appcore/session/model_load.h"
 #include "appcore/session/chat_controller.h"
 #include "appcore/session/pool_control.h"
 
@@ -213,11 +212,7 @@ void LessonRunner::restoreUserEngine() {
   s.teachingPreset = saved[0] == QLatin1String("1");
   s.teachingBlocks = saved[1].toInt();
   s.teachingHostBlocks = saved[2].toInt();
-  if (s.sameEngine(m_session.settings())) return;
-  const bool loading = m_session.modelLoad().isLoading();  // the lesson's engine, still loading
-  m_session.applySettings(s);  // the model reloads with them
-  if (loading)
-    connect(&m_session, &AppSession::modelReady, this, [this] { m_session.loadFresh(m_session.settings()); }, Qt::SingleShotConnection);
+  m_session.applySettings(s);  // the model reloads with them (once a load under way has ended)
 }
 
 ChatId LessonRunner::sceneChat(const QString& title) const {

@@ -40,7 +40,11 @@ void AppSession::setSettings(const AppSettings& settings) {
 void AppSession::applySettings(const AppSettings& settings) {
   const bool reload = !settings.sameEngine(m_settings) && !m_load->currentPath().isEmpty();
   setSettings(settings);
-  if (reload) m_load->load(m_load->currentPath(), m_settings.engineConfig());
+  if (!reload || m_load->load(m_load->currentPath(), m_settings.engineConfig())) return;
+  // A load is under way (a lesson's engine, say): these settings' engine once it is in use.
+  if (m_load->isLoading())
+    connect(this, &AppSession::modelReady, this, [this] { m_load->load(m_load->currentPath(), m_settings.engineConfig()); },
+            Qt::SingleShotConnection);
 }
 
 bool AppSession::loadFresh(const AppSettings& settings) {

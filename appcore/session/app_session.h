@@ -36,7 +36,8 @@ class AppSession : public QObject {
   EngineBridge* bridge() const { return m_bridge; }  // lives on the engine thread
 
   // The settings in effect, saved on change (settingsChanged). A change of engine settings
-  // reloads the model in use; the window shows the load's progress as it shows any load.
+  // reloads the model in use (once a load under way has ended, if one is); the window shows the
+  // load's progress as it shows any load.
   const AppSettings& settings() const { return m_settings; }
   void applySettings(const AppSettings& settings);
   // These settings and a fresh engine of them even when they are the same (a lesson's scene
