@@ -23,6 +23,13 @@ class TestRequestLog(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.server = ServerProcess("--log-requests")
+        # wait_loaded's own GET /health is logged once its response has ended, on the server's
+        # thread: wait for that line, so that no test counts it as one of its own
+        deadline = time.time() + 10
+        while not any((m := LINE.match(l)) and m[2] == "/health" and m[3] == "200" for l in list(cls.server.log)):
+            if time.time() > deadline:
+                raise RuntimeError("the start's health check was never logged:\n" + "\n".join(cls.server.log))
+            time.sleep(0.05)
 
     @classmethod
     def tearDownClass(cls):
