@@ -1,7 +1,6 @@
 #pragma once
 // Where a text stands in a grammar: every way the text read so far can go on, as stacks of
-// positions in the rules (the top of each is the character class the next code point must
-// match; an empty stack: the text may end here). Text is fed as UTF-8 bytes, a token's at a
+// positions in the rules (grammar_stacks.h). Text is fed as UTF-8 bytes, a token's at a
 // time: a token may end inside a character, whose bytes wait for the next one. What a token
 // would do is asked on a copy (allows), so the sampler can mask the tokens a grammar forbids.
 
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/grammar_stacks.h"
 
 namespace pagedchat::grammar {
 
@@ -31,16 +31,7 @@ class GrammarMatcher {
   const Grammar& grammar() const { return *grammar_; }
 
  private:
-  using Stack = std::vector<const Element*>;
-  // The stack with the rule references at its top replaced by each of their alternatives,
-  // until a character class (or nothing) is on top, into `out`.
-  void expand(Stack stack, std::vector<Stack>& out) const;
-  static std::vector<Stack> deduplicated(std::vector<Stack> stacks);
-  // Advances `stacks` over one code point; false when no stack admits it.
-  bool step(std::vector<Stack>& stacks, uint32_t c) const;
-  // Whether some stack admits a character that starts with these bytes (a token's last
-  // bytes, the rest of the character to come).
-  bool may_complete(const std::vector<Stack>& stacks, std::string_view pending) const;
+  friend class TokenMasker;  // reads the stacks (its cache's keys) and steps copies of them
   bool run(std::vector<Stack>& stacks, std::string& pending, std::string_view utf8) const;
 
   std::shared_ptr<const Grammar> grammar_;
