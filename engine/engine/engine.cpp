@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 
 #include "engine/common/error.h"
 #include "engine/kv/kv_transfers.h"
@@ -308,6 +309,7 @@ void Engine::fork_running(Live& parent, SequenceId child) {
   Live& c = add_child(parent, child, p);
   c.num_generated = parent.num_generated;
   c.text = parent.text;  // text held back so far (a partial stop string or UTF-8) is the child's too
+  c.matcher = parent.matcher;  // and where its reply stands in its grammar
 }
 
 // A running child sharing all of the parent's blocks and tokens, as another sample of its
@@ -470,8 +472,35 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
   for (Live* l : samplers) sample(*l, logits);
 }
 
+const grammar::TokenMask& Engine::allowed_tokens(const grammar::GrammarMatcher& matcher) {
+  if (!masker_) masker_ = std::make_unique<grammar::TokenMasker>(grammar::VocabularyBytes(*model_.tokenizer));
+  const auto t0 = std::chrono::steady_clock::now();
+  const grammar::TokenMask& mask = masker_->allowed(matcher);
+  counters_.mask_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++counters_.num_masked_tokens;
+  return mask;
+}
+
+void Engine::grammar_dead_end(Live& live) {
+  EngineEvent e;
+  e.kind = EngineEventKind::error;
+  e.request = live.request;
+  e.seq = live.s.id;
+  e.index = live.index;
+  e.reason = "request " + std::to_string(live.request) + ": the grammar allows no token of this model's vocabulary after '" +
+             model_.tokenizer->decode(std::span<const int32_t>(live.s.tokens).subspan(static_cast<size_t>(live.num_prompt))) + "'";
+  publish(e);
+  finish(live, "error");
+}
+
 void Engine::sample(Live& live, std::span<const float> logits) {
-  take_token(live, live.sampler.sample(logits, live.s.tokens), logits);
+  const uint64_t* allowed = nullptr;
+  if (live.matcher) {
+    const grammar::TokenMask& mask = allowed_tokens(*live.matcher);
+    if (mask.count() == 0) return grammar_dead_end(live);
+    allowed = mask.words.data();
+  }
+  take_token(live, live.sampler.sample(logits, live.s.tokens, allowed), logits);
 }
 
 // A sampled token: appended and published, or the end of the sequence. Returns whether the
@@ -481,9 +510,14 @@ bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits)
   ++counters_.num_generated;
   RequestCount& count = requests_[live.request];
   count.sampled = true;
-  if (!live.params.ignore_eos && tok.is_eog(next)) {
+  // Under a grammar an end-of-generation token comes only once the reply is whole, and ends it.
+  if ((!live.params.ignore_eos || live.matcher) && tok.is_eog(next)) {
     finish(live, "stop");
     return false;
+  }
+  if (live.matcher) {
+    [[maybe_unused]] const bool allowed = live.matcher->accept(tok.token_to_piece(next));
+    assert(allowed);  // sampled under the grammar's mask
   }
   live.s.tokens.push_back(next);
   ++live.num_generated;
@@ -503,7 +537,7 @@ bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits)
   }
   publish(e);
   const char* reason = nullptr;
-  if (live.text.stopped()) reason = "stop";
+  if (live.text.stopped() || (live.matcher && live.matcher->finished())) reason = "stop";
   else if (at_length_limit(live)) reason = "length";
   if (!reason) return true;
   finish(live, reason);

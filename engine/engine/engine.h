@@ -15,6 +15,7 @@
 #include "engine/backend/backend.h"
 #include "engine/engine/events.h"
 #include "engine/engine/request.h"
+#include "engine/grammar/token_masker.h"
 #include "engine/kv/kv_manager.h"
 #include "engine/model/model.h"
 #include "engine/scheduler/scheduler.h"
@@ -55,6 +56,8 @@ struct EngineStats {
   int64_t num_accepted_tokens = 0;  // of those, kept
   int64_t num_spec_decodes = 0;    // decode chunks that verified drafts
   int64_t num_plain_decodes = 0;   // decode chunks without drafts
+  int64_t num_masked_tokens = 0;   // positions sampled under a grammar (structured output)
+  double mask_seconds = 0.0;       // spent finding those positions' allowed tokens
   int32_t num_waiting = 0, num_running = 0, num_swapped = 0, num_parked = 0;
   int32_t num_held = 0;            // sequences held by their clients (Engine::hold), in any queue
   KvStats kv;
@@ -157,6 +160,10 @@ class Engine {
   void record_step(const ScheduledStep& step);
   void fail_batch(const ScheduledStep& step, const std::string& message);
   void after_logits(Live& live, std::span<const float> logits);
+  // The tokens the grammar of `matcher` allows next (a sequence with structured output).
+  const grammar::TokenMask& allowed_tokens(const grammar::GrammarMatcher& matcher);
+  // A grammar that allows no token of this vocabulary: the sequence ends with an error.
+  void grammar_dead_end(Live& live);
   void sample(Live& live, std::span<const float> logits);
   bool take_token(Live& live, int32_t next, std::span<const float> logits);
   bool at_length_limit(const Live& live) const;
@@ -193,6 +200,8 @@ class Engine {
   std::vector<float> logits_;
   std::vector<SequenceId> drafted_;  // sequences given drafts this step
   TokenProbs target_probs_, residual_;
+  std::unique_ptr<grammar::TokenMasker> masker_;  // made at the first request with a grammar
+  std::vector<float> masked_logits_;               // a beam's logits under its grammar
 
   mutable std::mutex mutex_;  // guards the fields below
   std::vector<Command> commands_;

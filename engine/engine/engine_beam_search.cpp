@@ -5,6 +5,7 @@
 // into the shared partial block copies it), a beam chosen never is dropped (its blocks freed).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/engine/engine.h"
 #include "engine/engine/engine_live.h"
@@ -22,8 +23,22 @@ double hypothesis_score(double logprob, size_t length, float length_penalty) {
 
 void Engine::beam_logits(Live& live, std::span<const float> logits) {
   BeamGroup& g = *live.beam;
+  bool any_allowed = true;
+  if (live.matcher) {
+    // Under a grammar, the log-probabilities of the tokens it allows, renormalized over them (a
+    // beam at a dead end reports none, and is pruned).
+    const grammar::TokenMask& mask = allowed_tokens(*live.matcher);
+    any_allowed = mask.count() > 0;
+    masked_logits_.assign(logits.begin(), logits.end());
+    for (size_t i = 0; i < masked_logits_.size(); ++i)
+      if (!mask.allows(static_cast<int32_t>(i))) masked_logits_[i] = -std::numeric_limits<float>::infinity();
+    logits = masked_logits_;
+  }
   // 2W candidates a beam: enough that W survive however many of them end with EOS.
-  g.reported[live.s.id] = token_logprobs(logits, 0, 2 * g.width).top;
+  std::vector<std::pair<int32_t, float>> top;
+  if (any_allowed) top = token_logprobs(logits, 0, 2 * g.width).top;
+  std::erase_if(top, [](const auto& t) { return !std::isfinite(t.second); });
+  g.reported[live.s.id] = std::move(top);
   select_beams(g);
 }
 
@@ -66,7 +81,7 @@ void Engine::select_beams(BeamGroup& g) {
   for (size_t r = 0; r < candidates.size() && chosen.size() < width; ++r) {
     const Candidate& c = candidates[r];
     const Live& parent = *live_.at(g.live[c.parent]);
-    if (!parent.params.ignore_eos && tok.is_eog(c.token)) {
+    if ((!parent.params.ignore_eos || parent.matcher) && tok.is_eog(c.token)) {
       // An ending among the best W is a hypothesis; an ending below them is not kept.
       if (r < width) {
         BeamGroup::Hypothesis h;
@@ -96,6 +111,7 @@ void Engine::select_beams(BeamGroup& g) {
     Live& child = add_child(parent, new_sequence_id(), parent.params);
     child.beam = &g;
     child.num_generated = parent.num_generated;
+    child.matcher = parent.matcher;
     beam_of[i] = &child;
   }
   for (size_t p = 0; p < g.live.size(); ++p)
@@ -106,6 +122,7 @@ void Engine::select_beams(BeamGroup& g) {
   for (size_t i = 0; i < chosen.size(); ++i) {
     Live& beam = *beam_of[i];
     beam.s.tokens.push_back(chosen[i]->token);
+    if (beam.matcher) beam.matcher->accept(tok.token_to_piece(chosen[i]->token));  // allowed by its mask
     beam.beam_logprob = chosen[i]->logprob;
     ++beam.num_generated;
     g.live.push_back(beam.s.id);

@@ -2,11 +2,13 @@
 // The engine's record of a sequence being generated (private to engine/engine/*.cpp): what the
 // scheduler sees plus the per-sequence sampling and speculation state.
 
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "engine/engine/engine.h"
+#include "engine/grammar/grammar_matcher.h"
 #include "engine/sample/reply_text.h"
 #include "engine/sample/sampler.h"
 #include "engine/speculative/speculation_policy.h"
@@ -25,6 +27,8 @@ struct Engine::Live {
   bool park_when_done = false;
   Sampler sampler;
   ReplyText text;
+  // Structured output: where the reply stands in params.grammar (none without one).
+  std::optional<grammar::GrammarMatcher> matcher;
   // Speculative decoding: the drafter's distributions of the drafts in s.tokens (empty for a
   // lookup), the acceptance so far, and the counts the token and finished events carry.
   std::vector<TokenProbs> draft_probs;
@@ -34,7 +38,9 @@ struct Engine::Live {
   BeamGroup* beam = nullptr;
   double beam_logprob = 0.0;
 
-  explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop) {}
+  explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop) {
+    if (p.grammar) matcher.emplace(p.grammar);
+  }
 };
 
 // One beam-search request: its live beams in rank order, the top log-probabilities each has

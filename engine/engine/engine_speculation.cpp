@@ -2,6 +2,7 @@
 // the schedule, verified after the forward pass (see docs/DESIGN.md, "Speculative decoding").
 #include <algorithm>
 #include <cassert>
+#include <optional>
 
 #include "engine/engine/engine.h"
 #include "engine/engine/engine_live.h"
@@ -100,20 +101,39 @@ void Engine::verify_drafts(Live& live, const ScheduledChunk& c, std::span<const 
   assert(k > 0 && rows.size() == static_cast<size_t>(k + 1) * vocab);
   const std::vector<int32_t> drafts(s.tokens.begin() + base, s.tokens.end());
   std::vector<int32_t> out;  // the drafts kept, then the target's own token
+  // Under a grammar each row is masked as plain decoding would mask it there: by the grammar's
+  // state after the drafts before it (so a draft the grammar forbids has no probability and
+  // is replaced). The verification stops where the reply ends (the grammar whole, or EOS).
+  std::optional<grammar::GrammarMatcher> state = live.matcher;
+  bool dead_end = false;
   for (int32_t i = 0; i <= k; ++i) {
     std::span<const float> row = rows.subspan(static_cast<size_t>(i) * vocab, vocab);
     std::span<const int32_t> history = std::span<const int32_t>(s.tokens).first(static_cast<size_t>(base + i));
+    const uint64_t* allowed = nullptr;
+    if (state) {
+      const grammar::TokenMask& mask = allowed_tokens(*state);
+      if (mask.count() == 0) {
+        dead_end = true;
+        break;
+      }
+      allowed = mask.words.data();
+    }
     if (i == k) {
-      out.push_back(live.sampler.sample(row, history));
+      out.push_back(live.sampler.sample(row, history, allowed));
       break;
     }
-    live.sampler.distribution(row, history, target_probs_);
+    live.sampler.distribution(row, history, target_probs_, allowed);
     const TokenProbs* q = live.draft_probs.empty() ? nullptr : &live.draft_probs[static_cast<size_t>(i)];
     const int32_t y = accept_or_resample(target_probs_, drafts[static_cast<size_t>(i)], q, live.sampler, residual_);
     out.push_back(y);
     if (y != drafts[static_cast<size_t>(i)]) break;
+    if (state && (model_.tokenizer->is_eog(y) || !state->accept(model_.tokenizer->token_to_piece(y)) || state->finished())) break;
   }
-  const auto accepted = static_cast<int32_t>(out.size()) - 1;
+  // The drafts kept: the run of out that matches them. out is those and the target's own token,
+  // or, where the reply ended (or met a dead end) on a kept draft, those alone.
+  const auto taken = static_cast<int32_t>(out.size());
+  int32_t accepted = 0;
+  while (accepted < std::min(k, taken) && out[static_cast<size_t>(accepted)] == drafts[static_cast<size_t>(accepted)]) ++accepted;
   counters_.num_draft_tokens += k;
   counters_.num_accepted_tokens += accepted;
   live.spec.drafted += k;
@@ -124,10 +144,11 @@ void Engine::verify_drafts(Live& live, const ScheduledChunk& c, std::span<const 
   s.num_draft = 0;
   live.draft_probs.clear();
   if (kv_.num_tokens(s.id) > base + accepted) kv_.rewind(s.id, base + accepted);
-  for (int32_t j = 0; j <= accepted; ++j) {
+  for (int32_t j = 0; j < taken; ++j) {
     s.num_computed = base + j;  // before out[j] goes out, the K/V of every token before it is stored
     if (!take_token(live, out[static_cast<size_t>(j)], rows.subspan(static_cast<size_t>(j) * vocab, vocab))) return;
   }
+  if (dead_end) return grammar_dead_end(live);
   assert(s.num_remaining() == 1 && kv_.num_tokens(s.id) == s.num_computed);
 }
 

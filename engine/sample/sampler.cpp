@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -34,14 +35,18 @@ int32_t TokenProbs::draw(double u) const {
   return ids.back();
 }
 
-// work_ = the logits with the penalties over the recent window applied.
-void Sampler::penalize(std::span<const float> logits, std::span<const int32_t> history) {
+// work_ = the logits with the penalties over the recent window applied, and the tokens a
+// grammar forbids at minus infinity.
+void Sampler::penalize(std::span<const float> logits, std::span<const int32_t> history, const uint64_t* allowed) {
   const auto n = static_cast<int32_t>(logits.size());
   work_.assign(logits.begin(), logits.end());
   for (float l : work_)
     if (!std::isfinite(l)) throw Error("the model produced a non-finite logit; its weights are likely corrupt");
   for (const auto& [id, bias] : params_.logit_bias)
     if (id < n) work_[id] += bias;  // ids past the vocabulary are refused before a request runs
+  if (allowed)
+    for (int32_t i = 0; i < n; ++i)
+      if (!((allowed[i / 64] >> (i % 64)) & 1)) work_[i] = -std::numeric_limits<float>::infinity();
   bool penalize = params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
                   params_.presence_penalty != 0.0f;
   if (!penalize || history.empty()) return;
@@ -103,8 +108,8 @@ size_t Sampler::candidates() {
   return cut;
 }
 
-int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
-  penalize(logits, history);
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history, const uint64_t* allowed) {
+  penalize(logits, history, allowed);
   const auto n = static_cast<int32_t>(work_.size());
   if (params_.temperature == 0.0f) {
     // First index of the maximum: ties go to the lowest id.
@@ -139,8 +144,9 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   return ids_[cut - 1];
 }
 
-void Sampler::distribution(std::span<const float> logits, std::span<const int32_t> history, TokenProbs& out) {
-  penalize(logits, history);
+void Sampler::distribution(std::span<const float> logits, std::span<const int32_t> history, TokenProbs& out,
+                           const uint64_t* allowed) {
+  penalize(logits, history, allowed);
   out.ids.clear();
   out.probs.clear();
   if (params_.temperature == 0.0f) {

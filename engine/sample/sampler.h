@@ -27,13 +27,18 @@ class Sampler {
   explicit Sampler(const SamplingParams& params);
 
   // history: the sequence's tokens so far (prompt and generated), for the penalties.
+  // allowed: null, or one bit per token (bit i of word i / 64): the tokens a grammar allows
+  // (engine/grammar/token_masker.h); the others get no probability, after the penalties and
+  // before every filter, so top-k, top-p and min-p choose among the allowed. At least one bit
+  // must be set.
   // Throws Error if a logit is NaN or infinite (corrupt weights), before any choice.
-  int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> history, const uint64_t* allowed = nullptr);
 
   // The distribution sample() draws from, without drawing: after the penalties and the
   // filters; greedy gives its argmax with probability 1. Speculative decoding checks drafted
   // tokens against it. Throws as sample() does.
-  void distribution(std::span<const float> logits, std::span<const int32_t> history, TokenProbs& out);
+  void distribution(std::span<const float> logits, std::span<const int32_t> history, TokenProbs& out,
+                    const uint64_t* allowed = nullptr);
 
   // The uniform draw in [0, 1) from splitmix64: portable, unlike std:: distributions.
   double next_uniform();
@@ -41,7 +46,7 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
 
  private:
-  void penalize(std::span<const float> logits, std::span<const int32_t> history);
+  void penalize(std::span<const float> logits, std::span<const int32_t> history, const uint64_t* allowed);
   size_t candidates();  // ids_ and probs_ (normalized) of the filtered tokens; returns how many count
 
   SamplingParams params_;

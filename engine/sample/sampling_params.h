@@ -2,11 +2,16 @@
 // What a request asks of the sampler. Defaults give greedy decoding.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace pagedchat {
+
+namespace grammar {
+struct Grammar;
+}
 
 struct SamplingParams {
   float temperature = 0.0f;        // 0: greedy (argmax, lowest id on ties)
@@ -27,6 +32,12 @@ struct SamplingParams {
   // Added to a token's logit before the penalties and every filter (OpenAI's logit_bias): -100
   // bans a token in practice, +100 all but forces it. Ids must be inside the vocabulary.
   std::vector<std::pair<int32_t, float>> logit_bias;
+  // Structured output: null, or the grammar every reply must be a sentence of (a JSON schema's,
+  // JSON's, a client's GBNF: engine/grammar). Each sampled position masks the tokens it
+  // forbids, end-of-generation included until the reply is whole, and a reply that can go no
+  // further ends there ("stop"). Shared: a server keeps one per schema, and its masks are
+  // cached with it.
+  std::shared_ptr<const grammar::Grammar> grammar;
 
   // Empty if valid, else what is wrong (a bad request gets this as its error).
   std::string validate() const;
