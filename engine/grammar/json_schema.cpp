@@ -22,7 +22,7 @@ json-object ::= "{" ws ( json-string ws ":" ws json-value ( "," ws json-string w
 json-array ::= "[" ws ( json-value ( "," ws json-value )* )? "]" ws
 json-string ::= "\"" json-char* "\"" ws
 json-char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
-json-number ::= json-integer ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )? ws
+json-number ::= json-integer ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )? ws
 json-integer ::= "-"? ( "0" | [1-9] [0-9]{0,15} )
 )";
 

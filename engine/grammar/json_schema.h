@@ -9,7 +9,10 @@
 // Error naming the keyword and where it is, never ignored: a pattern, a format, minimum...
 //
 // Whitespace between tokens is a space, or a line break and up to 20 spaces or tabs (as
-// llama.cpp allows it), so a model cannot pad a document for ever.
+// llama.cpp allows it), so a model cannot pad a document for ever; numbers likewise have at
+// most 16 digits before the point (as llama.cpp's), 16 after it and 3 in the exponent (more
+// than a double holds): with every string given a maxLength and every array a maxItems, a
+// schema's documents are bounded, and a reply always ends whole.
 
 #include <string>
 #include <string_view>

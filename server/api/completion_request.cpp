@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "server/api/api_error.h"
+#include "server/api/structured_output.h"
 
 namespace {
 
@@ -103,7 +104,7 @@ std::vector<std::string> stopStrings(const QJsonObject& o, const CompletionLimit
 
 // The fields both endpoints share: sampling, n, stream, and the ones refused because the
 // engine does not produce them yet.
-void parseCommon(const QJsonObject& o, const CompletionLimits& limits, CompletionRequest& r) {
+void parseCommon(const QJsonObject& o, const QByteArray& body, const CompletionLimits& limits, CompletionRequest& r) {
   r.model = requiredString(o, "model");
   pagedchat::SamplingParams& p = r.params;
   if (given(o, "temperature")) p.temperature = static_cast<float>(number(o, "temperature", 0.0, 2.0));
@@ -170,13 +171,13 @@ void parseCommon(const QJsonObject& o, const CompletionLimits& limits, Completio
     if (r.beamWidth > 0 && !p.logit_bias.empty())
       throw ApiError::badRequest(QStringLiteral("'logit_bias' is not supported with beam search"), "logit_bias");
   }
+  p.grammar = parseStructuredOutput(o, body);
   // Fields of the API we do not implement yet: refused by name rather than silently ignored
   // (a client asking for JSON or a tool call would get free text and not know why).
   const auto unsupported = [&](const char* key, auto acceptable) {
     if (given(o, key) && !acceptable(o.value(QLatin1String(key))))
       throw ApiError::badRequest(QStringLiteral("'%1' is not supported by this server yet").arg(QLatin1String(key)), key);
   };
-  unsupported("response_format", [](const QJsonValue& v) { return v.isObject() && v.toObject().value("type") == QLatin1String("text"); });
   unsupported("tools", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });
   unsupported("tool_choice", [](const QJsonValue& v) { return v == QLatin1String("none"); });
   unsupported("functions", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });
@@ -226,7 +227,7 @@ CompletionRequest parseChatCompletion(const QByteArray& body, const CompletionLi
   const QJsonObject o = parseObject(body);
   CompletionRequest r;
   r.kind = CompletionRequest::Kind::chat;
-  parseCommon(o, limits, r);
+  parseCommon(o, body, limits, r);
   if (!o.contains(QLatin1String("messages"))) throw ApiError::badRequest(QStringLiteral("'messages' is required"), "messages");
   QJsonValue mv = o.value(QLatin1String("messages"));
   if (!mv.isArray()) badType(QStringLiteral("messages"), QStringLiteral("an array"), mv);
@@ -253,7 +254,7 @@ CompletionRequest parseTextCompletion(const QByteArray& body, const CompletionLi
   const QJsonObject o = parseObject(body);
   CompletionRequest r;
   r.kind = CompletionRequest::Kind::text;
-  parseCommon(o, limits, r);
+  parseCommon(o, body, limits, r);
   if (!o.contains(QLatin1String("prompt"))) throw ApiError::badRequest(QStringLiteral("'prompt' is required"), "prompt");
   QJsonValue pv = o.value(QLatin1String("prompt"));
   // A string, a one-string array, or one array of token ids. Batches of prompts are refused
