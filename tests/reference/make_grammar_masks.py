@@ -66,7 +66,7 @@ import numpy as np
 from gguf import GGUFReader
 
 SKIPPED = 77
-SEEDS = (1, 2, 3)          # one walk per seed, for every grammar
+SEEDS = (11, 22, 33)       # one walk per seed, for every grammar (these give json.gbnf walks of 19, 30, 30 steps)
 MAX_STEPS = 30
 STOP_P = 0.15              # chance a walk stops at a step where end-of-generation is allowed
 SHORTEST_P = 0.5           # chance a step takes one of the shortest allowed tokens
@@ -106,10 +106,12 @@ def import_xgrammar():
                 raise AttributeError(attr)
             return Inert(f"{self.__name__}.{attr}")
 
+    missing = {top for top in ("torch", "transformers", "triton")
+               if top not in sys.modules and importlib.util.find_spec(top) is None}
     stubbed = []
     for name in ("torch", "torch.nn", "torch.nn.functional", "torch.utils", "torch.utils.cpp_extension",
                  "transformers", "triton", "triton.language"):
-        if name in sys.modules or importlib.util.find_spec(name.split(".")[0]) is not None:
+        if name.split(".")[0] not in missing:
             continue
         module = InertModule(name)
         module.__path__ = []
