@@ -24,6 +24,11 @@ APT_PACKAGES+=("${EXTRA[@]}")
 # against on every run (tests/reference/chat_template_reference.py). jsonschema: the validator
 # structured output's replies are checked with (tests/server/test_structured_output.py).
 PIP_PACKAGES=(numpy==2.2.6 gguf==0.19.0 tokenizers==0.22.1 sentencepiece==0.2.1 protobuf==6.33.0 openai==3.57.0 jinja2==3.1.6 jsonschema==4.26.0)
+# xgrammar: the independent oracle of the grammar masks (tests/reference/make_grammar_masks.py).
+# Its wheel declares torch, transformers and triton, which its grammar matcher never uses
+# (gigabytes): installed without its dependencies, with the one it needs beside numpy and
+# pydantic (which openai brings).
+PIP_NO_DEPS_PACKAGES=(xgrammar==0.2.9 apache-tvm-ffi==0.1.15.post2)
 VENV="${PAGEDCHAT_VENV:-$HOME/.cache/pagedchat/venv}"
 
 missing=()
@@ -55,5 +60,15 @@ if [ "${PAGEDCHAT_SKIP_PIP:-0}" != 1 ]; then
     "$VENV/bin/python" -m pip install -q "${need[@]}"
   else
     echo "install-deps: Python packages already present"
+  fi
+  need=()
+  for spec in "${PIP_NO_DEPS_PACKAGES[@]}"; do
+    name=${spec%%==*}; want=${spec##*==}
+    have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/{print $2}' || true)
+    [ "$have" = "$want" ] || need+=("$spec")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "install-deps: installing into $VENV without their dependencies: ${need[*]}"
+    "$VENV/bin/python" -m pip install -q --no-deps "${need[@]}"
   fi
 fi

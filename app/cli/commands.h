@@ -18,6 +18,7 @@ int cmd_bench_attention(const std::vector<std::string>& args);   // `bench atten
 int cmd_bench_kv_quality(const std::vector<std::string>& args);  // `bench kv-quality`: KL of f16/q8_0 KV vs f32
 int cmd_bench_speculative(const std::vector<std::string>& args);  // `bench speculative`: plain vs drafts
 int cmd_bench_beam(const std::vector<std::string>& args);         // `bench beam`: KV blocks beams hold
+int cmd_bench_structured(const std::vector<std::string>& args);   // `bench structured`: what grammar masks cost
 int cmd_bench_load(const std::vector<std::string>& args);         // `bench load`: open to first token, peak RSS
 int cmd_check(const std::vector<std::string>& args);          // `check kernels` | `check backend` (CUDA builds)
 int cmd_check_backend(const std::vector<std::string>& args);  // `check backend`: CUDA vs CPU logits

@@ -121,6 +121,10 @@ EngineStats Engine::stats() const {
   s.num_running = scheduler_.num_running();
   s.num_swapped = scheduler_.num_swapped();
   s.num_parked = static_cast<int32_t>(parked_.size());
+  if (masker_) {
+    s.num_mask_cache_hits = masker_->counts().state_hits;
+    s.num_mask_walks = masker_->counts().local_walks;
+  }
   for (const auto& [seq, live] : live_) s.num_held += live->s.held ? 1 : 0;
   s.kv = kv_.stats(backend_.kv_block_bytes(backend_.kv_shape().block_size));
   return s;

@@ -58,6 +58,8 @@ struct EngineStats {
   int64_t num_plain_decodes = 0;   // decode chunks without drafts
   int64_t num_masked_tokens = 0;   // positions sampled under a grammar (structured output)
   double mask_seconds = 0.0;       // spent finding those positions' allowed tokens
+  int64_t num_mask_cache_hits = 0; // of those, masks the grammar's state cache answered
+  int64_t num_mask_walks = 0;      // vocabulary walks the others needed (token_masker.h)
   int32_t num_waiting = 0, num_running = 0, num_swapped = 0, num_parked = 0;
   int32_t num_held = 0;            // sequences held by their clients (Engine::hold), in any queue
   KvStats kv;

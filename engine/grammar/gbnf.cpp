@@ -402,9 +402,34 @@ bool class_matches(const Element* cls, uint32_t c, const Element** end) {
   return found != negated;
 }
 
+// References to rules with one body go to the first of them (a schema writes the same string
+// rule for each of its string members): the masker's caches (token_masker.h) key on grammar
+// positions, so positions that are the same rule share their masks. Until nothing changes, as
+// rules that differed only in what they referred to become the same. The rules left
+// unreferenced stay, so names and indices do not move.
+void merge_identical_rules(Grammar& g) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<std::vector<uint64_t>, uint32_t> first;
+    std::vector<uint32_t> to(g.rules.size());
+    for (size_t r = 0; r < g.rules.size(); ++r) {
+      std::vector<uint64_t> body;
+      for (const Element& e : g.rules[r]) body.push_back(uint64_t{static_cast<uint8_t>(e.kind)} << 32 | e.value);
+      to[r] = first.emplace(std::move(body), static_cast<uint32_t>(r)).first->second;
+    }
+    for (std::vector<Element>& rule : g.rules)
+      for (Element& e : rule)
+        if (e.kind == K::kRuleRef && to[e.value] != e.value) {
+          e.value = to[e.value];
+          changed = true;
+        }
+  }
+}
+
 Grammar parse_gbnf(std::string_view text, std::string_view root) {
   Grammar g = Parser(text).parse(root);
   check_left_recursion(g);
+  merge_identical_rules(g);
   return g;
 }
 

@@ -51,7 +51,8 @@ bool may_complete(const std::vector<Stack>& stacks, const std::string& pending) 
   low <<= 6 * missing;
   const uint32_t high = std::min<uint32_t>(low | ((1u << (6 * missing)) - 1), 0x10ffff);
   low = std::max(low, least_code_point(length));
-  if (low > high) return false;  // an overlong start, or past Unicode
+  if (low > high) return false;                      // an overlong start, or past Unicode
+  if (low >= 0xd800 && high <= 0xdfff) return false;  // only surrogates: never UTF-8
   // Admitted by a positive class when one of its ranges meets [low, high]; by a negated one
   // unless one excluded range covers it all (looser: the next bytes decide the rest).
   auto admits = [&](const Element* cls) {
@@ -132,6 +133,12 @@ bool advance_byte(const Grammar& g, std::vector<Stack>& stacks, std::string& pen
   pending.clear();
   if (c < least_code_point(length) || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;  // not UTF-8
   return step(g, stacks, c);
+}
+
+bool may_take_byte(const std::vector<Stack>& stacks, const std::string& pending, unsigned char byte) {
+  if (!pending.empty() || byte >= 0x80) return true;
+  return std::any_of(stacks.begin(), stacks.end(),
+                     [&](const Stack& s) { return !s.empty() && (at_cut(s) || class_matches(s.back(), byte)); });
 }
 
 bool may_end(const std::vector<Stack>& stacks) {

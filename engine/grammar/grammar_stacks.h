@@ -36,6 +36,10 @@ std::vector<Stack> initial_stacks(const Grammar& g);
 bool advance_byte(const Grammar& g, std::vector<Stack>& stacks, std::string& pending, unsigned char byte,
                   bool* escaped = nullptr);
 
+// A cheap look before advance_byte: false when `byte` surely cannot come next (an ASCII
+// character no stack's top admits, with no stack at the cut); true when it may.
+bool may_take_byte(const std::vector<Stack>& stacks, const std::string& pending, unsigned char byte);
+
 // Whether some stack (not one at the cut) is empty: the text may end here.
 bool may_end(const std::vector<Stack>& stacks);
 

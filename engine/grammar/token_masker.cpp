@@ -31,6 +31,34 @@ TokenMasker::TokenMasker(VocabularyBytes vocabulary) : vocabulary_(std::move(voc
   }
   std::sort(sorted_.begin(), sorted_.end(),
             [&](int32_t a, int32_t b) { return vocabulary_.bytes(a) < vocabulary_.bytes(b); });
+  build_trie();
+}
+
+void TokenMasker::build_trie() {
+  // Breadth first: each node's children are made together, so they are contiguous.
+  nodes_.push_back(Node{0, static_cast<uint32_t>(sorted_.size())});
+  std::vector<size_t> depth_of{0};
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    const size_t depth = depth_of[k];
+    uint32_t i = nodes_[k].lo;
+    const uint32_t hi = nodes_[k].hi;
+    while (i < hi && vocabulary_.bytes(sorted_[i]).size() == depth) ++i;
+    nodes_[k].ends = i;
+    nodes_[k].first = static_cast<uint32_t>(nodes_.size());
+    while (i < hi) {
+      // The tokens with this byte next: bytes sort unsigned (std::string compares as
+      // char_traits does, by unsigned char), so they are the run that starts here.
+      const char byte = vocabulary_.bytes(sorted_[i])[depth];
+      uint32_t j = i + 1;
+      while (j < hi && vocabulary_.bytes(sorted_[j])[depth] == byte) ++j;
+      Node child{i, j};
+      child.byte = static_cast<unsigned char>(byte);
+      nodes_.push_back(child);
+      depth_of.push_back(depth + 1);
+      i = j;
+    }
+    nodes_[k].n = static_cast<uint32_t>(nodes_.size()) - nodes_[k].first;
+  }
 }
 
 TokenMasker::PerGrammar& TokenMasker::caches_of(const GrammarMatcher& matcher) {
@@ -53,62 +81,75 @@ const TokenMask& TokenMasker::allowed(const GrammarMatcher& matcher) {
     return hit->second;
   }
   ++counts_.state_misses;
-  // The stacks cut to their tops: a stack deeper than kLocalDepth keeps its top positions over
-  // the cut.
-  std::vector<Stack> tops;
-  for (const Stack& s : matcher.stacks_) {
-    if (s.size() <= kLocalDepth) {
-      tops.push_back(s);
-      continue;
-    }
-    Stack top{cut_context()};
-    top.insert(top.end(), s.end() - static_cast<std::ptrdiff_t>(kLocalDepth), s.end());
-    tops.push_back(std::move(top));
+  TokenMask mask;
+  mask.words.assign((vocabulary_.size() + 63) / 64, 0);
+  for (const Stack& stack : matcher.stacks_) {
+    if (stack.empty()) continue;  // the text may end: the end tokens below
+    const TokenMask& m = stack_mask(caches, matcher.grammar(), stack, matcher.pending_);
+    for (size_t w = 0; w < mask.words.size(); ++w) mask.words[w] |= m.words[w];
   }
-  tops = deduplicated(std::move(tops));
-  const std::string local_key = key_of(tops, matcher.pending_);
-  auto local = caches.locals.find(local_key);
-  if (local == caches.locals.end()) {
-    ++counts_.local_walks;
-    local = caches.locals.emplace(local_key, walk_vocabulary(matcher.grammar(), std::move(tops), matcher.pending_)).first;
-  }
-  TokenMask mask = local->second.accepted;
-  for (const int32_t id : local->second.leaving)
-    if (matcher.allows(vocabulary_.bytes(id))) set(mask, id);
-  counts_.leaving_checked += static_cast<int64_t>(local->second.leaving.size());
   if (matcher.can_end())
     for (const int32_t id : end_tokens_) set(mask, id);
   if (caches.states.size() >= kMaxStates) caches.states.clear();
   return caches.states.emplace(state, std::move(mask)).first->second;
 }
 
+const TokenMask& TokenMasker::stack_mask(PerGrammar& caches, const Grammar& g, const Stack& stack, const std::string& pending) {
+  const std::string key = key_of({stack}, pending);
+  if (auto hit = caches.stacks.find(key); hit != caches.stacks.end()) return hit->second;
+  ++counts_.stack_misses;
+  // The stack cut to its top: a stack deeper than kLocalDepth keeps its top positions over the cut.
+  Stack top = stack;
+  if (top.size() > kLocalDepth) {
+    top.assign(stack.end() - static_cast<std::ptrdiff_t>(kLocalDepth), stack.end());
+    top.insert(top.begin(), cut_context());
+  }
+  const std::string local_key = key_of({top}, pending);
+  auto local = caches.locals.find(local_key);
+  if (local == caches.locals.end()) {
+    ++counts_.local_walks;
+    local = caches.locals.emplace(local_key, walk_vocabulary(g, {std::move(top)}, pending)).first;
+  }
+  TokenMask mask = local->second.accepted;
+  for (const int32_t id : local->second.leaving) {
+    std::vector<Stack> stacks{stack};
+    std::string partial = pending;
+    bool ok = true;
+    for (const char byte : vocabulary_.bytes(id))
+      if (!(ok = advance_byte(g, stacks, partial, static_cast<unsigned char>(byte)))) break;
+    if (ok) set(mask, id);
+  }
+  counts_.leaving_checked += static_cast<int64_t>(local->second.leaving.size());
+  if (caches.stacks.size() >= kMaxStates) caches.stacks.clear();
+  return caches.stacks.emplace(key, std::move(mask)).first->second;
+}
+
 TokenMasker::Local TokenMasker::walk_vocabulary(const Grammar& g, std::vector<Stack> stacks,
                                                 const std::string& pending) const {
   Local out;
   out.accepted.words.assign((vocabulary_.size() + 63) / 64, 0);
-  walk(g, 0, sorted_.size(), 0, stacks, pending, false, out);
+  walk(g, nodes_[0], stacks, pending, false, out);
   return out;
 }
 
-// sorted_[lo, hi) share their first `depth` bytes, which took the grammar to `stacks` and
-// `pending`; `left`: some way through those bytes left the local part.
-void TokenMasker::walk(const Grammar& g, size_t lo, size_t hi, size_t depth, const std::vector<Stack>& stacks,
-                       const std::string& pending, bool left, Local& out) const {
-  size_t i = lo;
-  for (; i < hi && vocabulary_.bytes(sorted_[i]).size() == depth; ++i) set(out.accepted, sorted_[i]);
-  while (i < hi) {
-    const char byte = vocabulary_.bytes(sorted_[i])[depth];
-    // The tokens with this byte next: bytes sort unsigned (std::string compares as char_traits
-    // does, by unsigned char), so they are the run that starts here.
-    size_t j = i + 1;
-    while (j < hi && vocabulary_.bytes(sorted_[j])[depth] == byte) ++j;
-    std::vector<Stack> next = stacks;
-    std::string next_pending = pending;
+// The node's first bytes took the grammar to `stacks` and `pending`; `left`: some way through
+// those bytes left the local part.
+void TokenMasker::walk(const Grammar& g, const Node& node, const std::vector<Stack>& stacks, const std::string& pending,
+                       bool left, Local& out) const {
+  for (uint32_t i = node.lo; i < node.ends; ++i) set(out.accepted, sorted_[i]);
+  std::vector<Stack> next;
+  std::string next_pending;
+  for (uint32_t c = node.first; c < node.first + node.n; ++c) {
+    const Node& child = nodes_[c];
+    if (!may_take_byte(stacks, pending, child.byte)) {
+      if (left) out.leaving.insert(out.leaving.end(), sorted_.begin() + child.lo, sorted_.begin() + child.hi);
+      continue;
+    }
+    next = stacks;
+    next_pending = pending;
     bool escaped = false;
-    const bool ok = advance_byte(g, next, next_pending, static_cast<unsigned char>(byte), &escaped);
-    if (ok) walk(g, i, j, depth + 1, next, next_pending, left || escaped, out);
-    else if (left || escaped) out.leaving.insert(out.leaving.end(), sorted_.begin() + i, sorted_.begin() + j);
-    i = j;
+    if (advance_byte(g, next, next_pending, child.byte, &escaped)) walk(g, child, next, next_pending, left || escaped, out);
+    else if (left || escaped) out.leaving.insert(out.leaving.end(), sorted_.begin() + child.lo, sorted_.begin() + child.hi);
   }
 }
 

@@ -82,6 +82,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "chat") return cmd_bench_chat({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "attention") return cmd_bench_attention({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "beam") return cmd_bench_beam({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "structured") return cmd_bench_structured({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "load") return cmd_bench_load({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "speculative") return cmd_bench_speculative({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "kv-quality") return cmd_bench_kv_quality({argv.begin() + 1, argv.end()});

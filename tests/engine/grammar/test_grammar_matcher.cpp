@@ -163,6 +163,9 @@ class TestGrammarMatcher : public QObject {
     QVERIFY(other.accept("\"x"));
     QVERIFY(!other.allows("\xC0\xAF"));
     QVERIFY(!other.allows("\xED\xA0\x80"));
+    QVERIFY(!other.allows("\xED\xA0"));   // nor its first two bytes: only surrogates can follow
+    QVERIFY(other.allows("\xED\x9F"));    // U+D7C0-U+D7FF can
+    QVERIFY(other.allows("\xED"));
     QVERIFY(!other.allows("\xE0\x80\x80"));
     QVERIFY(other.allows("\xE0\xA0\x80"));  // U+0800, the first 3-byte character
     // Where only ASCII may come (a number), no multi-byte lead is admitted.
