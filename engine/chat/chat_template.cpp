@@ -2,6 +2,8 @@
 // its markers (see chat_template.h).
 #include "engine/chat/chat_template.h"
 
+#include <nlohmann/json.hpp>
+
 #include <set>
 
 #include "engine/chat/jinja/jinja_template.h"
@@ -54,6 +56,7 @@ ChatTemplate ChatTemplate::from_gguf(const GgufFile& file) {
 ChatTemplate ChatTemplate::from_jinja(const std::string& source, std::string bos_token, std::string eos_token) {
   ChatTemplate t = recognise(source);
   t.jinja_ = std::make_shared<const jinja::Template>(jinja::Template::parse(source));
+  t.tool_format_ = tool_format_of(source);
   t.bos_token_ = std::move(bos_token);
   t.eos_token_ = std::move(eos_token);
   return t;
@@ -98,7 +101,33 @@ const char* ChatTemplate::style_name() const {
 // text), add_generation_prompt, and the special tokens' texts (markup). A role is one of the
 // names templates know and is markup, as the template's own "<|im_start|>assistant\n" is: a
 // held prompt then reads the same as the chat rendered whole. Any other role stays text.
-PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+// A JSON value for a template, every string in it text (a client's: never markup).
+static jinja::Value jinja_text_value(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return jinja::Value::none();
+    case nlohmann::json::value_t::boolean: return jinja::Value(j.get<bool>());
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned: return jinja::Value(j.get<int64_t>());
+    case nlohmann::json::value_t::number_float: return jinja::Value(j.get<double>());
+    case nlohmann::json::value_t::string: return jinja::Value::text(j.get<std::string>());
+    case nlohmann::json::value_t::array: {
+      jinja::List l;
+      for (const auto& x : j) l.push_back(jinja_text_value(x));
+      return jinja::Value(std::move(l));
+    }
+    case nlohmann::json::value_t::object: {
+      auto d = std::make_shared<jinja::Dict>();
+      for (const auto& [k, v] : j.items()) d->set(PromptText().text(k), jinja_text_value(v));
+      return jinja::Value(d);
+    }
+    default: return {};
+  }
+}
+
+PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools,
+                               const ToolChoice& choice) const {
+  if (tools && tool_format() == ToolFormat::kGeneric)
+    return apply(generic_tool_messages(messages, *tools, choice), add_generation_prompt);
   if (!jinja_) return apply_builtin(messages, add_generation_prompt);
   static const std::set<std::string> kRoles = {"system", "user", "assistant", "tool"};
   jinja::List list;
@@ -106,10 +135,25 @@ PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool ad
     auto d = std::make_shared<jinja::Dict>();
     d->set(PromptText().markup("role"), kRoles.count(m.role) ? jinja::Value::markup(m.role) : jinja::Value::text(m.role));
     d->set(PromptText().markup("content"), jinja::Value::text(m.content));
+    if (!m.tool_calls.empty()) {
+      // As Hugging Face passes them: {"id", "type": "function", "function": {"name", "arguments"}},
+      // the arguments an object (templates write them with tojson).
+      jinja::List calls;
+      for (const ToolCall& c : m.tool_calls) {
+        const nlohmann::ordered_json args = nlohmann::ordered_json::parse(c.arguments, nullptr, false);
+        const nlohmann::ordered_json call = {{"id", c.id}, {"type", "function"},
+                                             {"function", {{"name", c.name}, {"arguments", args.is_discarded() ? nlohmann::ordered_json(c.arguments) : args}}}};
+        calls.push_back(jinja_text_value(call));
+      }
+      d->set(PromptText().markup("tool_calls"), jinja::Value(std::move(calls)));
+    }
+    if (m.role == "tool") d->set(PromptText().markup("tool_call_id"), jinja::Value::text(m.tool_call_id));
+    if (!m.name.empty()) d->set(PromptText().markup("name"), jinja::Value::text(m.name));
     list.push_back(jinja::Value(d));
   }
   jinja::Dict context;
   context.set(PromptText().markup("messages"), jinja::Value(std::move(list)));
+  if (tools) context.set(PromptText().markup("tools"), jinja_text_value(nlohmann::ordered_json::parse(tools->json())));
   context.set(PromptText().markup("add_generation_prompt"), jinja::Value(add_generation_prompt));
   context.set(PromptText().markup("bos_token"), jinja::Value::markup(bos_token_));
   context.set(PromptText().markup("eos_token"), jinja::Value::markup(eos_token_));

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/chat/chat_message.h"
 #include "engine/chat/prompt_text.h"
+#include "engine/chat/tool_calls.h"
 #include "engine/common/error.h"
 
 namespace pagedchat::jinja {
@@ -22,12 +24,6 @@ class Template;
 namespace pagedchat {
 
 class GgufFile;
-
-struct ChatMessage {
-  std::string role;  // "system", "user" or "assistant"
-  std::string content;
-  bool operator==(const ChatMessage&) const = default;
-};
 
 // The model's template refused a conversation (its raise_exception: "System role not
 // supported") or failed on it; the message says which, for the user.
@@ -56,7 +52,14 @@ class ChatTemplate {
   // Only its markup may become control tokens (ChatModel::encode_prompt): a message that spells
   // "<|im_end|>" is those characters. Throws ChatTemplateError when the model's template
   // refuses or fails on the conversation.
-  PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+  // With tools (OpenAI's `tools`), a template that renders them gets them as its `tools` and the
+  // messages' tool_calls and tool_call_id as Hugging Face passes them; any other format gets
+  // them the generic way (tool_calls.h: generic_tool_messages).
+  PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true, const ToolSet* tools = nullptr,
+                   const ToolChoice& choice = {}) const;
+  // How this model writes tool calls (kGeneric for the built-in formats and templates that do
+  // not render tools).
+  ToolFormat tool_format() const { return jinja_ ? tool_format_ : ToolFormat::kGeneric; }
 
   // Whether apply() renders the model's own Jinja template.
   bool uses_model_template() const { return jinja_ != nullptr; }
@@ -86,6 +89,7 @@ class ChatTemplate {
   std::shared_ptr<const jinja::Template> jinja_;
   std::string bos_token_, eos_token_;
   std::string fallback_reason_;
+  ToolFormat tool_format_ = ToolFormat::kGeneric;
 };
 
 }  // namespace pagedchat
