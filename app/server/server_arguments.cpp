@@ -32,6 +32,8 @@ void declareOptions(QCommandLineParser& p) {
   p.addOptions({
       {"model", "GGUF model file (default: the default model).", "path"},
       {"model-id", "The model name clients send (default: the file name without .gguf).", "id"},
+      {"chat-template", "A Jinja chat template file to use instead of the model's own (as llama.cpp's "
+                        "--chat-template-file); tool calls take the format its markers show.", "file.jinja"},
       {"host", "Address to bind (default 127.0.0.1; 0.0.0.0 exposes the server to the network).", "address", "127.0.0.1"},
       {"port", "TCP port (0: any free port).", "port", "8080"},
       {"api-key", "Require 'Authorization: Bearer KEY' (default: env PAGEDCHAT_API_KEY, else no key).", "key"},
@@ -124,6 +126,15 @@ int parseEngineOptions(const QCommandLineParser& p, EngineHost::Config& hc) {
   hc.loadDelayMs = intOption(p, "load-delay-ms", 0, 600000);
   hc.allowPoolControl = p.isSet("allow-pool-control");
   hc.modelId = p.isSet("model-id") ? p.value("model-id") : QFileInfo(hc.modelPath).completeBaseName();
+  if (p.isSet("chat-template")) {
+    QFile f(p.value("chat-template"));
+    if (!f.open(QIODevice::ReadOnly)) {
+      std::fprintf(stderr, "pagedchat-server: error: cannot read the chat template '%s': %s\n", qPrintable(p.value("chat-template")),
+                   qPrintable(f.errorString()));
+      return 1;
+    }
+    hc.chatTemplate = f.readAll().toStdString();
+  }
   if (!QFileInfo::exists(hc.modelPath)) {  // not a regular file: the loader says so
     std::fprintf(stderr, "pagedchat-server: error: the model '%s' is not there; run `pagedchat-cli models pull default` or pass --model PATH\n",
                  qPrintable(hc.modelPath));

@@ -132,8 +132,9 @@ ToolSet::Grammar ToolSet::grammar(ToolFormat format, const ToolChoice& choice) c
   }
   if (calls.empty()) throw Error("tool_choice names '" + choice.name + "', which is not among the tools");
   const Json one_call = calls.size() == 1 ? calls[0] : Json{{"anyOf", calls}};
-  Json list = {{"type", "array"}, {"items", one_call}, {"minItems", 1}};
-  if (!choice.parallel) list["maxItems"] = 1;
+  // Parallel calls are capped: a small model that repeats its call would otherwise repeat it
+  // until max_tokens, and its reply would never parse.
+  Json list = {{"type", "array"}, {"items", one_call}, {"minItems", 1}, {"maxItems", choice.parallel ? kMaxParallelCalls : 1}};
   switch (format) {
     case ToolFormat::kGeneric: {
       Json envelope = {{"type", "object"}, {"properties", {{"tool_calls", list}}}, {"required", {"tool_calls"}}, {"additionalProperties", false}};
@@ -150,7 +151,7 @@ ToolSet::Grammar ToolSet::grammar(ToolFormat format, const ToolChoice& choice) c
       // The schema's grammar under a root of our own: calls in their tags, one per line.
       std::string g = grammar::json_schema_to_gbnf(one_call.dump());
       g += "tool-reply ::= tool-tagged";
-      if (choice.parallel) g += " ( \"\\n\" tool-tagged )*";
+      if (choice.parallel) g += " ( \"\\n\" tool-tagged ){0," + std::to_string(kMaxParallelCalls - 1) + "}";
       g += "\ntool-tagged ::= \"<tool_call>\\n\" root \"\\n</tool_call>\"\n";
       return {g, "tool-reply"};
     }

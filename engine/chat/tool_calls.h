@@ -22,6 +22,10 @@
 namespace pagedchat {
 
 enum class ToolFormat { kHermes, kLlama3, kMistral, kGeneric };
+
+// The most calls a forced reply may make (parallel_tool_calls): enough for real use, and an end
+// for a small model that would repeat one call until max_tokens.
+inline constexpr int kMaxParallelCalls = 8;
 const char* tool_format_name(ToolFormat f);
 // The format a model whose chat template is `source` writes calls in; kGeneric when the
 // template never looks at `tools` (it would not show them to the model).

@@ -10,7 +10,12 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <optional>
+
+#include "engine/chat/chat_model.h"
 #include "engine/engine/request.h"
+#include "engine/grammar/gbnf.h"
+#include "engine/grammar/grammar_cache.h"
 #include "engine/kv/kv_manager.h"
 #include "engine/model/model.h"
 #include "server/api/api_error.h"
@@ -24,6 +29,12 @@
 namespace {
 
 using Method = QHttpServerRequest::Method;
+
+// The grammars that force tool calls, by their text: one tool set's requests share their masks.
+pagedchat::grammar::GrammarCache& toolGrammars() {
+  static pagedchat::grammar::GrammarCache grammars;
+  return grammars;
+}
 
 ApiError notFound(const QString& path) {
   return ApiError(404, QStringLiteral("no route for '%1'").arg(path), QStringLiteral("invalid_request_error"), {}, QStringLiteral("unknown_url"));
@@ -291,9 +302,28 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
     if (token >= model->config().vocab_size)
       throw ApiError::badRequest(QStringLiteral("logit_bias token %1 is outside the vocabulary (%2 tokens)").arg(token).arg(model->config().vocab_size),
                                  QStringLiteral("logit_bias"));
+  std::optional<pagedchat::ToolFormat> toolFormat;
+  if (chat && parsed.tools.tools) {
+    // The model's own format when its template renders tools; else the generic one, whose
+    // grammar keeps the reply a JSON object that parses (tool_calls.h).
+    toolFormat = chatModel->chat_template().tool_format();
+    try {
+      const pagedchat::ToolSet::Grammar g = parsed.tools.tools->grammar(*toolFormat, parsed.tools.choice);
+      if (!g.gbnf.empty())
+        parsed.params.grammar = toolGrammars().get(g.root + "\n" + g.gbnf, [&] { return pagedchat::grammar::parse_gbnf(g.gbnf, g.root); });
+    } catch (const pagedchat::Error& e) {
+      throw ApiError::badRequest(QString::fromUtf8(e.what()), QStringLiteral("tools"));
+    }
+  }
   if (chat) {
     try {
-      engineRequest.prompt = chatModel->encode_chat(parsed.messages);
+      if (!toolFormat) {
+        engineRequest.prompt = chatModel->encode_chat(parsed.messages);
+      } else {
+        pagedchat::PromptText text = chatModel->chat_template().apply(parsed.messages, true, parsed.tools.tools.get(), parsed.tools.choice);
+        text.markup(pagedchat::ToolSet::forced_prefix(*toolFormat, parsed.tools.choice));  // Mistral's [TOOL_CALLS] when a call is forced
+        engineRequest.prompt = chatModel->encode_prompt(text);
+      }
     } catch (const pagedchat::ChatTemplateError& e) {
       // The model's template refuses these messages (Gemma 2: "System role not supported").
       throw ApiError::badRequest(QString::fromStdString(e.what()), QStringLiteral("messages"));
@@ -317,6 +347,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   auto* session = new CompletionSession(socket, head, parsed.n, parsed.stream, parsed.includeUsage, parsed.params.num_logprobs >= 0,
                                         numPromptTokens, m_router, m_counters, m_options.connection);
   session->setParent(this);  // a server that stops takes its sessions along
+  if (toolFormat) session->setToolFormat(*toolFormat, pagedchat::ToolSet::forced_prefix(*toolFormat, parsed.tools.choice));
   log.entry.stream = parsed.stream;
   session->setOnEnded([this, entry = log.entry, since = log.since](int status, const Usage& usage) mutable {
     entry.status = status;

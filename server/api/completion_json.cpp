@@ -20,6 +20,19 @@ QJsonObject headJson(const ResponseHead& head, bool chunk) {
           {"system_fingerprint", QStringLiteral("pagedchat")}};
 }
 
+QJsonArray toolCallsJson(const std::vector<pagedchat::ToolCall>& calls, int firstIndex, bool numbered) {
+  QJsonArray out;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    QJsonObject call{{"id", QString::fromStdString(calls[i].id)},
+                     {"type", "function"},
+                     {"function", QJsonObject{{"name", QString::fromStdString(calls[i].name)},
+                                              {"arguments", QString::fromStdString(calls[i].arguments)}}}};
+    if (numbered) call["index"] = firstIndex + static_cast<int>(i);
+    out.append(call);
+  }
+  return out;
+}
+
 }  // namespace
 
 QJsonObject usageJson(const Usage& u) {
@@ -34,7 +47,14 @@ QByteArray completionJson(const ResponseHead& head, const std::vector<ChoiceResu
   QJsonArray array;
   for (size_t i = 0; i < choices.size(); ++i) {
     QJsonObject c{{"index", static_cast<int>(i)}, {"finish_reason", orNull(choices[i].finishReason)}, {"logprobs", choices[i].logprobs}};
-    if (head.chat) c["message"] = QJsonObject{{"role", "assistant"}, {"content", choices[i].text}, {"refusal", QJsonValue::Null}};
+    if (head.chat) {
+      QJsonObject message{{"role", "assistant"}, {"content", choices[i].text}, {"refusal", QJsonValue::Null}};
+      if (!choices[i].toolCalls.empty()) {
+        if (choices[i].text.isEmpty()) message["content"] = QJsonValue::Null;
+        message["tool_calls"] = toolCallsJson(choices[i].toolCalls, 0, false);
+      }
+      c["message"] = message;
+    }
     else c["text"] = choices[i].text;
     array.append(c);
   }
@@ -57,6 +77,14 @@ QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, b
   }
   o["choices"] = QJsonArray{c};
   // With include_usage, OpenAI sends "usage": null on every chunk but the last.
+  o["usage"] = QJsonValue::Null;
+  return compact(o);
+}
+
+QByteArray toolCallsChunkJson(const ResponseHead& head, int index, const std::vector<pagedchat::ToolCall>& calls, int firstIndex) {
+  QJsonObject o = headJson(head, true);
+  o["choices"] = QJsonArray{QJsonObject{{"index", index}, {"finish_reason", QJsonValue::Null}, {"logprobs", QJsonValue::Null},
+                                        {"delta", QJsonObject{{"tool_calls", toolCallsJson(calls, firstIndex, true)}}}}};
   o["usage"] = QJsonValue::Null;
   return compact(o);
 }

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/chat/chat_message.h"
+
 struct Usage {
   int64_t promptTokens = 0;
   int64_t completionTokens = 0;
@@ -20,8 +22,9 @@ struct Usage {
 
 struct ChoiceResult {
   QString text;
-  QString finishReason;  // "stop" or "length"
+  QString finishReason;  // "stop", "length" or "tool_calls"
   QJsonValue logprobs;   // null unless asked for (see tokenLogprobsJson)
+  std::vector<pagedchat::ToolCall> toolCalls = {};  // chat: the calls the reply made (content null when it said nothing else)
 };
 
 // One generated token's log-probabilities: the token as raw bytes (a piece may hold part of a
@@ -51,6 +54,8 @@ QByteArray completionJson(const ResponseHead& head, const std::vector<ChoiceResu
 // finishReason when the choice ends (empty: null).
 QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, bool withRole, const QString& finishReason,
                      const QJsonValue& logprobs = QJsonValue::Null);
+// A streamed chunk for choice `index` with its calls (delta.tool_calls, numbered from firstIndex).
+QByteArray toolCallsChunkJson(const ResponseHead& head, int index, const std::vector<pagedchat::ToolCall>& calls, int firstIndex);
 // The last chunk of stream_options.include_usage: no choices, the usage.
 QByteArray usageChunkJson(const ResponseHead& head, const Usage& usage);
 QByteArray modelsJson(const QString& modelId, int64_t created);

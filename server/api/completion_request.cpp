@@ -178,11 +178,8 @@ void parseCommon(const QJsonObject& o, const QByteArray& body, const CompletionL
     if (given(o, key) && !acceptable(o.value(QLatin1String(key))))
       throw ApiError::badRequest(QStringLiteral("'%1' is not supported by this server yet").arg(QLatin1String(key)), key);
   };
-  unsupported("tools", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });
-  unsupported("tool_choice", [](const QJsonValue& v) { return v == QLatin1String("none"); });
-  unsupported("functions", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });
-  unsupported("function_call", [](const QJsonValue& v) { return v == QLatin1String("none"); });
-  unsupported("parallel_tool_calls", [](const QJsonValue& v) { return v.isBool(); });
+  if (r.kind == CompletionRequest::Kind::chat) r.tools = parseToolRequest(o, body, p.grammar != nullptr);
+  else unsupported("tools", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });  // chat only
   unsupported("suffix", [](const QJsonValue& v) { return v.isString() && v.toString().isEmpty(); });
   unsupported("echo", [](const QJsonValue& v) { return v == QJsonValue(false); });
   unsupported("best_of", [&](const QJsonValue& v) { return v.isDouble() && v.toDouble() == 1.0; });
@@ -221,6 +218,31 @@ std::string messageContent(const QJsonValue& v, const QString& param, bool mayBe
   return text;
 }
 
+// An assistant message's tool_calls: [{"id", "type": "function", "function": {"name", "arguments"}}],
+// the arguments a JSON object's text (or the object itself, as some clients send it).
+std::vector<pagedchat::ToolCall> toolCalls(const QJsonValue& v, const QString& param) {
+  if (!v.isArray()) badType(param, QStringLiteral("an array"), v);
+  std::vector<pagedchat::ToolCall> out;
+  const QJsonArray calls = v.toArray();
+  for (qsizetype i = 0; i < calls.size(); ++i) {
+    const QString at = QStringLiteral("%1[%2]").arg(param).arg(i);
+    const QJsonObject c = calls[i].toObject();
+    const QJsonObject f = c.value(QLatin1String("function")).toObject();
+    if (!calls[i].isObject() || !f.value(QLatin1String("name")).isString())
+      throw ApiError::badRequest(QStringLiteral("a tool call must be {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}"), at);
+    pagedchat::ToolCall call;
+    call.id = c.value(QLatin1String("id")).toString().toStdString();
+    call.name = f.value(QLatin1String("name")).toString().toStdString();
+    const QJsonValue args = f.value(QLatin1String("arguments"));
+    if (args.isString()) call.arguments = args.toString().toStdString();
+    else if (args.isObject()) call.arguments = QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact).toStdString();
+    else if (args.isNull() || args.isUndefined()) call.arguments = "{}";
+    else badType(at + QStringLiteral(".function.arguments"), QStringLiteral("a string of JSON"), args);
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
 }  // namespace
 
 CompletionRequest parseChatCompletion(const QByteArray& body, const CompletionLimits& limits) {
@@ -241,11 +263,21 @@ CompletionRequest parseChatCompletion(const QByteArray& body, const CompletionLi
     if (!rv.isString()) badType(param + QStringLiteral(".role"), QStringLiteral("a string"), rv);
     QString role = rv.toString();
     if (role == QLatin1String("developer")) role = QStringLiteral("system");  // the newer name
-    if (role != QLatin1String("system") && role != QLatin1String("user") && role != QLatin1String("assistant"))
-      throw ApiError::badRequest(QStringLiteral("role '%1' is not supported (system, developer, user, assistant)").arg(rv.toString()),
+    if (role != QLatin1String("system") && role != QLatin1String("user") && role != QLatin1String("assistant") && role != QLatin1String("tool"))
+      throw ApiError::badRequest(QStringLiteral("role '%1' is not supported (system, developer, user, assistant, tool)").arg(rv.toString()),
                                  param + QStringLiteral(".role"));
     const bool isAssistant = role == QLatin1String("assistant");
-    r.messages.push_back({role.toStdString(), messageContent(m.value(QLatin1String("content")), param + QStringLiteral(".content"), isAssistant)});
+    pagedchat::ChatMessage message{role.toStdString(), messageContent(m.value(QLatin1String("content")), param + QStringLiteral(".content"), isAssistant)};
+    if (isAssistant && given(m, "tool_calls")) message.tool_calls = toolCalls(m.value(QLatin1String("tool_calls")), param + QStringLiteral(".tool_calls"));
+    if (role == QLatin1String("tool")) {
+      // The result of a call: which call it answers is required (the template pairs them).
+      const QJsonValue id = m.value(QLatin1String("tool_call_id"));
+      if (!id.isString() || id.toString().isEmpty())
+        throw ApiError::badRequest(QStringLiteral("a tool message needs its 'tool_call_id'"), param + QStringLiteral(".tool_call_id"));
+      message.tool_call_id = id.toString().toStdString();
+      if (m.value(QLatin1String("name")).isString()) message.name = m.value(QLatin1String("name")).toString().toStdString();
+    }
+    r.messages.push_back(std::move(message));
   }
   return r;
 }

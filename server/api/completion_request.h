@@ -14,6 +14,7 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/sample/sampling_params.h"
+#include "server/api/tool_request.h"
 
 struct CompletionLimits {
   int maxTokens = 2048;  // the largest max_tokens a client may ask for (and the default)
@@ -25,7 +26,7 @@ struct CompletionRequest {
   enum class Kind { chat, text };
   Kind kind = Kind::chat;
   QString model;
-  std::vector<pagedchat::ChatMessage> messages;  // chat: roles system / user / assistant
+  std::vector<pagedchat::ChatMessage> messages;  // chat: roles system / user / assistant / tool
   std::string prompt;                            // text: the prompt as text...
   std::vector<int32_t> promptTokens;             // ...or as token ids (then prompt is empty)
   pagedchat::SamplingParams params;              // seed drawn by the server when not given;
@@ -40,6 +41,7 @@ struct CompletionRequest {
   bool includeUsage = false;  // stream_options.include_usage: a last chunk with usage
   // vLLM's cache_salt: only requests with the same salt share prefix-cache blocks.
   QString cacheSalt;
+  ToolRequest tools;  // chat: the tools offered and how the reply may use them
 };
 
 // Both throw ApiError on a malformed or invalid body.

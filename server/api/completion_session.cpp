@@ -3,6 +3,7 @@
 
 #include "server/api/api_request_log.h"
 
+#include <QRandomGenerator>
 #include <QTcpSocket>
 #include <QTimer>
 
@@ -111,9 +112,16 @@ void CompletionSession::endForShutdown() {
                         QStringLiteral("shutting_down")));
 }
 
+void CompletionSession::setToolFormat(pagedchat::ToolFormat format, std::string prefix) {
+  m_toolFormat = format;
+  m_toolPrefix = std::move(prefix);
+  m_toolReplies.assign(m_choices.size(), {});
+}
+
 void CompletionSession::onToken(const pagedchat::EngineEvent& e) {
   const int index = e.index;
   if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
+  if (m_toolFormat) return onToolToken(e);
   ++m_numCompletionTokens;
   ChoiceResult& c = m_choices[static_cast<size_t>(index)];
   const QString text = QString::fromStdString(e.text);
@@ -143,6 +151,7 @@ TokenLogprob CompletionSession::logprobOf(const pagedchat::EngineEvent& e) const
 
 void CompletionSession::onFinished(int index, const QString& text, const QString& reason) {
   if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
+  if (m_toolFormat) return onToolFinished(index, reason);
   ChoiceResult& c = m_choices[static_cast<size_t>(index)];
   c.text += text;
   if (m_wantLogprobs) c.logprobs = tokenLogprobsJson(m_head.chat, m_logprobs[static_cast<size_t>(index)], 0);
@@ -151,6 +160,87 @@ void CompletionSession::onFinished(int index, const QString& text, const QString
   c.finishReason = reason == QLatin1String("length") ? QStringLiteral("length") : QStringLiteral("stop");
   if (!m_stream) return;
   if (!text.isEmpty()) sendEvent(chunkJson(m_head, index, text, false, QString()));
+  sendEvent(chunkJson(m_head, index, QString(), false, c.finishReason));
+}
+
+namespace {
+
+// A call's id: "call_" and 24 letters and digits, as OpenAI's; Mistral's templates insist on 9.
+std::string newCallId(pagedchat::ToolFormat format) {
+  static const char kAlnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  const bool mistral = format == pagedchat::ToolFormat::kMistral;
+  std::string id = mistral ? "" : "call_";
+  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[QRandomGenerator::global()->bounded(62)];
+  return id;
+}
+
+// `text` without a last character whose bytes have not all come.
+size_t wholeCharacters(const std::string& text) {
+  size_t i = text.size();
+  for (int back = 0; back < 4 && i > 0; ++back) {
+    const unsigned char b = static_cast<unsigned char>(text[i - 1]);
+    if ((b & 0xc0) != 0x80) {  // the last character's first byte
+      const size_t need = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xe ? 3 : 4;
+      return text.size() - (i - 1) >= need ? text.size() : i - 1;
+    }
+    --i;
+  }
+  return text.size();
+}
+
+std::string trimmedLeft(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\r\n");
+  return a == std::string::npos ? std::string() : s.substr(a);
+}
+
+}  // namespace
+
+std::string CompletionSession::toolReplyText(int index) const {
+  const std::shared_ptr<const pagedchat::ChatModel> model = m_router.model();
+  if (!model) return {};
+  std::string text = m_toolPrefix + model->model().tokenizer->decode(m_toolReplies[static_cast<size_t>(index)].tokens, true);
+  text.resize(wholeCharacters(text));
+  return text;
+}
+
+void CompletionSession::onToolToken(const pagedchat::EngineEvent& e) {
+  const int index = e.index;
+  ++m_numCompletionTokens;
+  ToolReplyState& r = m_toolReplies[static_cast<size_t>(index)];
+  r.tokens.push_back(e.token);
+  if (m_wantLogprobs) {
+    TokenLogprob lp = logprobOf(e);
+    m_logprobs[static_cast<size_t>(index)].push_back(lp);
+    if (m_stream) sendEvent(chunkJson(m_head, index, QString(), false, QString(), tokenLogprobsJson(true, {lp}, 0)));
+  }
+  if (!m_stream) return;
+  const std::string text = toolReplyText(index);
+  const size_t settled = pagedchat::settled_content(*m_toolFormat, text);
+  if (settled <= r.streamed) return;
+  sendEvent(chunkJson(m_head, index, QString::fromStdString(text.substr(r.streamed, settled - r.streamed)), false, QString()));
+  r.streamed = settled;
+}
+
+void CompletionSession::onToolFinished(int index, const QString& reason) {
+  ChoiceResult& c = m_choices[static_cast<size_t>(index)];
+  ToolReplyState& r = m_toolReplies[static_cast<size_t>(index)];
+  const std::string text = toolReplyText(index);
+  pagedchat::ToolReply reply = pagedchat::parse_tool_reply(*m_toolFormat, text);
+  for (pagedchat::ToolCall& call : reply.calls) call.id = newCallId(*m_toolFormat);  // ours, unique, whatever the model wrote
+  c.text = QString::fromStdString(reply.content);
+  c.toolCalls = reply.calls;
+  if (m_wantLogprobs) c.logprobs = tokenLogprobsJson(true, m_logprobs[static_cast<size_t>(index)], 0);
+  c.finishReason = reason == QLatin1String("length") ? QStringLiteral("length")
+                   : !reply.calls.empty()            ? QStringLiteral("tool_calls")
+                                                     : QStringLiteral("stop");
+  if (!m_stream) return;
+  // What the stream has not said of the content yet (it sent the reply's text as it came; the
+  // content is that text trimmed, or in the generic format read out of its JSON).
+  const std::string sent = trimmedLeft(text.substr(0, r.streamed));
+  std::string rest;
+  if (reply.content.starts_with(sent)) rest = reply.content.substr(sent.size());
+  if (!rest.empty()) sendEvent(chunkJson(m_head, index, QString::fromStdString(rest), false, QString()));
+  if (!reply.calls.empty()) sendEvent(toolCallsChunkJson(m_head, index, reply.calls, 0));
   sendEvent(chunkJson(m_head, index, QString(), false, c.finishReason));
 }
 

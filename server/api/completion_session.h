@@ -12,7 +12,11 @@
 #include <QString>
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include "engine/chat/tool_calls.h"
 
 #include "engine/engine/events.h"
 #include "engine/engine/request.h"
@@ -38,6 +42,11 @@ class CompletionSession : public QObject {
   // Called once, when the response has ended (written whole, the stream closed, or the client
   // gone: ApiLogEntry::kClientLeft), with its status and tokens: the request log's line.
   void setOnEnded(std::function<void(int status, const Usage& usage)> onEnded) { m_onEnded = std::move(onEnded); }
+  // A request with tools: each reply is read back (special tokens written out) and split into
+  // content and calls as `format` writes them; a stream sends content only up to where a call
+  // may begin, and the calls whole at the end (delta.tool_calls). `prefix`: what the prompt
+  // began the reply with (ToolSet::forced_prefix), read as the reply's start.
+  void setToolFormat(pagedchat::ToolFormat format, std::string prefix);
   // The engine accepted the request: a stream sends its headers and the role chunks now.
   void start(pagedchat::RequestId id);
   void onUpdate(const pagedchat::RequestUpdate& update);
@@ -50,6 +59,9 @@ class CompletionSession : public QObject {
   void onToken(const pagedchat::EngineEvent& e);
   TokenLogprob logprobOf(const pagedchat::EngineEvent& e) const;
   void onFinished(int index, const QString& text, const QString& reason);
+  void onToolToken(const pagedchat::EngineEvent& e);
+  void onToolFinished(int index, const QString& reason);
+  std::string toolReplyText(int index) const;  // the reply so far, special tokens written out, whole characters
   void onError(const QString& message);
   void complete();  // every choice finished: write the end of the response, then go
   void sendEvent(const QByteArray& json);
@@ -75,4 +87,11 @@ class CompletionSession : public QObject {
   bool m_held = false;
   QTimer* m_holdTimer = nullptr;  // runs while held: past it, the client is given up
   std::function<void(int, const Usage&)> m_onEnded;
+  struct ToolReplyState {
+    std::vector<int32_t> tokens;
+    size_t streamed = 0;  // bytes of the reply's text sent as content
+  };
+  std::optional<pagedchat::ToolFormat> m_toolFormat;
+  std::string m_toolPrefix;
+  std::vector<ToolReplyState> m_toolReplies;  // per choice
 };

@@ -34,7 +34,9 @@ void EngineHost::load() {
     if (m_config.loadDelayMs > 0) QThread::msleep(static_cast<unsigned long>(m_config.loadDelayMs));
     std::shared_ptr<pagedchat::Model> model = pagedchat::Model::load(m_config.modelPath.toStdString());
     m_engine = pagedchat::assemble_engine(model, m_config.engine);
-    m_chatModel = pagedchat::ChatModel(m_engine.model, pagedchat::ChatModel::own_template(*model));
+    pagedchat::ChatTemplate chatTemplate = pagedchat::ChatModel::own_template(*model);
+    if (!m_config.chatTemplate.empty()) chatTemplate = chatTemplate.with_jinja(m_config.chatTemplate);  // throws naming the fault
+    m_chatModel = pagedchat::ChatModel(m_engine.model, std::move(chatTemplate));
     m_loop.attach(m_engine.engine.get());
     m_router.attach(m_chatModel, *m_engine.engine, [this] { m_loop.wake(); });
     if (m_config.allowPoolControl)

@@ -8,6 +8,8 @@
 #include <QObject>
 #include <QString>
 
+#include <string>
+
 #include <memory>
 
 #include "engine/engine/step_loop.h"
@@ -20,6 +22,7 @@ class EngineHost : public QObject {
   struct Config {
     QString modelPath;
     QString modelId;  // what /v1/models lists and requests name
+    std::string chatTemplate;  // a Jinja template in place of the model's own (--chat-template); empty: the model's
     // The backend (cpu by default; cuda with its dtype and GPU memory share) and the engine:
     // block size, tokens per step, context; the pool from num_blocks or num_contexts.
     pagedchat::EngineOptions engine;

@@ -94,7 +94,8 @@ class TestCompletionRequest : public QObject {
     QTest::newRow("messages a string") << QByteArray(R"({"model":"m","messages":"hi"})") << "messages";
     QTest::newRow("message not object") << QByteArray(R"({"model":"m","messages":[1]})") << "messages[0]";
     QTest::newRow("bad role") << QByteArray(R"({"model":"m","messages":[{"role":"wizard","content":"x"}]})") << "messages[0].role";
-    QTest::newRow("tool role") << QByteArray(R"({"model":"m","messages":[{"role":"tool","content":"x"}]})") << "messages[0].role";
+    QTest::newRow("tool result without its call") << QByteArray(R"({"model":"m","messages":[{"role":"tool","content":"x"}]})") << "messages[0].tool_call_id";
+    QTest::newRow("tool call not an object") << QByteArray(R"({"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[1]}]})") << "messages[0].tool_calls[0]";
     QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":5}]})") << "messages[0].content";
     QTest::newRow("user content null") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":null}]})") << "messages[0].content";
     QTest::newRow("image part") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url"}]}]})")
