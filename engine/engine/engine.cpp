@@ -504,7 +504,38 @@ void Engine::sample(Live& live, std::span<const float> logits) {
     if (mask.count() == 0) return grammar_dead_end(live);
     allowed = mask.words.data();
   }
-  take_token(live, live.sampler.sample(logits, live.s.tokens, allowed), logits);
+  if (take_token(live, live.sampler.sample(logits, live.s.tokens, allowed), logits) && live.matcher && live.params.jump_forward)
+    jump_forward(live);
+}
+
+// The forced text as the tokenizer writes it, each token published as a sampled one is; the
+// sequence then computes them all in one chunk (as a prompt's), and samples after the last.
+void Engine::jump_forward(Live& live) {
+  const std::string forced = live.matcher->forced_text();
+  if (forced.empty()) return;
+  const Tokenizer& tok = *model_.tokenizer;
+  size_t appended = 0;
+  for (const int32_t t : tok.encode(forced, false, false)) {
+    const std::string piece = tok.token_to_piece(t);
+    if (tok.is_control(t) || !live.matcher->accept(piece)) break;  // cannot happen: the text is the grammar's
+    live.s.tokens.push_back(t);
+    ++live.num_generated;
+    ++counters_.num_forced_tokens;
+    ++appended;
+    EngineEvent e;
+    e.kind = EngineEventKind::token;
+    e.request = live.request;
+    e.seq = live.s.id;
+    e.index = live.index;
+    e.token = t;
+    e.text = live.text.push(piece);
+    e.num_cached_prompt_tokens = requests_[live.request].num_cache_hit_blocks * config_.block_size;
+    e.spec = live.spec;
+    publish(e);
+    const char* reason = live.text.stopped() || live.matcher->finished() ? "stop" : at_length_limit(live) ? "length" : nullptr;
+    if (reason) return finish(live, reason);
+  }
+  if (appended > 0) live.s.prefilled = false;  // its new tokens go in one chunk, not one a step
 }
 
 // A sampled token: appended and published, or the end of the sequence. Returns whether the

@@ -57,6 +57,7 @@ struct EngineStats {
   int64_t num_spec_decodes = 0;    // decode chunks that verified drafts
   int64_t num_plain_decodes = 0;   // decode chunks without drafts
   int64_t num_masked_tokens = 0;   // positions sampled under a grammar (structured output)
+  int64_t num_forced_tokens = 0;   // tokens a grammar forced, appended without sampling (jump-forward)
   double mask_seconds = 0.0;       // spent finding those positions' allowed tokens
   int64_t num_mask_cache_hits = 0; // of those, masks the grammar's state cache answered
   int64_t num_mask_walks = 0;      // vocabulary walks the others needed (token_masker.h)
@@ -167,6 +168,8 @@ class Engine {
   // A grammar that allows no token of this vocabulary: the sequence ends with an error.
   void grammar_dead_end(Live& live);
   void sample(Live& live, std::span<const float> logits);
+  // Appends the text the sequence's grammar forces next (SamplingParams::jump_forward).
+  void jump_forward(Live& live);
   bool take_token(Live& live, int32_t next, std::span<const float> logits);
   bool at_length_limit(const Live& live) const;
   SequenceId new_sequence_id();

@@ -21,7 +21,11 @@ void Engine::propose_drafts() {
   std::vector<Live*> decoding;
   for (auto& [id, l] : live_) {
     const SchedSequence& s = l->s;
-    if (s.in_kv && !s.swapped && !s.held && s.prefilled && s.num_remaining() == 1 && l->num_to_fork == 0 && !l->beam) decoding.push_back(l.get());
+    // A sequence that jumps forward under its grammar is not drafted: the two would append
+    // different tokens for the same text, and the output would depend on the drafter.
+    const bool jumps = l->matcher && l->params.jump_forward;
+    if (s.in_kv && !s.swapped && !s.held && s.prefilled && s.num_remaining() == 1 && l->num_to_fork == 0 && !l->beam && !jumps)
+      decoding.push_back(l.get());
   }
   if (decoding.empty()) return;
   std::sort(decoding.begin(), decoding.end(), [](const Live* a, const Live* b) { return a->s.id < b->s.id; });

@@ -25,6 +25,10 @@ class GrammarMatcher {
   bool allows(std::string_view utf8) const;
   // The text read so far is a whole sentence of the grammar (an end-of-text token may come).
   bool can_end() const;
+  // The text the grammar forces next, up to where it allows a choice (or the end), at most
+  // max_bytes: "ame\"" after `{"n` when "name" is the only member beginning so. Jump-forward
+  // appends it without sampling it token by token.
+  std::string forced_text(size_t max_bytes = 256) const;
   // Nothing at all can follow: the text is whole and no character may come.
   bool finished() const { return can_end() && stacks_.size() == 1; }
   size_t num_stacks() const { return stacks_.size(); }

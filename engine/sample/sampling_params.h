@@ -38,6 +38,10 @@ struct SamplingParams {
   // further ends there ("stop"). Shared: a server keeps one per schema, and its masks are
   // cached with it.
   std::shared_ptr<const grammar::Grammar> grammar;
+  // With a grammar: where it allows one text only (a member's name once its first letters are
+  // written), append that text's tokens at once, computed in one chunk, instead of sampling
+  // them one step each (jump-forward). Such a sequence is not drafted for speculative decoding.
+  bool jump_forward = true;
 
   // Empty if valid, else what is wrong (a bad request gets this as its error).
   std::string validate() const;

@@ -158,15 +158,18 @@ class TestConstrainedSampling : public QObject {
   void preemptedRepliesEqualTheirRunsAlone() {
     std::vector<Request> requests;
     std::vector<std::string> alone;
+    size_t longest = 0;  // tokens of the longest request, prompt and reply
     for (size_t i = 0; i < 8; ++i) {
       requests.push_back(request(i, i % 2 ? 0.9f : 0.0f, 100 + i));
       const Outcome one = run(EngineConfig{}, {requests.back()});
       alone.push_back(one.text.begin()->second);
+      longest = std::max(longest, requests.back().prompt.size() + one.tokens.begin()->second.size() + 1);
     }
     for (int32_t host : {0, 64}) {
+      // Blocks of 4 tokens: room for the longest alone and a few more, not for all 8 at once.
       EngineConfig tiny;
       tiny.block_size = 4;
-      tiny.num_blocks = 80;
+      tiny.num_blocks = static_cast<int32_t>((longest + 3) / 4) + 6;
       tiny.num_host_blocks = host;
       const Outcome out = run(tiny, requests);
       check_all_valid(out, 8);
@@ -209,18 +212,37 @@ class TestConstrainedSampling : public QObject {
   }
 
   // Drafts the grammar forbids are replaced; greedy output is the plain one, token for token.
+  // (Without jump-forward: a sequence that jumps is not drafted.)
   void speculativeDecodingGivesThePlainReply() {
     for (size_t i = 0; i < 3; ++i) {
-      const Outcome plain = run(EngineConfig{}, {request(i)});
+      Request r = request(i);
+      r.params.jump_forward = false;
+      const Outcome plain = run(EngineConfig{}, {r});
       EngineConfig spec;
       spec.drafter = std::make_shared<NgramDrafter>(1, 4);
       spec.speculation.max_draft_tokens = 4;
-      const Outcome drafted = run(spec, {request(i)});
+      const Outcome drafted = run(spec, {r});
       check_all_valid(drafted, 1);
       QVERIFY(drafted.stats.num_draft_tokens > 0);
       QCOMPARE(drafted.tokens.begin()->second, plain.tokens.begin()->second);
       QCOMPARE(drafted.text.begin()->second, plain.text.begin()->second);
     }
+  }
+
+  // Where the grammar allows one text only, its tokens are appended at once and computed in one
+  // chunk: fewer steps than tokens, and the same valid documents.
+  void jumpForwardAppendsWhatTheGrammarForces() {
+    Request r = request(0);
+    const Outcome jumped = run(EngineConfig{}, {r});
+    check_all_valid(jumped, 1);
+    QVERIFY(jumped.stats.num_forced_tokens > 0);
+    QCOMPARE(jumped.stats.num_generated + jumped.stats.num_forced_tokens, static_cast<int64_t>(jumped.tokens.begin()->second.size()) + 1);
+    r.params.jump_forward = false;
+    const Outcome plain = run(EngineConfig{}, {r});
+    check_all_valid(plain, 1);
+    QCOMPARE(plain.stats.num_forced_tokens, int64_t(0));
+    QVERIFY2(jumped.stats.num_steps < plain.stats.num_steps,
+             qPrintable(QString("%1 steps with jump-forward, %2 without").arg(jumped.stats.num_steps).arg(plain.stats.num_steps)));
   }
 
   // A whole reply ends there, even when the request ignores end-of-generation tokens.
