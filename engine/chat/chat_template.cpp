@@ -7,6 +7,7 @@
 #include <set>
 
 #include "engine/chat/jinja/jinja_template.h"
+#include "engine/chat/reasoning.h"
 #include "engine/gguf/gguf_file.h"
 
 namespace pagedchat {
@@ -57,6 +58,7 @@ ChatTemplate ChatTemplate::from_jinja(const std::string& source, std::string bos
   ChatTemplate t = recognise(source);
   t.jinja_ = std::make_shared<const jinja::Template>(jinja::Template::parse(source));
   t.tool_format_ = tool_format_of(source);
+  t.thinks_ = template_thinks(source);
   t.bos_token_ = std::move(bos_token);
   t.eos_token_ = std::move(eos_token);
   return t;

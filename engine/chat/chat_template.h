@@ -60,6 +60,8 @@ class ChatTemplate {
   // How this model writes tool calls (kGeneric for the built-in formats and templates that do
   // not render tools).
   ToolFormat tool_format() const { return jinja_ ? tool_format_ : ToolFormat::kGeneric; }
+  // Whether the model thinks before it answers (<think> ... </think>: engine/chat/reasoning.h).
+  bool thinks() const { return jinja_ && thinks_; }
 
   // Whether apply() renders the model's own Jinja template.
   bool uses_model_template() const { return jinja_ != nullptr; }
@@ -90,6 +92,7 @@ class ChatTemplate {
   std::string bos_token_, eos_token_;
   std::string fallback_reason_;
   ToolFormat tool_format_ = ToolFormat::kGeneric;
+  bool thinks_ = false;
 };
 
 }  // namespace pagedchat

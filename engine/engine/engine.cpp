@@ -313,7 +313,10 @@ void Engine::fork_running(Live& parent, SequenceId child) {
   Live& c = add_child(parent, child, p);
   c.num_generated = parent.num_generated;
   c.text = parent.text;  // text held back so far (a partial stop string or UTF-8) is the child's too
-  c.matcher = parent.matcher;  // and where its reply stands in its grammar
+  c.matcher = parent.matcher;  // and where its reply stands in its grammar and its thinking
+  c.in_reasoning = parent.in_reasoning;
+  c.num_reasoning_tokens = parent.num_reasoning_tokens;
+  c.reasoning_tail = parent.reasoning_tail;
 }
 
 // A running child sharing all of the parent's blocks and tokens, as another sample of its
@@ -498,8 +501,13 @@ void Engine::grammar_dead_end(Live& live) {
 }
 
 void Engine::sample(Live& live, std::span<const float> logits) {
+  if (live.in_reasoning && live.params.reasoning_budget >= 0 && live.num_reasoning_tokens >= live.params.reasoning_budget) {
+    // The thinking has had its tokens: its end is written for it, and the answer follows.
+    if (append_forced(live, "\n" + live.params.reasoning_end + "\n\n", false) && live.matcher && live.params.jump_forward) jump_forward(live);
+    return;
+  }
   const uint64_t* allowed = nullptr;
-  if (live.matcher) {
+  if (live.matcher && !live.in_reasoning) {
     const grammar::TokenMask& mask = allowed_tokens(*live.matcher);
     if (mask.count() == 0) return grammar_dead_end(live);
     allowed = mask.words.data();
@@ -508,19 +516,24 @@ void Engine::sample(Live& live, std::span<const float> logits) {
     jump_forward(live);
 }
 
-// The forced text as the tokenizer writes it, each token published as a sampled one is; the
-// sequence then computes them all in one chunk (as a prompt's), and samples after the last.
 void Engine::jump_forward(Live& live) {
+  if (live.in_reasoning) return;
   const std::string forced = live.matcher->forced_text();
-  if (forced.empty()) return;
+  if (!forced.empty()) append_forced(live, forced, true);
+}
+
+// The text as the tokenizer writes it, each token published as a sampled one is; the sequence
+// then computes them all in one chunk (as a prompt's), and samples after the last.
+bool Engine::append_forced(Live& live, const std::string& text, bool counts_as_forced) {
   const Tokenizer& tok = *model_.tokenizer;
   size_t appended = 0;
-  for (const int32_t t : tok.encode(forced, false, false)) {
+  for (const int32_t t : tok.encode(text, false, false)) {
     const std::string piece = tok.token_to_piece(t);
-    if (tok.is_control(t) || !live.matcher->accept(piece)) break;  // cannot happen: the text is the grammar's
+    if (live.in_reasoning) follow_reasoning(live, piece);
+    else if (live.matcher && !live.matcher->accept(piece)) break;  // cannot happen: the text is the grammar's
     live.s.tokens.push_back(t);
     ++live.num_generated;
-    ++counters_.num_forced_tokens;
+    if (counts_as_forced) ++counters_.num_forced_tokens;
     ++appended;
     EngineEvent e;
     e.kind = EngineEventKind::token;
@@ -532,10 +545,33 @@ void Engine::jump_forward(Live& live) {
     e.num_cached_prompt_tokens = requests_[live.request].num_cache_hit_blocks * config_.block_size;
     e.spec = live.spec;
     publish(e);
-    const char* reason = live.text.stopped() || live.matcher->finished() ? "stop" : at_length_limit(live) ? "length" : nullptr;
-    if (reason) return finish(live, reason);
+    const char* reason = live.text.stopped() || (live.matcher && !live.in_reasoning && live.matcher->finished()) ? "stop"
+                         : at_length_limit(live)                                                              ? "length"
+                                                                                                              : nullptr;
+    if (reason) {
+      finish(live, reason);
+      return false;
+    }
   }
   if (appended > 0) live.s.prefilled = false;  // its new tokens go in one chunk, not one a step
+  return true;
+}
+
+void Engine::follow_reasoning(Live& live, const std::string& piece) {
+  ++live.num_reasoning_tokens;
+  live.reasoning_tail += piece;
+  const std::string& end = live.params.reasoning_end;
+  const size_t at = live.reasoning_tail.find(end);
+  if (at == std::string::npos) {
+    // Only what may be the start of the marker is kept.
+    if (live.reasoning_tail.size() > end.size()) live.reasoning_tail.erase(0, live.reasoning_tail.size() - end.size());
+    return;
+  }
+  live.in_reasoning = false;
+  // The rest of the token is the answer's: the grammar reads it (a token the grammar would
+  // refuse there is the model's choice made while thinking; the answer then starts after it).
+  if (live.matcher) live.matcher->accept(live.reasoning_tail.substr(at + end.size()));
+  live.reasoning_tail.clear();
 }
 
 // A sampled token: appended and published, or the end of the sequence. Returns whether the
@@ -550,7 +586,9 @@ bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits)
     finish(live, "stop");
     return false;
   }
-  if (live.matcher) {
+  if (live.in_reasoning) {
+    follow_reasoning(live, tok.token_to_piece(next));
+  } else if (live.matcher) {
     [[maybe_unused]] const bool allowed = live.matcher->accept(tok.token_to_piece(next));
     assert(allowed);  // sampled under the grammar's mask
   }
@@ -572,7 +610,7 @@ bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits)
   }
   publish(e);
   const char* reason = nullptr;
-  if (live.text.stopped() || (live.matcher && live.matcher->finished())) reason = "stop";
+  if (live.text.stopped() || (live.matcher && !live.in_reasoning && live.matcher->finished())) reason = "stop";
   else if (at_length_limit(live)) reason = "length";
   if (!reason) return true;
   finish(live, reason);

@@ -170,6 +170,12 @@ class Engine {
   void sample(Live& live, std::span<const float> logits);
   // Appends the text the sequence's grammar forces next (SamplingParams::jump_forward).
   void jump_forward(Live& live);
+  // Appends `text`'s tokens as if sampled (jump-forward's, a thinking budget's end), computed
+  // in one chunk; false when the sequence ended on one of them (`live` is gone).
+  bool append_forced(Live& live, const std::string& text, bool counts_as_forced);
+  // A thinking reply's token: the thinking goes on, or ends with this token (what follows the
+  // end marker is the answer's, fed to the grammar).
+  void follow_reasoning(Live& live, const std::string& piece);
   bool take_token(Live& live, int32_t next, std::span<const float> logits);
   bool at_length_limit(const Live& live) const;
   SequenceId new_sequence_id();

@@ -24,7 +24,7 @@ double hypothesis_score(double logprob, size_t length, float length_penalty) {
 void Engine::beam_logits(Live& live, std::span<const float> logits) {
   BeamGroup& g = *live.beam;
   bool any_allowed = true;
-  if (live.matcher) {
+  if (live.matcher && !live.in_reasoning) {
     // Under a grammar, the log-probabilities of the tokens it allows, renormalized over them (a
     // beam at a dead end reports none, and is pruned).
     const grammar::TokenMask& mask = allowed_tokens(*live.matcher);
@@ -112,6 +112,9 @@ void Engine::select_beams(BeamGroup& g) {
     child.beam = &g;
     child.num_generated = parent.num_generated;
     child.matcher = parent.matcher;
+    child.in_reasoning = parent.in_reasoning;
+    child.num_reasoning_tokens = parent.num_reasoning_tokens;
+    child.reasoning_tail = parent.reasoning_tail;
     beam_of[i] = &child;
   }
   for (size_t p = 0; p < g.live.size(); ++p)
@@ -122,7 +125,8 @@ void Engine::select_beams(BeamGroup& g) {
   for (size_t i = 0; i < chosen.size(); ++i) {
     Live& beam = *beam_of[i];
     beam.s.tokens.push_back(chosen[i]->token);
-    if (beam.matcher) beam.matcher->accept(tok.token_to_piece(chosen[i]->token));  // allowed by its mask
+    if (beam.in_reasoning) follow_reasoning(beam, tok.token_to_piece(chosen[i]->token));
+    else if (beam.matcher) beam.matcher->accept(tok.token_to_piece(chosen[i]->token));  // allowed by its mask
     beam.beam_logprob = chosen[i]->logprob;
     ++beam.num_generated;
     g.live.push_back(beam.s.id);

@@ -29,6 +29,11 @@ struct Engine::Live {
   ReplyText text;
   // Structured output: where the reply stands in params.grammar (none without one).
   std::optional<grammar::GrammarMatcher> matcher;
+  // A thinking model's reply (params.reasoning_end): still thinking, for how many tokens, and
+  // the thinking's last bytes (where its end marker may be arriving).
+  bool in_reasoning = false;
+  int num_reasoning_tokens = 0;
+  std::string reasoning_tail;
   // Speculative decoding: the drafter's distributions of the drafts in s.tokens (empty for a
   // lookup), the acceptance so far, and the counts the token and finished events carry.
   std::vector<TokenProbs> draft_probs;
@@ -38,7 +43,7 @@ struct Engine::Live {
   BeamGroup* beam = nullptr;
   double beam_logprob = 0.0;
 
-  explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop) {
+  explicit Live(const SamplingParams& p) : params(p), sampler(p), text(p.stop), in_reasoning(!p.reasoning_end.empty()) {
     if (p.grammar) matcher.emplace(p.grammar);
   }
 };

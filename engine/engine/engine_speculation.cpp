@@ -23,7 +23,10 @@ void Engine::propose_drafts() {
     const SchedSequence& s = l->s;
     // A sequence that jumps forward under its grammar is not drafted: the two would append
     // different tokens for the same text, and the output would depend on the drafter.
-    const bool jumps = l->matcher && l->params.jump_forward;
+    // Nor one still thinking under a grammar or a thinking budget (the verification does not
+    // follow where the thinking ends).
+    const bool jumps = (l->matcher && l->params.jump_forward) ||
+                       (l->in_reasoning && (l->matcher || l->params.reasoning_budget >= 0));
     if (s.in_kv && !s.swapped && !s.held && s.prefilled && s.num_remaining() == 1 && l->num_to_fork == 0 && !l->beam && !jumps)
       decoding.push_back(l.get());
   }

@@ -42,6 +42,12 @@ struct SamplingParams {
   // written), append that text's tokens at once, computed in one chunk, instead of sampling
   // them one step each (jump-forward). Such a sequence is not drafted for speculative decoding.
   bool jump_forward = true;
+  // A model that thinks before it answers (<think> ... </think>): non-empty, the reply begins
+  // inside its thinking, which lasts until this text. The grammar applies to the answer after
+  // it, not to the thinking; reasoning_budget >= 0 caps the thinking at that many tokens, after
+  // which "\n" + reasoning_end + "\n\n" is appended and the answer follows.
+  std::string reasoning_end;
+  int reasoning_budget = -1;
 
   // Empty if valid, else what is wrong (a bad request gets this as its error).
   std::string validate() const;

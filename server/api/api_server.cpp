@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "engine/chat/chat_model.h"
+#include "engine/chat/reasoning.h"
 #include "engine/engine/request.h"
 #include "engine/grammar/gbnf.h"
 #include "engine/grammar/grammar_cache.h"
@@ -315,15 +316,35 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
       throw ApiError::badRequest(QString::fromUtf8(e.what()), QStringLiteral("tools"));
     }
   }
+  // A thinking model: its thinking apart from its answer (reasoning.h), capped when asked; a
+  // grammar (a schema, forced calls) applies to the answer after it.
+  const bool thinks = chat && chatModel->chat_template().thinks();
+  std::optional<bool> reasoningStartsInside;
+  if (parsed.reasoningBudget >= 0 && !(chat && chatModel->chat_template().thinks()))
+    throw ApiError::badRequest(QStringLiteral("the model '%1' does not think before it answers (its chat template has no <think>): "
+                                              "'reasoning_effort' and 'thinking_budget_tokens' do not apply")
+                                   .arg(modelId),
+                               QStringLiteral("reasoning_effort"));
   if (chat) {
     try {
-      if (!toolFormat) {
-        engineRequest.prompt = chatModel->encode_chat(parsed.messages);
-      } else {
-        pagedchat::PromptText text = chatModel->chat_template().apply(parsed.messages, true, parsed.tools.tools.get(), parsed.tools.choice);
-        text.markup(pagedchat::ToolSet::forced_prefix(*toolFormat, parsed.tools.choice));  // Mistral's [TOOL_CALLS] when a call is forced
-        engineRequest.prompt = chatModel->encode_prompt(text);
+      pagedchat::PromptText text = chatModel->chat_template().apply(parsed.messages, true, toolFormat ? parsed.tools.tools.get() : nullptr,
+                                                                    parsed.tools.choice);
+      if (thinks) {
+        bool inside = pagedchat::prompt_opens_thinking(text.str());
+        // A model that opens its thinking itself (Qwen 3) is begun inside it when the engine must
+        // know where the thinking ends: a grammar for the answer, or a budget.
+        if (!inside && (parsed.params.grammar || parsed.reasoningBudget >= 0)) {
+          text.markup(std::string(pagedchat::kThinkOpen) + "\n");
+          inside = true;
+        }
+        if (inside) {
+          parsed.params.reasoning_end = std::string(pagedchat::kThinkClose);
+          parsed.params.reasoning_budget = parsed.reasoningBudget;
+        }
+        if (!parsed.reasoningRaw) reasoningStartsInside = inside;  // reasoning_format none: the thinking stays in content
       }
+      if (toolFormat) text.markup(pagedchat::ToolSet::forced_prefix(*toolFormat, parsed.tools.choice));  // Mistral's [TOOL_CALLS] when a call is forced
+      engineRequest.prompt = chatModel->encode_prompt(text);
     } catch (const pagedchat::ChatTemplateError& e) {
       // The model's template refuses these messages (Gemma 2: "System role not supported").
       throw ApiError::badRequest(QString::fromStdString(e.what()), QStringLiteral("messages"));
@@ -348,6 +369,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
                                         numPromptTokens, m_router, m_counters, m_options.connection);
   session->setParent(this);  // a server that stops takes its sessions along
   if (toolFormat) session->setToolFormat(*toolFormat, pagedchat::ToolSet::forced_prefix(*toolFormat, parsed.tools.choice));
+  if (reasoningStartsInside) session->setReasoning(*reasoningStartsInside);
   log.entry.stream = parsed.stream;
   session->setOnEnded([this, entry = log.entry, since = log.since](int status, const Usage& usage) mutable {
     entry.status = status;

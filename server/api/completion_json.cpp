@@ -49,6 +49,7 @@ QByteArray completionJson(const ResponseHead& head, const std::vector<ChoiceResu
     QJsonObject c{{"index", static_cast<int>(i)}, {"finish_reason", orNull(choices[i].finishReason)}, {"logprobs", choices[i].logprobs}};
     if (head.chat) {
       QJsonObject message{{"role", "assistant"}, {"content", choices[i].text}, {"refusal", QJsonValue::Null}};
+      if (!choices[i].reasoning.isEmpty()) message["reasoning_content"] = choices[i].reasoning;
       if (!choices[i].toolCalls.empty()) {
         if (choices[i].text.isEmpty()) message["content"] = QJsonValue::Null;
         message["tool_calls"] = toolCallsJson(choices[i].toolCalls, 0, false);
@@ -77,6 +78,14 @@ QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, b
   }
   o["choices"] = QJsonArray{c};
   // With include_usage, OpenAI sends "usage": null on every chunk but the last.
+  o["usage"] = QJsonValue::Null;
+  return compact(o);
+}
+
+QByteArray reasoningChunkJson(const ResponseHead& head, int index, const QString& reasoning) {
+  QJsonObject o = headJson(head, true);
+  o["choices"] = QJsonArray{QJsonObject{{"index", index}, {"finish_reason", QJsonValue::Null}, {"logprobs", QJsonValue::Null},
+                                        {"delta", QJsonObject{{"reasoning_content", reasoning}}}}};
   o["usage"] = QJsonValue::Null;
   return compact(o);
 }

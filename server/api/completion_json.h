@@ -24,6 +24,7 @@ struct ChoiceResult {
   QString text;
   QString finishReason;  // "stop", "length" or "tool_calls"
   QJsonValue logprobs;   // null unless asked for (see tokenLogprobsJson)
+  QString reasoning = {};  // chat: a thinking model's thinking (message.reasoning_content)
   std::vector<pagedchat::ToolCall> toolCalls = {};  // chat: the calls the reply made (content null when it said nothing else)
 };
 
@@ -54,6 +55,8 @@ QByteArray completionJson(const ResponseHead& head, const std::vector<ChoiceResu
 // finishReason when the choice ends (empty: null).
 QByteArray chunkJson(const ResponseHead& head, int index, const QString& text, bool withRole, const QString& finishReason,
                      const QJsonValue& logprobs = QJsonValue::Null);
+// A streamed chunk of a thinking model's thinking (delta.reasoning_content).
+QByteArray reasoningChunkJson(const ResponseHead& head, int index, const QString& reasoning);
 // A streamed chunk for choice `index` with its calls (delta.tool_calls, numbered from firstIndex).
 QByteArray toolCallsChunkJson(const ResponseHead& head, int index, const std::vector<pagedchat::ToolCall>& calls, int firstIndex);
 // The last chunk of stream_options.include_usage: no choices, the usage.

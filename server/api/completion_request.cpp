@@ -180,6 +180,23 @@ void parseCommon(const QJsonObject& o, const QByteArray& body, const CompletionL
   };
   if (r.kind == CompletionRequest::Kind::chat) r.tools = parseToolRequest(o, body, p.grammar != nullptr);
   else unsupported("tools", [](const QJsonValue& v) { return v.isArray() && v.toArray().isEmpty(); });  // chat only
+  if (given(o, "reasoning_effort")) {
+    const QString effort = o.value(QLatin1String("reasoning_effort")).toString();
+    const int budget = effort == QLatin1String("minimal") || effort == QLatin1String("none") ? 0
+                       : effort == QLatin1String("low")                                       ? 512
+                       : effort == QLatin1String("medium")                                    ? 2048
+                       : effort == QLatin1String("high")                                      ? 8192
+                                                                                               : -2;
+    if (budget == -2) throw ApiError::badRequest(QStringLiteral("'reasoning_effort' must be none, minimal, low, medium or high"), "reasoning_effort");
+    r.reasoningBudget = budget;
+  }
+  if (given(o, "thinking_budget_tokens")) r.reasoningBudget = static_cast<int>(integer(o, "thinking_budget_tokens", 0, 1 << 20));
+  if (given(o, "reasoning_format")) {
+    const QString f = o.value(QLatin1String("reasoning_format")).toString();
+    if (f != QLatin1String("none") && f != QLatin1String("auto") && f != QLatin1String("deepseek"))
+      throw ApiError::badRequest(QStringLiteral("'reasoning_format' must be none, auto or deepseek"), "reasoning_format");
+    r.reasoningRaw = f == QLatin1String("none");
+  }
   unsupported("suffix", [](const QJsonValue& v) { return v.isString() && v.toString().isEmpty(); });
   unsupported("echo", [](const QJsonValue& v) { return v == QJsonValue(false); });
   unsupported("best_of", [&](const QJsonValue& v) { return v.isDouble() && v.toDouble() == 1.0; });

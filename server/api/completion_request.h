@@ -42,6 +42,11 @@ struct CompletionRequest {
   // vLLM's cache_salt: only requests with the same salt share prefix-cache blocks.
   QString cacheSalt;
   ToolRequest tools;  // chat: the tools offered and how the reply may use them
+  // A thinking model's thinking: capped at this many tokens (thinking_budget_tokens, or
+  // reasoning_effort's low 512, medium 2048, high 8192, minimal 0); -1: not capped. reasoningRaw
+  // (reasoning_format "none", llama.cpp's): the thinking stays in content, as the model wrote it.
+  int reasoningBudget = -1;
+  bool reasoningRaw = false;
 };
 
 // Both throw ApiError on a malformed or invalid body.

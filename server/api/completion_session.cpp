@@ -118,13 +118,38 @@ void CompletionSession::setToolFormat(pagedchat::ToolFormat format, std::string 
   m_toolReplies.assign(m_choices.size(), {});
 }
 
+void CompletionSession::setReasoning(bool startsInside) {
+  m_reasoningStartsInside = startsInside;
+  m_splitters.assign(m_choices.size(), pagedchat::ReasoningSplitter(startsInside));
+}
+
+pagedchat::ReasoningSplitter::Delta CompletionSession::splitWhole(const std::string& text, bool ended) const {
+  if (!m_reasoningStartsInside) return {{}, text};
+  pagedchat::ReasoningSplitter splitter(*m_reasoningStartsInside);
+  pagedchat::ReasoningSplitter::Delta d = splitter.push(text);
+  if (ended) {
+    const pagedchat::ReasoningSplitter::Delta rest = splitter.finish();
+    d.reasoning += rest.reasoning;
+    d.content += rest.content;
+  }
+  return d;
+}
+
 void CompletionSession::onToken(const pagedchat::EngineEvent& e) {
   const int index = e.index;
   if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
   if (m_toolFormat) return onToolToken(e);
   ++m_numCompletionTokens;
   ChoiceResult& c = m_choices[static_cast<size_t>(index)];
-  const QString text = QString::fromStdString(e.text);
+  QString text = QString::fromStdString(e.text);
+  if (!m_splitters.empty()) {
+    const pagedchat::ReasoningSplitter::Delta d = m_splitters[static_cast<size_t>(index)].push(e.text);
+    if (!d.reasoning.empty()) {
+      c.reasoning += QString::fromStdString(d.reasoning);
+      if (m_stream) sendEvent(reasoningChunkJson(m_head, index, QString::fromStdString(d.reasoning)));
+    }
+    text = QString::fromStdString(d.content);
+  }
   const int offset = static_cast<int>(c.text.size());
   c.text += text;
   if (!m_wantLogprobs) {
@@ -153,13 +178,26 @@ void CompletionSession::onFinished(int index, const QString& text, const QString
   if (index < 0 || index >= static_cast<int>(m_choices.size())) return;
   if (m_toolFormat) return onToolFinished(index, reason);
   ChoiceResult& c = m_choices[static_cast<size_t>(index)];
-  c.text += text;
+  QString rest = text;
+  if (!m_splitters.empty()) {
+    pagedchat::ReasoningSplitter& splitter = m_splitters[static_cast<size_t>(index)];
+    pagedchat::ReasoningSplitter::Delta d = splitter.push(text.toStdString());
+    const pagedchat::ReasoningSplitter::Delta end = splitter.finish();
+    d.reasoning += end.reasoning;
+    d.content += end.content;
+    if (!d.reasoning.empty()) {
+      c.reasoning += QString::fromStdString(d.reasoning);
+      if (m_stream) sendEvent(reasoningChunkJson(m_head, index, QString::fromStdString(d.reasoning)));
+    }
+    rest = QString::fromStdString(d.content);
+  }
+  c.text += rest;
   if (m_wantLogprobs) c.logprobs = tokenLogprobsJson(m_head.chat, m_logprobs[static_cast<size_t>(index)], 0);
   // The engine's "abort" and "error" do not reach a client that is still listening as a
   // finish: an abort means the client left; an error comes with its error event.
   c.finishReason = reason == QLatin1String("length") ? QStringLiteral("length") : QStringLiteral("stop");
   if (!m_stream) return;
-  if (!text.isEmpty()) sendEvent(chunkJson(m_head, index, text, false, QString()));
+  if (!rest.isEmpty()) sendEvent(chunkJson(m_head, index, rest, false, QString()));
   sendEvent(chunkJson(m_head, index, QString(), false, c.finishReason));
 }
 
@@ -214,7 +252,7 @@ void CompletionSession::onToolToken(const pagedchat::EngineEvent& e) {
     if (m_stream) sendEvent(chunkJson(m_head, index, QString(), false, QString(), tokenLogprobsJson(true, {lp}, 0)));
   }
   if (!m_stream) return;
-  const std::string text = toolReplyText(index);
+  const std::string text = splitWhole(toolReplyText(index), false).content;  // the thinking goes out at the end
   const size_t settled = pagedchat::settled_content(*m_toolFormat, text);
   if (settled <= r.streamed) return;
   sendEvent(chunkJson(m_head, index, QString::fromStdString(text.substr(r.streamed, settled - r.streamed)), false, QString()));
@@ -224,7 +262,10 @@ void CompletionSession::onToolToken(const pagedchat::EngineEvent& e) {
 void CompletionSession::onToolFinished(int index, const QString& reason) {
   ChoiceResult& c = m_choices[static_cast<size_t>(index)];
   ToolReplyState& r = m_toolReplies[static_cast<size_t>(index)];
-  const std::string text = toolReplyText(index);
+  const pagedchat::ReasoningSplitter::Delta split = splitWhole(toolReplyText(index), true);
+  const std::string& text = split.content;
+  c.reasoning = QString::fromStdString(split.reasoning);
+  if (m_stream && !split.reasoning.empty()) sendEvent(reasoningChunkJson(m_head, index, c.reasoning));
   pagedchat::ToolReply reply = pagedchat::parse_tool_reply(*m_toolFormat, text);
   for (pagedchat::ToolCall& call : reply.calls) call.id = newCallId(*m_toolFormat);  // ours, unique, whatever the model wrote
   c.text = QString::fromStdString(reply.content);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/chat/reasoning.h"
 #include "engine/chat/tool_calls.h"
 
 #include "engine/engine/events.h"
@@ -47,6 +48,9 @@ class CompletionSession : public QObject {
   // may begin, and the calls whole at the end (delta.tool_calls). `prefix`: what the prompt
   // began the reply with (ToolSet::forced_prefix), read as the reply's start.
   void setToolFormat(pagedchat::ToolFormat format, std::string prefix);
+  // A thinking model's reply: its thinking goes out as reasoning_content (streamed as
+  // delta.reasoning_content), the answer as content. startsInside: the prompt opened the thinking.
+  void setReasoning(bool startsInside);
   // The engine accepted the request: a stream sends its headers and the role chunks now.
   void start(pagedchat::RequestId id);
   void onUpdate(const pagedchat::RequestUpdate& update);
@@ -93,5 +97,9 @@ class CompletionSession : public QObject {
   };
   std::optional<pagedchat::ToolFormat> m_toolFormat;
   std::string m_toolPrefix;
+  std::optional<bool> m_reasoningStartsInside;             // set: the reply's thinking is kept apart
+  std::vector<pagedchat::ReasoningSplitter> m_splitters;  // per choice, as the reply streams
+  // The reply so far without its thinking, and the thinking (a tool reply is split whole).
+  pagedchat::ReasoningSplitter::Delta splitWhole(const std::string& text, bool ended) const;
   std::vector<ToolReplyState> m_toolReplies;  // per choice
 };
