@@ -52,9 +52,11 @@ std::string route_url(const Endpoint& endpoint, std::string_view route) {
 }
 
 std::string chat_request_json(const RemoteChatRequest& r, const std::string& model) {
-  json messages = json::array();
+  // Ordered: a schema goes with its members in the order the reply is to write them.
+  using ordered = nlohmann::ordered_json;
+  ordered messages = ordered::array();
   for (const RemoteMessage& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-  json body = {{"model", model},
+  ordered body = {{"model", model},
                {"messages", std::move(messages)},
                {"stream", true},
                {"stream_options", {{"include_usage", true}}},
@@ -67,8 +69,14 @@ std::string chat_request_json(const RemoteChatRequest& r, const std::string& mod
   if (r.frequency_penalty != 0.0) body["frequency_penalty"] = r.frequency_penalty;
   if (r.presence_penalty != 0.0) body["presence_penalty"] = r.presence_penalty;
   if (r.beam_search) body["use_beam_search"] = true;
+  if (r.answer_format == "json") {
+    body["response_format"] = {{"type", "json_object"}};
+  } else if (!r.answer_format.empty()) {
+    const ordered schema = ordered::parse(r.answer_format, nullptr, false);
+    body["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "answer"}, {"schema", schema.is_discarded() ? ordered::object() : schema}, {"strict", true}}}};
+  }
   // Invalid UTF-8 in a message goes as U+FFFD rather than failing the whole request.
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return body.dump(-1, ' ', false, ordered::error_handler_t::replace);
 }
 
 bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::function<void(const RemoteDelta&)>& on_delta) {

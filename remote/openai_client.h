@@ -69,6 +69,9 @@ struct RemoteChatRequest {
   // n beams instead of n samples ("use_beam_search", which vLLM and pagedchat-server take;
   // a server that ignores it answers n samples, or one).
   bool beam_search = false;
+  // response_format: empty, none; "json" {"type": "json_object"}; else a JSON schema's text
+  // ({"type": "json_schema", ...}), which the server enforces (or refuses).
+  std::string answer_format;
 };
 
 struct RemoteUsage {

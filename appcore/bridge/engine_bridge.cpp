@@ -1,6 +1,8 @@
 // The engine side of the app: queued calls in, one step loop, coalesced signals out.
 #include "appcore/bridge/engine_bridge.h"
 
+#include "appcore/chat/answer_format.h"
+
 #include <QFileInfo>
 #include <QMetaObject>
 
@@ -50,7 +52,9 @@ EngineBridge::~EngineBridge() { unload(QStringLiteral("the app is closing")); }
 bool EngineBridge::cudaAvailable() { return pagedchat::cuda_available(); }
 
 pagedchat::SamplingParams EngineBridge::samplingParams(const TurnSettings& settings) {
-  return toSamplingParams(settings, (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds());
+  pagedchat::SamplingParams p = toSamplingParams(settings, (static_cast<uint64_t>(m_seeds()) << 32) | m_seeds());
+  p.grammar = answerGrammar(settings.answerFormat);  // throws for a schema that cannot be: the turn is refused with it
+  return p;
 }
 
 void EngineBridge::unload(const QString& why) {

@@ -10,7 +10,7 @@ bool isChatRole(const QString& role) { return role == QLatin1String("user") || r
 }  // namespace
 
 QJsonObject samplingToJson(const TurnSettings& s) {
-  return QJsonObject{{QStringLiteral("temperature"), s.temperature},
+  QJsonObject o{{QStringLiteral("temperature"), s.temperature},
                      {QStringLiteral("top_p"), s.topP},
                      {QStringLiteral("top_k"), s.topK},
                      {QStringLiteral("min_p"), s.minP},
@@ -19,6 +19,8 @@ QJsonObject samplingToJson(const TurnSettings& s) {
                      {QStringLiteral("presence_penalty"), s.presencePenalty},
                      {QStringLiteral("max_tokens"), s.maxTokens},
                      {QStringLiteral("seed"), QString::number(s.seed)}};
+  if (!s.answerFormat.isEmpty()) o[QStringLiteral("answer_format")] = s.answerFormat;
+  return o;
 }
 
 std::optional<TurnSettings> samplingFromJson(const QJsonObject& o, QString* error) {
@@ -48,6 +50,11 @@ std::optional<TurnSettings> samplingFromJson(const QJsonObject& o, QString* erro
     bool ok = false;
     s.seed = seed.toString().toULongLong(&ok);
     if (!ok) bad = QCoreApplication::translate("ChatJson", "the sampling setting \"seed\" must be a whole number in a string");
+  }
+  const QJsonValue format = o.value(QStringLiteral("answer_format"));
+  if (bad.isEmpty() && !format.isUndefined()) {
+    if (!format.isString()) bad = QCoreApplication::translate("ChatJson", "the sampling setting \"answer_format\" must be a string");
+    else s.answerFormat = format.toString();
   }
   if (bad.isEmpty()) return s;
   if (error) *error = bad;

@@ -35,6 +35,9 @@ struct TurnSettings {
   ContextPolicy contextPolicy = ContextPolicy::dropOldest;  // resolved: never appDefault here
   bool continuesReply = false;  // the turn continues the chat's last reply (cut by its length)
   quint64 seed = 0;    // 0: a fresh random seed each turn
+  // How replies are written: "" free text, "json" any JSON object, else a JSON schema's text
+  // (appcore/chat/answer_format.h), enforced token by token.
+  QString answerFormat = {};
   // Compare by beam search: numSamples beams (Request::beam_width), shown best first when the
   // search ends; the sampling settings but maxTokens are not used.
   bool beamSearch = false;
@@ -55,12 +58,14 @@ inline void takeSampling(TurnSettings& into, const TurnSettings& from) {
   into.presencePenalty = from.presencePenalty;
   into.maxTokens = from.maxTokens;
   into.seed = from.seed;
+  into.answerFormat = from.answerFormat;
 }
 
 inline bool sameSampling(const TurnSettings& a, const TurnSettings& b) {
   return a.temperature == b.temperature && a.topP == b.topP && a.topK == b.topK && a.minP == b.minP &&
          a.repetitionPenalty == b.repetitionPenalty && a.frequencyPenalty == b.frequencyPenalty &&
-         a.presencePenalty == b.presencePenalty && a.maxTokens == b.maxTokens && a.seed == b.seed;
+         a.presencePenalty == b.presencePenalty && a.maxTokens == b.maxTokens && a.seed == b.seed &&
+         a.answerFormat == b.answerFormat;
 }
 
 inline std::vector<pagedchat::ChatMessage> toEngineMessages(const ChatMessages& messages) {

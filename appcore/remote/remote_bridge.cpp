@@ -18,6 +18,7 @@ remote::RemoteChatRequest requestOf(const RemoteEngineChoice& engine, const Chat
   r.frequency_penalty = s.frequencyPenalty;
   r.presence_penalty = s.presencePenalty;
   r.beam_search = s.beamSearch && n > 1;
+  r.answer_format = s.answerFormat.toStdString();
   r.n = n;
   return r;
 }

@@ -2,6 +2,7 @@
 #include "ui/dialogs/chat_sampling_dialog.h"
 
 #include <QDialogButtonBox>
+#include <QPushButton>
 #include <QLabel>
 #include <QRadioButton>
 #include <QVBoxLayout>
@@ -30,6 +31,9 @@ ChatSamplingDialog::ChatSamplingDialog(const QString& chatTitle, const std::opti
   note->setWordWrap(true);
   v->addWidget(note);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+  // A schema the engine cannot hold replies to is said under it, and cannot be saved.
+  auto checkOk = [this, buttons] { buttons->button(QDialogButtonBox::Ok)->setEnabled(!m_useOwn->isChecked() || m_form->problem().isEmpty()); };
+  connect(m_form, &SamplingForm::edited, this, checkOk);
   connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   v->addWidget(buttons);
@@ -38,6 +42,8 @@ ChatSamplingDialog::ChatSamplingDialog(const QString& chatTitle, const std::opti
   connect(m_useOwn, &QRadioButton::toggled, m_form, &QWidget::setEnabled);
   // Editing a value is choosing the chat's own settings.
   connect(m_form, &SamplingForm::edited, this, [this] { m_useOwn->setChecked(true); });
+  connect(m_useOwn, &QRadioButton::toggled, this, checkOk);
+  checkOk();
 }
 
 std::optional<TurnSettings> ChatSamplingDialog::ownSampling() const {

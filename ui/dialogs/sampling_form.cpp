@@ -2,9 +2,14 @@
 // chat_json.cpp's samplingFromJson).
 #include "ui/dialogs/sampling_form.h"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
 #include <QSpinBox>
+
+#include "appcore/chat/answer_format.h"
 
 #include <algorithm>
 
@@ -34,7 +39,30 @@ SamplingForm::SamplingForm(const TurnSettings& shown, QWidget* parent) : QWidget
   m_frequency->setToolTip(tr("Subtracted from a token's logit once per time it occurred in the last 64 tokens"));
   m_presence->setToolTip(tr("Subtracted once from the logit of any token that occurred in the last 64 tokens"));
   m_seed->setToolTip(tr("The same seed and settings give the same reply; random: a new seed each turn"));
+  m_answer = new QComboBox(this);
+  m_answer->setObjectName(QStringLiteral("answerFormat"));
+  m_answer->addItems({tr("Free text"), tr("JSON (any object)"), tr("JSON matching a schema")});
+  m_answer->setToolTip(tr("JSON replies are held to it token by token: they always parse, and match the schema"));
+  m_schema = new QPlainTextEdit(this);
+  m_schema->setObjectName(QStringLiteral("answerSchema"));
+  m_schema->setPlaceholderText(QStringLiteral(R"({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})"));
+  m_schema->setMaximumHeight(110);
+  m_schemaProblem = new QLabel(this);
+  m_schemaProblem->setObjectName(QStringLiteral("answerSchemaProblem"));
+  m_schemaProblem->setWordWrap(true);
+  m_schemaProblem->setStyleSheet(QStringLiteral("color: #c0392b"));
+  f->addRow(tr("Answer in"), m_answer);
+  f->addRow(QString(), m_schema);
+  f->addRow(QString(), m_schemaProblem);
   setSampling(shown);
+  connect(m_answer, &QComboBox::currentIndexChanged, this, [this] {
+    showSchemaProblem();
+    emit edited();
+  });
+  connect(m_schema, &QPlainTextEdit::textChanged, this, [this] {
+    showSchemaProblem();
+    emit edited();
+  });
   for (QDoubleSpinBox* b : {m_temperature, m_topP, m_minP, m_repetition, m_frequency, m_presence})
     connect(b, &QDoubleSpinBox::valueChanged, this, &SamplingForm::edited);
   for (QSpinBox* b : {m_topK, m_maxTokens, m_seed}) connect(b, &QSpinBox::valueChanged, this, &SamplingForm::edited);
@@ -50,6 +78,31 @@ void SamplingForm::setSampling(const TurnSettings& s) {
   m_presence->setValue(s.presencePenalty);
   m_maxTokens->setValue(s.maxTokens);
   m_seed->setValue(static_cast<int>(std::min<quint64>(s.seed, 2147483647)));
+  const QSignalBlocker blockAnswer(m_answer), blockSchema(m_schema);
+  m_answer->setCurrentIndex(s.answerFormat.isEmpty() ? 0 : s.answerFormat == kAnswerJsonObject ? 1 : 2);
+  m_schema->setPlainText(s.answerFormat.isEmpty() || s.answerFormat == kAnswerJsonObject ? QString() : s.answerFormat);
+  showSchemaProblem();
+}
+
+QString SamplingForm::answerFormat() const {
+  switch (m_answer->currentIndex()) {
+    case 1: return kAnswerJsonObject;
+    case 2: return m_schema->toPlainText().trimmed();
+    default: return {};
+  }
+}
+
+QString SamplingForm::problem() const {
+  if (m_answer->currentIndex() == 2 && m_schema->toPlainText().trimmed().isEmpty()) return tr("Type the JSON schema replies must match.");
+  return answerFormatProblem(answerFormat());
+}
+
+void SamplingForm::showSchemaProblem() {
+  const bool schema = m_answer->currentIndex() == 2;
+  m_schema->setVisible(schema);
+  const QString why = problem();
+  m_schemaProblem->setText(why);
+  m_schemaProblem->setVisible(!why.isEmpty());
 }
 
 TurnSettings SamplingForm::sampling(TurnSettings base) const {
@@ -62,6 +115,7 @@ TurnSettings SamplingForm::sampling(TurnSettings base) const {
   base.presencePenalty = m_presence->value();
   base.maxTokens = m_maxTokens->value();
   base.seed = static_cast<quint64>(m_seed->value());
+  base.answerFormat = answerFormat();
   return base;
 }
 
@@ -78,5 +132,6 @@ QString describeChatSampling(const TurnSettings& s) {
   if (s.presencePenalty != 0) parts << SamplingForm::tr("presence %1").arg(s.presencePenalty);
   parts << SamplingForm::tr("up to %1 tokens").arg(s.maxTokens);
   if (s.seed != 0) parts << SamplingForm::tr("seed %1").arg(s.seed);
+  if (!s.answerFormat.isEmpty()) parts << SamplingForm::tr("answers in %1").arg(describeAnswerFormat(s.answerFormat));
   return parts.join(QStringLiteral(" · "));
 }

@@ -144,6 +144,10 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
   connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  // An answer schema the engine cannot hold replies to cannot be saved (the form says why).
+  auto checkOk = [this, buttons] { buttons->button(QDialogButtonBox::Ok)->setEnabled(m_sampling->problem().isEmpty()); };
+  connect(m_sampling, &SamplingForm::edited, this, checkOk);
+  checkOk();
   v->addWidget(buttons);
 
   for (QSpinBox* b : {m_kvMemory, m_swapMemory, m_maxBatched, m_threads, m_maxContext})

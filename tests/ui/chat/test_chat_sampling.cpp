@@ -1,11 +1,19 @@
 // A chat's own sampling settings, as a user sets them from the chat (the Sampling button under
 // the input): the next reply samples with them while another chat keeps the app's defaults;
 // they are saved with the chat, shown on the button, inherited by a fork, and "the app's
-// defaults" takes them back. On the real engine; chats in a temporary data dir.
+// defaults" takes them back. And "Answer in JSON matching a schema": a schema outside what the
+// engine enforces is said under it and cannot be saved; a good one makes every reply a document
+// that validates, across a restart. On the real engine; chats in a temporary data dir.
 
 #include <QtTest>
 
+#include <QComboBox>
 #include <QDialogButtonBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPlainTextEdit>
 #include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QRadioButton>
@@ -112,6 +120,62 @@ class TestChatSampling : public QObject {
     QVERIFY(!w.chat(own)->ownSampling);
     pagedchat::test::sendAndWait(w, QStringLiteral("Go on with the story."));
     QVERIFY(w.chat(own)->messages.last().metrics.numTokens > 5);
+  }
+
+  void aChatAnswersInJsonMatchingItsSchema() {
+    const QString schema = QStringLiteral(R"({"type": "object", "properties": {"colour": {"enum": ["red", "green", "blue"]}, )"
+                                          R"("reason": {"type": "string", "maxLength": 30}}, "required": ["colour", "reason"], "additionalProperties": false})");
+    // The reply: an object with exactly these members, a colour of the three.
+    auto valid = [](const QString& reply) {
+      const QJsonDocument doc = QJsonDocument::fromJson(reply.toUtf8());
+      const QJsonObject o = doc.object();
+      return doc.isObject() && o.size() == 2 && QStringList{"red", "green", "blue"}.contains(o["colour"].toString()) &&
+             o["reason"].isString() && o["reason"].toString().size() <= 30;
+    };
+    ChatId chat = -1;
+    {
+      AppServices services;
+      MainWindow w(services);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      pagedchat::test::loadAndWait(w, m_model);
+      chat = w.newChat();
+      ChatSamplingDialog* dialog = openDialog(w);
+      QVERIFY(dialog);
+      auto* answer = dialog->findChild<QComboBox*>(QStringLiteral("answerFormat"));
+      auto* edit = dialog->findChild<QPlainTextEdit*>(QStringLiteral("answerSchema"));
+      auto* problem = dialog->findChild<QLabel*>(QStringLiteral("answerSchemaProblem"));
+      QPushButton* ok = dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+      QVERIFY(!edit->isVisible());
+      answer->setCurrentIndex(2);
+      QVERIFY(edit->isVisible());
+      QVERIFY(!ok->isEnabled());  // no schema yet
+      edit->setPlainText(QStringLiteral(R"({"type": "string", "pattern": "^a+$"})"));
+      QTRY_VERIFY(problem->isVisible());
+      QVERIFY2(problem->text().contains(QStringLiteral("'pattern'")), qPrintable(problem->text()));
+      QVERIFY(!ok->isEnabled());
+      edit->setPlainText(QStringLiteral("{not json"));
+      QVERIFY(problem->text().contains(QStringLiteral("not JSON")));
+      edit->setPlainText(schema);
+      QVERIFY(!problem->isVisible());
+      QVERIFY(ok->isEnabled());
+      accept(w, dialog);
+      QCOMPARE(w.chat(chat)->ownSampling->answerFormat, schema);
+      QVERIFY(w.findChild<QToolButton*>(QStringLiteral("chatSampling"))->toolTip().contains(QStringLiteral("answers in JSON (schema)")));
+      pagedchat::test::sendAndWait(w, QStringLiteral("What is your favourite colour?"));
+      QVERIFY2(valid(w.chat(chat)->messages.last().content), qPrintable(w.chat(chat)->messages.last().content));
+      QCOMPARE(w.chat(chat)->messages.last().metrics.finishReason, QStringLiteral("stop"));
+    }
+    // Saved with the chat: after a restart the next reply is held to it too.
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QCOMPARE(w.chat(chat)->ownSampling->answerFormat, schema);
+    pagedchat::test::loadAndWait(w, m_model);
+    w.selectChat(chat);
+    pagedchat::test::sendAndWait(w, QStringLiteral("And your least favourite?"));
+    QVERIFY2(valid(w.chat(chat)->messages.last().content), qPrintable(w.chat(chat)->messages.last().content));
   }
 };
 
