@@ -49,24 +49,24 @@ if [ "${PAGEDCHAT_SKIP_PIP:-0}" != 1 ]; then
     echo "install-deps: creating the Python environment $VENV"
     python3 -m venv "$VENV"
   fi
-  need=()
-  for spec in "${PIP_PACKAGES[@]}"; do
-    name=${spec%%==*}; want=${spec##*==}
-    have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/{print $2}' || true)
-    [ "$have" = "$want" ] || need+=("$spec")
-  done
+  # need=(the pins of "$@" whose version the venv does not have)
+  missing_pins() {
+    need=()
+    local spec name want have
+    for spec in "$@"; do
+      name=${spec%%==*}; want=${spec##*==}
+      have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/{print $2}' || true)
+      [ "$have" = "$want" ] || need+=("$spec")
+    done
+  }
+  missing_pins "${PIP_PACKAGES[@]}"
   if [ ${#need[@]} -gt 0 ]; then
     echo "install-deps: installing Python packages into $VENV: ${need[*]}"
     "$VENV/bin/python" -m pip install -q "${need[@]}"
   else
     echo "install-deps: Python packages already present"
   fi
-  need=()
-  for spec in "${PIP_NO_DEPS_PACKAGES[@]}"; do
-    name=${spec%%==*}; want=${spec##*==}
-    have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/{print $2}' || true)
-    [ "$have" = "$want" ] || need+=("$spec")
-  done
+  missing_pins "${PIP_NO_DEPS_PACKAGES[@]}"
   if [ ${#need[@]} -gt 0 ]; then
     echo "install-deps: installing into $VENV without their dependencies: ${need[*]}"
     "$VENV/bin/python" -m pip install -q --no-deps "${need[@]}"

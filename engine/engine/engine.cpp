@@ -535,16 +535,7 @@ bool Engine::append_forced(Live& live, const std::string& text, bool counts_as_f
     ++live.num_generated;
     if (counts_as_forced) ++counters_.num_forced_tokens;
     ++appended;
-    EngineEvent e;
-    e.kind = EngineEventKind::token;
-    e.request = live.request;
-    e.seq = live.s.id;
-    e.index = live.index;
-    e.token = t;
-    e.text = live.text.push(piece);
-    e.num_cached_prompt_tokens = requests_[live.request].num_cache_hit_blocks * config_.block_size;
-    e.spec = live.spec;
-    publish(e);
+    publish(token_event(live, t, piece));
     const char* reason = live.text.stopped() || (live.matcher && !live.in_reasoning && live.matcher->finished()) ? "stop"
                          : at_length_limit(live)                                                              ? "length"
                                                                                                               : nullptr;
@@ -594,15 +585,7 @@ bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits)
   }
   live.s.tokens.push_back(next);
   ++live.num_generated;
-  EngineEvent e;
-  e.kind = EngineEventKind::token;
-  e.request = live.request;
-  e.seq = live.s.id;
-  e.index = live.index;
-  e.token = next;
-  e.text = live.text.push(tok.token_to_piece(next));
-  e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
-  e.spec = live.spec;
+  EngineEvent e = token_event(live, next, tok.token_to_piece(next));
   if (live.params.num_logprobs >= 0) {
     TokenLogprobs lp = token_logprobs(logits, next, live.params.num_logprobs);
     e.logprob = lp.logprob;
@@ -615,6 +598,21 @@ bool Engine::take_token(Live& live, int32_t next, std::span<const float> logits)
   if (!reason) return true;
   finish(live, reason);
   return false;
+}
+
+// A token of the sequence as its event: its text is the reply's next shown text (stop strings
+// and partial characters held back).
+EngineEvent Engine::token_event(Live& live, int32_t token, const std::string& piece) {
+  EngineEvent e;
+  e.kind = EngineEventKind::token;
+  e.request = live.request;
+  e.seq = live.s.id;
+  e.index = live.index;
+  e.token = token;
+  e.text = live.text.push(piece);
+  e.num_cached_prompt_tokens = requests_[live.request].num_cache_hit_blocks * config_.block_size;
+  e.spec = live.spec;
+  return e;
 }
 
 // A sequence that may not grow: its max_tokens generated, the context full, or more tokens than

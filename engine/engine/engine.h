@@ -177,6 +177,7 @@ class Engine {
   // end marker is the answer's, fed to the grammar).
   void follow_reasoning(Live& live, const std::string& piece);
   bool take_token(Live& live, int32_t next, std::span<const float> logits);
+  EngineEvent token_event(Live& live, int32_t token, const std::string& piece);
   bool at_length_limit(const Live& live) const;
   SequenceId new_sequence_id();
   void propose_drafts();

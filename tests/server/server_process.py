@@ -119,3 +119,11 @@ class ServerTestCase(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.stop()
+
+
+def openai_client(server, **kw):
+    """The official client on `server` (no retries: a test sees every failure), and the server's model id."""
+    import openai  # only the tests that drive the server through it need it
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key=kw.pop("api_key", "unused"), max_retries=0,
+                           timeout=kw.pop("timeout", 120), **kw)
+    return client, client.models.list().data[0].id

@@ -11,7 +11,7 @@ import httpx
 import openai
 
 sys.path.insert(0, os.path.dirname(__file__))
-from server_process import ServerProcess  # noqa: E402
+from server_process import ServerProcess, openai_client  # noqa: E402
 
 GREEDY = dict(temperature=0, max_tokens=24)
 LONG_SYSTEM = (
@@ -31,8 +31,7 @@ class OpenAiClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.server = ServerProcess()
-        cls.client = openai.OpenAI(base_url=cls.server.url + "/v1", api_key="unused", max_retries=0, timeout=120)
-        cls.model = cls.client.models.list().data[0].id
+        cls.client, cls.model = openai_client(cls.server)
 
     @classmethod
     def tearDownClass(cls):

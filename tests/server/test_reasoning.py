@@ -14,7 +14,7 @@ import jsonschema
 import openai
 
 sys.path.insert(0, os.path.dirname(__file__))
-from server_process import ServerProcess  # noqa: E402
+from server_process import ServerProcess, openai_client  # noqa: E402
 
 TEMPLATES = os.path.join(os.environ.get("PAGEDCHAT_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data")),
                          "chat_templates", "templates")
@@ -25,8 +25,8 @@ ANSWER = {"type": "object", "properties": {"prime": {"type": "boolean"}, "why": 
 
 def serve(template):
     server = ServerProcess("--chat-template", os.path.join(TEMPLATES, template + ".jinja"))
-    client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=120)
-    return server, client, client.models.list().data[0].id
+    client, model = openai_client(server)
+    return server, client, model
 
 
 class ThinkingInThePrompt(unittest.TestCase):
@@ -112,8 +112,7 @@ class NotThinking(unittest.TestCase):
     def test_budget_fields_are_refused_by_a_model_that_does_not_think(self):
         server = ServerProcess()
         try:
-            client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
-            model = client.models.list().data[0].id
+            client, model = openai_client(server)
             for kw in (dict(reasoning_effort="low"), dict(extra_body={"thinking_budget_tokens": 5})):
                 with self.assertRaises(openai.BadRequestError) as ctx:
                     client.chat.completions.create(model=model, messages=ASK, max_tokens=3, **kw)

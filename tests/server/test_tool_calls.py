@@ -16,7 +16,7 @@ import jsonschema
 import openai
 
 sys.path.insert(0, os.path.dirname(__file__))
-from server_process import ServerProcess  # noqa: E402
+from server_process import ServerProcess, openai_client  # noqa: E402
 
 TEMPLATES = os.path.join(os.environ.get("PAGEDCHAT_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data")),
                          "chat_templates", "templates")
@@ -37,8 +37,7 @@ class ToolServerTest(unittest.TestCase):
     def setUpClass(cls):
         extra = ["--chat-template", os.path.join(TEMPLATES, cls.template + ".jinja")] if cls.template else []
         cls.server = ServerProcess(*extra)
-        cls.client = openai.OpenAI(base_url=cls.server.url + "/v1", api_key="unused", max_retries=0, timeout=120)
-        cls.model = cls.client.models.list().data[0].id
+        cls.client, cls.model = openai_client(cls.server)
 
     @classmethod
     def tearDownClass(cls):
