@@ -258,8 +258,11 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
   // block numbers on every replay, as on this machine.
   setPaused(true);  // sent to the server even when the toolbar was paused already
   m_remotePool = {};  // the frames from before the reset do not count
-  m_session.pool().resetWatchedPool(lesson.poolBlocks, lesson.hostBlocks, AppSettings::kTeachingBlockSize, AppSettings::kTeachingContext,
-                            AppSettings::kTeachingStepTokens);
+  auto reset = [&] {
+    m_session.pool().resetWatchedPool(lesson.poolBlocks, lesson.hostBlocks, AppSettings::kTeachingBlockSize,
+                                      AppSettings::kTeachingContext, AppSettings::kTeachingStepTokens);
+  };
+  reset();
   // Polled, not awaited as a signal: two frames queued back to back would resume a qCoro awaiter
   // twice (QCoro 0.9's queued slot outlives the awaiter it resumed).
   auto fresh = [&] {
@@ -270,6 +273,9 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
   for (int wait = 0; wait < 300 && !fresh(); ++wait) {
     co_await QCoro::sleepFor(std::chrono::milliseconds(50));
     if (!self) co_return false;
+    // The server refuses a reset while a request runs there (one just ending, aborted a moment
+    // ago): asked again each second, the reset goes through once it is done.
+    if (wait % 20 == 19 && !fresh()) reset();
   }
   if (fresh()) co_return true;
   setState(State::failed, tr("%1 did not set the lesson's pool up: a server lets its pool be reset when it was started with "
