@@ -264,7 +264,10 @@ void Engine::fork_sequence(SequenceId parent, SequenceId child, int32_t at_token
   if (at_token >= 0) return fork_error(parent, child, "it is running: a running sequence forks at its latest token only");
   const SchedSequence& s = it->second->s;
   if (s.swapped) return fork_error(parent, child, "it is swapped out to host memory; fork it once it runs again");
-  if (!s.in_kv || !s.prefilled)
+  // A reply whose grammar's forced tokens wait to be computed (jump-forward) forks as well: the
+  // child computes them too.
+  const bool jumping = s.in_kv && !s.prefilled && s.num_computed >= it->second->num_prompt && s.num_draft == 0;
+  if (!s.in_kv || (!s.prefilled && !jumping))
     return fork_error(parent, child, "its prompt is not computed yet (waiting, prefilling, or recomputing after preemption)");
   fork_running(*it->second, child);
 }
@@ -303,10 +306,11 @@ void Engine::rewind_parked(SequenceId seq, int32_t num_tokens) {
   kv_.rewind(seq, num_tokens);
 }
 
-// A decoding parent holds its last sampled token uncomputed: both it and the child compute it
-// in the next step, each into its own copy of the shared partial block (or a fresh block).
+// A decoding parent holds its last sampled token uncomputed (and the tokens its grammar forced
+// after it, under jump-forward): both it and the child compute them in the next step, each into
+// its own copy of the shared partial block (or a fresh block).
 void Engine::fork_running(Live& parent, SequenceId child) {
-  assert(parent.s.num_remaining() == 1 && parent.num_to_fork == 0);
+  assert(parent.s.num_remaining() >= 1 && parent.num_to_fork == 0);
   assert(kv_.num_tokens(parent.s.id) == parent.s.num_computed);
   SamplingParams p = parent.params;
   p.seed = fork_seed(parent.params.seed, child);
@@ -328,7 +332,7 @@ Engine::Live& Engine::add_child(Live& parent, SequenceId child, const SamplingPa
   live->s.tokens = parent.s.tokens;
   live->s.num_computed = parent.s.num_computed;
   live->s.in_kv = true;
-  live->s.prefilled = true;
+  live->s.prefilled = parent.s.prefilled;  // false while forced tokens wait (jump-forward)
   live->s.cache_salt = parent.s.cache_salt;  // a recomputed fork must not land in another salt's cache
   live->s.held = parent.s.held;              // another sample of a request its client holds back
   live->request = parent.request;

@@ -2,7 +2,8 @@
 // document the schema validates (checked here with nlohmann-json and the schema's rules written
 // out, not with our grammar), ends with "stop" once whole, and the engine's paths keep that:
 // greedy, seeded sampling, n = 4 samples of one prompt, 8 requests batched in a pool so small
-// they are preempted (recomputed, or swapped out and back), a fork of a running reply, beam
+// they are preempted (recomputed, or swapped out and back), a fork of a running reply (also while
+// the tokens its grammar forced wait to be computed), jump-forward, beam
 // search, and speculative decoding (whose greedy output stays the plain one, token for token).
 #include <QtTest>
 
@@ -194,6 +195,30 @@ class TestConstrainedSampling : public QObject {
     const std::string forked = head + out.text.at(child);
     QVERIFY2(violation(forked).empty(), violation(forked).c_str());
     QCOMPARE(out.finish.at(child), std::string("stop"));
+  }
+
+  // Forked in the step after a jump-forward, while the forced tokens wait to be computed: both
+  // compute them, and both replies stay valid (a build whose greedy text differs met this case
+  // by chance; here it is sought).
+  void aForkWhileForcedTokensWaitStaysValid() {
+    Engine engine(*model_, *backend_, EngineConfig{});
+    Outcome out;
+    engine.subscribe([&](const EngineEvent& e) { record(out, e); });
+    engine.submit(request(1, 0.9f, 21));
+    int64_t forced = 0;
+    while (engine.stats().num_forced_tokens == forced || out.tokens.empty()) {
+      forced = engine.stats().num_forced_tokens;
+      QVERIFY2(engine.step(), "the reply ended before the grammar forced anything");
+    }
+    const SequenceId parent = out.tokens.begin()->first;
+    const std::string head = out.text.at(parent);
+    const SequenceId child = engine.fork(parent);
+    while (engine.step()) {}
+    QVERIFY2(out.errors.empty(), out.errors.empty() ? "" : out.errors.front().c_str());
+    QVERIFY2(violation(out.text.at(parent)).empty(), violation(out.text.at(parent)).c_str());
+    const std::string forked = head + out.text.at(child);
+    QVERIFY2(violation(forked).empty(), violation(forked).c_str());
+    QVERIFY(engine.kv().check_invariants().empty());
   }
 
   void beamSearchHypothesesAreValid() {
