@@ -1,19 +1,9 @@
 // Thinking and answer apart (see reasoning.h).
 #include "engine/chat/reasoning.h"
 
-#include <algorithm>
+#include "engine/chat/text_markers.h"
 
 namespace pagedchat {
-namespace {
-
-// The length of the longest end of `text` that begins `marker`.
-size_t partial_marker(std::string_view text, std::string_view marker) {
-  for (size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n)
-    if (text.substr(text.size() - n) == marker.substr(0, n)) return n;
-  return 0;
-}
-
-}  // namespace
 
 bool template_thinks(std::string_view source) {
   return source.find(kThinkOpen) != std::string_view::npos && source.find(kThinkClose) != std::string_view::npos;

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "engine/common/error.h"
+#include "engine/chat/text_markers.h"
 #include "engine/grammar/json_schema.h"
 
 namespace pagedchat {
@@ -45,12 +46,6 @@ bool call_of(const Json& j, ToolCall& call) {
   return true;
 }
 
-// The length of the longest end of `text` that begins `marker` (a marker perhaps half written).
-size_t partial_marker(std::string_view text, std::string_view marker) {
-  for (size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n)
-    if (text.substr(text.size() - n) == marker.substr(0, n)) return n;
-  return 0;
-}
 
 }  // namespace
 

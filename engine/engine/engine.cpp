@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 
 #include "engine/common/error.h"
 #include "engine/kv/kv_transfers.h"
@@ -483,27 +482,8 @@ void Engine::after_logits(Live& live, std::span<const float> logits) {
   for (Live* l : samplers) sample(*l, logits);
 }
 
-const grammar::TokenMask& Engine::allowed_tokens(const grammar::GrammarMatcher& matcher) {
-  if (!masker_) masker_ = std::make_unique<grammar::TokenMasker>(grammar::VocabularyBytes(*model_.tokenizer));
-  const auto t0 = std::chrono::steady_clock::now();
-  const grammar::TokenMask& mask = masker_->allowed(matcher);
-  counters_.mask_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++counters_.num_masked_tokens;
-  return mask;
-}
-
-void Engine::grammar_dead_end(Live& live) {
-  EngineEvent e;
-  e.kind = EngineEventKind::error;
-  e.request = live.request;
-  e.seq = live.s.id;
-  e.index = live.index;
-  e.reason = "request " + std::to_string(live.request) + ": the grammar allows no token of this model's vocabulary after '" +
-             model_.tokenizer->decode(std::span<const int32_t>(live.s.tokens).subspan(static_cast<size_t>(live.num_prompt))) + "'";
-  publish(e);
-  finish(live, "error");
-}
-
+// A sequence's next token: sampled under its grammar's mask (none while it thinks), or its
+// thinking's end written when its budget is spent; then what the grammar forces (jump-forward).
 void Engine::sample(Live& live, std::span<const float> logits) {
   if (live.in_reasoning && live.params.reasoning_budget >= 0 && live.num_reasoning_tokens >= live.params.reasoning_budget) {
     // The thinking has had its tokens: its end is written for it, and the answer follows.
@@ -520,54 +500,6 @@ void Engine::sample(Live& live, std::span<const float> logits) {
     jump_forward(live);
 }
 
-void Engine::jump_forward(Live& live) {
-  if (live.in_reasoning) return;
-  const std::string forced = live.matcher->forced_text();
-  if (!forced.empty()) append_forced(live, forced, true);
-}
-
-// The text as the tokenizer writes it, each token published as a sampled one is; the sequence
-// then computes them all in one chunk (as a prompt's), and samples after the last.
-bool Engine::append_forced(Live& live, const std::string& text, bool counts_as_forced) {
-  const Tokenizer& tok = *model_.tokenizer;
-  size_t appended = 0;
-  for (const int32_t t : tok.encode(text, false, false)) {
-    const std::string piece = tok.token_to_piece(t);
-    if (live.in_reasoning) follow_reasoning(live, piece);
-    else if (live.matcher && !live.matcher->accept(piece)) break;  // cannot happen: the text is the grammar's
-    live.s.tokens.push_back(t);
-    ++live.num_generated;
-    if (counts_as_forced) ++counters_.num_forced_tokens;
-    ++appended;
-    publish(token_event(live, t, piece));
-    const char* reason = live.text.stopped() || (live.matcher && !live.in_reasoning && live.matcher->finished()) ? "stop"
-                         : at_length_limit(live)                                                              ? "length"
-                                                                                                              : nullptr;
-    if (reason) {
-      finish(live, reason);
-      return false;
-    }
-  }
-  if (appended > 0) live.s.prefilled = false;  // its new tokens go in one chunk, not one a step
-  return true;
-}
-
-void Engine::follow_reasoning(Live& live, const std::string& piece) {
-  ++live.num_reasoning_tokens;
-  live.reasoning_tail += piece;
-  const std::string& end = live.params.reasoning_end;
-  const size_t at = live.reasoning_tail.find(end);
-  if (at == std::string::npos) {
-    // Only what may be the start of the marker is kept.
-    if (live.reasoning_tail.size() > end.size()) live.reasoning_tail.erase(0, live.reasoning_tail.size() - end.size());
-    return;
-  }
-  live.in_reasoning = false;
-  // The rest of the token is the answer's: the grammar reads it (a token the grammar would
-  // refuse there is the model's choice made while thinking; the answer then starts after it).
-  if (live.matcher) live.matcher->accept(live.reasoning_tail.substr(at + end.size()));
-  live.reasoning_tail.clear();
-}
 
 // A sampled token: appended and published, or the end of the sequence. Returns whether the
 // sequence goes on (false: finished, and `live` is gone).

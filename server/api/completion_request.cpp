@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "server/api/api_error.h"
+#include "server/api/request_fields.h"
 #include "server/api/structured_output.h"
 
 namespace {
@@ -45,12 +46,6 @@ QJsonObject parseObject(const QByteArray& body) {
                                    .arg(err.offset));
   if (!doc.isObject()) throw ApiError::badRequest(QStringLiteral("the request body must be a JSON object"));
   return doc.object();
-}
-
-// A field that is absent or null counts as not given (OpenAI's clients send null for unset).
-bool given(const QJsonObject& o, const char* key) {
-  auto it = o.find(QLatin1String(key));
-  return it != o.end() && !it->isNull() && !it->isUndefined();
 }
 
 double number(const QJsonObject& o, const char* key, double lo, double hi) {

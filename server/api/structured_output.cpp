@@ -13,6 +13,7 @@
 #include "engine/grammar/grammar_cache.h"
 #include "engine/grammar/json_schema.h"
 #include "server/api/api_error.h"
+#include "server/api/request_fields.h"
 
 namespace {
 
@@ -22,11 +23,6 @@ using ordered_json = nlohmann::ordered_json;
 pagedchat::grammar::GrammarCache& cache() {
   static pagedchat::grammar::GrammarCache grammars;
   return grammars;
-}
-
-bool given(const QJsonObject& o, const char* key) {
-  auto it = o.find(QLatin1String(key));
-  return it != o.end() && !it->isNull() && !it->isUndefined();
 }
 
 // The value at `path` in the body, with its objects' members in the order the client wrote.

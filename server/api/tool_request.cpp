@@ -7,15 +7,7 @@
 
 #include "engine/common/error.h"
 #include "server/api/api_error.h"
-
-namespace {
-
-bool given(const QJsonObject& o, const char* key) {
-  auto it = o.find(QLatin1String(key));
-  return it != o.end() && !it->isNull() && !it->isUndefined();
-}
-
-}  // namespace
+#include "server/api/request_fields.h"
 
 ToolRequest parseToolRequest(const QJsonObject& o, const QByteArray& body, bool constrained) {
   for (const char* legacy : {"functions", "function_call"})
