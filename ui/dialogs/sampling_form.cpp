@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QLabel>
+#include <QLayout>
 #include <QPlainTextEdit>
 #include <QSpinBox>
 
@@ -46,7 +47,9 @@ SamplingForm::SamplingForm(const TurnSettings& shown, QWidget* parent) : QWidget
   m_schema = new QPlainTextEdit(this);
   m_schema->setObjectName(QStringLiteral("answerSchema"));
   m_schema->setPlaceholderText(QStringLiteral(R"({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})"));
-  m_schema->setMaximumHeight(110);
+  // Room for a small schema (five lines) without scrolling; larger ones scroll.
+  m_schema->setMinimumHeight(m_schema->fontMetrics().lineSpacing() * 5 + 12);
+  m_schema->setMaximumHeight(m_schema->fontMetrics().lineSpacing() * 9 + 12);
   m_schemaProblem = new QLabel(this);
   m_schemaProblem->setObjectName(QStringLiteral("answerSchemaProblem"));
   m_schemaProblem->setWordWrap(true);
@@ -103,6 +106,11 @@ void SamplingForm::showSchemaProblem() {
   const QString why = problem();
   m_schemaProblem->setText(why);
   m_schemaProblem->setVisible(!why.isEmpty());
+  // The dialog grows to show the schema box and the whole problem (it was cut at two lines).
+  if (QWidget* dialog = window(); dialog != this && dialog->isVisible()) {
+    dialog->layout()->activate();
+    dialog->resize(dialog->width(), std::max(dialog->height(), dialog->sizeHint().height()));
+  }
 }
 
 TurnSettings SamplingForm::sampling(TurnSettings base) const {
