@@ -254,9 +254,10 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
     co_return false;
   }
   m_remoteEngine = {url, model};
-  // The server's engine paused, then its pool rebuilt in the teaching preset's shape: the same
-  // block numbers on every replay, as on this machine.
-  setPaused(true);  // sent to the server even when the toolbar was paused already
+  // The server's pool rebuilt in the teaching preset's shape (the same block numbers on every
+  // replay, as on this machine), then its engine paused. In that order: the server refuses a
+  // reset while a request runs there, and a request caught by the pause (the Remote engines
+  // dialog's check, still finishing) would never end, so the reset would never be taken.
   m_remotePool = {};  // the frames from before the reset do not count
   auto reset = [&] {
     m_session.pool().resetWatchedPool(lesson.poolBlocks, lesson.hostBlocks, AppSettings::kTeachingBlockSize,
@@ -277,7 +278,10 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
     // ago): asked again each second, the reset goes through once it is done.
     if (wait % 20 == 19 && !fresh()) reset();
   }
-  if (fresh()) co_return true;
+  if (fresh()) {
+    setPaused(true);  // sent to the server even when the toolbar was paused already
+    co_return true;
+  }
   setState(State::failed, tr("%1 did not set the lesson's pool up: a server lets its pool be reset when it was started with "
                              "--allow-pool-control, and only while no request runs there.")
                               .arg(QUrl(url).authority()));
