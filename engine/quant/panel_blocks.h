@@ -113,6 +113,16 @@ struct panel_q6_K {
 static_assert(sizeof(panel_q6_K) == 16 * sizeof(block_q6_K) + 32 && sizeof(panel_q6_K) % 64 == 0,
               "whole lines");
 
+// A K-quant panel's quants unpacked into bytes, what a prefill chunk's kernels read instead of
+// unpacking them again in every pass of tokens (panel_k_avx2.cpp, panel_k_avx512.cpp): quad j
+// (elements 4 j .. 4 j + 3) of a super-block's 16 rows, byte 4 r + e element 4 j + e of row r,
+// unsigned (Q6_K: before its -32); kUnpackedQuadsPerBlock of them a super-block, 16 bytes a
+// column in all.
+struct alignas(64) UnpackedQuads {
+  uint8_t q[64];
+};
+inline constexpr int kUnpackedQuadsPerBlock = 256 / 4;
+
 // Element k (0..31) of row r in a panel block, as the integer quant.
 inline int panel_quant(const panel_q4_1& p, int r, int k) {
   const uint8_t byte = p.q[(k % 16) / 4][4 * r + k % 4];

@@ -11,9 +11,14 @@
 // 32004) twice, each multiplied by the scale into 32 bits, and the -32 of the format as
 // scale * (-16 * sum, -16 * sum) (at most 16 * 2032 = 32512 in 16 bits). The integer sums are
 // exact, and the float steps are panel_k.h's, in its order: every lane equals the reference.
+//
+// A call with more tokens than two passes (a prefill chunk, a big batch) first unpacks the
+// panel's quants into bytes, once (panel_blocks.h's unpacked quads): every pass then loads them
+// instead of unpacking them again for its 4 tokens.
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "engine/quant/panel_blocks.h"
 #include "engine/quant/simd_avx2.h"
@@ -58,15 +63,56 @@ static inline __m256i fifth_bits(__m256i v, int s) {
   return _mm256_and_si256(_mm256_srli_epi16(v, s - 4), bit4);
 }
 
-// Q4_K and Q5_K (Panel). A Q5_K quant is up to 31, so its 16-bit sums take 4 words at a time
-// (at most 4 * 2 * 31 * 127 = 31496) and each half is multiplied by the scale apart.
+// Q4_K's and Q5_K's quants of sub-block s, word w (elements 32 s + 4 w ..), of row group g.
+template <typename Panel>
+static inline __m256i k4_quads(const Panel& b, int s, int w, int g) {
+  const __m256i packed = load_256(b.q[s / 2][w] + 32 * g);
+  __m256i q = _mm256_and_si256(s % 2 == 0 ? packed : _mm256_srli_epi16(packed, 4), _mm256_set1_epi8(0x0f));
+  if constexpr (std::is_same_v<Panel, panel_q5_K>) q = _mm256_or_si256(q, fifth_bits(load_256(b.qh[w] + 32 * g), s));
+  return q;
+}
+// Q6_K's quants of group grp, quad k (elements 16 grp + 4 k ..), of row group g, unsigned.
+static inline __m256i q6_quads(const panel_q6_K& b, int grp, int k, int g) {
+  const __m256i ql = load_256(b.ql[grp][k % 2] + 32 * g), qh = load_256(b.qh[grp] + 32 * g);
+  const __m256i low = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0f));
+  // quad k's top 2 bits are bits 2 k and 2 k + 1 of qh: to bits 4 and 5
+  const __m256i high = k == 0   ? _mm256_slli_epi16(qh, 4)
+                       : k == 1 ? _mm256_slli_epi16(qh, 2)
+                       : k == 2 ? qh
+                                : _mm256_srli_epi16(qh, 2);
+  return _mm256_or_si256(low, _mm256_and_si256(high, _mm256_set1_epi8(0x30)));
+}
+// Row group g's half of quad j of super-block i from an unpacked panel.
+static inline __m256i unpacked_quads(const UnpackedQuads* u, int64_t i, int j, int g) {
+  return load_256(u[i * kUnpackedQuadsPerBlock + j].q + 32 * g);
+}
+// The quants of a panel's nb super-blocks, unpacked into dst.
+template <typename Panel>
+void unpack_panel(const Panel* blocks, int64_t nb, UnpackedQuads* dst) {
+  for (int64_t i = 0; i < nb; ++i) {
+    UnpackedQuads* u = dst + i * kUnpackedQuadsPerBlock;
+    for (int g = 0; g < 2; ++g) {
+      if constexpr (std::is_same_v<Panel, panel_q6_K>) {
+        for (int grp = 0; grp < 16; ++grp)
+          for (int k = 0; k < 4; ++k) store_256(u[4 * grp + k].q + 32 * g, q6_quads(blocks[i], grp, k, g));
+      } else {
+        for (int s = 0; s < 8; ++s)
+          for (int w = 0; w < 8; ++w) store_256(u[8 * s + w].q + 32 * g, k4_quads(blocks[i], s, w, g));
+      }
+    }
+  }
+}
+
+// Q4_K and Q5_K (Panel), the quants unpacked here or, given `unpacked`, loaded from it. A Q5_K
+// quant is up to 31, so its 16-bit sums take 4 words at a time (at most 4 * 2 * 31 * 127 =
+// 31496) and each half is multiplied by the scale apart.
 template <typename Panel, int T>
-void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, float* out, int64_t out_stride) {
+void q4_K_tokens(int64_t nb, const Panel* blocks, const UnpackedQuads* unpacked, const block_q8_K* const* y,
+                 float* out, int64_t out_stride) {
   constexpr bool kFive = std::is_same_v<Panel, panel_q5_K>;
   constexpr int kWordsPerSum = kFive ? 4 : 8;
   __m256 acc[T][2], mn[T][2];
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = mn[t][0] = mn[t][1] = _mm256_setzero_ps();
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
   for (int64_t i = 0; i < nb; ++i) {
     const Panel& b = blocks[i];
     // Each token's sub-block sums of quants in pairs (2 c, 2 c + 1), for the min terms.
@@ -87,15 +133,12 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
       for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
       for (int s = 0; s < 8; ++s) {
-        prefetch_part(blocks + i, 8 * g + s, 16);
-        const int c = s / 2;
+        if (!unpacked) prefetch_part(blocks + i, 8 * g + s, 16);
         const __m256i scale = u8_pairs(b.scales[s] + 8 * g);
         __m256i s16[T];
 #pragma GCC unroll 8
         for (int w = 0; w < 8; ++w) {
-          const __m256i packed = load_256(b.q[c][w] + 32 * g);
-          __m256i q = _mm256_and_si256(s % 2 == 0 ? packed : _mm256_srli_epi16(packed, 4), low4);
-          if constexpr (kFive) q = _mm256_or_si256(q, fifth_bits(load_256(b.qh[w] + 32 * g), s));
+          const __m256i q = unpacked ? unpacked_quads(unpacked, i, 8 * s + w, g) : k4_quads(b, s, w, g);
 #pragma GCC unroll 4
           for (int t = 0; t < T; ++t) {
             const __m256i m = _mm256_maddubs_epi16(q, quad(y[t][i].qs + 32 * s + 4 * w));
@@ -126,10 +169,10 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
 }
 
 template <int T>
-void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* y, float* out, int64_t out_stride) {
+void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const UnpackedQuads* unpacked, const block_q8_K* const* y,
+                 float* out, int64_t out_stride) {
   __m256 acc[T][2];
   for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
-  const __m256i low4 = _mm256_set1_epi8(0x0f), top2 = _mm256_set1_epi8(0x30);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q6_K& b = blocks[i];
 #pragma GCC unroll 2
@@ -137,15 +180,15 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
       __m256i sumi[T];
       for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
       for (int grp = 0; grp < 16; ++grp) {
-        prefetch_part(blocks + i, 16 * g + grp, 32);
-        const __m256i ql0 = load_256(b.ql[grp][0] + 32 * g), ql1 = load_256(b.ql[grp][1] + 32 * g);
-        const __m256i qh = load_256(b.qh[grp] + 32 * g);
-        const __m256i q0 = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), top2));
-        const __m256i q1 = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), top2));
-        const __m256i q2 =
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, top2));
-        const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                           _mm256_and_si256(_mm256_srli_epi16(qh, 2), top2));
+        __m256i q0, q1, q2, q3;
+        if (unpacked) {
+          q0 = unpacked_quads(unpacked, i, 4 * grp, g), q1 = unpacked_quads(unpacked, i, 4 * grp + 1, g);
+          q2 = unpacked_quads(unpacked, i, 4 * grp + 2, g), q3 = unpacked_quads(unpacked, i, 4 * grp + 3, g);
+        } else {
+          prefetch_part(blocks + i, 16 * g + grp, 32);
+          q0 = q6_quads(b, grp, 0, g), q1 = q6_quads(b, grp, 1, g), q2 = q6_quads(b, grp, 2, g);
+          q3 = q6_quads(b, grp, 3, g);
+        }
         const __m256i scale = s8_pairs(b.scales[grp] + 8 * g);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
@@ -173,35 +216,48 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
   }
 }
 
+// Tokens from which a call unpacks the quants first: three passes or more.
+constexpr int64_t kUnpackMinTokens = 3 * kMaxTokens;
+
 template <typename Panel, template <int> class Kernel>
 void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                  size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   const int64_t nb = cols / kQKK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
+  const UnpackedQuads* unpacked = nullptr;
+  if (num_tokens >= kUnpackMinTokens) {
+    thread_local std::vector<UnpackedQuads> buffer;
+    buffer.resize(static_cast<size_t>(nb * kUnpackedQuadsPerBlock));
+    unpack_panel(blocks, nb, buffer.data());
+    unpacked = buffer.data();
+  }
   over_four_token_passes(num_tokens, num_rows, out, out_stride, [&](int64_t t0, auto n, float* o, int64_t stride) {
     const block_q8_K* y[kMaxTokens];
     for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
-    Kernel<n>::run(nb, blocks, y, o, stride);
+    Kernel<n>::run(nb, blocks, unpacked, y, o, stride);
   });
 }
 
 template <int T>
 struct Q4_KKernel {
-  static void run(int64_t nb, const panel_q4_K* b, const block_q8_K* const* y, float* o, int64_t s) {
-    q4_K_tokens<panel_q4_K, T>(nb, b, y, o, s);
+  static void run(int64_t nb, const panel_q4_K* b, const UnpackedQuads* u, const block_q8_K* const* y, float* o,
+                  int64_t s) {
+    q4_K_tokens<panel_q4_K, T>(nb, b, u, y, o, s);
   }
 };
 template <int T>
 struct Q5_KKernel {
-  static void run(int64_t nb, const panel_q5_K* b, const block_q8_K* const* y, float* o, int64_t s) {
-    q4_K_tokens<panel_q5_K, T>(nb, b, y, o, s);
+  static void run(int64_t nb, const panel_q5_K* b, const UnpackedQuads* u, const block_q8_K* const* y, float* o,
+                  int64_t s) {
+    q4_K_tokens<panel_q5_K, T>(nb, b, u, y, o, s);
   }
 };
 template <int T>
 struct Q6_KKernel {
-  static void run(int64_t nb, const panel_q6_K* b, const block_q8_K* const* y, float* o, int64_t s) {
-    q6_K_tokens<T>(nb, b, y, o, s);
+  static void run(int64_t nb, const panel_q6_K* b, const UnpackedQuads* u, const block_q8_K* const* y, float* o,
+                  int64_t s) {
+    q6_K_tokens<T>(nb, b, u, y, o, s);
   }
 };
 

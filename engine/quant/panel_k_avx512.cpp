@@ -10,11 +10,17 @@
 // format's -32 as -32 x the sum over groups of scale x the activation's group sum, by 16-bit pair
 // dots (vpdpwssd) once per super-block. Integer sums are exact and the
 // float steps are panel_k.h's, in its order, so every lane equals the scalar reference.
+//
+// A call with more tokens than one pass (a prefill chunk, a big batch) first unpacks the
+// panel's quants into bytes (unpack_panel, panel_blocks.h's unpacked quads), once: every pass
+// then loads them instead of unpacking them again, which took a third of Q5_K's vector
+// instructions (the fifth bits) and a sixth of Q6_K's. 16 bytes a column, read from L1 or L2.
 
 #include "engine/quant/quant_avx512.h"
 
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "engine/quant/panel_blocks.h"
 #include "engine/quant/simd_avx512.h"
@@ -34,30 +40,63 @@ static inline __m512i fifth_bits(__m512i v, int s) {
   return _mm512_and_si512(_mm512_srli_epi16(v, static_cast<unsigned>(s - 4)), bit4);
 }
 
-// Q4_K and Q5_K (Panel; Q5_K's quants get their fifth bit merged in before the dots).
+// Q4_K's and Q5_K's quants of sub-block s, word w (elements 32 s + 4 w ..).
+template <typename Panel>
+static inline __m512i k4_quads(const Panel& b, int s, int w) {
+  const __m512i packed = load_512(b.q[s / 2][w]);
+  __m512i q = _mm512_and_si512(s % 2 == 0 ? packed : _mm512_srli_epi16(packed, 4), _mm512_set1_epi8(0x0f));
+  if constexpr (std::is_same_v<Panel, panel_q5_K>) q = _mm512_or_si512(q, fifth_bits(load_512(b.qh[w]), s));
+  return q;
+}
+// Q6_K's quants of group g, quad k (elements 16 g + 4 k ..), unsigned (0..63).
+static inline __m512i q6_quads(const panel_q6_K& b, int g, int k) {
+  const __m512i ql = load_512(b.ql[g][k % 2]), qh = load_512(b.qh[g]);
+  const __m512i low = _mm512_and_si512(k < 2 ? ql : _mm512_srli_epi16(ql, 4), _mm512_set1_epi8(0x0f));
+  // quad k's top 2 bits are bits 2 k and 2 k + 1 of qh: to bits 4 and 5
+  const __m512i high = k == 0   ? _mm512_slli_epi16(qh, 4)
+                       : k == 1 ? _mm512_slli_epi16(qh, 2)
+                       : k == 2 ? qh
+                                : _mm512_srli_epi16(qh, 2);
+  return _mm512_or_si512(low, _mm512_and_si512(high, _mm512_set1_epi8(0x30)));
+}
+// Quad j of super-block i from an unpacked panel.
+static inline __m512i unpacked_quads(const UnpackedQuads* u, int64_t i, int j) {
+  return _mm512_load_si512(u[i * kUnpackedQuadsPerBlock + j].q);
+}
+
+// The quants of a panel's nb super-blocks, unpacked into dst.
+template <typename Panel>
+void unpack_panel(const Panel* blocks, int64_t nb, UnpackedQuads* dst) {
+  for (int64_t i = 0; i < nb; ++i) {
+    UnpackedQuads* u = dst + i * kUnpackedQuadsPerBlock;
+    if constexpr (std::is_same_v<Panel, panel_q6_K>) {
+      for (int g = 0; g < 16; ++g)
+        for (int k = 0; k < 4; ++k) _mm512_store_si512(u[4 * g + k].q, q6_quads(blocks[i], g, k));
+    } else {
+      for (int s = 0; s < 8; ++s)
+        for (int w = 0; w < 8; ++w) _mm512_store_si512(u[8 * s + w].q, k4_quads(blocks[i], s, w));
+    }
+  }
+}
+
+// Q4_K and Q5_K (Panel; Q5_K's quants get their fifth bit merged in before the dots), the quants
+// unpacked here or, given `unpacked`, loaded from it.
 template <typename Panel, int T>
-void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, float* out, int64_t out_stride,
-                 __mmask16 rows) {
-  constexpr bool kFive = std::is_same_v<Panel, panel_q5_K>;
+void q4_K_tokens(int64_t nb, const Panel* blocks, const UnpackedQuads* unpacked, const block_q8_K* const* y,
+                 float* out, int64_t out_stride, __mmask16 rows) {
   // With few tokens each sub-block sum is a chain of dependent dots; two chains hide latency.
   constexpr int kChains = T < 4 ? 2 : 1;
   __m512 acc[T], mn[T];
   for (int t = 0; t < T; ++t) acc[t] = mn[t] = _mm512_setzero_ps();
-  const __m512i low4 = _mm512_set1_epi8(0x0f);
   for (int64_t i = 0; i < nb; ++i) {
     const Panel& b = blocks[i];
     __m512i sumi[T];
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
-      prefetch_part<kPrefetchBlocks>(blocks + i, s, 8);
-      const int c = s / 2;
+      if (!unpacked) prefetch_part<kPrefetchBlocks>(blocks + i, s, 8);
       __m512i q[8];
 #pragma GCC unroll 8
-      for (int w = 0; w < 8; ++w) {
-        const __m512i packed = load_512(b.q[c][w]);
-        q[w] = _mm512_and_si512(s % 2 == 0 ? packed : _mm512_srli_epi16(packed, 4), low4);
-        if constexpr (kFive) q[w] = _mm512_or_si512(q[w], fifth_bits(load_512(b.qh[w]), s));
-      }
+      for (int w = 0; w < 8; ++w) q[w] = unpacked ? unpacked_quads(unpacked, i, 8 * s + w) : k4_quads(b, s, w);
       const __m512i scale = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[s])));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
@@ -93,23 +132,23 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const block_q8_K* const* y, fl
 }
 
 template <int T>
-void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* y, float* out, int64_t out_stride,
-                 __mmask16 rows) {
+void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const UnpackedQuads* unpacked, const block_q8_K* const* y,
+                 float* out, int64_t out_stride, __mmask16 rows) {
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-  const __m512i low4 = _mm512_set1_epi8(0x0f), top2 = _mm512_set1_epi8(0x30);
   for (int64_t i = 0; i < nb; ++i) {
     const panel_q6_K& b = blocks[i];
     __m512i sumi[T];
     for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
     for (int grp = 0; grp < 16; ++grp) {
-      prefetch_part<kPrefetchBlocks>(blocks + i, grp, 16);
-      const __m512i ql0 = load_512(b.ql[grp][0]), ql1 = load_512(b.ql[grp][1]), qh = load_512(b.qh[grp]);
-      const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql0, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), top2));
-      const __m512i q1 = _mm512_or_si512(_mm512_and_si512(ql1, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 2), top2));
-      const __m512i q2 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql0, 4), low4), _mm512_and_si512(qh, top2));
-      const __m512i q3 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql1, 4), low4),
-                                         _mm512_and_si512(_mm512_srli_epi16(qh, 2), top2));
+      if (!unpacked) prefetch_part<kPrefetchBlocks>(blocks + i, grp, 16);
+      __m512i q0, q1, q2, q3;
+      if (unpacked) {
+        q0 = unpacked_quads(unpacked, i, 4 * grp), q1 = unpacked_quads(unpacked, i, 4 * grp + 1);
+        q2 = unpacked_quads(unpacked, i, 4 * grp + 2), q3 = unpacked_quads(unpacked, i, 4 * grp + 3);
+      } else {
+        q0 = q6_quads(b, grp, 0), q1 = q6_quads(b, grp, 1), q2 = q6_quads(b, grp, 2), q3 = q6_quads(b, grp, 3);
+      }
       const __m512i scale = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[grp])));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
@@ -148,17 +187,28 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const block_q8_K* const* 
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
 }
 
-// kernel(n, nb, blocks, y, out, out_stride, rows) over the token passes of `panel`.
+// Tokens from which a call unpacks the quants first: two passes or more (for one pass the
+// kernel unpacks them in registers, as cheaply).
+constexpr int64_t kUnpackMinTokens = 2 * kMaxPassTokens;
+
+// kernel(n, nb, blocks, unpacked, y, out, out_stride, rows) over the token passes of `panel`.
 template <typename Panel, typename Kernel>
 void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                  size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride, const Kernel& kernel) {
   const int64_t nb = cols / kQKK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
+  const UnpackedQuads* unpacked = nullptr;
+  if (num_tokens >= kUnpackMinTokens) {
+    thread_local std::vector<UnpackedQuads> buffer;
+    buffer.resize(static_cast<size_t>(nb * kUnpackedQuadsPerBlock));
+    unpack_panel(blocks, nb, buffer.data());
+    unpacked = buffer.data();
+  }
   over_token_passes(num_tokens, [&](int64_t t0, auto n) {
     const block_q8_K* y[kMaxPassTokens];
     for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
-    kernel(n, nb, blocks, y, out + t0 * out_stride, out_stride, row_lanes(num_rows));
+    kernel(n, nb, blocks, unpacked, y, out + t0 * out_stride, out_stride, row_lanes(num_rows));
   });
 }
 
@@ -168,11 +218,12 @@ void k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel,
                  size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   using Y = const block_q8_K* const*;
   // The Q4_K and Q5_K kernel, and the Q6_K one, for a pass of n tokens.
-  auto q4_K_family = [](auto n, int64_t nb, const auto* b, Y y, float* o, int64_t stride, __mmask16 rows) {
-    q4_K_tokens<std::remove_cvref_t<decltype(*b)>, n>(nb, b, y, o, stride, rows);
+  using U = const UnpackedQuads*;
+  auto q4_K_family = [](auto n, int64_t nb, const auto* b, U u, Y y, float* o, int64_t stride, __mmask16 rows) {
+    q4_K_tokens<std::remove_cvref_t<decltype(*b)>, n>(nb, b, u, y, o, stride, rows);
   };
-  auto q6_K = [](auto n, int64_t nb, const panel_q6_K* b, Y y, float* o, int64_t stride, __mmask16 rows) {
-    q6_K_tokens<n>(nb, b, y, o, stride, rows);
+  auto q6_K = [](auto n, int64_t nb, const panel_q6_K* b, U u, Y y, float* o, int64_t stride, __mmask16 rows) {
+    q6_K_tokens<n>(nb, b, u, y, o, stride, rows);
   };
   auto run = [&](auto panel_type, const auto& kernel) {
     using Panel = typename decltype(panel_type)::type;

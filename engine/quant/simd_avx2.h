@@ -38,6 +38,7 @@ static inline float load_f32(const void* p) {
 static inline __m256i load_256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
+static inline void store_256(void* p, __m256i v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
 static inline __m128i load_128(const void* p) {
   return _mm_loadu_si128(static_cast<const __m128i*>(p));
 }
