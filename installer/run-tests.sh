@@ -21,6 +21,15 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
 
+# The GPU kit (tests/bench/gpu_proof.sh): the build and the steps a GPU machine runs, each of
+# which must refuse cleanly here, so a commit that breaks the kit fails this command.
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  bash installer/prepare-gpu-kit.sh
+  PATH="$PATH:/usr/local/cuda/bin" bash tests/bench/gpu_proof.sh --dry-run --build "${BUILD_DIR}-gpu-proof"
+else
+  echo "run-tests: no nvcc here: the GPU kit's dry run is skipped"
+fi
+
 if [ "${PAGEDCHAT_SANITIZE_TESTS:-1}" != 0 ]; then
   # -O1: the level sanitizer builds usually take (the checks stay meaningful, runs stay bearable). The app's
   # widgets are left out to keep the whole command near 30 minutes on 2 cores; its engine,
