@@ -22,8 +22,9 @@ APT_PACKAGES+=("${EXTRA[@]}")
 # Pinned so that the references do not drift. openai: the official client the server's tests
 # drive pagedchat-server with (tests/server/). jinja2: the oracle the chat-template data is checked
 # against on every run (tests/reference/chat_template_reference.py). jsonschema: the validator
-# structured output's replies are checked with (tests/server/test_structured_output.py).
-PIP_PACKAGES=(numpy==2.2.6 gguf==0.19.0 tokenizers==0.22.1 sentencepiece==0.2.1 protobuf==6.33.0 openai==3.57.0 jinja2==3.1.6 jsonschema==4.26.0)
+# structured output's replies are checked with (tests/server/test_structured_output.py). mcp: the
+# SDK the MCP client's test servers are written with (tests/mcp/servers).
+PIP_PACKAGES=(numpy==2.2.6 gguf==0.19.0 tokenizers==0.22.1 sentencepiece==0.2.1 protobuf==6.33.0 openai==3.57.0 jinja2==3.1.6 jsonschema==4.26.0 mcp==2.3.0)
 # xgrammar: the independent oracle of the grammar masks (tests/reference/make_grammar_masks.py).
 # Its wheel declares torch, transformers and triton, which its grammar matcher never uses
 # (gigabytes): installed without its dependencies, with the one it needs beside numpy and
