@@ -38,7 +38,9 @@ Config parse_mcp_config(std::string_view text) {
     config.problems.push_back("the file has no \"mcpServers\" object");
     return config;
   }
-  for (const auto& [name, entry] : servers->items()) {
+  for (const auto& item : servers->items()) {
+    const std::string name = item.key();
+    const json& entry = item.value();
     auto problem = [&](const std::string& why) { config.problems.push_back("server '" + name + "': " + why); };
     if (config.servers.size() == kMaxServers) {
       problem("more than " + std::to_string(kMaxServers) + " servers; the rest are left out");
