@@ -13,7 +13,11 @@
 #include "engine/common/error.h"
 
 namespace pagedchat::jinja {
+
 namespace {
+// The most a width argument (center, indent) pads with, as string formatting caps its widths:
+// center(2e9) would otherwise build 2 GB before any other bound could see it.
+constexpr int64_t kMaxPad = 4096;
 
 using Filter = Value (*)(const Value&, const CallArgs&);
 
@@ -392,6 +396,7 @@ Value f_dictsort(const Value& v, const CallArgs& a) {
 // indent(width=4, first=False, blank=False): every line but the first (and blank ones) indented.
 Value f_indent(const Value& v, const CallArgs& a) {
   const Value w = a.get(0, "width", Value(int64_t{4}));
+  if (!w.is_string() && (w.as_int() < 0 || w.as_int() > kMaxPad)) throw Error("indent() width must be 0 to 4096");
   const std::string pad = w.is_string() ? w.str_bytes() : std::string(static_cast<size_t>(w.as_int()), ' ');
   const bool first = a.get(1, "first", Value(false)).truthy();
   const bool blank = a.get(2, "blank", Value(false)).truthy();
@@ -419,6 +424,7 @@ Value f_center(const Value& v, const CallArgs& a) {
   const int64_t width = a.get(0, "width", Value(int64_t{80})).as_int();
   const int64_t n = static_cast<int64_t>(num_code_points(t.str()));
   if (width <= n) return Value(t);
+  if (width - n > kMaxPad) throw Error("center() would pad with more than 4096 spaces");
   // Python's str.center puts the extra space on the right when the text's length is even.
   const int64_t total = width - n;
   const int64_t left = total / 2 + (total & width & 1);

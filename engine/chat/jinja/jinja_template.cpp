@@ -3,6 +3,7 @@
 // level), Python's operators, and the globals chat templates call.
 #include "engine/chat/jinja/jinja_template.h"
 
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <map>
@@ -18,6 +19,12 @@ constexpr int kMaxDepth = 256;  // macro calls within calls: a template that rec
 // A prompt is kilobytes; a template that doubles a string in a loop stops here, not at the OOM killer.
 constexpr size_t kMaxText = size_t{16} << 20;
 constexpr size_t kMaxItems = size_t{1} << 20;
+// Every statement run and expression evaluated is a step. A long real conversation takes tens of
+// thousands; a template that loops in loops (or calls macros by the billion) stops here instead
+// of pinning a core for good, and so does one whose steps are each slow (kTimeLimit, checked
+// every kClockEvery steps).
+constexpr int64_t kMaxSteps = 1'000'000;
+constexpr int64_t kClockEvery = 64;
 
 bool holds_namespace(const Value& v) {
   if (v.is_dict() && v.as_dict().is_namespace) return true;
@@ -55,6 +62,7 @@ class Renderer {
   }
 
   PromptText run(const Body& body) {
+    started_ = std::chrono::steady_clock::now();
     PromptText out;
     exec(body, out);
     return out;
@@ -78,7 +86,10 @@ class Renderer {
         throw Error("range() takes one to three integers");
       }
       if (step == 0) throw Error("range() step must not be zero");
-      if ((stop - start) / step > 100000) throw Error("range() of more than 100000 items");
+      // The item count in 128 bits: stop - start overflows 64 for range(-9e18, 9e18).
+      const __int128 span = static_cast<__int128>(stop) - start;
+      const __int128 count = step > 0 ? (span + step - 1) / step : (span + step + 1) / step;
+      if (count > 100000) throw Error("range() of more than 100000 items");
       List out;
       for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(Value(i));
       return Value(std::move(out));
@@ -131,7 +142,16 @@ class Renderer {
     }
   }
 
+  // One step of the render's budget (kMaxSteps, and the time limit).
+  void step() {
+    if (++steps_ > kMaxSteps) throw Error(format("the template ran past %lld steps", static_cast<long long>(kMaxSteps)));
+    if (steps_ % kClockEvery == 0 &&
+        std::chrono::steady_clock::now() - started_ > std::chrono::duration<double>(options_.time_limit_s))
+      throw Error(format("the template ran for more than %g s", options_.time_limit_s));
+  }
+
   Flow exec_node_unguarded(const Node& n, PromptText& out) {
+    step();
     switch (n.kind) {
       case Node::Kind::kText: bounded(out.markup(n.text)); return Flow::kNormal;
       case Node::Kind::kOutput: bounded(out.append(eval(*n.expr).to_text())); return Flow::kNormal;
@@ -230,6 +250,7 @@ class Renderer {
     bool ran = false;
     auto last_changed = std::make_shared<std::optional<List>>();
     for (int64_t i = 0; i < len; ++i) {
+      step();  // an iteration is a step even when its body is empty
       scopes_.back().clear();
       auto loop = std::make_shared<Dict>();
       auto put = [&](const char* k, Value v) { loop->entries.emplace_back(PromptText().markup(k), std::move(v)); };
@@ -358,6 +379,7 @@ class Renderer {
   }
 
   Value eval(const Expr& e) {
+    step();
     switch (e.kind) {
       case Expr::Kind::kLiteral: return e.value;
       case Expr::Kind::kName: return lookup(e.name);
@@ -467,6 +489,10 @@ class Renderer {
     if (op == "*" && (b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return arithmetic(op, b, a);
     if (op == "*" && (a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) {
       const int64_t n = b.as_int();
+      // Nothing times anything, or anything times nothing or less, is empty at once (an empty
+      // string times 10^18 must not loop 10^18 times).
+      if (n <= 0 || (a.is_string() ? a.as_string().empty() : a.as_list().empty()))
+        return a.is_string() ? Value(PromptText()) : Value(List{});
       auto too_many = [n](size_t each, size_t most) { return n > 0 && each > 0 && static_cast<uint64_t>(n) > most / each; };
       if (a.is_string()) {
         if (too_many(a.as_string().size(), kMaxText)) throw Error("the template's text grows past 16 MiB");
@@ -529,7 +555,9 @@ class Renderer {
   }
 
   const RenderOptions& options_;
-  std::vector<Scope> scopes_;  // [0]: globals and the context; then loops and macro calls
+  std::vector<Scope> scopes_;
+  int64_t steps_ = 0;
+  std::chrono::steady_clock::time_point started_;  // [0]: globals and the context; then loops and macro calls
   size_t frame_ = 0;           // the innermost macro call's scope: lookups do not see below it but [0]
   int depth_ = 0;
 };

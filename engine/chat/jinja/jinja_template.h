@@ -28,6 +28,9 @@ struct RenderOptions {
   // The time strftime_now() formats (Llama 3.2, Granite and gpt-oss print today's date); the
   // current time when unset.
   std::function<std::time_t()> now;
+  // A render that runs longer stops with an Error (as one past its step budget does): a model
+  // file's template is untrusted code, and the server and the app render it per request.
+  double time_limit_s = 2.0;
 };
 
 class Template {
@@ -36,7 +39,9 @@ class Template {
   static Template parse(std::string_view source);
 
   // `context` holds the template's variables (messages, add_generation_prompt, bos_token, ...).
-  // Throws TemplateRaised, or Error("line N: ...") for a failure while rendering.
+  // Throws TemplateRaised, or Error("line N: ...") for a failure while rendering, including a
+  // render past its budget: a million steps, RenderOptions::time_limit_s, 16 MiB of text, a
+  // million items in a list, macro calls 256 deep.
   PromptText render(const Dict& context, const RenderOptions& options = {}) const;
 
  private:

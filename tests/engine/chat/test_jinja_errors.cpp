@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QtTest>
 
+#include <chrono>
 #include <cstring>
 #include <random>
 
@@ -185,6 +186,58 @@ class TestJinjaErrors : public QObject {
     negs.append(1000, '-');
     negs += "1 }}";
     QVERIFY(parse_error(negs).find("nested deeper than") != std::string::npos);
+  }
+
+  // A model file's template is untrusted code, rendered on every request: each of these once
+  // pinned a core for good or allocated gigabytes (issue 46). Each must end within its budget,
+  // with an Error that names the budget, quickly.
+  void hostileTemplatesEndWithinTheirBudget_data() {
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<QString>("error");  // "" renders (to nothing much)
+    QTest::newRow("empty string times 10^18") << "{{ '' * 1000000000000000000 }}" << "";
+    QTest::newRow("empty list times 10^18") << "{{ ([] * 1000000000000000000) | length }}" << "";
+    QTest::newRow("string times 10^18") << "{{ 'ab' * 1000000000000000000 }}" << "text grows past 16 MiB";
+    QTest::newRow("nested ranges") << "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+                                   << "ran past 1000000 steps";
+    QTest::newRow("range overflowing 64 bits") << "{{ range(-9000000000000000000, 9000000000000000000) | length }}"
+                                               << "range() of more than 100000 items";
+    QTest::newRow("negative step overflowing") << "{{ range(9000000000000000000, -9000000000000000000, -1) | length }}"
+                                               << "range() of more than 100000 items";
+    QTest::newRow("2^40 macro calls")
+        << "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}"
+        << "ran past 1000000 steps";
+    QTest::newRow("center of 2e9") << "{{ 'x' | center(2000000000) }}" << "center() would pad with more than 4096 spaces";
+    QTest::newRow("indent of 2e9") << "{{ 'a\nb' | indent(2000000000) }}" << "indent() width must be 0 to 4096";
+    QTest::newRow("slow steps") << "{% set ns = namespace(s='x' * 8000000) %}{% for i in range(100000) %}"
+                                   "{% set ns.t = ns.s ~ 'y' %}{% endfor %}"
+                                << "ran for more than";
+  }
+  void hostileTemplatesEndWithinTheirBudget() {
+    QFETCH(QString, source);
+    QFETCH(QString, error);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string got;
+    try {
+      Template::parse(source.toStdString()).render(chat_context());
+    } catch (const Error& e) {
+      got = e.what();
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (error.isEmpty()) QVERIFY2(got.empty(), got.c_str());
+    else QVERIFY2(got.find(error.toStdString()) != std::string::npos, got.c_str());
+    // The time limit is 2 s; sanitizers slow each step several times, not the clock's check.
+    QVERIFY2(took < 6, std::to_string(took).c_str());
+  }
+
+  // A real conversation renders far inside the budget: a thousand messages.
+  void aLongConversationIsWellInsideTheBudget() {
+    std::vector<std::string> texts;
+    for (int i = 0; i < 1000; ++i) texts.push_back("message " + std::to_string(i));
+    std::vector<std::pair<const char*, const char*>> messages;
+    for (int i = 0; i < 1000; ++i) messages.push_back({i % 2 ? "assistant" : "user", texts[i].c_str()});
+    const Dict ctx = test::jinja_chat_context(messages);
+    const std::string chatml = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}";
+    QVERIFY(Template::parse(chatml).render(ctx).str().find("message 999") != std::string::npos);
   }
 };
 
