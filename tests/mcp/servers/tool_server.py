@@ -1,7 +1,8 @@
 """An MCP server written with the `mcp` Python SDK (pinned in installer/install-deps.sh), for the
 client's tests (tests/mcp/test_mcp_stdio.cpp): real tools, and tools that misbehave on purpose.
 
-Usage: tool_server.py [--transport stdio]
+Usage: tool_server.py [--http PORT]   (stdio without --http; Streamable HTTP at
+http://127.0.0.1:PORT/mcp with it)
 Tools: read_file(path); add(a, b); count_to(n) (progress every step); big(mebibytes);
 crash() (the process exits mid-call); hang() (never answers); learn_tool() (adds a tool
 'shout' and says the list changed); fail() (the tool reports an error).
@@ -77,5 +78,16 @@ def fail() -> str:
     raise ValueError("this tool always fails")
 
 
+@app.tool()
+def header(name: str, ctx: Context) -> str:
+    """Returns the value of a header of the HTTP request that carried this call ('' over stdio)."""
+    request = getattr(ctx.request_context, "request", None)
+    return request.headers.get(name, "") if request is not None else ""
+
+
 if __name__ == "__main__":
-    app.run("stdio")
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        app.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        app.run("stdio")
