@@ -120,20 +120,14 @@ std::string HttpTransport::session_id() const {
 }
 
 void HttpTransport::fail(ErrorKind kind, std::string sentence) {
-  std::lock_guard lock(mutex_);
-  if (error_.ok() && !closed_) error_ = {kind, std::move(sentence)};
-  arrived_.notify_all();
+  if (!closing_) queue_.fail({kind, std::move(sentence)});
 }
 
-void HttpTransport::deliver(std::string message) {
-  std::lock_guard lock(mutex_);
-  messages_.push_back(std::move(message));
-  arrived_.notify_all();
-}
+void HttpTransport::deliver(std::string message) { queue_.push(std::move(message)); }
 
 bool HttpTransport::send(const std::string& message) {
   std::lock_guard lock(mutex_);
-  if (!error_.ok() || closed_) return false;
+  if (!queue_.failure().ok() || closed_) return false;
   // The POSTs that ended are joined here, so that a long session does not gather threads.
   for (auto it = posts_.begin(); it != posts_.end();) {
     if (*it->done) {
@@ -213,24 +207,11 @@ void HttpTransport::post(std::string body) {
   if (!p.body.empty()) deliver(std::move(p.body));
 }
 
-std::optional<std::string> HttpTransport::receive(Clock::time_point deadline) {
-  std::unique_lock lock(mutex_);
-  arrived_.wait_until(lock, deadline, [&] { return !messages_.empty() || !error_.ok(); });
-  if (messages_.empty()) return std::nullopt;
-  std::string m = std::move(messages_.front());
-  messages_.pop_front();
-  return m;
-}
+std::optional<std::string> HttpTransport::receive(Clock::time_point deadline) { return queue_.pop(deadline); }
 
-bool HttpTransport::failed() const {
-  std::lock_guard lock(mutex_);
-  return !error_.ok() && messages_.empty();
-}
+bool HttpTransport::failed() const { return queue_.failed(); }
 
-Error HttpTransport::failure() const {
-  std::lock_guard lock(mutex_);
-  return error_;
-}
+Error HttpTransport::failure() const { return queue_.failure(); }
 
 void HttpTransport::close() {
   std::vector<PostThread> posts;
@@ -241,9 +222,8 @@ void HttpTransport::close() {
     closed_ = true;
     posts.swap(posts_);
     id = session_id_;
-    if (error_.ok()) error_ = {ErrorKind::exited, "the connection to the MCP server '" + name_ + "' was closed"};
-    arrived_.notify_all();
   }
+  queue_.fail({ErrorKind::exited, "the connection to the MCP server '" + name_ + "' was closed"});
   closing_ = true;  // every transfer in flight stops at its next progress callback
   for (PostThread& t : posts) t.thread.join();
   if (id.empty()) return;

@@ -9,8 +9,6 @@
 // Not built: the optional GET stream for messages the server sends unasked.
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "mcp/message_queue.h"
 #include "mcp/transport.h"
 
 namespace pagedchat::mcp {
@@ -53,10 +52,8 @@ class HttpTransport final : public Transport {
   const Limits limits_;
   std::atomic<bool> closing_ = false;
 
-  mutable std::mutex mutex_;
-  std::condition_variable arrived_;
-  std::deque<std::string> messages_;
-  Error error_;
+  MessageQueue queue_;
+  mutable std::mutex mutex_;  // the state below
   std::string session_id_;
   struct PostThread {
     std::thread thread;

@@ -69,7 +69,7 @@ StdioTransport::StdioTransport(std::string server_name, const StdioCommand& comm
     : name_(std::move(server_name)), limits_(limits) {
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-    error_ = {ErrorKind::spawn_failed, "could not start the MCP server '" + name_ + "': " + errno_text(errno)};
+    queue_.fail({ErrorKind::spawn_failed, "could not start the MCP server '" + name_ + "': " + errno_text(errno)});
     return;
   }
   posix_spawn_file_actions_t actions;
@@ -112,8 +112,8 @@ StdioTransport::StdioTransport(std::string server_name, const StdioCommand& comm
   stderr_fd_ = err[0];
   if (rc != 0) {
     pid_ = -1;
-    error_ = {ErrorKind::spawn_failed, "could not start the MCP server '" + name_ + "' ('" + command.command +
-                                           "'): " + errno_text(rc)};
+    queue_.fail({ErrorKind::spawn_failed,
+                 "could not start the MCP server '" + name_ + "' ('" + command.command + "'): " + errno_text(rc)});
     return;
   }
   stdout_reader_ = std::thread([this] { read_stdout(); });
@@ -121,11 +121,6 @@ StdioTransport::StdioTransport(std::string server_name, const StdioCommand& comm
 }
 
 StdioTransport::~StdioTransport() { close(); }
-
-void StdioTransport::fail(ErrorKind kind, std::string sentence) {
-  if (error_.ok()) error_ = {kind, std::move(sentence)};
-  arrived_.notify_all();
-}
 
 bool StdioTransport::reap(int wait_ms) {
   for (int waited = 0;; waited += 10) {
@@ -165,18 +160,13 @@ void StdioTransport::read_stdout() {
       pending.append(buf + start, i - start);
       start = i + 1;
       if (!pending.empty() && pending.back() == '\r') pending.pop_back();
-      if (!pending.empty()) {
-        std::lock_guard lock(mutex_);
-        messages_.push_back(std::move(pending));
-        arrived_.notify_all();
-      }
+      if (!pending.empty()) queue_.push(std::move(pending));
       pending.clear();
     }
     pending.append(buf + start, static_cast<size_t>(n) - start);
     if (pending.size() > limits_.max_message_bytes) {
-      std::lock_guard lock(mutex_);
-      fail(ErrorKind::protocol, "the MCP server '" + name_ + "' sent a message over " +
-                                    std::to_string(limits_.max_message_bytes >> 20) + " MiB; it was stopped");
+      queue_.fail({ErrorKind::protocol, "the MCP server '" + name_ + "' sent a message over " +
+                                            std::to_string(limits_.max_message_bytes >> 20) + " MiB; it was stopped"});
       break;  // close() ends the process; nothing more is read
     }
   }
@@ -187,8 +177,8 @@ void StdioTransport::fail_exited() {
   reap(500);  // its output or input closed: the process is ending; its exit status says how
   std::unique_lock lock(mutex_);
   // Its last words on stderr, which the other reader may still be taking in.
-  arrived_.wait_for(lock, std::chrono::milliseconds(300), [&] { return stderr_done_; });
-  if (!closed_) fail(ErrorKind::exited, exit_sentence());
+  stderr_ended_.wait_for(lock, std::chrono::milliseconds(300), [&] { return stderr_done_; });
+  if (!closed_) queue_.fail({ErrorKind::exited, exit_sentence()});
 }
 
 void StdioTransport::read_stderr() {
@@ -203,14 +193,15 @@ void StdioTransport::read_stderr() {
   }
   std::lock_guard lock(mutex_);
   stderr_done_ = true;
-  arrived_.notify_all();
+  stderr_ended_.notify_all();
 }
 
 bool StdioTransport::send(const std::string& message) {
   {
     std::lock_guard lock(mutex_);
-    if (!error_.ok() || closed_) return false;
+    if (closed_) return false;
   }
+  if (!queue_.failure().ok()) return false;
   std::string line = message;
   line += '\n';
   if (write_all(stdin_fd_, line.data(), line.size())) return true;
@@ -218,25 +209,11 @@ bool StdioTransport::send(const std::string& message) {
   return false;
 }
 
-std::optional<std::string> StdioTransport::receive(Clock::time_point deadline) {
-  std::unique_lock lock(mutex_);
-  arrived_.wait_until(lock, deadline, [&] { return !messages_.empty() || !error_.ok(); });
-  // What arrived before a failure is still delivered (a reply, then the exit).
-  if (messages_.empty()) return std::nullopt;
-  std::string m = std::move(messages_.front());
-  messages_.pop_front();
-  return m;
-}
+std::optional<std::string> StdioTransport::receive(Clock::time_point deadline) { return queue_.pop(deadline); }
 
-bool StdioTransport::failed() const {
-  std::lock_guard lock(mutex_);
-  return !error_.ok() && messages_.empty();
-}
+bool StdioTransport::failed() const { return queue_.failed(); }
 
-Error StdioTransport::failure() const {
-  std::lock_guard lock(mutex_);
-  return error_;
-}
+Error StdioTransport::failure() const { return queue_.failure(); }
 
 void StdioTransport::close() {
   {
@@ -260,9 +237,7 @@ void StdioTransport::close() {
   if (stderr_reader_.joinable()) stderr_reader_.join();
   if (stdout_fd_ >= 0) ::close(stdout_fd_), stdout_fd_ = -1;
   if (stderr_fd_ >= 0) ::close(stderr_fd_), stderr_fd_ = -1;
-  std::lock_guard lock(mutex_);
-  if (error_.ok()) error_ = {ErrorKind::exited, "the connection to the MCP server '" + name_ + "' was closed"};
-  arrived_.notify_all();
+  queue_.fail({ErrorKind::exited, "the connection to the MCP server '" + name_ + "' was closed"});
 }
 
 }  // namespace pagedchat::mcp

@@ -7,13 +7,13 @@
 #include <sys/types.h>
 
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "mcp/message_queue.h"
 #include "mcp/transport.h"
 
 namespace pagedchat::mcp {
@@ -43,7 +43,6 @@ class StdioTransport final : public Transport {
  private:
   void read_stdout();
   void read_stderr();
-  void fail(ErrorKind kind, std::string sentence);  // with mutex_ held
   std::string exit_sentence();                        // with mutex_ held: how the process ended
   bool reap(int wait_ms);                             // waits up to wait_ms for the exit status
   void fail_exited();                                 // the process is gone: says how, once
@@ -54,10 +53,9 @@ class StdioTransport final : public Transport {
   int stdin_fd_ = -1, stdout_fd_ = -1, stderr_fd_ = -1;
   std::thread stdout_reader_, stderr_reader_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable arrived_;
-  std::deque<std::string> messages_;
-  Error error_;
+  MessageQueue queue_;
+  std::mutex mutex_;  // the process's state below
+  std::condition_variable stderr_ended_;
   bool reaped_ = false;
   int wait_status_ = 0;
   std::string stderr_tail_;

@@ -20,6 +20,7 @@
 
 #include "mcp/http_transport.h"
 #include "mcp/mcp_client.h"
+#include "support/free_port.h"
 
 using namespace pagedchat::mcp;
 
@@ -30,17 +31,7 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+int free_port() { return pagedchat::test::free_loopback_port(); }
 
 bool accepts(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

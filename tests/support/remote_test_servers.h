@@ -17,6 +17,7 @@
 
 #include "remote/openai_client.h"
 #include "remote/pool_client.h"
+#include "support/free_port.h"
 
 namespace pagedchat::test {
 
@@ -94,17 +95,7 @@ class LlamaServer : public TestServer {
   }
 
  private:
-  static int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-  }
+  static int freePort() { return free_loopback_port(); }
 };
 
 }  // namespace pagedchat::test
