@@ -7,11 +7,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 
 #include <algorithm>
 
 #include "appcore/chat/chat_json.h"
+#include "appcore/io/save_file.h"
 
 namespace {
 const QString kFormat = QStringLiteral("pagedchat.chat");
@@ -123,10 +123,7 @@ bool writeChatFile(const QString& path, const ChatRecord& chat, const QString& s
   const bool markdown = path.endsWith(QStringLiteral(".md"), Qt::CaseInsensitive) ||
                         path.endsWith(QStringLiteral(".markdown"), Qt::CaseInsensitive);
   const QByteArray bytes = markdown ? chatToMarkdown(chat, sharedSystemPrompt).toUtf8() : chatToJson(chat, sharedSystemPrompt, sampling);
-  QSaveFile file(path);  // all of it or, on failure, the file as it was
-  if (file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size() && file.commit()) return true;
-  if (error) *error = file.errorString();
-  return false;
+  return saveFile(path, bytes, error);  // all of it or, on failure, the file as it was
 }
 
 std::optional<ChatRecord> readChatFile(const QString& path, QString* error) {

@@ -8,10 +8,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QStandardPaths>
 
 #include "appcore/chat/chat_database.h"
+#include "appcore/io/save_file.h"
 
 namespace {
 const QString kSettingKey = QStringLiteral("remote/endpoints");
@@ -68,9 +68,7 @@ bool RemoteEndpoints::writeKeys() {
   QDir().mkpath(QFileInfo(path).absolutePath());
   QJsonObject o;
   for (auto it = m_keys.begin(); it != m_keys.end(); ++it) o.insert(it.key(), it.value());
-  QSaveFile f(path);
   // The temporary file is the one renamed into place: its mode is set before a byte is written.
-  if (!f.open(QIODevice::WriteOnly) || !f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)) return false;
-  f.write(QJsonDocument(o).toJson(QJsonDocument::Compact));
-  return f.commit();
+  return saveFile(path, QJsonDocument(o).toJson(QJsonDocument::Compact), nullptr,
+                  QFileDevice::ReadOwner | QFileDevice::WriteOwner);
 }

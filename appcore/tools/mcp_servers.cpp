@@ -7,9 +7,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QStandardPaths>
 
+#include "appcore/io/save_file.h"
 #include "appcore/tools/mcp_connection.h"
 #include "mcp/mcp_config.h"
 
@@ -148,10 +148,8 @@ void McpServers::saveConsent() const {
     servers[server] = tools;
   }
   QDir().mkpath(m_dir);
-  QSaveFile file(QDir(m_dir).filePath(QStringLiteral("mcp-consent.json")));
-  if (!file.open(QIODevice::WriteOnly)) return;
-  const QByteArray bytes = QJsonDocument(QJsonObject{{QStringLiteral("alwaysAllow"), servers}}).toJson();
-  // Each write checked before the commit: a full disk leaves the previous file (issue 46).
-  if (file.write(bytes) != bytes.size() || !file.flush()) return file.cancelWriting();
-  file.commit();
+  QString why;
+  if (!saveFile(QDir(m_dir).filePath(QStringLiteral("mcp-consent.json")),
+                QJsonDocument(QJsonObject{{QStringLiteral("alwaysAllow"), servers}}).toJson(), &why))
+    qWarning("MCP: the consent could not be saved: %s", qPrintable(why));
 }

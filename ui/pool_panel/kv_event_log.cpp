@@ -8,8 +8,9 @@
 #include <QJsonObject>
 #include <QListWidget>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QVBoxLayout>
+
+#include "appcore/io/save_file.h"
 
 KvEventLogView::KvEventLogView(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("kvEventLog"));
@@ -143,8 +144,5 @@ QByteArray KvEventLogView::traceJsonLines() const {
 }
 
 bool KvEventLogView::exportTrace(const QString& path, QString* error) const {
-  QSaveFile file(path);
-  if (file.open(QIODevice::WriteOnly) && file.write(traceJsonLines()) >= 0 && file.commit()) return true;
-  if (error) *error = file.errorString();
-  return false;
+  return saveFile(path, traceJsonLines(), error);
 }
