@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "engine/chat/chat_template.h"
 #include "engine/common/error.h"
 #include "engine/common/ggml_type.h"
 #include "engine/gguf/gguf_file.h"
@@ -49,6 +50,18 @@ std::string first_problem(const GgufFile& f) {
     if (!traits || !traits->computable)
       return "tensor '" + t.name + "' has type " + std::string(ggml_type_name(static_cast<uint32_t>(t.type))) +
              ", which is not supported";
+  }
+  // A template that does not finish a short conversation (loops in loops, macros called by the
+  // billion) would stop every chat and every request at its budget: said here, before a load.
+  if (f.has("tokenizer.chat_template")) {
+    try {
+      const ChatTemplate t = ChatTemplate::from_gguf(f);
+      if (t.uses_model_template()) t.apply({{"user", "Hello"}, {"assistant", "Hi."}, {"user", "Bye"}}, true);
+    } catch (const ChatTemplateTooCostly& e) {
+      return e.what();  // "the model's chat template does not finish: the template ran past ... steps"
+    } catch (const Error&) {
+      // One that refuses or fails on this conversation may serve others; a chat says why when it does not.
+    }
   }
   return {};
 }

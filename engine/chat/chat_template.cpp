@@ -163,6 +163,8 @@ PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool ad
     return jinja_->render(context);
   } catch (const jinja::TemplateRaised& e) {
     throw ChatTemplateError(format("the model's chat template refuses this conversation: %s", e.what()));
+  } catch (const jinja::RenderBudgetExceeded& e) {
+    throw ChatTemplateTooCostly(format("the model's chat template does not finish: %s", e.what()));
   } catch (const Error& e) {
     throw ChatTemplateError(format("the model's chat template failed on this conversation: %s", e.what()));
   }

@@ -32,6 +32,13 @@ class ChatTemplateError : public Error {
   explicit ChatTemplateError(const std::string& what) : Error(what) {}
 };
 
+// The model's template does not finish rendering (it ran past its step, time or size budget:
+// engine/chat/jinja/jinja_template.h): no conversation will render with it.
+class ChatTemplateTooCostly : public ChatTemplateError {
+ public:
+  explicit ChatTemplateTooCostly(const std::string& what) : ChatTemplateError(what) {}
+};
+
 class ChatTemplate {
  public:
   enum class Style { kChatML, kLlama3, kGemma, kLlama2, kPhi3, kPlainText };

@@ -76,6 +76,34 @@ class ModelSummaryTest : public QObject {
     QCOMPARE(s.context_length, uint64_t(2048));
   }
 
+  // A template that cannot finish a short conversation is said before a load (issue 46); one
+  // that refuses it (raise_exception) or fails on it is not: other conversations may render.
+  void aTemplateThatDoesNotFinishDoesNotRunHere_data() {
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<QString>("problem");
+    QTest::newRow("loops in loops")
+        << "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+        << "the model's chat template does not finish: the template ran past 1000000 steps";
+    QTest::newRow("2^40 macro calls")
+        << "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}"
+        << "the model's chat template does not finish: the template ran past 1000000 steps";
+    QTest::newRow("refuses") << "{{ raise_exception('no') }}" << "";
+    QTest::newRow("fails") << "{{ messages[0].content + 1 }}" << "";
+    QTest::newRow("renders") << "{% for m in messages %}{{ m.content }}{% endfor %}" << "";
+  }
+  void aTemplateThatDoesNotFinishDoesNotRunHere() {
+    QFETCH(QString, source);
+    QFETCH(QString, problem);
+    QTemporaryDir dir;
+    test::FixtureModel m;
+    m.chat_template_source = source.toStdString();
+    const QString path = dir.filePath("m.gguf");
+    test::write_fixture(path, test::fixture_gguf(m));
+    const ModelSummary s = summarize_model(path.toStdString());
+    QCOMPARE(QString::fromStdString(s.problem), problem);
+    QCOMPARE(s.supported, problem.isEmpty());
+  }
+
   void quantizationWithoutFileTypeIsTheCommonestWeightType() {
     QTemporaryDir dir;
     test::FixtureModel m;

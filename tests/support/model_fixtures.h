@@ -26,6 +26,7 @@ struct FixtureModel {
   std::string tokenizer = "gpt2";
   uint32_t file_type = 3;  // Q4_1 (llama.cpp's numbering); ~0u: none written
   bool chat_template = true;
+  std::string chat_template_source = "{{ messages }}";
   uint64_t context = 2048;
   uint32_t split_count = 0;  // > 1: a shard of a split GGUF
   bool long_rope = false;    // a rope_factors_long tensor without its short twin: a file we refuse
@@ -44,7 +45,7 @@ inline QByteArray fixture_gguf(const FixtureModel& m) {
   b.add_u32(a + ".feed_forward_length", 16);
   b.add_u64(a + ".context_length", m.context);
   b.add_string("tokenizer.ggml.model", m.tokenizer);
-  if (m.chat_template) b.add_string("tokenizer.chat_template", "{{ messages }}");
+  if (m.chat_template) b.add_string("tokenizer.chat_template", m.chat_template_source);
   // token_embd: 8 x 4 in F32 (type 0), and a 8 x 2 F16 (type 1) norm-like tensor: 48 parameters.
   b.add_tensor("token_embd.weight", 0, {8, 4}, std::vector<uint8_t>(8 * 4 * 4, 0));
   if (m.long_rope) b.add_tensor("rope_factors_long.weight", 0, {2}, std::vector<uint8_t>(2 * 4, 0));

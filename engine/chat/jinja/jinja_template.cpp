@@ -38,12 +38,12 @@ bool holds_namespace(const Value& v) {
 }
 
 const PromptText& bounded(const PromptText& t) {
-  if (t.size() > kMaxText) throw Error("the template's text grows past 16 MiB");
+  if (t.size() > kMaxText) throw RenderBudgetExceeded("the template's text grows past 16 MiB");
   return t;
 }
 
 const List& bounded(const List& l) {
-  if (l.size() > kMaxItems) throw Error("the template builds a list of more than a million items");
+  if (l.size() > kMaxItems) throw RenderBudgetExceeded("the template builds a list of more than a million items");
   return l;
 }
 
@@ -89,7 +89,7 @@ class Renderer {
       // The item count in 128 bits: stop - start overflows 64 for range(-9e18, 9e18).
       const __int128 span = static_cast<__int128>(stop) - start;
       const __int128 count = step > 0 ? (span + step - 1) / step : (span + step + 1) / step;
-      if (count > 100000) throw Error("range() of more than 100000 items");
+      if (count > 100000) throw RenderBudgetExceeded("range() of more than 100000 items");
       List out;
       for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(Value(i));
       return Value(std::move(out));
@@ -137,6 +137,8 @@ class Renderer {
       throw;
     } catch (const TemplateRaised&) {
       throw;
+    } catch (const RenderBudgetExceeded&) {
+      throw;  // the render as a whole went too far, not this line
     } catch (const Error& e) {
       throw LineError(format("line %d: %s", n.line, e.what()));
     }
@@ -144,10 +146,11 @@ class Renderer {
 
   // One step of the render's budget (kMaxSteps, and the time limit).
   void step() {
-    if (++steps_ > kMaxSteps) throw Error(format("the template ran past %lld steps", static_cast<long long>(kMaxSteps)));
+    if (++steps_ > kMaxSteps)
+      throw RenderBudgetExceeded(format("the template ran past %lld steps", static_cast<long long>(kMaxSteps)));
     if (steps_ % kClockEvery == 0 &&
         std::chrono::steady_clock::now() - started_ > std::chrono::duration<double>(options_.time_limit_s))
-      throw Error(format("the template ran for more than %g s", options_.time_limit_s));
+      throw RenderBudgetExceeded(format("the template ran for more than %g s", options_.time_limit_s));
   }
 
   Flow exec_node_unguarded(const Node& n, PromptText& out) {
@@ -319,7 +322,7 @@ class Renderer {
         kwargs->set(PromptText().markup(k), v);
       }
     }
-    if (depth_ >= kMaxDepth) throw Error(format("macro calls nested deeper than %d", kMaxDepth));
+    if (depth_ >= kMaxDepth) throw RenderBudgetExceeded(format("macro calls nested deeper than %d", kMaxDepth));
     // No unwinding on a throw: an error ends the whole render (nothing in a template catches it).
     const size_t saved_frame = frame_;
     scopes_.emplace_back();
@@ -495,12 +498,12 @@ class Renderer {
         return a.is_string() ? Value(PromptText()) : Value(List{});
       auto too_many = [n](size_t each, size_t most) { return n > 0 && each > 0 && static_cast<uint64_t>(n) > most / each; };
       if (a.is_string()) {
-        if (too_many(a.as_string().size(), kMaxText)) throw Error("the template's text grows past 16 MiB");
+        if (too_many(a.as_string().size(), kMaxText)) throw RenderBudgetExceeded("the template's text grows past 16 MiB");
         PromptText out;
         for (int64_t i = 0; i < n; ++i) out.append(a.as_string());
         return Value(out);
       }
-      if (too_many(a.as_list().size(), kMaxItems)) throw Error("the template builds a list of more than a million items");
+      if (too_many(a.as_list().size(), kMaxItems)) throw RenderBudgetExceeded("the template builds a list of more than a million items");
       List l;
       for (int64_t i = 0; i < n; ++i) l.insert(l.end(), a.as_list().begin(), a.as_list().end());
       return Value(std::move(l));

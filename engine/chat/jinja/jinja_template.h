@@ -24,6 +24,13 @@ class TemplateRaised : public Error {
   explicit TemplateRaised(const std::string& message) : Error(message) {}
 };
 
+// The render went past one of its budgets (render's comment): the template, not this
+// conversation, is at fault.
+class RenderBudgetExceeded : public Error {
+ public:
+  explicit RenderBudgetExceeded(const std::string& what) : Error(what) {}
+};
+
 struct RenderOptions {
   // The time strftime_now() formats (Llama 3.2, Granite and gpt-oss print today's date); the
   // current time when unset.
