@@ -61,6 +61,7 @@ LessonRunner::LessonRunner(AppSession& session, QObject* parent) : QObject(paren
                                                           [](const pagedchat::KvBlockInfo& b) { return b.state == pagedchat::BlockState::free; }));
     if (m_remote) onFrame(f);
   });
+  connect(pool, &PoolControl::note, this, [this](const QString& sentence) { m_poolRefusal = sentence; });
   connect(&m_session.chats(), &ChatController::turnEnded, this, [this](ChatId id) {
     if (m_state != State::reached || !sceneChatTitle(id)) return;
     for (const auto& [name, chat] : m_sceneChats)
@@ -259,6 +260,7 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
   // reset while a request runs there, and a request caught by the pause (the Remote engines
   // dialog's check, still finishing) would never end, so the reset would never be taken.
   m_remotePool = {};  // the frames from before the reset do not count
+  m_poolRefusal.clear();
   auto reset = [&] {
     m_session.pool().resetWatchedPool(lesson.poolBlocks, lesson.hostBlocks, AppSettings::kTeachingBlockSize,
                                       AppSettings::kTeachingContext, AppSettings::kTeachingStepTokens);
@@ -271,20 +273,28 @@ QCoro::Task<bool> LessonRunner::prepareRemote(const LessonInfo& lesson) {
     return f.step == 0 && f.blockSize == AppSettings::kTeachingBlockSize && f.numBlocks == lesson.poolBlocks &&
            f.numHostBlocks == lesson.hostBlocks && f.numFree == f.numBlocks;
   };
-  for (int wait = 0; wait < 300 && !fresh(); ++wait) {
+  for (int wait = 0; wait < 600 && !fresh(); ++wait) {
     co_await QCoro::sleepFor(std::chrono::milliseconds(50));
     if (!self) co_return false;
     // The server refuses a reset while a request runs there (one just ending, aborted a moment
-    // ago): asked again each second, the reset goes through once it is done.
-    if (wait % 20 == 19 && !fresh()) reset();
+    // ago) or while it is still building the last pool ("still loading"): asked again a second
+    // after a refusal, the reset goes through once it can. Only after a refusal: a reset taken
+    // rebuilds the server's engine, and one sent again while that runs (slow on a loaded
+    // machine) would start it over, and again, and never leave a fresh pool standing.
+    if (wait % 20 == 19 && !fresh() && !m_poolRefusal.isEmpty()) {
+      m_poolRefusal.clear();
+      reset();
+    }
   }
   if (fresh()) {
     setPaused(true);  // sent to the server even when the toolbar was paused already
     co_return true;
   }
+  // The server's own words where it refused ("1 request is in flight ..."), else the rule.
   setState(State::failed, tr("%1 did not set the lesson's pool up: a server lets its pool be reset when it was started with "
-                             "--allow-pool-control, and only while no request runs there.")
-                              .arg(QUrl(url).authority()));
+                             "--allow-pool-control, and only while no request runs there.%2")
+                              .arg(QUrl(url).authority(),
+                                   m_poolRefusal.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(m_poolRefusal)));
   co_return false;
 }
 

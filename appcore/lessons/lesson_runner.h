@@ -135,6 +135,7 @@ class LessonRunner : public QObject {
     int64_t step = -1;
     int blockSize = 0, numBlocks = 0, numHostBlocks = 0, numFree = 0;
   } m_remotePool;
+  QString m_poolRefusal;  // the watched server's last refusal of a pool command, as PoolControl said it
   bool m_counting = false;
   std::array<int, pagedchat::kNumKvEventKinds> m_counts{};
   int m_mixedSteps = 0;
