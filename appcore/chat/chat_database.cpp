@@ -48,7 +48,8 @@ bool sameAsSaved(const MessageRecord& a, const MessageRecord& b) {
   return a.role == b.role && a.content == b.content && a.metrics.numTokens == b.metrics.numTokens &&
          a.metrics.secondsToFirstToken == b.metrics.secondsToFirstToken &&
          a.metrics.tokensPerSecond == b.metrics.tokensPerSecond && a.metrics.finishReason == b.metrics.finishReason &&
-         a.versionIndex == b.versionIndex && sameTails(a.otherVersions, b.otherVersions);
+         a.versionIndex == b.versionIndex && sameTails(a.otherVersions, b.otherVersions) && a.toolCalls == b.toolCalls &&
+         a.toolCallId == b.toolCallId && a.toolName == b.toolName;
 }
 bool sameChatRow(const ChatRecord& a, const ChatRecord& b) {
   return a.title == b.title && a.parentId == b.parentId && a.forkedAtMessage == b.forkedAtMessage &&
@@ -111,7 +112,8 @@ ChatDatabase::ChatDatabase(const QString& path)
                        addColumn(QStringLiteral("chats"), QStringLiteral("remote_url TEXT NOT NULL DEFAULT ''")) &&
                        addColumn(QStringLiteral("chats"), QStringLiteral("remote_model TEXT NOT NULL DEFAULT ''")) &&
                        addColumn(QStringLiteral("chats"), QStringLiteral("last_error TEXT NOT NULL DEFAULT ''")) &&
-                       addColumn(QStringLiteral("chats"), QStringLiteral("last_error_detail TEXT NOT NULL DEFAULT ''"));
+                       addColumn(QStringLiteral("chats"), QStringLiteral("last_error_detail TEXT NOT NULL DEFAULT ''")) &&
+                       addColumn(QStringLiteral("messages"), QStringLiteral("tools TEXT NOT NULL DEFAULT ''"));
   if (m_open) openSearchIndex();
   if (m_open && setting(QStringLiteral("schema_version")).isEmpty())
     setSetting(QStringLiteral("schema_version"), QString::number(kSchemaVersion));
@@ -175,7 +177,7 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
   }
   QSqlQuery m(m_db);
   m.prepare(QStringLiteral("SELECT role, content, num_tokens, first_token_ms, tokens_per_second, finish_reason, versions, "
-                           "version_index FROM messages WHERE chat_id = ? ORDER BY position"));
+                           "version_index, tools FROM messages WHERE chat_id = ? ORDER BY position"));
   for (ChatRecord& c : chats) {
     m.addBindValue(c.id);
     if (!m.exec()) {
@@ -192,6 +194,8 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
       r.metrics.finishReason = m.value(5).toString();
       r.otherVersions = versionsFromJson(m.value(6).toString());
       r.versionIndex = std::clamp(m.value(7).toInt(), 0, static_cast<int>(r.otherVersions.size()));
+      if (const QString tools = m.value(8).toString(); !tools.isEmpty())
+        toolFieldsFromJson(QJsonDocument::fromJson(tools.toUtf8()).object(), &r);
       c.messages.append(r);
     }
   }
@@ -293,7 +297,8 @@ bool ChatDatabase::saveChatRow(const ChatRecord& chat, const ChatRecord* before)
 bool ChatDatabase::saveMessage(ChatId id, int position, const MessageRecord& m) {
   QSqlQuery q(m_db);
   q.prepare(QStringLiteral("INSERT OR REPLACE INTO messages (chat_id, position, role, content, num_tokens, first_token_ms, "
-                           "tokens_per_second, finish_reason, versions, version_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                           "tokens_per_second, finish_reason, versions, version_index, tools) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   q.addBindValue(id);
   q.addBindValue(position);
   q.addBindValue(text(m.role));
@@ -304,6 +309,8 @@ bool ChatDatabase::saveMessage(ChatId id, int position, const MessageRecord& m) 
   q.addBindValue(text(m.metrics.finishReason));
   q.addBindValue(versionsToJson(m.otherVersions));
   q.addBindValue(m.versionIndex);
+  const QJsonObject tools = toolFieldsToJson(m);
+  q.addBindValue(tools.isEmpty() ? QStringLiteral("") : QString::fromUtf8(QJsonDocument(tools).toJson(QJsonDocument::Compact)));
   if (!q.exec()) return fail(QStringLiteral("save message %1 of chat %2").arg(position).arg(id), q.lastError().text());
   if (!m_searchable || position >= kIndexRowsPerChat) return true;
   QSqlQuery index(m_db);

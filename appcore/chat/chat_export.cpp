@@ -109,8 +109,10 @@ std::optional<ChatRecord> chatFromJson(const QByteArray& json, QString* error) {
   for (qsizetype i = 0; i < list.size(); ++i) {
     const QJsonObject m = list[i].toObject();
     const QString role = m.value(QStringLiteral("role")).toString();
-    if (role != QLatin1String("user") && role != QLatin1String("assistant"))
-      return failed(tr("message %1 has the role \"%2\" (a chat holds \"user\" and \"assistant\" messages)").arg(i + 1).arg(role));
+    if (role != QLatin1String("user") && role != QLatin1String("assistant") && role != QLatin1String("tool"))
+      return failed(tr("message %1 has the role \"%2\" (a chat holds \"user\", \"assistant\" and \"tool\" messages)")
+                        .arg(i + 1)
+                        .arg(role));
     if (!m.value(QStringLiteral("content")).isString()) return failed(tr("message %1 has no text (\"content\")").arg(i + 1));
     chat.messages.append(messageFromJson(m));
   }

@@ -6,7 +6,10 @@
 #include <algorithm>
 
 namespace {
-bool isChatRole(const QString& role) { return role == QLatin1String("user") || role == QLatin1String("assistant"); }
+bool isChatRole(const QString& role) {
+  return role == QLatin1String("user") || role == QLatin1String("assistant") || role == QLatin1String("tool");
+}
+constexpr int kMaxToolCalls = 64;  // of one reply, read back from a file
 }  // namespace
 
 QJsonObject samplingToJson(const TurnSettings& s) {
@@ -61,8 +64,35 @@ std::optional<TurnSettings> samplingFromJson(const QJsonObject& o, QString* erro
   return std::nullopt;
 }
 
+QJsonObject toolFieldsToJson(const MessageRecord& m) {
+  QJsonObject o;
+  if (!m.toolCalls.isEmpty()) {
+    QJsonArray calls;
+    for (const ToolCallRecord& c : m.toolCalls)
+      calls.append(QJsonObject{{QStringLiteral("id"), c.id}, {QStringLiteral("name"), c.name}, {QStringLiteral("arguments"), c.arguments}});
+    o[QStringLiteral("tool_calls")] = calls;
+  }
+  if (!m.toolCallId.isEmpty()) o[QStringLiteral("tool_call_id")] = m.toolCallId;
+  if (!m.toolName.isEmpty()) o[QStringLiteral("name")] = m.toolName;
+  return o;
+}
+
+void toolFieldsFromJson(const QJsonObject& o, MessageRecord* m) {
+  m->toolCalls.clear();
+  for (const QJsonValue& v : o.value(QStringLiteral("tool_calls")).toArray()) {
+    if (m->toolCalls.size() == kMaxToolCalls) break;
+    const QJsonObject c = v.toObject();
+    ToolCallRecord call{c.value(QStringLiteral("id")).toString(), c.value(QStringLiteral("name")).toString(),
+                        c.value(QStringLiteral("arguments")).toString()};
+    if (!call.name.isEmpty()) m->toolCalls.append(call);
+  }
+  m->toolCallId = o.value(QStringLiteral("tool_call_id")).toString();
+  m->toolName = o.value(QStringLiteral("name")).toString();
+}
+
 QJsonObject messageToJson(const MessageRecord& m) {
-  return QJsonObject{{QStringLiteral("role"), m.role},
+  QJsonObject o = toolFieldsToJson(m);
+  const QJsonObject rest{{QStringLiteral("role"), m.role},
                      {QStringLiteral("content"), m.content},
                      {QStringLiteral("tokens"), m.metrics.numTokens},
                      {QStringLiteral("first_token_ms"), m.metrics.secondsToFirstToken * 1000.0},
@@ -70,6 +100,8 @@ QJsonObject messageToJson(const MessageRecord& m) {
                      {QStringLiteral("finish"), m.metrics.finishReason},
                      {QStringLiteral("versions"), tailsToJson(m.otherVersions)},
                      {QStringLiteral("version"), m.versionIndex}};
+  for (auto it = rest.begin(); it != rest.end(); ++it) o.insert(it.key(), it.value());
+  return o;
 }
 
 MessageRecord messageFromJson(const QJsonObject& o) {
@@ -82,6 +114,7 @@ MessageRecord messageFromJson(const QJsonObject& o) {
   m.metrics.finishReason = o.value(QStringLiteral("finish")).toString();
   m.otherVersions = tailsFromJson(o.value(QStringLiteral("versions")).toArray());
   m.versionIndex = std::clamp(o.value(QStringLiteral("version")).toInt(), 0, static_cast<int>(m.otherVersions.size()));
+  toolFieldsFromJson(o, &m);
   return m;
 }
 

@@ -10,6 +10,8 @@
 // A message: {"role", "content", "tokens", "first_token_ms", "tokens_per_second", "finish",
 // "versions": [tail, ...], "version"}, where a tail is an array of messages (a version of the
 // conversation from that message on), so a message's versions nest as deep as the edits went.
+// A reply that called tools adds "tool_calls": [{"id", "name", "arguments"}], and a tool
+// message ("role": "tool") "tool_call_id" and "name", as OpenAI's messages have them.
 
 #include <optional>
 
@@ -21,8 +23,11 @@
 #include "appcore/chat/chat_record.h"
 
 QJsonObject messageToJson(const MessageRecord& m);
-// Messages of another role than "user" or "assistant" are dropped, and so are empty tails.
+// Messages of another role than "user", "assistant" or "tool" are dropped, and so are empty tails.
 MessageRecord messageFromJson(const QJsonObject& o);
+// A message's tool fields alone ({} when it has none): the database keeps them in a column.
+QJsonObject toolFieldsToJson(const MessageRecord& m);
+void toolFieldsFromJson(const QJsonObject& o, MessageRecord* m);
 QJsonArray tailsToJson(const QVector<QVector<MessageRecord>>& tails);
 QVector<QVector<MessageRecord>> tailsFromJson(const QJsonArray& tails);
 

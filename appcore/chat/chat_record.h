@@ -16,9 +16,12 @@
 // Each member has an initializer, so {.role = ..., .content = ...} leaves out the others
 // without a -Wmissing-field-initializers warning.
 struct MessageRecord {
-  QString role{};  // "user" or "assistant" (the system prompt is kept apart)
-  QString content{};
+  QString role{};  // "user", "assistant" or "tool" (the system prompt is kept apart)
+  QString content{};  // a tool message: the tool's result (or why there is none), as the model reads it
   ReplyMetrics metrics{};  // replies only
+  QVector<ToolCallRecord> toolCalls{};  // a reply's calls, in the order it made them
+  QString toolCallId{};                 // a tool message: the call it answers
+  QString toolName{};                   // a tool message: the function's name
   // Versions of the conversation from this message on (a regenerated reply, an edited
   // question): the others, each a whole tail (its first message here, then what followed it),
   // in the order they were made; this one is number versionIndex among them all (0-based).
@@ -129,7 +132,8 @@ struct ChatRecord {
     if (!system.trimmed().isEmpty()) out.append({QStringLiteral("system"), system});
     for (int i = std::clamp(firstInView, 0, static_cast<int>(messages.size())); i < messages.size(); ++i) {
       const bool earlierReply = messages[i].role == QLatin1String("assistant") && i + 1 < messages.size();
-      out.append({messages[i].role, earlierReply ? withoutThinking(messages[i].content) : messages[i].content});
+      const MessageRecord& m = messages[i];
+      out.append({m.role, earlierReply ? withoutThinking(m.content) : m.content, m.toolCalls, m.toolCallId, m.toolName});
     }
     return out;
   }

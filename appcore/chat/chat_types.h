@@ -1,6 +1,6 @@
 #pragma once
 // The names the app's layers share for a chat: its id (given by the UI, stable across
-// restarts, the bridge's key), its messages as (role, content), and how a turn samples.
+// restarts, the bridge's key), its messages as the engine reads them, and how a turn samples.
 
 #include <QPair>
 #include <QString>
@@ -12,7 +12,27 @@
 #include "engine/sample/sampling_params.h"
 
 using ChatId = qint64;
-using ChatMessages = QVector<QPair<QString, QString>>;  // (role, content): "system", "user", "assistant"
+
+// A call a reply made to one of the user's tools (an MCP server's: appcore/tools/), as the
+// model wrote it; its answer is the "tool" message with its id.
+struct ToolCallRecord {
+  QString id{};         // the call's id, which its tool message answers
+  QString name{};       // the function, as the model named it
+  QString arguments{};  // a JSON object's text
+  bool operator==(const ToolCallRecord&) const = default;
+};
+
+// A message as the engine reads it: {role, content} for most ("system", "user", "assistant"),
+// with a reply's tool calls, or, for a "tool" message, the call it answers and its function.
+struct EngineMessage {
+  QString role{};
+  QString content{};
+  QVector<ToolCallRecord> toolCalls{};
+  QString toolCallId{};
+  QString toolName{};
+  bool operator==(const EngineMessage&) const = default;
+};
+using ChatMessages = QVector<EngineMessage>;
 
 // What a turn does when the chat no longer fits in the context with room for a reply. Saved
 // in the database as these numbers: never renumber.
@@ -70,7 +90,14 @@ inline bool sameSampling(const TurnSettings& a, const TurnSettings& b) {
 
 inline std::vector<pagedchat::ChatMessage> toEngineMessages(const ChatMessages& messages) {
   std::vector<pagedchat::ChatMessage> chat;
-  for (const auto& m : messages) chat.push_back({m.first.toStdString(), m.second.toStdString()});
+  for (const EngineMessage& m : messages) {
+    pagedchat::ChatMessage c{m.role.toStdString(), m.content.toStdString()};
+    for (const ToolCallRecord& call : m.toolCalls)
+      c.tool_calls.push_back({call.id.toStdString(), call.name.toStdString(), call.arguments.toStdString()});
+    c.tool_call_id = m.toolCallId.toStdString();
+    c.name = m.toolName.toStdString();
+    chat.push_back(std::move(c));
+  }
   return chat;
 }
 

@@ -10,7 +10,7 @@ namespace {
 remote::RemoteChatRequest requestOf(const RemoteEngineChoice& engine, const ChatMessages& messages, const TurnSettings& s, int n) {
   remote::RemoteChatRequest r;
   r.model = engine.model.toStdString();
-  for (const auto& [role, content] : messages) r.messages.push_back({role.toStdString(), content.toStdString()});
+  for (const EngineMessage& m : messages) r.messages.push_back({m.role.toStdString(), m.content.toStdString()});
   r.max_tokens = s.maxTokens;
   r.temperature = s.temperature;
   r.top_p = s.topP;

@@ -183,6 +183,30 @@ class TestChatDatabase : public QObject {
     QCOMPARE(saved.messages[1].otherVersions.value(0).value(0).content, QStringLiteral("second"));
   }
 
+  // A reply's tool calls and a tool message's call id and function are kept with the messages,
+  // and a change to them alone is saved.
+  void toolCallsAreSavedWithTheirMessages() {
+    const QString path = freshPath();
+    ChatDatabase db(path);
+    ChatRecord c = newChat(db, QStringLiteral("tools"), {message(QStringLiteral("user"), QStringLiteral("read it"))});
+    c.messages.append({.role = QStringLiteral("assistant"),
+                       .content = QString(),
+                       .toolCalls = {{QStringLiteral("call_7"), QStringLiteral("read_file"), QStringLiteral(R"({"path":"a"})")},
+                                     {QStringLiteral("call_8"), QStringLiteral("add"), QStringLiteral(R"({"a":1,"b":2})")}}});
+    c.messages.append({.role = QStringLiteral("tool"), .content = QStringLiteral("text of a"),
+                       .toolCallId = QStringLiteral("call_7"), .toolName = QStringLiteral("read_file")});
+    QVERIFY(db.saveChat(c));
+    ChatRecord saved = reload(path).value(0);
+    QCOMPARE(saved.messages.size(), 3);
+    QCOMPARE(saved.messages[1].toolCalls, c.messages[1].toolCalls);
+    QCOMPARE(saved.messages[2].toolCallId, QStringLiteral("call_7"));
+    QCOMPARE(saved.messages[2].toolName, QStringLiteral("read_file"));
+    QCOMPARE(saved.messages[0].toolCalls.size(), 0);
+    c.messages[1].toolCalls[1].arguments = QStringLiteral(R"({"a":2,"b":2})");
+    QVERIFY(db.saveChat(c));
+    QCOMPARE(reload(path).value(0).messages[1].toolCalls[1].arguments, QStringLiteral(R"({"a":2,"b":2})"));
+  }
+
   void theFileIsInWalMode() {
     const QString path = freshPath();
     ChatDatabase db(path);

@@ -47,7 +47,8 @@ bool sameMessages(const QVector<MessageRecord>& a, const QVector<MessageRecord>&
     if (x.role != y.role || x.content != y.content || x.metrics.numTokens != y.metrics.numTokens ||
         x.metrics.finishReason != y.metrics.finishReason || qAbs(x.metrics.tokensPerSecond - y.metrics.tokensPerSecond) > 1e-9 ||
         qAbs(x.metrics.secondsToFirstToken - y.metrics.secondsToFirstToken) > 1e-9 || x.versionIndex != y.versionIndex ||
-        x.otherVersions.size() != y.otherVersions.size())
+        x.otherVersions.size() != y.otherVersions.size() || x.toolCalls != y.toolCalls || x.toolCallId != y.toolCallId ||
+        x.toolName != y.toolName)
       return false;
     for (int v = 0; v < x.otherVersions.size(); ++v)
       if (!sameMessages(x.otherVersions[v], y.otherVersions[v])) return false;
@@ -84,6 +85,36 @@ class TestChatExport : public QObject {
     QCOMPARE(back->id, ChatId{-1});
     QCOMPARE(back->parentId, ChatId{-1});
     QVERIFY(!back->pinned);
+  }
+
+  // A reply's tool calls and the tool messages that answer them go out and come back, and the
+  // engine reads them as OpenAI's messages carry them (tool_calls; tool_call_id and name).
+  void toolCallsAndResultsRoundTrip() {
+    ChatRecord c;
+    c.title = QStringLiteral("tools");
+    c.messages = {message(QStringLiteral("user"), QStringLiteral("What does notes.txt say?")),
+                  {.role = QStringLiteral("assistant"),
+                   .content = QString(),
+                   .toolCalls = {{QStringLiteral("call_1"), QStringLiteral("read_file"), QStringLiteral(R"({"path": "notes.txt"})")}}},
+                  {.role = QStringLiteral("tool"),
+                   .content = QStringLiteral("buy milk"),
+                   .toolCallId = QStringLiteral("call_1"),
+                   .toolName = QStringLiteral("read_file")},
+                  message(QStringLiteral("assistant"), QStringLiteral("It says: buy milk."))};
+    QString error;
+    const std::optional<ChatRecord> back = chatFromJson(chatToJson(c, QString(), TurnSettings{}), &error);
+    QVERIFY2(back, qPrintable(error));
+    QVERIFY(sameMessages(back->messages, c.messages));
+    const std::vector<pagedchat::ChatMessage> engine = toEngineMessages(back->engineMessages(QString()));
+    QCOMPARE(engine.size(), size_t{4});
+    QCOMPARE(engine[1].tool_calls.size(), size_t{1});
+    QCOMPARE(engine[1].tool_calls[0].id, std::string("call_1"));
+    QCOMPARE(engine[1].tool_calls[0].name, std::string("read_file"));
+    QCOMPARE(engine[1].tool_calls[0].arguments, std::string(R"({"path": "notes.txt"})"));
+    QCOMPARE(engine[2].role, std::string("tool"));
+    QCOMPARE(engine[2].tool_call_id, std::string("call_1"));
+    QCOMPARE(engine[2].name, std::string("read_file"));
+    QCOMPARE(engine[2].content, std::string("buy milk"));
   }
 
   // A chat's own sampling goes out and comes back as its own; a chat without writes the app's

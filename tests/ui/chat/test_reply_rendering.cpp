@@ -107,9 +107,9 @@ class TestReplyRendering : public QObject {
                                  QStringLiteral("<think>half done")});
     const ChatMessages m = chat.engineMessages(QString());
     QCOMPARE(m.size(), 4);
-    QCOMPARE(m[1].second, QStringLiteral("Four."));
+    QCOMPARE(m[1].content, QStringLiteral("Four."));
     // The last message stays whole: a reply being continued goes on from its own text.
-    QCOMPARE(m[3].second, QStringLiteral("<think>half done"));
+    QCOMPARE(m[3].content, QStringLiteral("<think>half done"));
     // A reply that only mentions the tag keeps it.
     QCOMPARE(withoutThinking(QStringLiteral("Use <b> or </think> tags")), QStringLiteral("Use <b> or </think> tags"));
     QCOMPARE(withoutThinking(QStringLiteral("reasoning</think>answer")), QStringLiteral("answer"));
