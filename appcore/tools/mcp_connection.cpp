@@ -21,6 +21,7 @@ McpConnection::~McpConnection() {
     std::lock_guard lock(m_mutex);
     m_quit = true;
     m_jobs.clear();
+    if (m_transport) m_transport->close();  // a start or a call waiting on the server returns now
   }
   m_stopRunning = true;  // a call in flight returns within 100 ms
   m_wake.notify_all();
@@ -53,7 +54,13 @@ void McpConnection::work() {
     job();
   }
   if (m_client) m_client->close();  // the server's process ends here, on the thread that used it
-  m_client.reset();
+  setClient(nullptr, nullptr);
+}
+
+void McpConnection::setClient(std::unique_ptr<mcp::Client> client, mcp::Transport* transport) {
+  std::lock_guard lock(m_mutex);
+  m_client = std::move(client);
+  m_transport = transport;
 }
 
 void McpConnection::publish(State state, QString failure, std::vector<mcp::Tool> tools) {
@@ -85,6 +92,7 @@ void McpConnection::start() {
 
 void McpConnection::startOnWorker() {
   if (m_client) m_client->close();
+  setClient(nullptr, nullptr);
   mcp::Limits limits;
   std::unique_ptr<mcp::Transport> transport;
   if (m_config.is_http()) {
@@ -95,13 +103,18 @@ void McpConnection::startOnWorker() {
   } else {
     transport = std::make_unique<mcp::StdioTransport>(m_config.name, m_config.stdio, limits);
   }
-  m_client = std::make_unique<mcp::Client>(m_config.name, std::move(transport), limits);
+  mcp::Transport* raw = transport.get();
+  setClient(std::make_unique<mcp::Client>(m_config.name, std::move(transport), limits), raw);
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_quit) m_transport->close();  // deleted while this started: end at once
+  }
   std::vector<mcp::Tool> tools;
   mcp::Error e = m_client->start();
   if (e.ok()) e = m_client->list_tools(&tools);
   if (!e.ok()) {
     m_client->close();
-    m_client.reset();
+    setClient(nullptr, nullptr);
     return publish(State::Failed, QString::fromStdString(e.sentence), {});
   }
   publish(State::Ready, {}, std::move(tools));
@@ -160,7 +173,7 @@ void McpConnection::callOnWorker(int id, const std::string& tool, const std::str
       if (m_client->list_tools(&tools).ok()) publish(State::Ready, {}, std::move(tools));
     } else if (e.kind == mcp::ErrorKind::exited || e.kind == mcp::ErrorKind::protocol || e.kind == mcp::ErrorKind::http) {
       m_client->close();
-      m_client.reset();
+      setClient(nullptr, nullptr);
       publish(State::Failed, QString::fromStdString(e.sentence), {});
     }
   }

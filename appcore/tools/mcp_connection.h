@@ -22,6 +22,7 @@
 
 namespace pagedchat::mcp {
 class Client;
+class Transport;
 }
 
 class McpConnection : public QObject {
@@ -58,6 +59,7 @@ class McpConnection : public QObject {
   void post(std::function<void()> job);  // to the worker thread
   void work();
   void startOnWorker();
+  void setClient(std::unique_ptr<pagedchat::mcp::Client> client, pagedchat::mcp::Transport* transport);
   void callOnWorker(int id, const std::string& tool, const std::string& arguments);
   // Runs on this object's thread (from the worker): sets the state the UI reads.
   void publish(State state, QString failure, std::vector<pagedchat::mcp::Tool> tools);
@@ -70,6 +72,9 @@ class McpConnection : public QObject {
 
   // The worker's side.
   std::unique_ptr<pagedchat::mcp::Client> m_client;  // touched by the worker thread alone
+  // Its transport, which the destructor closes (under m_mutex) so that a server hanging in its
+  // start or a call does not hold the app's exit for the whole timeout.
+  pagedchat::mcp::Transport* m_transport = nullptr;
   std::mutex m_mutex;
   std::condition_variable m_wake;
   std::deque<std::function<void()>> m_jobs;

@@ -83,10 +83,10 @@ class ModelSummaryTest : public QObject {
     QTest::addColumn<QString>("problem");
     QTest::newRow("loops in loops")
         << "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
-        << "the model's chat template does not finish: the template ran past 1000000 steps";
+        << "the model's chat template does not finish: the template ran ";
     QTest::newRow("2^40 macro calls")
         << "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}"
-        << "the model's chat template does not finish: the template ran past 1000000 steps";
+        << "the model's chat template does not finish: the template ran ";
     QTest::newRow("refuses") << "{{ raise_exception('no') }}" << "";
     QTest::newRow("fails") << "{{ messages[0].content + 1 }}" << "";
     QTest::newRow("renders") << "{% for m in messages %}{{ m.content }}{% endfor %}" << "";
@@ -100,7 +100,9 @@ class ModelSummaryTest : public QObject {
     const QString path = dir.filePath("m.gguf");
     test::write_fixture(path, test::fixture_gguf(m));
     const ModelSummary s = summarize_model(path.toStdString());
-    QCOMPARE(QString::fromStdString(s.problem), problem);
+    // Past its steps, or past its 2 s where steps are slow (the sanitizers): either budget.
+    if (problem.isEmpty()) QCOMPARE(QString::fromStdString(s.problem), problem);
+    else QVERIFY2(QString::fromStdString(s.problem).startsWith(problem), s.problem.c_str());
     QCOMPARE(s.supported, problem.isEmpty());
   }
 

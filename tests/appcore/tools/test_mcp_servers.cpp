@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -163,6 +164,20 @@ class TestMcpServers : public QObject {
     QVERIFY(!servers.connection("c"));
     QCOMPARE(servers.problems().size(), 1);
     QVERIFY(servers.problems()[0].startsWith("server 'c': "));
+  }
+
+  // A server that never answers its start does not hold the app's exit for the start's timeout.
+  void aServerStillStartingDoesNotHoldTheExit() {
+    QTemporaryDir dir;
+    write_config(dir, {{"mute", QJsonObject{{"command", "sh"}, {"args", QJsonArray{"-c", "sleep 60"}}}}});
+    QElapsedTimer timer;
+    {
+      McpServers servers(dir.path());
+      QCOMPARE(servers.connection("mute")->state(), McpConnection::State::Starting);
+      QTest::qWait(300);
+      timer.start();
+    }
+    QVERIFY2(timer.elapsed() < 4000, qPrintable(QString::number(timer.elapsed())));
   }
 
   void aBadConfigFileIsSaid() {

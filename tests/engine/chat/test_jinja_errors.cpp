@@ -193,19 +193,21 @@ class TestJinjaErrors : public QObject {
   // with an Error that names the budget, quickly.
   void hostileTemplatesEndWithinTheirBudget_data() {
     QTest::addColumn<QString>("source");
-    QTest::addColumn<QString>("error");  // "" renders (to nothing much)
+    // "" renders (to nothing much). "the template ran ": past its steps, or past its 2 s where
+    // each step is slow (under the sanitizers), whichever comes first.
+    QTest::addColumn<QString>("error");
     QTest::newRow("empty string times 10^18") << "{{ '' * 1000000000000000000 }}" << "";
     QTest::newRow("empty list times 10^18") << "{{ ([] * 1000000000000000000) | length }}" << "";
     QTest::newRow("string times 10^18") << "{{ 'ab' * 1000000000000000000 }}" << "text grows past 16 MiB";
     QTest::newRow("nested ranges") << "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
-                                   << "ran past 1000000 steps";
+                                   << "the template ran ";
     QTest::newRow("range overflowing 64 bits") << "{{ range(-9000000000000000000, 9000000000000000000) | length }}"
                                                << "range() of more than 100000 items";
     QTest::newRow("negative step overflowing") << "{{ range(9000000000000000000, -9000000000000000000, -1) | length }}"
                                                << "range() of more than 100000 items";
     QTest::newRow("2^40 macro calls")
         << "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}"
-        << "ran past 1000000 steps";
+        << "the template ran ";
     QTest::newRow("center of 2e9") << "{{ 'x' | center(2000000000) }}" << "center() would pad with more than 4096 spaces";
     QTest::newRow("indent of 2e9") << "{{ 'a\nb' | indent(2000000000) }}" << "indent() width must be 0 to 4096";
     QTest::newRow("slow steps") << "{% set ns = namespace(s='x' * 8000000) %}{% for i in range(100000) %}"
