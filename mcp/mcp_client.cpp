@@ -27,6 +27,10 @@ json parse_bounded(const std::string& text, int max_depth) {
   });
 }
 
+// Compact JSON text. A model's text may hold broken UTF-8 (a tool name cut mid-character): such
+// bytes go out as U+FFFD instead of making nlohmann throw.
+std::string compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n) + "…"; }
 
 std::string text_of(const json& j, const char* key) {
@@ -96,7 +100,7 @@ void Client::handle_incoming(const std::string& text, int64_t waiting_for, Reply
       json answer = {{"jsonrpc", "2.0"}, {"id", *id}};
       if (name == "ping") answer["result"] = json::object();
       else answer["error"] = {{"code", -32601}, {"message", "PagedChat does not offer " + name}};
-      transport_->send(answer.dump());
+      transport_->send(compact(answer));
       return;
     }
     if (name == "notifications/tools/list_changed") tools_changed_ = true;
@@ -104,7 +108,8 @@ void Client::handle_incoming(const std::string& text, int64_t waiting_for, Reply
       const json params = m.value("params", json::object());
       if (params.value("progressToken", json()) == json(waiting_for) && params.contains("progress") &&
           params["progress"].is_number()) {
-        const double total = params.contains("total") && params["total"].is_number() ? params["total"].get<double>() : 0;
+        const double total =
+            params.contains("total") && params["total"].is_number() ? params["total"].get<double>() : 0;
         (*progress)(params["progress"].get<double>(), total, text_of(params, "message"));
       }
     }
@@ -119,7 +124,7 @@ void Client::handle_incoming(const std::string& text, int64_t waiting_for, Reply
     if (e.contains("code") && e["code"].is_number_integer())
       reply->message += " (code " + std::to_string(e["code"].get<int64_t>()) + ")";
   } else if (const auto res = m.find("result"); res != m.end() && res->is_object()) {
-    reply->result = res->dump();
+    reply->result = compact(*res);
   } else {
     throw Error{ErrorKind::protocol, "the MCP server '" + name_ + "' answered without a result or an error"};
   }
@@ -133,13 +138,13 @@ Error Client::request(const std::string& method, const std::string& params_json,
   json msg = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params_json.empty()) msg["params"] = json::parse(params_json);
   if (progress && *progress) msg["params"]["_meta"]["progressToken"] = id;
-  if (!transport_->send(msg.dump())) return transport_error(method);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  if (!transport_->send(compact(msg))) return transport_error(method);
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   auto cancel = [&](const std::string& reason) {
-    transport_->send(json({{"jsonrpc", "2.0"},
-                           {"method", "notifications/cancelled"},
-                           {"params", {{"requestId", id}, {"reason", reason}}}})
-                         .dump());
+    transport_->send(compact({{"jsonrpc", "2.0"},
+                              {"method", "notifications/cancelled"},
+                              {"params", {{"requestId", id}, {"reason", reason}}}}));
   };
   Reply reply;
   try {
@@ -180,7 +185,7 @@ Error Client::start() {
                        {"capabilities", json::object()},
                        {"clientInfo", {{"name", "PagedChat"}, {"version", "0.1.0"}}}};
   std::string result;
-  if (Error e = request("initialize", params.dump(), limits_.start_timeout_s, nullptr, nullptr, &result); !e.ok())
+  if (Error e = request("initialize", compact(params), limits_.start_timeout_s, nullptr, nullptr, &result); !e.ok())
     return e;
   const json r = json::parse(result);
   server_.protocol_version = text_of(r, "protocolVersion");
@@ -197,7 +202,7 @@ Error Client::start() {
   const json caps = r.value("capabilities", json::object());
   if (caps.is_object() && caps.contains("tools") && caps["tools"].is_object())
     server_.tools_list_changed = caps["tools"].value("listChanged", false);
-  if (!transport_->send(json({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}).dump()))
+  if (!transport_->send(compact({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}})))
     return transport_error("initialize");
   started_ = true;
   return {};
@@ -215,7 +220,7 @@ Error Client::list_tools(std::vector<Tool>* tools) {
     json params = json::object();
     if (!cursor.empty()) params["cursor"] = cursor;
     std::string result;
-    if (Error e = request("tools/list", params.dump(), limits_.request_timeout_s, nullptr, nullptr, &result); !e.ok())
+    if (Error e = request("tools/list", compact(params), limits_.request_timeout_s, nullptr, nullptr, &result); !e.ok())
       return e;
     const json r = json::parse(result);
     const auto list = r.find("tools");
@@ -229,7 +234,7 @@ Error Client::list_tools(std::vector<Tool>* tools) {
                                          std::to_string(limits_.max_tools) + " tools"};
       Tool tool{name, clip(text_of(t, "title"), 200), clip(text_of(t, "description"), 4000), R"({"type":"object"})"};
       if (const auto schema = t.find("inputSchema"); schema != t.end() && schema->is_object())
-        tool.input_schema = schema->dump();
+        tool.input_schema = compact(*schema);
       tools->push_back(std::move(tool));
     }
     cursor = text_of(r, "nextCursor");
@@ -250,7 +255,7 @@ Error Client::call_tool(const std::string& name, const std::string& arguments_js
   const json params = {{"name", name}, {"arguments", args}};
   std::string text;
   const double timeout = options.timeout_s > 0 ? options.timeout_s : limits_.call_timeout_s;
-  if (Error e = request("tools/call", params.dump(), timeout, options.stop, &options.on_progress, &text); !e.ok())
+  if (Error e = request("tools/call", compact(params), timeout, options.stop, &options.on_progress, &text); !e.ok())
     return e;
   const json r = json::parse(text);
   *result = {};
@@ -269,14 +274,16 @@ Error Client::call_tool(const std::string& name, const std::string& arguments_js
       if (!result->text.empty() || result->full_bytes > 0) append("\n");
       if (type == "text") append(text_of(c, "text"));
       else if (type == "image" || type == "audio")
-        append("[" + type + ", " + text_of(c, "mimeType") + ", " + human_bytes(text_of(c, "data").size() * 3 / 4) + "]");
+        append("[" + type + ", " + text_of(c, "mimeType") + ", " + human_bytes(text_of(c, "data").size() * 3 / 4) +
+               "]");
       else if (type == "resource" && c.contains("resource") && c["resource"].is_object())
-        append(c["resource"].contains("text") ? text_of(c["resource"], "text") : "[resource " + text_of(c["resource"], "uri") + "]");
+        append(c["resource"].contains("text") ? text_of(c["resource"], "text")
+                                              : "[resource " + text_of(c["resource"], "uri") + "]");
       else if (type == "resource_link") append("[link " + text_of(c, "uri") + "]");
     }
   }
   if (const auto s = r.find("structuredContent"); s != r.end() && !s->is_null()) {
-    result->structured = s->dump();
+    result->structured = compact(*s);
     if (result->full_bytes == 0) append(result->structured);
   }
   result->truncated = result->full_bytes > limits_.max_result_bytes;

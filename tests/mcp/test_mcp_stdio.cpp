@@ -150,6 +150,10 @@ class TestMcpStdio : public QObject {
     ToolResult bad;
     const Error not_object = s.client->call_tool("add", "[1, 2]", &bad, {});
     QCOMPARE(not_object.kind, ErrorKind::protocol);
+    // A name cut mid-character (a small model's) goes out with U+FFFD instead of throwing.
+    const Error broken = s.client->call_tool("add\xe2\x82", R"({"a": 1, "b": 2})", &bad, {});
+    if (broken.ok()) QVERIFY(bad.is_error);
+    QVERIFY(s.client->ping().ok());
   }
 
   void aCrashMidCallIsSaid() {
