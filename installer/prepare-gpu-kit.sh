@@ -19,9 +19,19 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   compgen -G "$DEBS/${p}_*.deb" >/dev/null || missing+=("$p")
 done
+download() {  # apt-get download writes into the current folder; as root it warns that _apt cannot reach it
+  (cd "$DEBS" && apt-get download "$@" 2>&1 | grep -v "^W: Download is performed unsandboxed" || true)
+}
 if [ ${#missing[@]} -gt 0 ]; then
-  # apt-get download writes into the current folder; as root it warns that _apt cannot reach it.
-  (cd "$DEBS" && apt-get download "${missing[@]}" 2>&1 | grep -v "^W: Download is performed unsandboxed" || true)
+  download "${missing[@]}"
+  # A fresh machine may have no package lists yet: read them once and try again.
+  for p in "${missing[@]}"; do
+    if ! compgen -G "$DEBS/${p}_*.deb" >/dev/null; then
+      apt-get update -q >/dev/null 2>&1 || true
+      download "${missing[@]}"
+      break
+    fi
+  done
 fi
 rm -rf "$KIT/deps"
 mkdir -p "$KIT/deps"
