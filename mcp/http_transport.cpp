@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "engine/common/ascii_text.h"
 #include "mcp/mcp_client.h"
 #include "remote/sse_parser.h"
 
@@ -19,18 +20,6 @@ constexpr size_t kMaxErrorBody = 2048;  // of an error reply, kept for the sente
 void init_curl() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
 }
 
 // One POST's state, shared with libcurl's callbacks.
@@ -53,11 +42,11 @@ struct Post {
     const std::string line(data, size * count);
     const size_t colon = line.find(':');
     if (colon != std::string::npos) {
-      const std::string key = lower(line.substr(0, colon));
+      const std::string key = ascii_lower(line.substr(0, colon));
       // Kept at once: the reply in this response's body is delivered before the transfer ends,
       // and the client's next message must carry the id.
-      if (key == "mcp-session-id") p->on_session(trim(line.substr(colon + 1)).substr(0, 256));
-      if (key == "content-type") p->content_type = lower(trim(line.substr(colon + 1)));
+      if (key == "mcp-session-id") p->on_session(trim_space(line.substr(colon + 1)).substr(0, 256));
+      if (key == "content-type") p->content_type = ascii_lower(trim_space(line.substr(colon + 1)));
     }
     return size * count;
   }
@@ -201,7 +190,7 @@ void HttpTransport::post(std::string body) {
     return fail(ErrorKind::http, who + " refused the request (HTTP " + std::to_string(p.status) +
                                      "): check the headers (a token) in mcp.json");
   if (p.status != 200) {
-    std::string said = trim(p.body.substr(0, 200));
+    std::string said = trim_space(p.body.substr(0, 200));
     return fail(ErrorKind::http, who + " answered HTTP " + std::to_string(p.status) + (said.empty() ? "" : ": " + said));
   }
   if (!p.body.empty()) deliver(std::move(p.body));

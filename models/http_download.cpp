@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/common/ascii_text.h"
 #include "models/model_summary.h"
 #include "models/sha256.h"
 
@@ -41,18 +42,6 @@ struct CurlHandle {
   }
 };
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 // Collects a response's status and headers; a redirect's headers are dropped when the next
 // response starts (its status line), so what remains is the final response's.
 struct HeaderSink {
@@ -66,7 +55,7 @@ struct HeaderSink {
       const size_t sp = line.find(' ');
       sink->status = sp == std::string::npos ? 0 : std::atol(line.c_str() + sp + 1);
     } else if (const size_t colon = line.find(':'); colon != std::string::npos) {
-      sink->headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+      sink->headers[ascii_lower(trim_space(line.substr(0, colon)))] = trim_space(line.substr(colon + 1));
     }
     return size * count;
   }
@@ -353,7 +342,7 @@ DownloadResult finish_download(const std::string& part, const DownloadRequest& r
     fail("downloaded %llu bytes where %llu were expected", (unsigned long long)have,
          (unsigned long long)request.expected_size);
   }
-  if (!request.expected_sha256.empty() && lower(request.expected_sha256) != result.sha256) {
+  if (!request.expected_sha256.empty() && ascii_lower(request.expected_sha256) != result.sha256) {
     fs::remove(part, ec);
     fail("the download's sha256 is %s, not the published %s; the file was deleted", result.sha256.c_str(),
          request.expected_sha256.c_str());
