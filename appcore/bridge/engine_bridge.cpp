@@ -10,6 +10,7 @@
 #include <set>
 
 #include "engine/chat/context_fit.h"
+#include "engine/chat/reasoning.h"
 #include "engine/model/model.h"
 #include "models/model_summary.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
@@ -196,17 +197,29 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
   if (c.session.request() >= 0) return emit replyFailed(chat, tr("This chat is still replying."));
   if (c.session.awaiting_pick()) return refuse(tr("Pick one of the compared replies first."));
   try {
+    std::optional<ToolTurn> tools;
+    if (!settings.toolsJson.isEmpty()) {
+      if (m_chatModel.chat_template().style() == pagedchat::ChatTemplate::Style::kPlainText)
+        return refuse(tr("This model continues text (plain text, no chat format): it cannot call tools. Turn this chat's tools "
+                         "off, or load a chat model."));
+      if (!settings.answerFormat.isEmpty())
+        return refuse(tr("This chat answers in JSON and offers tools: a reply can follow only one of them. Turn one off in "
+                         "the chat's settings."));
+      tools.emplace(settings, m_chatModel);  // throws for a tool that cannot be offered, naming it
+    }
+    c.toolModel = tools ? std::optional(tools->chatModel()) : std::nullopt;
+    const pagedchat::ChatModel& model = modelOf(c);
     // Room for a reply (max tokens, at most a quarter of the context), or the chat's policy.
     const int64_t context = m_engine.max_context, reserve = std::min<int64_t>(settings.maxTokens, context / 4);
     const bool drop = settings.contextPolicy == ContextPolicy::dropOldest;
-    pagedchat::ContextFit fit = pagedchat::fit_context(m_chatModel, toEngineMessages(messages), context, reserve, drop);
+    pagedchat::ContextFit fit = pagedchat::fit_context(model, toEngineMessages(messages), context, reserve, drop);
     if (!fit.fits && !drop) return emit contextFull(chat, static_cast<int>(fit.num_tokens), static_cast<int>(context));
     if (!fit.fits)
       return refuse(tr("The last message alone takes %1 of the context's %2 tokens: there is no room for a "
                                        "reply. Shorten it, or raise the context in Settings.").arg(fit.num_tokens).arg(context));
     if (fit.num_dropped > 0) emit contextTrimmed(chat, static_cast<int>(fit.num_dropped));
     const auto plan = settings.continuesReply ? &pagedchat::ChatSession::plan_continue : &pagedchat::ChatSession::plan_turn;
-    pagedchat::ChatSession::Turn turn = (c.session.*plan)(*m_engine.engine, m_chatModel, std::move(fit.chat));
+    pagedchat::ChatSession::Turn turn = (c.session.*plan)(*m_engine.engine, model, std::move(fit.chat));
     pagedchat::Request& request = turn.request;
     request.params = samplingParams(settings);
     request.n = std::clamp(settings.numSamples, 1, 8);
@@ -218,6 +231,18 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
       request.beam_width = request.n;
       request.park_when_done = false;  // the beams go at the end; the next turn is served by the prefix cache
     }
+    if (tools) {
+      // One reply, read as the tools' format says; a thinking model's grammar applies after its
+      // thinking when the prompt opened it (else the grammar holds from the first token).
+      request.n = 1;
+      request.sample_params.clear();
+      request.beam_width = 0;
+      request.params.grammar = tools->grammar();
+      const bool inside = model.chat_template().thinks() && pagedchat::prompt_opens_thinking(turn.prompt_text.str());
+      tools->setBeginsInsideThinking(inside);
+      if (inside && request.params.grammar) request.params.reasoning_end = std::string(pagedchat::kThinkClose);
+    }
+    c.tools = std::move(tools);
     const size_t n = static_cast<size_t>(request.n);
     c.numPromptTokens = turn.num_submitted;
     c.maxTokens.assign(n, request.params.max_tokens);
@@ -249,7 +274,9 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
   const auto chat = messages ? std::optional(toEngineMessages(*messages)) : std::nullopt;
   pagedchat::SequenceId seq = -1;
   try {
-    if (m_engine) seq = m_chats[parent].session.fork_into(*m_engine.engine, m_chatModel, c.session, chat);
+    const Chat& from = m_chats[parent];
+    c.toolModel = from.toolModel;  // the child's turns render what the blocks it shares hold
+    if (m_engine) seq = from.session.fork_into(*m_engine.engine, modelOf(from), c.session, chat);
   } catch (const pagedchat::ChatTemplateError&) {
     // The model's template refuses this chat: the fork shares nothing, and its first turn says why.
   }
@@ -258,19 +285,19 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
   m_loop.wake();  // the fork is a command the next step applies
 }
 
-int EngineBridge::countTokens(const ChatMessages& messages, bool addGenerationPrompt) const {
+int EngineBridge::countTokens(const pagedchat::ChatModel& model, const ChatMessages& messages, bool addGenerationPrompt) const {
   const std::vector<pagedchat::ChatMessage> chat = toEngineMessages(messages);
   try {
-    return static_cast<int>(m_chatModel.encode_chat(chat, addGenerationPrompt).size());
+    return static_cast<int>(model.encode_chat(chat, addGenerationPrompt).size());
   } catch (const pagedchat::ChatTemplateError&) {
-    return static_cast<int>(m_chatModel.encode_prompt(m_chatModel.chat_template().builtin().apply(chat, addGenerationPrompt)).size());
+    return static_cast<int>(model.encode_prompt(model.chat_template().builtin().apply(chat, addGenerationPrompt)).size());
   }
 }
 
 void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   if (!m_engine) return;
-  const int tokens = countTokens(messages, false);
   auto it = m_chats.find(chat);
+  const int tokens = countTokens(it == m_chats.end() ? m_chatModel : modelOf(it->second), messages, false);
   emit chatMeasured(chat, tokens, it == m_chats.end() ? 0 : blocksHeld(it->second));
 }
 
@@ -293,7 +320,9 @@ void EngineBridge::measureDraft(ChatId chat, const ChatMessages& messages, const
   if (!m_engine) return;
   ChatMessages with = messages;
   with.append({QStringLiteral("user"), draft});
-  const int before = countTokens(messages, false), after = countTokens(with, true);
+  auto it = m_chats.find(chat);
+  const pagedchat::ChatModel& model = it == m_chats.end() ? m_chatModel : modelOf(it->second);
+  const int before = countTokens(model, messages, false), after = countTokens(model, with, true);
   emit draftMeasured(chat, draft, std::max(0, after - before), after);
 }
 
@@ -387,6 +416,10 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
   if (!out) return;
   for (size_t i = 0; i < out->samples.size() && i < c.sentBytes.size(); ++i) {
     const pagedchat::SampleOutput& s = out->samples[i];
+    if (c.tools) {
+      deliverToolSample(id, c, i, s, flushText);
+      continue;
+    }
     if ((flushText || s.finished) && s.text.size() > c.sentBytes[i]) {
       emit replyText(id, static_cast<int>(i), QString::fromStdString(s.text.substr(c.sentBytes[i])));
       c.sentBytes[i] = s.text.size();
@@ -403,8 +436,29 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
   const pagedchat::RequestOutput done = m_tracker->take_output(out->id);
   m_requestChat.erase(done.id);
   const int contextUsed = c.session.turn_ended(*m_engine.engine, done);
+  c.tools.reset();
   if (!done.ok()) emit replyFailed(id, QString::fromStdString(done.error));
   emit turnDone(id, contextUsed);
+}
+
+void EngineBridge::deliverToolSample(ChatId id, Chat& c, size_t i, const pagedchat::SampleOutput& s, bool flushText) {
+  if (!flushText && !s.finished) return;
+  // Decoded with special tokens written out: a model's call tags may be control tokens.
+  const std::string reply = m_engine.model->tokenizer->decode(s.tokens, true);
+  const QString shown = c.tools->shown(reply);
+  if (shown.size() > static_cast<qsizetype>(c.sentBytes[i])) {
+    emit replyText(id, static_cast<int>(i), shown.mid(static_cast<qsizetype>(c.sentBytes[i])));
+    c.sentBytes[i] = static_cast<size_t>(shown.size());
+  }
+  if (!s.finished || c.reported[i]) return;
+  c.reported[i] = true;
+  const ToolTurn::Reply parsed = c.tools->parse(reply);
+  ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, m_tracker->output(c.session.request())->num_cached_prompt_tokens);
+  if (m.finishReason == QLatin1String("length") && i < c.maxTokens.size() && m.numTokens < c.maxTokens[i])
+    m.finishReason = ReplyMetrics::kContextEnd;
+  if (!parsed.calls.isEmpty() && m.finishReason == QLatin1String("stop")) m.finishReason = ReplyMetrics::kToolCalls;
+  emit replyToolCalls(id, static_cast<int>(i), parsed.content, parsed.calls);
+  emit replyFinished(id, static_cast<int>(i), m);
 }
 
 void EngineBridge::sendFrame() { emitFrame(QString()); }

@@ -34,6 +34,7 @@
 #include "appcore/pool/pool_frame.h"
 #include "appcore/bridge/pool_frame_builder.h"
 #include "appcore/chat/reply_metrics.h"
+#include "appcore/bridge/tool_turn.h"
 
 class RequestRouter;
 
@@ -141,6 +142,10 @@ class EngineBridge : public QObject {
   void loadProgress(const QString& stage, double fraction);  // ~20 Hz while loading
   void replyText(ChatId chat, int sample, const QString& text);  // coalesced, ~30 Hz
   void replyFinished(ChatId chat, int sample, const ReplyMetrics& metrics);
+  // A turn that offered tools (TurnSettings::toolsJson): the sample's reply read whole, right
+  // before its replyFinished. content replaces the text streamed (which showed only what was
+  // surely content); calls: those it made, in order, with ids of ours (finish reason "tool_calls").
+  void replyToolCalls(ChatId chat, int sample, const QString& content, const QVector<ToolCallRecord>& calls);
   void replyFailed(ChatId chat, const QString& error);
   void turnDone(ChatId chat, int contextUsed);  // every sample ended; tokens the chat now holds
   // Before a turn: the chat outgrew the context and its oldest `numDropped` messages (a
@@ -157,17 +162,24 @@ class EngineBridge : public QObject {
  private:
   // The chat as the model reads it, in tokens (the built-in format's count, close to it, when
   // the model's template refuses the chat).
-  int countTokens(const ChatMessages& messages, bool addGenerationPrompt) const;
+  int countTokens(const pagedchat::ChatModel& model, const ChatMessages& messages, bool addGenerationPrompt) const;
 
   struct Chat {
     pagedchat::ChatSession session;
+    // The chat's model with the tools its last turn offered (its prompts, forks and measures
+    // render them); unset: none.
+    std::optional<pagedchat::ChatModel> toolModel;
+    std::optional<ToolTurn> tools;  // the turn in flight offers tools: its replies are read so
     // The turn in flight: what has been sent of each sample (coalescing).
     int64_t numPromptTokens = 0;
     std::vector<int32_t> maxTokens;  // each sample's: the engine's "length" is this or the context's end
-    std::vector<size_t> sentBytes;
+    std::vector<size_t> sentBytes;  // of each sample's text (a tool turn's: of what it shows, in UTF-16 units)
     std::vector<bool> reported;
   };
 
+  const pagedchat::ChatModel& modelOf(const Chat& c) const { return c.toolModel ? *c.toolModel : m_chatModel; }
+  // A tool turn's sample: its text as shown, sent on; at its end, read whole (replyToolCalls).
+  void deliverToolSample(ChatId id, Chat& c, size_t index, const pagedchat::SampleOutput& s, bool flushText);
   std::vector<pagedchat::SequenceId> sequencesOf(const Chat& c) const;  // parked, and its turn's in flight
   int blocksHeld(const Chat& c) const;  // the distinct KV blocks of those
   bool stepAndReport();  // one step and its frame; whether the frame carries KV events

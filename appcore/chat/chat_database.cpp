@@ -57,7 +57,7 @@ bool sameChatRow(const ChatRecord& a, const ChatRecord& b) {
          a.firstInView == b.firstInView && a.contextPolicy == b.contextPolicy && a.pinned == b.pinned &&
          a.lastActive == b.lastActive && a.ownSampling.has_value() == b.ownSampling.has_value() &&
          (!a.ownSampling || sameSampling(*a.ownSampling, *b.ownSampling)) && a.remote == b.remote &&
-         a.lastError.sentence == b.lastError.sentence && a.lastError.detail == b.lastError.detail;
+         a.lastError.sentence == b.lastError.sentence && a.lastError.detail == b.lastError.detail && a.tools == b.tools;
 }
 }  // namespace
 
@@ -113,7 +113,8 @@ ChatDatabase::ChatDatabase(const QString& path)
                        addColumn(QStringLiteral("chats"), QStringLiteral("remote_model TEXT NOT NULL DEFAULT ''")) &&
                        addColumn(QStringLiteral("chats"), QStringLiteral("last_error TEXT NOT NULL DEFAULT ''")) &&
                        addColumn(QStringLiteral("chats"), QStringLiteral("last_error_detail TEXT NOT NULL DEFAULT ''")) &&
-                       addColumn(QStringLiteral("messages"), QStringLiteral("tools TEXT NOT NULL DEFAULT ''"));
+                       addColumn(QStringLiteral("messages"), QStringLiteral("tools TEXT NOT NULL DEFAULT ''")) &&
+                       addColumn(QStringLiteral("chats"), QStringLiteral("tools TEXT NOT NULL DEFAULT ''"));
   if (m_open) openSearchIndex();
   if (m_open && setting(QStringLiteral("schema_version")).isEmpty())
     setSetting(QStringLiteral("schema_version"), QString::number(kSchemaVersion));
@@ -150,8 +151,8 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
   if (!m_open) return chats;
   QSqlQuery q(m_db);
   if (!q.exec(QStringLiteral("SELECT id, title, parent_id, forked_at, overrides_system, system_prompt, first_in_view, "
-                             "context_policy, pinned, last_active, sampling, remote_url, remote_model, last_error, last_error_detail "
-                             "FROM chats ORDER BY id"))) {
+                             "context_policy, pinned, last_active, sampling, remote_url, remote_model, last_error, last_error_detail, "
+                             "tools FROM chats ORDER BY id"))) {
     fail(QStringLiteral("load chats"), q.lastError().text());
     return chats;
   }
@@ -173,6 +174,8 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
       c.ownSampling = samplingFromJson(QJsonDocument::fromJson(sampling.toUtf8()).object());
     c.remote = {q.value(11).toString(), q.value(12).toString()};
     c.lastError = {q.value(13).toString(), q.value(14).toString()};
+    if (const QString tools = q.value(15).toString(); !tools.isEmpty())
+      c.tools = chatToolsFromJson(QJsonDocument::fromJson(tools.toUtf8()).object());
     chats.append(c);
   }
   QSqlQuery m(m_db);
@@ -279,17 +282,20 @@ bool ChatDatabase::saveChatRow(const ChatRecord& chat, const ChatRecord* before)
                             chat.ownSampling ? QString::fromUtf8(QJsonDocument(samplingToJson(*chat.ownSampling)).toJson(QJsonDocument::Compact))
                                              : QString(QLatin1String("")),
                             text(chat.remote.url), text(chat.remote.model), text(chat.lastError.sentence),
-                            text(chat.lastError.detail), chat.id};
+                            text(chat.lastError.detail),
+                            chat.tools.isDefault() ? QString(QLatin1String(""))
+                                                   : QString::fromUtf8(QJsonDocument(chatToolsToJson(chat.tools)).toJson(QJsonDocument::Compact)),
+                            chat.id};
   QSqlQuery q(m_db);
   q.prepare(QStringLiteral("UPDATE chats SET title = ?, parent_id = ?, forked_at = ?, overrides_system = ?, system_prompt = ?, "
                            "first_in_view = ?, context_policy = ?, pinned = ?, last_active = ?, sampling = ?, remote_url = ?, "
-                           "remote_model = ?, last_error = ?, last_error_detail = ? WHERE id = ?"));
+                           "remote_model = ?, last_error = ?, last_error_detail = ?, tools = ? WHERE id = ?"));
   for (const QVariant& v : values) q.addBindValue(v);
   if (!q.exec()) return fail(QStringLiteral("save chat %1").arg(chat.id), q.lastError().text());
   if (q.numRowsAffected() > 0) return true;
   q.prepare(QStringLiteral("INSERT INTO chats (title, parent_id, forked_at, overrides_system, system_prompt, first_in_view, "
-                           "context_policy, pinned, last_active, sampling, remote_url, remote_model, last_error, last_error_detail, id) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                           "context_policy, pinned, last_active, sampling, remote_url, remote_model, last_error, last_error_detail, tools, id) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   for (const QVariant& v : values) q.addBindValue(v);
   return q.exec() || fail(QStringLiteral("save chat %1").arg(chat.id), q.lastError().text());
 }

@@ -68,6 +68,7 @@ QByteArray chatToJson(const ChatRecord& chat, const QString& sharedSystemPrompt,
       // The chat's own settings, or the app's it replied under when it has none.
       {QStringLiteral("own_sampling"), chat.ownSampling.has_value()},
       {QStringLiteral("sampling"), samplingToJson(chat.ownSampling.value_or(sampling))},
+      {QStringLiteral("tools"), chatToolsToJson(chat.tools)},  // names of the user's servers only: no command, no key
       {QStringLiteral("messages"), messages}};
   return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
@@ -105,6 +106,7 @@ std::optional<ChatRecord> chatFromJson(const QByteArray& json, QString* error) {
     chat.ownSampling = samplingFromJson(o.value(QStringLiteral("sampling")).toObject(), &why);
     if (!chat.ownSampling) return failed(why);
   }
+  chat.tools = chatToolsFromJson(o.value(QStringLiteral("tools")).toObject());
   const QJsonArray list = messages.toArray();
   for (qsizetype i = 0; i < list.size(); ++i) {
     const QJsonObject m = list[i].toObject();

@@ -12,6 +12,19 @@ bool isChatRole(const QString& role) {
 constexpr int kMaxToolCalls = 64;  // of one reply, read back from a file
 }  // namespace
 
+QJsonObject chatToolsToJson(const ChatTools& t) {
+  return {{QStringLiteral("servers"), QJsonArray::fromStringList(t.servers)}, {QStringLiteral("max_calls"), t.maxCallsPerTurn}};
+}
+
+ChatTools chatToolsFromJson(const QJsonObject& o) {
+  ChatTools t;
+  for (const QJsonValue& v : o.value(QStringLiteral("servers")).toArray())
+    if (v.isString() && !v.toString().isEmpty() && !t.servers.contains(v.toString())) t.servers.append(v.toString());
+  const QJsonValue max = o.value(QStringLiteral("max_calls"));
+  if (max.isDouble() && max.toDouble() >= 1 && max.toDouble() <= 100) t.maxCallsPerTurn = max.toInt();
+  return t;
+}
+
 QJsonObject samplingToJson(const TurnSettings& s) {
   QJsonObject o{{QStringLiteral("temperature"), s.temperature},
                      {QStringLiteral("top_p"), s.topP},

@@ -31,6 +31,12 @@ void toolFieldsFromJson(const QJsonObject& o, MessageRecord* m);
 QJsonArray tailsToJson(const QVector<QVector<MessageRecord>>& tails);
 QVector<QVector<MessageRecord>> tailsFromJson(const QJsonArray& tails);
 
+// A chat's tools: {"servers": [names], "max_calls": n}.
+QJsonObject chatToolsToJson(const ChatTools& t);
+// Absent keys keep the defaults; a server that is not a string, or a max_calls outside 1-100,
+// is left out / the default (a file edited by hand never stops a chat from loading).
+ChatTools chatToolsFromJson(const QJsonObject& o);
+
 QJsonObject samplingToJson(const TurnSettings& s);
 // Keys that are absent keep TurnSettings' defaults; nullopt, with `error` set to a sentence, when
 // a value is not a number or lies outside what the settings allow.

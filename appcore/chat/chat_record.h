@@ -3,6 +3,7 @@
 // metrics), the system prompt it overrides the shared one with, and where it was forked from.
 
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 #include <algorithm>
@@ -64,7 +65,8 @@ inline QVector<QVector<MessageRecord>> takeVersions(QVector<MessageRecord>& mess
 // (the last of its message's versions), the version before it is shown again. Returns whether
 // it dropped one.
 inline bool dropEmptyReply(QVector<MessageRecord>& messages) {
-  if (messages.isEmpty() || messages.last().role != QLatin1String("assistant") || !messages.last().content.isEmpty())
+  if (messages.isEmpty() || messages.last().role != QLatin1String("assistant") || !messages.last().content.isEmpty() ||
+      !messages.last().toolCalls.isEmpty())
     return false;
   const int at = static_cast<int>(messages.size()) - 1;
   if (messages[at].otherVersions.isEmpty()) {
@@ -74,7 +76,9 @@ inline bool dropEmptyReply(QVector<MessageRecord>& messages) {
   if (!switchVersion(messages, at, messages[at].versionIndex - 1)) return false;
   // The empty one was the last version: it is dropped from the others.
   QVector<QVector<MessageRecord>>& others = messages[at].otherVersions;
-  if (!others.isEmpty() && others.last().size() == 1 && others.last().first().content.isEmpty()) others.removeLast();
+  if (!others.isEmpty() && others.last().size() == 1 && others.last().first().content.isEmpty() &&
+      others.last().first().toolCalls.isEmpty())
+    others.removeLast();
   return true;
 }
 
@@ -85,7 +89,7 @@ inline bool settleInterruptedReply(QVector<MessageRecord>& messages) {
   if (messages.isEmpty() || messages.last().role != QLatin1String("assistant")) return false;
   QString& finish = messages.last().metrics.finishReason;
   if (!finish.isEmpty() && finish != ReplyMetrics::kInterrupted) return false;  // it ended
-  if (messages.last().content.isEmpty()) return dropEmptyReply(messages);
+  if (messages.last().content.isEmpty() && messages.last().toolCalls.isEmpty()) return dropEmptyReply(messages);
   if (finish == ReplyMetrics::kInterrupted) return false;
   finish = ReplyMetrics::kInterrupted;
   return true;
@@ -99,6 +103,16 @@ struct RemoteEngineChoice {
   QString model{};  // the model id the server lists
   bool isSet() const { return !url.isEmpty(); }
   bool operator==(const RemoteEngineChoice&) const = default;
+};
+
+// The user's tools a chat may call (its MCP servers' tools: appcore/tools/mcp_servers.h), and
+// how many calls one of its turns may make before it stops and says so.
+struct ChatTools {
+  QStringList servers{};  // by name, as mcp.json names them; empty: the chat calls no tools
+  int maxCallsPerTurn = kDefaultMaxCalls;
+  static constexpr int kDefaultMaxCalls = 8;
+  bool isDefault() const { return servers.isEmpty() && maxCallsPerTurn == kDefaultMaxCalls; }
+  bool operator==(const ChatTools&) const = default;
 };
 
 struct ChatRecord {
@@ -118,6 +132,7 @@ struct ChatRecord {
   // How its replies sample when not the app's defaults (only the fields takeSampling copies count).
   std::optional<TurnSettings> ownSampling;
   RemoteEngineChoice remote;  // unset: the chat runs on this machine's engine
+  ChatTools tools;             // its MCP servers: none unless the user turned some on
   // The last turn failed: said at the end of the chat (saved: it is there after a restart),
   // until its next turn starts.
   PlainError lastError;

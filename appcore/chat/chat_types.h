@@ -58,6 +58,12 @@ struct TurnSettings {
   // How replies are written: "" free text, "json" any JSON object, else a JSON schema's text
   // (appcore/chat/answer_format.h), enforced token by token.
   QString answerFormat = {};
+  // The user's tools the turn offers, an OpenAI `tools` array's text ("": none; the controller
+  // fills it from the chat's servers, appcore/tools/mcp_servers.h), and the call its reply
+  // must make ("": the model chooses; a function's name: that one, the "use tool" action).
+  // Per turn: never saved, not a sampling setting.
+  QString toolsJson = {};
+  QString toolChoice = {};
   // Compare by beam search: numSamples beams (Request::beam_width), shown best first when the
   // search ends; the sampling settings but maxTokens are not used.
   bool beamSearch = false;

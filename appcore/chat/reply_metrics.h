@@ -16,12 +16,13 @@ struct ReplyMetrics {
   double tokensPerSecond = 0;       // decode: tokens after the first over the time they took
   qint64 numPromptTokens = 0;       // prompt tokens this turn added to the sequence
   qint64 numCachedPromptTokens = 0; // of which the prefix cache served
-  // "stop", "length" (its max tokens), "abort", "error"; "context": it reached the end of the
+  // "stop", "length" (its max tokens), "abort", "error"; "tool_calls": it called tools; "context": it reached the end of the
   // chat's context before its max tokens; "interrupted": the app (or its engine) went before the
   // reply ended, as a reply in flight is saved. Saved with the chat: never rename these.
   QString finishReason;
   static inline const QString kInterrupted = QStringLiteral("interrupted");
   static inline const QString kContextEnd = QStringLiteral("context");
+  static inline const QString kToolCalls = QStringLiteral("tool_calls");  // it ended calling tools
   // Speculative decoding: drafted tokens verified, those kept, and the decode steps the reply
   // took (not saved with the chat).
   qint64 numDrafted = 0, numAccepted = 0, numDecodeSteps = 0;

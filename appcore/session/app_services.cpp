@@ -3,6 +3,8 @@
 
 #include "appcore/bridge/engine_bridge.h"
 #include "appcore/session/app_session.h"
+#include "appcore/session/chat_controller.h"
+#include "appcore/tools/mcp_servers.h"
 #ifdef PAGEDCHAT_HAVE_SERVER
 #include "appcore/bridge/local_api_server.h"
 #endif
@@ -17,7 +19,9 @@ AppServices::AppServices(const QString& databasePath)
 #ifdef PAGEDCHAT_HAVE_SERVER
   m_api = new LocalApiServer(m_bridge->apiRouter());
 #endif
+  m_tools = std::make_unique<McpServers>();
   m_session = std::make_unique<AppSession>(*m_db, m_bridge);
+  m_session->chats().setTools(m_tools.get());
 }
 
 AppServices::~AppServices() {
@@ -25,6 +29,7 @@ AppServices::~AppServices() {
 #ifdef PAGEDCHAT_HAVE_SERVER
   delete m_api;  // the server's requests go before the engine does
 #endif
+  m_tools.reset();
   m_engineThread.quit();
   m_engineThread.wait();
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "appcore/chat/chat_database.h"
+#include "appcore/tools/mcp_connection.h"
 #include "appcore/bridge/engine_bridge.h"
 #include "appcore/remote/remote_bridge.h"
 #include "appcore/remote/remote_endpoints.h"
@@ -30,7 +31,9 @@ QVector<ChatId> ChatController::restore() {
     Chat c;
     c.record = std::move(r);
     // The app died mid-reply: the reply keeps its text, marked interrupted; one with none goes.
-    const bool settled = settleInterruptedReply(c.record.messages);
+    bool settled = settleInterruptedReply(c.record.messages);
+    // Calls that waited for consent (or ran) when the app went: answered, the chat whole.
+    settled = abandonToolCalls(c, tr("Not run: the app closed before the call ran.")) || settled;
     c.record.firstInView = std::min(c.record.firstInView, static_cast<int>(c.record.messages.size()));
     if (settled) save(c);
     add(std::move(c));
@@ -141,6 +144,11 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   if (it == m_chats.end()) return -1;
   const Chat& parent = it->second;
   messageCount = std::clamp<int>(messageCount, 0, static_cast<int>(parent.record.messages.size()));
+  // A reply that called tools goes with its calls' answers: the model reads them together.
+  const QVector<MessageRecord>& kept = parent.record.messages;
+  while (messageCount > 0 && messageCount < kept.size() && kept[messageCount].role == QLatin1String("tool") &&
+         (!kept[messageCount - 1].toolCalls.isEmpty() || kept[messageCount - 1].role == QLatin1String("tool")))
+    ++messageCount;
   QString asked;  // forking at a question is asking it again, differently: the child stops before it
   if (messageCount > 0 && parent.record.messages[messageCount - 1].role == QLatin1String("user")) {
     asked = parent.record.messages[messageCount - 1].content;
@@ -163,6 +171,7 @@ ChatId ChatController::fork(ChatId parentId, int messageCount, QString* draft) {
   child.record.systemPrompt = parent.record.systemPrompt;
   child.record.ownSampling = parent.record.ownSampling;  // a branch is compared under the same settings
   child.record.remote = parent.record.remote;            // and on the same engine
+  child.record.tools = parent.record.tools;              // with the same tools
   child.record.messages = parent.record.messages.mid(0, messageCount);
   child.record.firstInView = std::min(parent.record.firstInView, messageCount);
   // The engine side shares the parent's parked sequence up to where the child's messages end
@@ -249,6 +258,8 @@ bool ChatController::remove(ChatId id) {
     return false;
   }
   // Frees its sequences; a turn in flight is aborted with them, and its signals find no chat.
+  if (it->second.toolCall && it->second.toolCall->running && it->second.toolCall->connection)
+    it->second.toolCall->connection->stopCall(it->second.toolCall->runId);
   onEngineThread(m_bridge, [id](EngineBridge& b) { b.release(id); });
   if (m_remote) m_remote->stop(id);  // a remote server stops generating for it too
   m_lastRemoved = savedForm(it->second);
@@ -375,12 +386,18 @@ void ChatController::applyOwnSampling(const Chat& c, TurnSettings& settings) {
   settings.maxTokens = c.record.ownSampling->maxTokens;
 }
 
-void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once) {
+void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once,
+                               bool toolsGoOn) {
   touch(c);
   emit activityChanged(c.record.id);
   if (once) settings.contextPolicy = *once;
   else if (c.record.contextPolicy != ContextPolicy::appDefault) settings.contextPolicy = c.record.contextPolicy;
   applyOwnSampling(c, settings);
+  if (!toolsGoOn) {
+    c.toolCallsMade = 0;
+    c.toolStopRequested = false;
+  }
+  const QString noTools = offerTools(c, settings);
   c.contextFullTokens = 0;
   c.record.lastError = {};
   const ChatMessages messages = c.record.engineMessages(m_sharedSystemPrompt);
@@ -412,6 +429,7 @@ void ChatController::startTurn(Chat& c, TurnSettings settings, const QStringList
   }
   measure(c.record.id);  // the meter counts the question at once, not when the reply has ended
   c.sinceMeasured.invalidate();  // and the reply's first text measures again (its blocks computed by then)
+  if (!noTools.isEmpty()) emit status(c.record.id, noTools);
   emit chatChanged(c.record.id);
 }
 
@@ -467,8 +485,13 @@ bool ChatController::continueReply(ChatId id, TurnSettings settings) {
 }
 
 void ChatController::stop(ChatId id) {
-  const Chat* c = chat(id);
-  if (!c || !c->replying) return;
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying) return;
+  const Chat* c = &it->second;
+  if (c->toolTurn) {
+    it->second.toolStopRequested = true;
+    if (c->toolCall) return stopToolStep(it->second);  // between replies: the call waiting or running ends the turn
+  }
   if (c->record.remote.isSet()) {
     if (m_remote) m_remote->stop(id);
     return;
@@ -549,6 +572,8 @@ void ChatController::measure(ChatId id) {
 void ChatController::engineReplaced() {
   for (auto& [id, c] : m_chats) {
     if (c.record.remote.isSet()) continue;  // its engine is elsewhere, and still there
+    // Its tool step ends: the next reply would have run on the engine that went.
+    if (abandonToolCalls(c, tr("Not run: the model was replaced before the call ran."))) save(c);
     if (c.replying) {
       c.replying = false;
       if (c.numSamples == 1) settleInterruptedReply(c.record.messages);  // its engine went with it

@@ -13,6 +13,8 @@
 #include <QStringList>
 #include <QVector>
 
+#include <QPointer>
+
 #include <map>
 #include <optional>
 
@@ -22,6 +24,8 @@
 
 class ChatDatabase;
 class EngineBridge;
+class McpConnection;
+class McpServers;
 class RemoteBridge;
 class RemoteEndpoints;
 
@@ -59,7 +63,24 @@ class ChatController : public QObject {
     // second (what a crash loses of it), marked interrupted until it ends.
     QElapsedTimer sinceSaved;
     QElapsedTimer sinceMeasured;  // the meter's last measure while a reply streams
+    // A turn that offers the chat's tools (appcore/session/chat_controller_tools.cpp): the
+    // settings it goes on with once a reply's calls are answered (unset: it offers none), the
+    // calls it made so far, and the call now waiting for the user's consent or running (a
+    // reply's calls run one at a time, in its order; the chat is replying meanwhile).
+    std::optional<TurnSettings> toolTurn;
+    int toolCallsMade = 0;
+    struct ToolCallWait {
+      QString callId;
+      QString server, tool;  // the server's own names
+      bool running = false;  // false: waiting for the user's consent
+      int runId = -1;        // the connection's id for the call while it runs
+      QPointer<McpConnection> connection;
+      QString progress;      // the server's last word on a running call ("step 3 of 10")
+    };
+    std::optional<ToolCallWait> toolCall;
+    bool toolStopRequested = false;  // Stop during a turn with tools: no further call or reply
   };
+  enum class ToolConsent { allowOnce, alwaysAllow, deny };
   enum class ContextChoice { dropOldest, newChatFromRecent, cancel };
   // A search result: a chat whose title (message -1) or whose message `message` holds every
   // word; snippet as MessageHit's (the title itself for a title).
@@ -144,6 +165,20 @@ class ChatController : public QObject {
   // False while it replies or awaits a pick.
   bool setRemoteEngine(ChatId id, const RemoteEngineChoice& engine);
 
+  // Where chats' tool calls go: the user's MCP servers (null, as without any: no chat offers
+  // tools). A chat offers the tools of its servers (ChatRecord::tools) in each turn of one
+  // reply; a call the model makes waits for the user's consent (answerToolCall) unless the
+  // user chose "Always allow" for that tool, runs, and its result is the chat's next message
+  // (role "tool"); the turn then goes on, until a reply calls nothing, Stop, or the chat's
+  // limit of calls per turn.
+  void setTools(McpServers* servers);
+  McpServers* tools() const { return m_tools; }
+  // The chat's servers and its limit of calls per turn (from its next turn on); saved. False
+  // while it replies.
+  bool setChatTools(ChatId id, const ChatTools& tools);
+  // The user's answer to the call waiting for consent; false when that call is not waiting.
+  bool answerToolCall(ChatId id, const QString& callId, ToolConsent consent);
+
   // Asks the engine side for the chat's meter (chatChanged follows with the figures).
   void measure(ChatId id);
   // Asks what the message being typed would count if sent now (draftMeasured follows; not for
@@ -179,8 +214,29 @@ class ChatController : public QObject {
   void onReplyFinished(ChatId id, int sample, const ReplyMetrics& m);
   void onReplyFailed(ChatId id, const PlainError& error);
   void onTurnDone(ChatId id, int contextUsed);
+  void onReplyToolCalls(ChatId id, int sample, const QString& content, const QVector<ToolCallRecord>& calls);
+  // The tool step between two replies of a turn (chat_controller_tools.cpp).
+  QString offerTools(Chat& c, TurnSettings& settings);  // fills settings' tools; a sentence when none could be offered
+  bool beginToolCalls(Chat& c);  // the last reply called tools: their step begins (false: it called none)
+  void nextToolCall(Chat& c);
+  void runToolCall(Chat& c);
+  // A server's answer to a call (sender(): its McpConnection), for the chat that made it.
+  void onToolCallFinished(int runId, const QString& text, bool isError, bool truncated);
+  void onToolCallFailed(int runId, const QString& sentence);
+  void onToolCallProgress(int runId, double done, double total, const QString& message);
+  void onToolServerGone();
+  Chat* chatRunning(const McpConnection* connection, int runId);
+  void toolCallEnded(Chat& c, const QString& content);
+  void answerCall(Chat& c, const ToolCallRecord& call, const QString& content);  // the tool message
+  void stopToolStep(Chat& c);
+  // The tool step ends here: a running call is stopped, and each call of the last reply
+  // without an answer gets `why` as its answer (not saved: the caller saves). Whether any did.
+  bool abandonToolCalls(Chat& c, const QString& why);
+  void endTurn(Chat& c);  // the turn is over: not replying, saved, turnEnded
   // once: this turn's context policy, over the chat's and the app's.
-  void startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once = {});
+  // toolsGoOn: the turn's next reply after its tool calls were answered (its count of calls goes on).
+  void startTurn(Chat& c, TurnSettings settings, const QStringList& columnTitles, std::optional<ContextPolicy> once = {},
+                 bool toolsGoOn = false);
   void save(const Chat& c);
   void attachPendingVersions(Chat& c);
   void dropEmptyReply(Chat& c);
@@ -198,6 +254,7 @@ class ChatController : public QObject {
   EngineBridge* m_bridge;
   RemoteBridge* m_remote = nullptr;
   RemoteEndpoints* m_endpoints = nullptr;
+  McpServers* m_tools = nullptr;
   std::map<ChatId, Chat> m_chats;
   std::optional<ChatRecord> m_lastRemoved;  // what restoreRemoved() brings back
   QString m_sharedSystemPrompt;

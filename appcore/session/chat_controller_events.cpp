@@ -62,12 +62,31 @@ void ChatController::onReplyFailed(ChatId id, const PlainError& error) {
   emit chatChanged(id);
 }
 
+void ChatController::onReplyToolCalls(ChatId id, int sample, const QString& content, const QVector<ToolCallRecord>& calls) {
+  auto it = m_chats.find(id);
+  if (it == m_chats.end() || !it->second.replying || it->second.numSamples != 1 || sample != 0) return;
+  // The reply read whole: what streamed was only what was surely its content.
+  MessageRecord& reply = it->second.record.messages.last();
+  reply.content = content;
+  reply.toolCalls = calls;
+  emit chatChanged(id);
+}
+
 void ChatController::onTurnDone(ChatId id, int contextUsed) {
   auto it = m_chats.find(id);
   if (it == m_chats.end() || !it->second.replying) return;
   Chat& c = it->second;
-  c.replying = false;
   c.contextUsed = contextUsed;
+  // A reply that called the chat's tools: their step comes before the turn goes on.
+  if (c.numSamples == 1 && beginToolCalls(c)) return;
+  endTurn(c);
+}
+
+void ChatController::endTurn(Chat& c) {
+  const ChatId id = c.record.id;
+  c.replying = false;
+  c.toolTurn.reset();
+  c.toolCall.reset();
   emit replyingChanged(id, false);
   if (c.numSamples > 1) {
     c.awaitingPick = true;
@@ -91,6 +110,7 @@ void ChatController::connectRemote() {
 void ChatController::connectBridge() {
   connect(m_bridge, &EngineBridge::replyText, this, &ChatController::onReplyText);
   connect(m_bridge, &EngineBridge::replyFinished, this, &ChatController::onReplyFinished);
+  connect(m_bridge, &EngineBridge::replyToolCalls, this, &ChatController::onReplyToolCalls);
   connect(m_bridge, &EngineBridge::replyFailed, this,
           [this](ChatId id, const QString& e) { onReplyFailed(id, explainReplyError(e)); });
   connect(m_bridge, &EngineBridge::contextTrimmed, this, [this](ChatId id, int numDropped) {

@@ -126,10 +126,25 @@ static jinja::Value jinja_text_value(const nlohmann::ordered_json& j) {
   }
 }
 
+ChatTemplate ChatTemplate::with_tools(std::shared_ptr<const ToolSet> tools, const ToolChoice& choice) const {
+  ChatTemplate t = *this;
+  t.offered_tools_ = std::move(tools);
+  t.offered_choice_ = choice;
+  return t;
+}
+
 PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools,
                                const ToolChoice& choice) const {
+  if (tools || !offered_tools_) return render(messages, add_generation_prompt, tools, choice);
+  PromptText text = render(messages, add_generation_prompt, offered_tools_.get(), offered_choice_);
+  if (add_generation_prompt) text.markup(ToolSet::forced_prefix(tool_format(), offered_choice_));
+  return text;
+}
+
+PromptText ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools,
+                                const ToolChoice& choice) const {
   if (tools && tool_format() == ToolFormat::kGeneric)
-    return apply(generic_tool_messages(messages, *tools, choice), add_generation_prompt);
+    return render(generic_tool_messages(messages, *tools, choice), add_generation_prompt, nullptr, {});
   if (!jinja_) return apply_builtin(messages, add_generation_prompt);
   static const std::set<std::string> kRoles = {"system", "user", "assistant", "tool"};
   jinja::List list;

@@ -64,6 +64,13 @@ class ChatTemplate {
   // them the generic way (tool_calls.h: generic_tool_messages).
   PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true, const ToolSet* tools = nullptr,
                    const ToolChoice& choice = {}) const;
+  // This template with `tools` offered in every conversation it renders (apply's default when
+  // it is given none): a chat of the app's whose tools are on renders them in its turns, forks
+  // and measures alike, so the text its sequence holds always reads the same. A forced call's
+  // opening (ToolSet::forced_prefix) ends the generation prompt. Null tools: none offered.
+  ChatTemplate with_tools(std::shared_ptr<const ToolSet> tools, const ToolChoice& choice = {}) const;
+  const ToolSet* offered_tools() const { return offered_tools_.get(); }
+  const ToolChoice& offered_choice() const { return offered_choice_; }
   // How this model writes tool calls (kGeneric for the built-in formats and templates that do
   // not render tools).
   ToolFormat tool_format() const { return jinja_ ? tool_format_ : ToolFormat::kGeneric; }
@@ -91,6 +98,9 @@ class ChatTemplate {
   ChatTemplate(Style s, std::optional<std::string> default_system)
       : style_(s), default_system_(std::move(default_system)) {}
   static ChatTemplate recognise(const std::string& source);
+  // apply() with exactly these tools (none: none, whatever with_tools offered).
+  PromptText render(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools,
+                    const ToolChoice& choice) const;
   PromptText apply_builtin(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
 
   Style style_;
@@ -100,6 +110,8 @@ class ChatTemplate {
   std::string fallback_reason_;
   ToolFormat tool_format_ = ToolFormat::kGeneric;
   bool thinks_ = false;
+  std::shared_ptr<const ToolSet> offered_tools_;  // with_tools
+  ToolChoice offered_choice_;
 };
 
 }  // namespace pagedchat

@@ -25,6 +25,12 @@ std::string trimmed(std::string_view s) {
   return std::string(s.substr(a, b - a + 1));
 }
 
+// Leading whitespace off (parse_tool_reply trims the content; its start is settled as it streams).
+std::string trimmed_front(std::string_view s) {
+  const size_t a = s.find_first_not_of(" \t\r\n");
+  return a == std::string_view::npos ? std::string() : std::string(s.substr(a));
+}
+
 bool valid_name(const std::string& n) {
   return !n.empty() && n.size() <= 64 &&
          std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; });
@@ -279,6 +285,115 @@ size_t settled_content(ToolFormat format, std::string_view text) {
     case ToolFormat::kGeneric: return 0;
   }
   return 0;
+}
+
+namespace {
+
+size_t skip_space(std::string_view s, size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  return i;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Four hex digits at s[i..i+4): their value, or -1 when they are not all there.
+int hex4(std::string_view s, size_t i) {
+  if (i + 4 > s.size()) return -1;
+  int v = 0;
+  for (size_t k = i; k < i + 4; ++k) {
+    const int d = hex_value(s[k]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// The JSON string's body from s[i] on, decoded up to its closing quote or as far as it is
+// whole (an escape cut at the end is held back).
+std::string decode_json_string_prefix(std::string_view s, size_t i) {
+  std::string out;
+  while (i < s.size() && s[i] != '"') {
+    if (s[i] != '\\') {
+      out += s[i++];
+      continue;
+    }
+    if (i + 1 >= s.size()) break;
+    const char e = s[i + 1];
+    if (e != 'u') {
+      switch (e) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        default: out += e;  // \" \\ \/
+      }
+      i += 2;
+      continue;
+    }
+    const int hi = hex4(s, i + 2);
+    if (hi < 0) break;
+    if (hi >= 0xD800 && hi <= 0xDBFF) {
+      // A surrogate pair: both halves, or wait for the second.
+      if (i + 12 > s.size() || s[i + 6] != '\\' || s[i + 7] != 'u') break;
+      const int lo = hex4(s, i + 8);
+      if (lo < 0) break;
+      append_utf8(out, 0x10000 + ((static_cast<uint32_t>(hi) - 0xD800) << 10) + (static_cast<uint32_t>(lo) - 0xDC00));
+      i += 12;
+      continue;
+    }
+    append_utf8(out, static_cast<uint32_t>(hi));
+    i += 6;
+  }
+  // A character whose bytes the model writes in several tokens is held back until whole.
+  size_t lead = out.size();
+  while (lead > 0 && out.size() - lead < 4 && (static_cast<unsigned char>(out[lead - 1]) & 0xC0) == 0x80) --lead;
+  if (lead > 0) {
+    const unsigned char b = static_cast<unsigned char>(out[lead - 1]);
+    const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+    if (out.size() - (lead - 1) < need) out.resize(lead - 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string streamed_content(ToolFormat format, std::string_view text) {
+  if (format != ToolFormat::kGeneric) return trimmed_front(text.substr(0, settled_content(format, text)));
+  // {"response": "...  with any whitespace the grammar allows between the parts.
+  size_t i = skip_space(text, 0);
+  if (i >= text.size() || text[i] != '{') return {};
+  i = skip_space(text, i + 1);
+  constexpr std::string_view kKey = "\"response\"";
+  if (text.substr(i, kKey.size()) != kKey) return {};
+  i = skip_space(text, i + kKey.size());
+  if (i >= text.size() || text[i] != ':') return {};
+  i = skip_space(text, i + 1);
+  if (i >= text.size() || text[i] != '"') return {};
+  return decode_json_string_prefix(text, i + 1);
 }
 
 std::vector<ChatMessage> generic_tool_messages(const std::vector<ChatMessage>& messages, const ToolSet& tools,

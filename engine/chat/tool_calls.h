@@ -71,6 +71,17 @@ class ToolSet {
   std::vector<Function> functions_;
 };
 
+// A call's id: "call_" and 24 letters and digits, as OpenAI's; Mistral's templates insist on 9.
+// draw(n): a uniformly drawn number below n.
+template <class Draw>
+std::string make_call_id(ToolFormat format, Draw&& draw) {
+  static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  const bool mistral = format == ToolFormat::kMistral;
+  std::string id = mistral ? "" : "call_";
+  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[draw(62u)];
+  return id;
+}
+
 struct ToolReply {
   std::string content;          // what the reply says outside its calls (trimmed)
   std::vector<ToolCall> calls;  // ids as the model wrote them (usually none: the server makes them)
@@ -81,6 +92,12 @@ ToolReply parse_tool_reply(ToolFormat format, std::string_view text);
 // How much of a reply streamed so far is content whatever comes next: up to where a call
 // begins or may be beginning (0 in the generic format, whose reply is one JSON object).
 size_t settled_content(ToolFormat format, std::string_view text);
+// What a reply streamed so far shows a reader: its settled content in a model's own format; in
+// the generic one, whose reply is one JSON object, the {"response": "..."} string decoded as
+// far as it has come (escapes and characters cut at the end held back), and nothing while the
+// reply may be a call. It only grows as the reply does, and is a prefix of parse_tool_reply's
+// content for a reply that answers (but for the trim at its end).
+std::string streamed_content(ToolFormat format, std::string_view text);
 
 // A conversation with tools for a template that does not render them: the instructions in the
 // (first) system message, earlier calls and answers written as the reply format has them, and

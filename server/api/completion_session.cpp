@@ -203,13 +203,8 @@ void CompletionSession::onFinished(int index, const QString& text, const QString
 
 namespace {
 
-// A call's id: "call_" and 24 letters and digits, as OpenAI's; Mistral's templates insist on 9.
 std::string newCallId(pagedchat::ToolFormat format) {
-  static const char kAlnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  const bool mistral = format == pagedchat::ToolFormat::kMistral;
-  std::string id = mistral ? "" : "call_";
-  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[QRandomGenerator::global()->bounded(62)];
-  return id;
+  return pagedchat::make_call_id(format, [](uint32_t n) { return QRandomGenerator::global()->bounded(n); });
 }
 
 // `text` without a last character whose bytes have not all come.

@@ -6,7 +6,10 @@
 // grammar that forces a call admits exactly the calls of the offered functions; bad tools refused.
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
+#include <random>
 #include <string>
 
 #include "engine/chat/chat_template.h"
@@ -158,6 +161,42 @@ class TestToolCalls : public QObject {
     QCOMPARE(settled_content(ToolFormat::kLlama3, "<|pyth"), size_t(0));
     QCOMPARE(settled_content(ToolFormat::kLlama3, "Paris is sunny."), size_t(15));
     QCOMPARE(settled_content(ToolFormat::kGeneric, "{\"response\": \"x"), size_t(0));
+  }
+
+  // What a reader sees as a reply streams, at every byte of it: it only grows, it is a prefix
+  // of the content parse_tool_reply finds in the whole reply, and, once the reply is whole, it
+  // is that content (the generic format's JSON string decoded by nlohmann as the oracle).
+  void streamedContentGrowsIntoTheParsedContent() {
+    std::mt19937 rng(7);
+    const std::vector<std::string> pieces = {"a", "Z", " ", "\n", "\"", "\\", "/", "\t", "é", "漢", "😀", "\x01", "{", "}", "<tool", "\\u"};
+    for (int round = 0; round < 300; ++round) {
+      std::string answer;
+      const int n = static_cast<int>(rng() % 24);
+      for (int i = 0; i < n; ++i) answer += pieces[rng() % pieces.size()];
+      const bool asciiEscapes = rng() % 2;
+      const std::string reply = std::string(rng() % 2 ? "{\"response\": " : "{ \"response\" :\n") +
+                                nlohmann::json(answer).dump(-1, ' ', asciiEscapes) + "}";
+      const std::string whole = parse_tool_reply(ToolFormat::kGeneric, reply).content;
+      QCOMPARE(whole, answer);
+      std::string before;
+      for (size_t cut = 0; cut <= reply.size(); ++cut) {
+        const std::string shown = streamed_content(ToolFormat::kGeneric, std::string_view(reply).substr(0, cut));
+        QVERIFY2(shown.starts_with(before) && whole.starts_with(shown), reply.c_str());
+        before = shown;
+      }
+      QCOMPARE(before, whole);
+    }
+    // Hermes: the text before a call, never the call.
+    const std::string hermes = "  Let me look.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>";
+    const std::string content = parse_tool_reply(ToolFormat::kHermes, hermes).content;
+    std::string before;
+    for (size_t cut = 0; cut <= hermes.size(); ++cut) {
+      const std::string shown = streamed_content(ToolFormat::kHermes, std::string_view(hermes).substr(0, cut));
+      QVERIFY(shown.starts_with(before));
+      QVERIFY2(content.starts_with(shown.substr(0, std::min(shown.size(), content.size()))), shown.c_str());
+      before = shown;
+    }
+    QCOMPARE(streamed_content(ToolFormat::kGeneric, R"({"tool_calls": [{"name": "add")"), std::string());
   }
 
   void forcedCallsAreExactlyTheOfferedFunctions() {
