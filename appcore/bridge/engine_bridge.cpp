@@ -459,6 +459,14 @@ void EngineBridge::deliverToolSample(ChatId id, Chat& c, size_t i, const pagedch
   if (!parsed.calls.isEmpty() && m.finishReason == QLatin1String("stop")) m.finishReason = ReplyMetrics::kToolCalls;
   emit replyToolCalls(id, static_cast<int>(i), parsed.content, parsed.calls);
   emit replyFinished(id, static_cast<int>(i), m);
+  if (parsed.brokenCall) {
+    // Shown as it was written would be a heap of JSON where the answer goes: said instead.
+    const bool cut = m.finishReason == QLatin1String("length") || m.finishReason == ReplyMetrics::kContextEnd;
+    emit replyFailed(id, (cut ? tr("The reply began a tool call and was cut at its length limit (%1 tokens) before the call ended. "
+                                   "Raise the chat's max tokens, or send again.").arg(m.numTokens)
+                              : tr("The reply began a tool call that does not parse. Send again, or ask differently.")) +
+                             QStringLiteral("\n") + parsed.written.left(2000));
+  }
 }
 
 void EngineBridge::sendFrame() { emitFrame(QString()); }

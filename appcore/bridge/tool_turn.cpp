@@ -72,9 +72,16 @@ ToolTurn::Reply ToolTurn::parse(std::string_view reply) const {
   const std::string text = m_prefix + std::string(reply);
   size_t start = answerStart(text);
   if (start == std::string_view::npos) start = text.size();  // cut while thinking: no answer, no call
-  const pagedchat::ToolReply parsed = pagedchat::parse_tool_reply(m_format, std::string_view(text).substr(start));
+  const std::string_view answer = std::string_view(text).substr(start);
+  const pagedchat::ToolReply parsed = pagedchat::parse_tool_reply(m_format, answer);
   Reply out;
   out.content = QString::fromStdString(text.substr(0, start) + parsed.content);
+  if (parsed.broken_call) {
+    out.brokenCall = true;
+    out.written = QString::fromStdString(std::string(answer));
+    out.content = QString::fromStdString(text.substr(0, start) + pagedchat::streamed_content(m_format, answer));
+    return out;
+  }
   for (const pagedchat::ToolCall& c : parsed.calls) {
     const std::string id = pagedchat::make_call_id(m_format, [](uint32_t n) { return QRandomGenerator::global()->bounded(n); });
     out.calls.append({QString::fromStdString(id), QString::fromStdString(c.name), QString::fromStdString(c.arguments)});

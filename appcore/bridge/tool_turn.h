@@ -42,6 +42,10 @@ class ToolTurn {
   struct Reply {
     QString content;  // the thinking as written, then what the reply says outside its calls
     QVector<ToolCallRecord> calls;  // with ids of our own (unique; a model's own are not)
+    // The reply began a call that does not parse (cut by its length, or written wrong): content
+    // holds only what came before it, and `written` the reply's answer as the model wrote it.
+    bool brokenCall = false;
+    QString written;
   };
   Reply parse(std::string_view reply) const;
 

@@ -33,6 +33,11 @@ PlainError explainReplyError(const QString& detail) {
     e.sentence = detail;  // written for the user already (engine/chat/chat_template.cpp): the template's own reason and the way out
   else if (detail.contains(QLatin1String("template")) || detail.contains(QLatin1String("{%")))
     e.sentence = tr("The model's chat template refused this chat. Settings > Chat format: Built-in may read it.");
+  else if (detail.startsWith(QLatin1String("The reply began a tool call"))) {
+    e.sentence = detail.section(QLatin1Char('\n'), 0, 0);  // ours; the reply as written is the detail
+    e.detail = detail.section(QLatin1Char('\n'), 1);
+  } else if (detail.startsWith(QLatin1String("This model continues text")) || detail.startsWith(QLatin1String("This chat answers in JSON")))
+    e.sentence = detail;
   else if (detail == QLatin1String("No model is loaded.") || detail.startsWith(QLatin1String("Pick one of")) ||
            detail.startsWith(QLatin1String("This chat is still")) || detail.contains(QLatin1String("there is no room for a reply")))
     e.sentence = detail;  // ours, plain already

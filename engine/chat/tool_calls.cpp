@@ -203,6 +203,7 @@ ToolReply parse_tool_reply(ToolFormat format, std::string_view text) {
           out.calls.push_back(std::move(call));
         } else {
           content += text.substr(pos, end - pos);  // not a call after all
+          out.broken_call = true;
         }
         pos = end;
       }
@@ -224,6 +225,7 @@ ToolReply parse_tool_reply(ToolFormat format, std::string_view text) {
         out.content = trimmed(before);
       } else {
         out.content = trimmed(text);
+        out.broken_call = settled_content(format, text) < text.size();  // it looked like a call
       }
       return out;
     }
@@ -243,6 +245,7 @@ ToolReply parse_tool_reply(ToolFormat format, std::string_view text) {
         out.content = marker == std::string_view::npos ? std::string() : trimmed(text.substr(0, marker));
       } else {
         out.content = trimmed(text);
+        out.broken_call = marker != std::string_view::npos;
       }
       return out;
     }
@@ -259,7 +262,16 @@ ToolReply parse_tool_reply(ToolFormat format, std::string_view text) {
         out.content = j["response"].get<std::string>();
         return out;
       }
+      // The grammar keeps a whole reply one of the two objects: this one was cut. An answer cut
+      // short is what it said so far; a call cut short is a broken call.
+      const size_t open = text.find_first_not_of(" \t\r\n");
+      const size_t key = open == std::string_view::npos ? open : text.find_first_not_of(" \t\r\n", open + 1);
+      if (key != std::string_view::npos && text[open] == '{' && text.substr(key).starts_with("\"response\"")) {
+        out.content = streamed_content(format, text);
+        return out;
+      }
       out.content = trimmed(text);
+      out.broken_call = !out.content.empty();
       return out;
     }
   }

@@ -85,6 +85,9 @@ std::string make_call_id(ToolFormat format, Draw&& draw) {
 struct ToolReply {
   std::string content;          // what the reply says outside its calls (trimmed)
   std::vector<ToolCall> calls;  // ids as the model wrote them (usually none: the server makes them)
+  // The reply began a call that does not parse (cut by its length, or written wrong): its text
+  // stays in content, but it was meant as a call, not an answer.
+  bool broken_call = false;
 };
 // The whole reply's text (special tokens written out) split into content and calls. Text that
 // looks like a call but does not parse stays content.

@@ -20,6 +20,7 @@
 #include "appcore/chat/reply_thinking.h"
 #include "appcore/session/app_session.h"
 #include "ui/chat/chat_action_row.h"
+#include "ui/chat/chat_tools_button.h"
 #include "ui/chat/compare_view.h"
 #include "ui/chat/transcript_view.h"
 #include "ui/dialogs/compare_settings_dialog.h"
@@ -149,6 +150,16 @@ void ChatPanel::connectTranscript() {
     updateControls();
   });
   connect(m_transcript, &TranscriptView::contextChoice, this, &ChatPanel::onContextChoice);
+  connect(m_transcript, &TranscriptView::toolCallAnswered, this, [this](const QString& callId, const QString& answer) {
+    using Consent = ChatController::ToolConsent;
+    const Consent consent = answer == QLatin1String("always") ? Consent::alwaysAllow
+                            : answer == QLatin1String("deny") ? Consent::deny
+                                                              : Consent::allowOnce;
+    m_chats.answerToolCall(m_current, callId, consent);
+    refresh();
+    updateControls();
+  });
+  connect(m_transcript, &TranscriptView::toolCallStopRequested, this, [this] { m_chats.stop(m_current); });
 }
 
 void ChatPanel::onContextChoice(const QString& choice) {
@@ -194,6 +205,21 @@ ChatActionRow* ChatPanel::buildActionRow() {
   columns->setToolTip(tr("The sampling settings of each compare column, for \"Vary settings\""));
   connect(columns, &QPushButton::clicked, this, &ChatPanel::compareColumnsRequested);
   m_actionRow->addCompareWidget(columns);
+  m_tools = new ChatToolsButton(this);
+  m_tools->setServers(m_chats.tools());
+  m_actionRow->addCompareWidget(m_tools);
+  connect(m_tools, &ChatToolsButton::toolsChanged, this, [this](const ChatTools& tools) {
+    if (!m_chats.setChatTools(m_current, tools)) emit statusSaid(m_current, tr("The chat's tools change when its reply has ended."));
+    if (!current() || !current()->record.tools.servers.contains(m_forcedTool)) m_forcedTool.clear();
+    updateControls();
+  });
+  connect(m_tools, &ChatToolsButton::forcedToolChosen, this, [this](const QString& function) {
+    m_forcedTool = function;
+    if (!function.isEmpty())
+      emit statusSaid(m_current, tr("The next reply calls %1 (the Tools menu changes it).").arg(function));
+    updateControls();
+  });
+  connect(m_tools, &ChatToolsButton::serversDialogRequested, this, &ChatPanel::toolServersRequested);
   auto button = [&](const QString& text, const char* name) {
     auto* b = new QToolButton(this);
     b->setText(text);
@@ -248,6 +274,7 @@ void ChatPanel::showChat(ChatId id) {
                                 c->record.messages[draft.editing].role == QLatin1String("user");
     m_editing = stillAQuestion ? draft.editing : -1;
   }
+  if (id != m_current) m_forcedTool.clear();  // "use this tool" was for the chat it was chosen in
   m_current = id;
   m_countDraftTimer.start();  // its draft counted against its own chat
   refresh();
@@ -275,7 +302,9 @@ void ChatPanel::refresh() {
     for (int i = 0; i < c->numSamples; ++i) m_compare->setPickable(i, c->canPick(i));
     m_stack->setCurrentWidget(m_compare);
   } else {
-    m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength, c->record.lastError);
+    PendingToolCall pending;
+    if (c->toolCall) pending = {c->toolCall->callId, c->toolCall->server, c->toolCall->tool, c->toolCall->running, c->toolCall->progress};
+    m_transcript->showChat(c->record, c->replying, c->contextFullTokens, c->contextLength, c->record.lastError, pending);
     m_stack->setCurrentWidget(m_transcript);
   }
 }
@@ -295,6 +324,8 @@ void ChatPanel::updateControls() {
   m_regenerate->setEnabled(ready && c && !busy && !c->record.messages.isEmpty());
   m_copy->setEnabled(hasReply);
   m_chatSampling->setEnabled(c != nullptr);
+  m_tools->setEnabled(c != nullptr && !busy);
+  m_tools->showChat(c ? c->record.tools : ChatTools{}, m_forcedTool);
   const bool own = c && c->record.ownSampling;
   m_chatSampling->setText(own ? tr("Sampling: this chat's") : tr("Sampling"));
   m_chatSampling->setToolTip((own ? tr("This chat samples with its own settings: %1") : tr("This chat samples with the app's defaults: %1"))
@@ -355,7 +386,8 @@ void ChatPanel::send() {
   if (!canStartTurn() || text.isEmpty()) return;
   m_input->clear();
   QStringList titles;
-  const TurnSettings settings = nextTurnSettings(titles);
+  TurnSettings settings = nextTurnSettings(titles);
+  settings.toolChoice = std::exchange(m_forcedTool, QString());  // "use this tool" is for one message
   if (m_editing >= 0) m_chats.edit(m_current, std::exchange(m_editing, -1), text, settings, titles);
   else m_chats.send(m_current, text, settings, titles);
   m_samples->setValue(1);  // a compare is this message's; the next one gets one reply unless asked again

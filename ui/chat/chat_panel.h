@@ -15,6 +15,7 @@
 
 class AppSession;
 class ChatActionRow;
+class ChatToolsButton;
 class CompareView;
 class QCheckBox;
 class QLabel;
@@ -62,6 +63,7 @@ class ChatPanel : public QWidget {
   void statusSaid(ChatId id, const QString& text);
   void compareColumnsRequested();
   void chatSamplingRequested();
+  void toolServersRequested();  // the Tool servers dialog (mcp.json)
 
  protected:
   void changeEvent(QEvent* event) override;  // a new palette: our drawn icons again
@@ -106,6 +108,8 @@ class ChatPanel : public QWidget {
   QCheckBox* m_varySettings = nullptr;
   QCheckBox* m_beamSearch = nullptr;
   QToolButton* m_chatSampling = nullptr;  // the chat's sampling: the app's defaults or its own
+  ChatToolsButton* m_tools = nullptr;     // the chat's MCP servers, and a tool for the next reply
+  QString m_forcedTool;                   // the tool the next reply of the chat shown must call ("": any)
   QToolButton* m_send = nullptr;
   QToolButton* m_stop = nullptr;
   QToolButton* m_regenerate = nullptr;

@@ -5,6 +5,8 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QDesktopServices>
+#include <QJsonDocument>
+#include <QLocale>
 #include <QAbstractTextDocumentLayout>
 #include <QScrollBar>
 #include <QTextBlock>
@@ -48,6 +50,11 @@ TranscriptView::TranscriptView(QWidget* parent) : QTextBrowser(parent) {
     else if (url.scheme() == QLatin1String("copy")) emit copyRequested(k);
     else if (url.scheme() == QLatin1String("think")) toggleThinking(k);
     else if (url.scheme() == QLatin1String("errordetail")) toggleErrorDetail();
+    else if (url.scheme() == QLatin1String("toolresult")) toggleToolResult(k);
+    else if (url.scheme() == QLatin1String("toolallow")) emit toolCallAnswered(url.path(), QStringLiteral("allow"));
+    else if (url.scheme() == QLatin1String("toolalways")) emit toolCallAnswered(url.path(), QStringLiteral("always"));
+    else if (url.scheme() == QLatin1String("tooldeny")) emit toolCallAnswered(url.path(), QStringLiteral("deny"));
+    else if (url.scheme() == QLatin1String("toolstop")) emit toolCallStopRequested();
     else if (url.scheme() == QLatin1String("copycode")) {
       // copycode:<message>:<block>
       const int message = url.path().section(QLatin1Char(':'), 0, 0).toInt();
@@ -78,7 +85,7 @@ QString TranscriptView::messageHtml(const QString& text) {
 void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMessage& m) {
   QTextDocument body;
   // A code block's copy link names the message and the block: copycode:<message>:<block>.
-  setMessageMarkdown(body, m.content, /*keepLinks=*/true, QStringLiteral("copycode:%1:").arg(index));
+  setMessageMarkdown(body, m.toolResult ? QString() : m.content, /*keepLinks=*/true, QStringLiteral("copycode:%1:").arg(index));
   const TextColors colors = textColors();
 
   // The header goes into the body's document as its first block: the first block of an inserted
@@ -90,7 +97,7 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
   c.setBlockFormat(QTextBlockFormat());
   QTextCharFormat bold;
   bold.setFontWeight(QFont::Bold);
-  c.insertText(m.user ? tr("You") : tr("Assistant"), bold);
+  c.insertText(m.user ? tr("You") : m.toolResult ? tr("Result of %1").arg(m.toolName) : tr("Assistant"), bold);
   if (m.outOfView) {
     // Greyed, and marked: the model no longer reads it.
     QTextCursor all(&body);
@@ -103,6 +110,11 @@ void TranscriptView::appendMessage(QTextCursor& cursor, int index, const ShownMe
     c.insertText(tr(" · outside the model's view (dropped when the chat outgrew the context)"), mark);
   }
   if (m.hasThinking) appendThinking(c, index, m);
+  if (m.toolResult) appendToolResult(c, index, m);
+  if (!m.calls.isEmpty()) {
+    c.movePosition(QTextCursor::End);
+    appendToolCalls(c, m);
+  }
 
   if (!m.footer.isEmpty() || m.actions || m.numVersions > 1) {
     c.movePosition(QTextCursor::End);
@@ -188,6 +200,113 @@ void TranscriptView::appendThinking(QTextCursor& c, int index, const ShownMessag
   c.insertFragment(QTextDocumentFragment(&thinking));
 }
 
+// Each call as a card: the tool, its arguments as indented JSON in a code block, and what the
+// user can do about it: allow or deny the call that waits, stop the one that runs.
+void TranscriptView::appendToolCalls(QTextCursor& c, const ShownMessage& m) {
+  const TextColors colors = textColors();
+  for (const ShownMessage::Call& call : m.calls) {
+    QTextBlockFormat card;
+    card.setTopMargin(6);
+    card.setLeftMargin(8);
+    card.setBackground(colors.codeHeader);
+    QTextCharFormat title;
+    title.setFontWeight(QFont::DemiBold);
+    c.insertBlock(card, title);
+    c.insertText(tr("Tool call: %1").arg(call.name), title);
+    if (!call.server.isEmpty()) {
+      QTextCharFormat server;
+      server.setForeground(colors.muted);
+      c.insertText(tr("  on %1").arg(call.server), server);
+    }
+    QTextBlockFormat code;
+    code.setLeftMargin(8);
+    code.setBackground(colors.codeBackground);
+    QTextCharFormat mono;
+    mono.setFontFixedPitch(true);
+    mono.setFontFamilies({QStringLiteral("monospace")});
+    mono.setForeground(colors.codeText);
+    const QStringList lines = call.arguments.split(QLatin1Char('\n'));
+    for (const QString& line : lines) {
+      c.insertBlock(code, mono);
+      c.insertText(line, mono);
+    }
+    if (call.state == ShownMessage::Call::State::made) continue;
+    QTextBlockFormat actions;
+    actions.setLeftMargin(8);
+    actions.setBottomMargin(4);
+    actions.setBackground(colors.codeHeader);
+    QTextCharFormat plain;
+    c.insertBlock(actions, plain);
+    QTextCharFormat link;
+    link.setAnchor(true);
+    link.setFontUnderline(true);
+    link.setFontWeight(QFont::Bold);
+    auto action = [&](const QString& href, const QString& text) {
+      link.setAnchorHref(href);
+      c.insertText(text, link);
+    };
+    if (call.state == ShownMessage::Call::State::waiting) {
+      c.insertText(tr("Run it?  "), plain);
+      action(QStringLiteral("toolallow:") + call.id, tr("Allow once"));
+      c.insertText(QStringLiteral("  ·  "), plain);
+      action(QStringLiteral("toolalways:") + call.id, tr("Always allow %1").arg(call.name));
+      c.insertText(QStringLiteral("  ·  "), plain);
+      action(QStringLiteral("tooldeny:") + call.id, tr("Deny"));
+    } else {
+      QTextCharFormat muted;
+      muted.setForeground(colors.muted);
+      c.insertText(call.progress.isEmpty() ? tr("Running…  ") : tr("Running: %1  ").arg(call.progress), muted);
+      action(QStringLiteral("toolstop:") + call.id, tr("Stop"));
+    }
+  }
+}
+
+// A tool's result, folded under one line ("▸ 12 lines, 431 characters"); open, it follows as
+// plain monospace text (a result is data, not Markdown). A call that did not run says why at once.
+void TranscriptView::appendToolResult(QTextCursor& c, int index, const ShownMessage& m) {
+  const TextColors colors = textColors();
+  QTextCharFormat muted;
+  muted.setForeground(m.resultFailed ? colors.error : colors.muted);
+  if (m.resultFailed) {
+    c.insertBlock(QTextBlockFormat(), muted);
+    c.insertText(m.content.left(2000), muted);
+    return;
+  }
+  QTextCharFormat link = muted;
+  link.setAnchor(true);
+  link.setAnchorHref(QStringLiteral("toolresult:%1").arg(index));
+  link.setFontUnderline(true);
+  const QLocale locale;
+  const int lines = static_cast<int>(m.content.count(QLatin1Char('\n'))) + (m.content.endsWith(QLatin1Char('\n')) ? 0 : 1);
+  const QString size = (lines == 1 ? tr("1 line") : tr("%1 lines").arg(locale.toString(lines))) + tr(", ") +
+                       (m.content.size() == 1 ? tr("1 character") : tr("%1 characters").arg(locale.toString(m.content.size())));
+  c.insertBlock(QTextBlockFormat(), muted);
+  c.insertText((m.resultExpanded ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + (m.resultExpanded ? tr("Hide the result") : tr("Show the result")), link);
+  c.insertText(QStringLiteral(" (%1)").arg(size), muted);
+  if (!m.resultExpanded) return;
+  QTextBlockFormat code;
+  code.setLeftMargin(8);
+  code.setBackground(colors.codeBackground);
+  QTextCharFormat mono;
+  mono.setFontFixedPitch(true);
+  mono.setFontFamilies({QStringLiteral("monospace")});
+  mono.setForeground(colors.codeText);
+  QString text = m.content;
+  if (text.endsWith(QLatin1Char('\n'))) text.chop(1);
+  for (const QString& line : text.split(QLatin1Char('\n'))) {
+    c.insertBlock(code, mono);
+    c.insertText(line, mono);
+  }
+}
+
+void TranscriptView::toggleToolResult(int index) {
+  if (index < 0 || index >= m_shown.size() || !m_shown[index].toolResult) return;
+  if (!m_expandedResults.remove(index)) m_expandedResults.insert(index);
+  QVector<ShownMessage> shown = m_shown;
+  shown[index].resultExpanded = m_expandedResults.contains(index);
+  render(m_shownChat, std::move(shown));
+}
+
 void TranscriptView::toggleThinking(int index) {
   if (index < 0 || index >= m_shown.size() || !m_shown[index].hasThinking) return;
   if (!m_expandedThinking.remove(index)) m_expandedThinking.insert(index);
@@ -259,13 +378,33 @@ void TranscriptView::appendNotice(QTextCursor& cursor, const ShownMessage& m) {
 }
 
 void TranscriptView::showChat(const ChatRecord& chat, bool replying, int contextFullTokens, int contextLength,
-                              const PlainError& error) {
+                              const PlainError& error, const PendingToolCall& pending) {
+  if (chat.id != m_shownChat) m_expandedResults.clear();
   QVector<ShownMessage> shown(chat.messages.size());
   for (int i = 0; i < chat.messages.size(); ++i) {
     const MessageRecord& m = chat.messages[i];
     ShownMessage& s = shown[i];
     s.user = m.role == QLatin1String("user");
     s.content = m.content;
+    for (const ToolCallRecord& call : m.toolCalls) {
+      ShownMessage::Call shownCall{call.id, call.name, call.arguments};
+      const QJsonDocument args = QJsonDocument::fromJson(call.arguments.toUtf8());
+      if (args.isObject()) shownCall.arguments = QString::fromUtf8(args.toJson(QJsonDocument::Indented)).trimmed();
+      if (call.id == pending.callId) {
+        shownCall.state = pending.running ? ShownMessage::Call::State::running : ShownMessage::Call::State::waiting;
+        shownCall.server = pending.server;
+        shownCall.progress = pending.progress;
+      }
+      s.calls.append(shownCall);
+    }
+    if (m.role == QLatin1String("tool")) {
+      s.toolResult = true;
+      s.toolName = m.toolName;
+      // What the app answered for a call that did not run (or failed) is said at once, in one line.
+      s.resultFailed = m.content.startsWith(QLatin1String("Error: ")) || m.content.startsWith(QLatin1String("Not run: ")) ||
+                       m.content.startsWith(QLatin1String("The user denied"));
+      s.resultExpanded = m_expandedResults.contains(i);
+    }
     if (!s.user) {
       const ReplyThinking parts = splitThinking(m.content);
       if (parts.present) {
@@ -278,8 +417,8 @@ void TranscriptView::showChat(const ChatRecord& chat, bool replying, int context
     }
     // The reply streaming now has no footer yet: a continued one's old "interrupted" or "cut at
     // its length" no longer holds, and its new figures come when it ends.
-    const bool streaming = replying && i == chat.messages.size() - 1;
-    if (!s.user && !m.metrics.isEmpty() && !streaming) s.footer = m.metrics.summary();
+    const bool streaming = replying && i == chat.messages.size() - 1 && pending.callId.isEmpty() && !s.toolResult;
+    if (!s.user && !s.toolResult && !m.metrics.isEmpty() && !streaming) s.footer = m.metrics.summary();
     s.actions = !streaming;
     s.outOfView = i < chat.firstInView;
     s.versionIndex = m.versionIndex;

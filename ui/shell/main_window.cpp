@@ -177,6 +177,7 @@ void MainWindow::buildChatPanel() {
   connect(m_chatPanel, &ChatPanel::statusSaid, this, &MainWindow::setChatStatus);
   connect(m_chatPanel, &ChatPanel::compareColumnsRequested, this, &MainWindow::showCompareColumns);
   connect(m_chatPanel, &ChatPanel::chatSamplingRequested, this, &MainWindow::showChatSampling);
+  connect(m_chatPanel, &ChatPanel::toolServersRequested, this, &MainWindow::showToolServers);
   m_central = new QStackedWidget(this);
   m_central->addWidget(m_chatPanel);
   setCentralWidget(m_central);

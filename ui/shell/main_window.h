@@ -101,6 +101,7 @@ class MainWindow : public QMainWindow {
   void setTheme(ThemeChoice choice);
   // Remote engines (their menus: ui/remote/remote_menus.h): File > Remote engines, and where a chat runs.
   void showRemoteEngines();
+  void showToolServers();  // File > Tool servers: the user's MCP servers and mcp.json (ToolServersDialog)
   bool setChatEngine(ChatId id, const RemoteEngineChoice& engine);  // unset: this machine
   RemoteEndpoints* remoteEndpoints() const { return m_remoteEndpoints; }
   ChatPanel* chatPanel() const { return m_chatPanel; }  // the chat shown: its input, Send, Stop, Regenerate

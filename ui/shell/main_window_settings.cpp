@@ -16,6 +16,7 @@
 #include "appcore/bridge/engine_bridge.h"
 #include "ui/shell/model_loader.h"
 #include "ui/dialogs/settings_dialog.h"
+#include "ui/dialogs/tool_servers_dialog.h"
 #include "ui/remote/remote_menus.h"
 
 void MainWindow::loadModel(const QString& path, int threads) {
@@ -35,6 +36,14 @@ void MainWindow::showSettings() {
   auto* dialog = new SettingsDialog(m_session.settings(), EngineBridge::cudaAvailable(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &QDialog::accepted, this, [this, dialog] { applySettings(dialog->settings()); });
+  dialog->open();
+}
+
+void MainWindow::showToolServers() {
+  if (!m_chats->tools()) return;
+  if (auto* open = findChild<ToolServersDialog*>()) return open->raise();  // one at a time
+  auto* dialog = new ToolServersDialog(*m_chats->tools(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->open();
 }
 
@@ -79,6 +88,8 @@ void MainWindow::buildFileMenu() {
   fillRecentMenu();
   QAction* remote = file->addAction(tr("Remote &engines…"), m_remoteMenus, &RemoteMenus::showRemoteEngines);
   remote->setObjectName(QStringLiteral("remoteEnginesAction"));
+  QAction* tools = file->addAction(tr("&Tool servers…"), this, &MainWindow::showToolServers);
+  tools->setObjectName(QStringLiteral("toolServersAction"));
   file->addSeparator();
   QAction* settings = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
   settings->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));

@@ -147,6 +147,15 @@ class TestToolCalls : public QObject {
     r = parse_tool_reply(ToolFormat::kGeneric, R"({"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]})");
     QCOMPARE(r.calls.size(), size_t(1));
     QVERIFY(r.content.empty());
+    // A call cut short (its length limit) is a broken call; an answer cut short, what it said.
+    QVERIFY(parse_tool_reply(ToolFormat::kGeneric, "{\"tool_calls\": [{\"name\": \"read_file\", \"arguments\": {\"path\": \"../../..").broken_call);
+    QVERIFY(parse_tool_reply(ToolFormat::kHermes, "Sure.\n<tool_call>\n{\"name\": \"add\", \"argu").broken_call);
+    QVERIFY(parse_tool_reply(ToolFormat::kMistral, "[TOOL_CALLS][{\"name\": ").broken_call);
+    QVERIFY(parse_tool_reply(ToolFormat::kLlama3, "{\"name\": \"add\", \"param").broken_call);
+    QVERIFY(!parse_tool_reply(ToolFormat::kHermes, "Just an answer.").broken_call);
+    r = parse_tool_reply(ToolFormat::kGeneric, "{\"response\": \"Hello, wor");
+    QVERIFY(!r.broken_call);
+    QCOMPARE(r.content, std::string("Hello, wor"));
     r = parse_tool_reply(ToolFormat::kGeneric, R"({"response": "Hello there"})");
     QVERIFY(r.calls.empty());
     QCOMPARE(r.content, std::string("Hello there"));
