@@ -5,7 +5,8 @@
 # settings dialog), compare.png and compare_view.png, window-{light,dark}-{1024x700,1366x768,1600x1000}.png
 # (a chat of code, thinking and math in both themes at three sizes), overlong-message-*.png (a message
 # longer than the context, refused with its reason), base-model-reply-*.png (Gemma's tour only: a base
-# model continuing the text typed) and lesson-<id>.png for each of the
+# model continuing the text typed), tool-call-*.png, tool-result-*.png and tool-servers.png (a tool
+# call's card, its result opened, the Tool servers dialog) and lesson-<id>.png for each of the
 # nine lessons (allocation, contiguous, fork, prefix, parallel, eviction, recompute, swap, batching;
 # each at its key event, 1366x768) into OUT_DIR. The tour's chats
 # go to a throwaway data folder.
@@ -25,6 +26,16 @@ cmake --build "$BUILD_DIR" -j"$(nproc)" --target pagedchat
 
 data="$(mktemp -d)"
 trap 'rm -rf "$data"' EXIT
+# The tools scene (tool-call-*.png, tool-result-*.png, tool-servers.png) needs an MCP server: the
+# mcp SDK's test server from the test venv (installer/install-deps.sh makes it), as "files".
+VENV_PY="$HOME/.cache/pagedchat/venv/bin/python"
+if [ -x "$VENV_PY" ] && "$VENV_PY" -c 'import mcp' 2>/dev/null; then
+  mkdir -p "$data/PagedChat/PagedChat"
+  printf '{"mcpServers": {"files": {"command": "%s", "args": ["%s"]}}}\n' \
+    "$VENV_PY" "$PWD/tests/mcp/servers/tool_server.py" > "$data/PagedChat/PagedChat/mcp.json"
+else
+  echo "note: no venv with the mcp SDK ($VENV_PY): the tour leaves out its tools scene" >&2
+fi
 XDG_DATA_HOME="$data" XDG_CONFIG_HOME="$data" \
   xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$BUILD_DIR/app/gui/pagedchat" --model "$MODEL" --screenshots "$OUT_DIR"

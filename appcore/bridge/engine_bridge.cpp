@@ -243,6 +243,13 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
       if (inside && request.params.grammar) request.params.reasoning_end = std::string(pagedchat::kThinkClose);
     }
     c.tools = std::move(tools);
+    // Tool results at the chat's end, appended to its parked sequence: the log names them.
+    QStringList results;
+    for (qsizetype k = messages.size() - 1; k >= 0 && messages[k].role == QLatin1String("tool"); --k) results.prepend(messages[k].toolName);
+    const int64_t held = static_cast<int64_t>(turn.prompt_tokens.size());
+    c.toolNote.reset();
+    if (!results.isEmpty() && turn.num_submitted < held)
+      c.toolNote = Chat::ToolResultNote{held - turn.num_submitted, held, results.join(QStringLiteral(", "))};
     const size_t n = static_cast<size_t>(request.n);
     c.numPromptTokens = turn.num_submitted;
     c.maxTokens.assign(n, request.params.max_tokens);
@@ -401,11 +408,39 @@ void EngineBridge::afterStep(bool flushAll) {
   deliver(flushAll);
 }
 
+void EngineBridge::noteToolResults() {
+  const int64_t blockSize = m_engine.engine->block_size();
+  for (auto& [id, c] : m_chats) {
+    if (!c.toolNote) continue;
+    const pagedchat::RequestOutput* out = m_tracker->output(c.session.request());
+    if (!out || out->sequences.empty()) continue;
+    const pagedchat::SequenceId seq = *out->sequences.begin();
+    const std::optional<pagedchat::SequenceView> view = m_engine.engine->sequence(seq);
+    if (!view || view->num_stored < c.toolNote->end) continue;  // not all stored yet (a chunked prefill)
+    KvEventLine note;
+    note.seq = seq;
+    note.kind = pagedchat::KvEventKind::allocate;
+    for (int64_t b = c.toolNote->start / blockSize; b <= (c.toolNote->end - 1) / blockSize && b < static_cast<int64_t>(view->block_table.size()); ++b)
+      note.blocks.push_back(view->block_table[static_cast<size_t>(b)]);
+    QStringList ids;
+    for (int32_t b : note.blocks) ids << QStringLiteral("#%1").arg(b);
+    note.text = tr(": tool result of %1, %2 tokens (with its markup), appended in %3 %4; the %5 tokens before it stay in "
+                   "their blocks, not computed again.")
+                    .arg(c.toolNote->tools)
+                    .arg(c.toolNote->end - c.toolNote->start)
+                    .arg(note.blocks.size() == 1 ? tr("block") : tr("blocks"), ids.join(QStringLiteral(", ")))
+                    .arg(c.toolNote->start);
+    m_frames.addNote(std::move(note));
+    c.toolNote.reset();
+  }
+}
+
 void EngineBridge::deliver(bool flushAll) {
   for (auto [child, shares] : std::exchange(m_forksDone, {})) emit forkDone(child, shares, m_chats[child].session.context_used());
   const bool flushText = flushAll || m_textClock.elapsed() >= kDisplayIntervalMs;
   if (flushText) m_textClock.restart();
   m_tracker->take_updates();  // the outputs below hold what the updates said
+  noteToolResults();
   std::vector<ChatId> inFlight;  // deliverChat ends turns, which leave m_requestChat
   for (const auto& [request, id] : m_requestChat) inFlight.push_back(id);
   for (ChatId id : inFlight) deliverChat(id, m_chats[id], flushText);
@@ -436,6 +471,7 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
   const pagedchat::RequestOutput done = m_tracker->take_output(out->id);
   m_requestChat.erase(done.id);
   const int contextUsed = c.session.turn_ended(*m_engine.engine, done);
+  if (c.toolReply) c.session.record_reply(*std::exchange(c.toolReply, std::nullopt));
   c.tools.reset();
   if (!done.ok()) emit replyFailed(id, QString::fromStdString(done.error));
   emit turnDone(id, contextUsed);
@@ -453,6 +489,9 @@ void EngineBridge::deliverToolSample(ChatId id, Chat& c, size_t i, const pagedch
   if (!s.finished || c.reported[i]) return;
   c.reported[i] = true;
   const ToolTurn::Reply parsed = c.tools->parse(reply);
+  pagedchat::ChatMessage read{"assistant", parsed.content.toStdString()};
+  for (const ToolCallRecord& call : parsed.calls) read.tool_calls.push_back({call.id.toStdString(), call.name.toStdString(), call.arguments.toStdString()});
+  c.toolReply = std::move(read);
   ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, m_tracker->output(c.session.request())->num_cached_prompt_tokens);
   if (m.finishReason == QLatin1String("length") && i < c.maxTokens.size() && m.numTokens < c.maxTokens[i])
     m.finishReason = ReplyMetrics::kContextEnd;

@@ -170,6 +170,14 @@ class EngineBridge : public QObject {
     // render them); unset: none.
     std::optional<pagedchat::ChatModel> toolModel;
     std::optional<ToolTurn> tools;  // the turn in flight offers tools: its replies are read so
+    // The turn appends tool results to the chat's sequence: its tokens [start, end), told in
+    // the event log once they are stored ("tool result ..., blocks #40-#53").
+    struct ToolResultNote {
+      int64_t start = 0, end = 0;
+      QString tools;  // the functions whose results they are
+    };
+    std::optional<ToolResultNote> toolNote;
+    std::optional<pagedchat::ChatMessage> toolReply;  // the tool turn's reply as read (ChatSession::record_reply)
     // The turn in flight: what has been sent of each sample (coalescing).
     int64_t numPromptTokens = 0;
     std::vector<int32_t> maxTokens;  // each sample's: the engine's "length" is this or the context's end
@@ -180,6 +188,7 @@ class EngineBridge : public QObject {
   const pagedchat::ChatModel& modelOf(const Chat& c) const { return c.toolModel ? *c.toolModel : m_chatModel; }
   // A tool turn's sample: its text as shown, sent on; at its end, read whole (replyToolCalls).
   void deliverToolSample(ChatId id, Chat& c, size_t index, const pagedchat::SampleOutput& s, bool flushText);
+  void noteToolResults();  // the tool results stored since the last step, as event-log notes
   std::vector<pagedchat::SequenceId> sequencesOf(const Chat& c) const;  // parked, and its turn's in flight
   int blocksHeld(const Chat& c) const;  // the distinct KV blocks of those
   bool stepAndReport();  // one step and its frame; whether the frame carries KV events

@@ -85,6 +85,7 @@ PoolFrame PoolFrameBuilder::build(const pagedchat::Engine& engine, const Sequenc
   f.snapshot = engine.snapshot();
   f.stats = engine.stats();
   f.events = std::exchange(m_events, {});
+  f.notes = std::exchange(m_notes, {});
   f.steps = std::exchange(m_steps, {});
   f.maxContext = m_maxContext;
   f.stepIndex = f.stats.num_steps;

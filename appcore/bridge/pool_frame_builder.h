@@ -31,6 +31,7 @@ class PoolFrameBuilder {
   void reset(Detokenize detokenize, int64_t maxContext, PoolFrameWindow window = {});
   void onKvEvent(const pagedchat::KvEvent& e);  // engine thread, inside step()
   size_t numPendingEvents() const { return m_events.size(); }  // for the next frame
+  void addNote(KvEventLine note) { m_notes.push_back(std::move(note)); }  // for the next frame (PoolFrame::notes)
   void onStep(const pagedchat::StepRecord& step);  // engine thread, after each step: the timeline's
   // Marks the start of a step (for the step summary).
   void beginStep(const pagedchat::EngineStats& before);
@@ -45,6 +46,7 @@ class PoolFrameBuilder {
   int64_t m_maxContext = 0;
   PoolFrameWindow m_window;
   std::vector<pagedchat::KvEvent> m_events;      // since the last frame
+  std::vector<KvEventLine> m_notes;              // since the last frame
   std::vector<pagedchat::KvEvent> m_stepEvents;  // since beginStep
   std::vector<pagedchat::StepRecord> m_steps;    // since the last frame
   pagedchat::EngineStats m_beforeStep;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "appcore/pool/kv_event_text.h"
 #include "engine/engine/engine.h"
 #include "engine/kv/kv_events.h"
 #include "engine/kv/kv_snapshot.h"
@@ -43,6 +44,9 @@ struct PoolFrame {
   pagedchat::KvSnapshot snapshot;
   pagedchat::EngineStats stats;
   std::vector<pagedchat::KvEvent> events;  // since the previous frame, oldest first
+  // What the engine side tells beside the events (a chat's tool result appended to its
+  // sequence), each line's text after its sequence's name ("Chat B" then the text).
+  std::vector<KvEventLine> notes;
   // What each step since the previous frame computed, oldest first (at most kMaxSteps: the
   // step timeline draws no more than that).
   static constexpr size_t kMaxSteps = 64;

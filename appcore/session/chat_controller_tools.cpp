@@ -91,6 +91,7 @@ bool ChatController::beginToolCalls(Chat& c) {
   if (!c.toolTurn || c.toolStopRequested || !c.record.lastError.sentence.isEmpty()) return false;
   if (!unansweredCall(c.record.messages)) return false;
   save(c);
+  measure(c.record.id);  // the blocks the reply holds now, while its calls wait
   nextToolCall(c);
   return true;
 }

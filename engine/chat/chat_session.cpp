@@ -132,6 +132,11 @@ void ChatSession::turn_started(RequestId id, Turn turn) {
   held_.reply_ends.clear();
 }
 
+void ChatSession::record_reply(ChatMessage reply) {
+  if (held_.seq < 0 || held_.messages.empty() || held_.messages.back().role != "assistant") return;
+  held_.messages.back() = std::move(reply);
+}
+
 void ChatSession::hold(SequenceId seq, Turn turn, const SampleOutput& reply) {
   held_.seq = seq;
   held_.tokens = std::move(turn.prompt_tokens);

@@ -58,6 +58,10 @@ class ChatSession {
   // tokens the chat holds for the model now (its context used; 0 when it holds nothing).
   int turn_ended(Engine& engine, const RequestOutput& output);
   bool awaiting_pick() const { return unpicked_.has_value(); }
+  // The reply the chat now holds, as the chat records it (a turn with tools: its content and
+  // calls, read out of its text), so that the next turn's messages, which carry it so, are
+  // seen to extend what is held. The text held is unchanged: it is what the model wrote.
+  void record_reply(ChatMessage reply);
   // The chat continues with sample `index` of the unpicked compare (clamped); the others are
   // released.
   void pick(Engine& engine, int index);

@@ -133,18 +133,15 @@ ChatTemplate ChatTemplate::with_tools(std::shared_ptr<const ToolSet> tools, cons
   return t;
 }
 
-PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools,
-                               const ToolChoice& choice) const {
-  if (tools || !offered_tools_) return render(messages, add_generation_prompt, tools, choice);
-  PromptText text = render(messages, add_generation_prompt, offered_tools_.get(), offered_choice_);
+PromptText ChatTemplate::apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools) const {
+  if (tools || !offered_tools_) return render(messages, add_generation_prompt, tools);
+  PromptText text = render(messages, add_generation_prompt, offered_tools_.get());
   if (add_generation_prompt) text.markup(ToolSet::forced_prefix(tool_format(), offered_choice_));
   return text;
 }
 
-PromptText ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools,
-                                const ToolChoice& choice) const {
-  if (tools && tool_format() == ToolFormat::kGeneric)
-    return render(generic_tool_messages(messages, *tools, choice), add_generation_prompt, nullptr, {});
+PromptText ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools) const {
+  if (tools && tool_format() == ToolFormat::kGeneric) return render(generic_tool_messages(messages, *tools), add_generation_prompt, nullptr);
   if (!jinja_) return apply_builtin(messages, add_generation_prompt);
   static const std::set<std::string> kRoles = {"system", "user", "assistant", "tool"};
   jinja::List list;

@@ -62,8 +62,8 @@ class ChatTemplate {
   // With tools (OpenAI's `tools`), a template that renders them gets them as its `tools` and the
   // messages' tool_calls and tool_call_id as Hugging Face passes them; any other format gets
   // them the generic way (tool_calls.h: generic_tool_messages).
-  PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true, const ToolSet* tools = nullptr,
-                   const ToolChoice& choice = {}) const;
+  // The turn's tool_choice does not change the prompt: the grammar enforces it.
+  PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true, const ToolSet* tools = nullptr) const;
   // This template with `tools` offered in every conversation it renders (apply's default when
   // it is given none): a chat of the app's whose tools are on renders them in its turns, forks
   // and measures alike, so the text its sequence holds always reads the same. A forced call's
@@ -99,8 +99,7 @@ class ChatTemplate {
       : style_(s), default_system_(std::move(default_system)) {}
   static ChatTemplate recognise(const std::string& source);
   // apply() with exactly these tools (none: none, whatever with_tools offered).
-  PromptText render(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools,
-                    const ToolChoice& choice) const;
+  PromptText render(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const ToolSet* tools) const;
   PromptText apply_builtin(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
 
   Style style_;

@@ -144,7 +144,9 @@ ToolSet::Grammar ToolSet::grammar(ToolFormat format, const ToolChoice& choice) c
                              {"additionalProperties", false}};
         envelope = Json{{"anyOf", {envelope, answer}}};
       }
-      return {grammar::json_schema_to_gbnf(envelope.dump())};
+      // Compact, as the reply is written back into later prompts (generic_tool_messages: dump()),
+      // so a chat's held text reads the same and its next turn appends to it.
+      return {grammar::json_schema_to_gbnf(envelope.dump(), grammar::JsonLayout::kCompact)};
     }
     case ToolFormat::kMistral: return {grammar::json_schema_to_gbnf(list.dump())};  // after the forced [TOOL_CALLS]
     case ToolFormat::kLlama3: return {grammar::json_schema_to_gbnf(one_call.dump())};  // one call a reply
@@ -164,7 +166,7 @@ std::string ToolSet::forced_prefix(ToolFormat format, const ToolChoice& choice) 
   return format == ToolFormat::kMistral && choice.mode != ToolChoice::Mode::kAuto ? std::string(kMistralCalls) : std::string();
 }
 
-std::string ToolSet::generic_instructions(const ToolChoice& choice) const {
+std::string ToolSet::generic_instructions() const {
   std::string out = "You can call these tools (functions):\n";
   for (const Function& f : functions_) {
     Json line = {{"name", f.name}};
@@ -172,11 +174,10 @@ std::string ToolSet::generic_instructions(const ToolChoice& choice) const {
     line["parameters"] = Json::parse(f.parameters);
     out += line.dump() + "\n";
   }
-  out += "\nTo call tools, reply with only a JSON object: {\"tool_calls\": [{\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}]}.";
-  if (choice.mode == ToolChoice::Mode::kAuto)
-    out += " To answer without a tool, reply with only {\"response\": \"<your answer>\"}.";
-  else
-    out += " You must call a tool now.";
+  // The same whatever the turn's tool_choice (the grammar enforces a forced call), so that a
+  // chat's system message, and the KV blocks of its prompt, stay the same from turn to turn.
+  out += "\nTo call tools, reply with only a JSON object: {\"tool_calls\":[{\"name\":\"<tool name>\",\"arguments\":{<its arguments>}}]}.";
+  out += " To answer without a tool, reply with only {\"response\":\"<your answer>\"}.";
   out += " Results of calls come back as {\"tool_response\": ...}.";
   return out;
 }
@@ -408,10 +409,9 @@ std::string streamed_content(ToolFormat format, std::string_view text) {
   return decode_json_string_prefix(text, i + 1);
 }
 
-std::vector<ChatMessage> generic_tool_messages(const std::vector<ChatMessage>& messages, const ToolSet& tools,
-                                               const ToolChoice& choice) {
+std::vector<ChatMessage> generic_tool_messages(const std::vector<ChatMessage>& messages, const ToolSet& tools) {
   std::vector<ChatMessage> out;
-  const std::string instructions = tools.generic_instructions(choice);
+  const std::string instructions = tools.generic_instructions();
   bool placed = false;
   for (const ChatMessage& m : messages) {
     ChatMessage r{m.role, m.content};

@@ -64,7 +64,7 @@ class ToolSet {
   // token the grammar cannot write); "" otherwise.
   static std::string forced_prefix(ToolFormat format, const ToolChoice& choice);
   // The generic format's instructions for the system message.
-  std::string generic_instructions(const ToolChoice& choice) const;
+  std::string generic_instructions() const;
 
  private:
   std::string json_;
@@ -105,7 +105,6 @@ std::string streamed_content(ToolFormat format, std::string_view text);
 // A conversation with tools for a template that does not render them: the instructions in the
 // (first) system message, earlier calls and answers written as the reply format has them, and
 // tool results as user messages holding {"tool_response": ...}.
-std::vector<ChatMessage> generic_tool_messages(const std::vector<ChatMessage>& messages, const ToolSet& tools,
-                                               const ToolChoice& choice);
+std::vector<ChatMessage> generic_tool_messages(const std::vector<ChatMessage>& messages, const ToolSet& tools);
 
 }  // namespace pagedchat

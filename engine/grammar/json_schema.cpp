@@ -216,10 +216,16 @@ class Compiler {
 
 }  // namespace
 
-std::string json_schema_to_gbnf(std::string_view schema_json) {
+std::string json_schema_to_gbnf(std::string_view schema_json, JsonLayout layout) {
   const Json schema = Json::parse(schema_json, nullptr, false);
   if (schema.is_discarded()) fail("the JSON schema is not JSON");
-  return Compiler(schema).compile();
+  std::string gbnf = Compiler(schema).compile();
+  if (layout == JsonLayout::kCompact) {
+    // The one whitespace rule, emptied: every other rule writes its tokens back to back.
+    const std::string free_ws = std::string(kJsonRules).substr(0, std::string_view(kJsonRules).find('\n') + 1);
+    gbnf.replace(gbnf.find(free_ws), free_ws.size(), "ws ::= \"\"\n");
+  }
+  return gbnf;
 }
 
 Grammar json_schema_grammar(std::string_view schema_json) { return parse_gbnf(json_schema_to_gbnf(schema_json)); }

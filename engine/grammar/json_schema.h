@@ -21,8 +21,12 @@
 
 namespace pagedchat::grammar {
 
+// kCompact: no whitespace between tokens at all, as nlohmann's dump() writes JSON (the generic
+// tool format's replies, written back into later prompts the same way).
+enum class JsonLayout { kFree, kCompact };
+
 // The schema's grammar as GBNF text (for messages, and for those who want to see it).
-std::string json_schema_to_gbnf(std::string_view schema_json);
+std::string json_schema_to_gbnf(std::string_view schema_json, JsonLayout layout = JsonLayout::kFree);
 Grammar json_schema_grammar(std::string_view schema_json);
 
 // Any JSON text (`response_format: {"type": "json_object"}` asks for an object: object_only).

@@ -327,8 +327,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
                                QStringLiteral("reasoning_effort"));
   if (chat) {
     try {
-      pagedchat::PromptText text = chatModel->chat_template().apply(parsed.messages, true, toolFormat ? parsed.tools.tools.get() : nullptr,
-                                                                    parsed.tools.choice);
+      pagedchat::PromptText text = chatModel->chat_template().apply(parsed.messages, true, toolFormat ? parsed.tools.tools.get() : nullptr);
       if (thinks) {
         bool inside = pagedchat::prompt_opens_thinking(text.str());
         // A model that opens its thinking itself (Qwen 3) is begun inside it when the engine must

@@ -267,8 +267,8 @@ void TranscriptView::appendToolResult(QTextCursor& c, int index, const ShownMess
   const TextColors colors = textColors();
   QTextCharFormat muted;
   muted.setForeground(m.resultFailed ? colors.error : colors.muted);
+  c.movePosition(QTextCursor::NextBlock);  // the body's block (a result is not Markdown): its first line goes there
   if (m.resultFailed) {
-    c.insertBlock(QTextBlockFormat(), muted);
     c.insertText(m.content.left(2000), muted);
     return;
   }
@@ -280,7 +280,6 @@ void TranscriptView::appendToolResult(QTextCursor& c, int index, const ShownMess
   const int lines = static_cast<int>(m.content.count(QLatin1Char('\n'))) + (m.content.endsWith(QLatin1Char('\n')) ? 0 : 1);
   const QString size = (lines == 1 ? tr("1 line") : tr("%1 lines").arg(locale.toString(lines))) + tr(", ") +
                        (m.content.size() == 1 ? tr("1 character") : tr("%1 characters").arg(locale.toString(m.content.size())));
-  c.insertBlock(QTextBlockFormat(), muted);
   c.insertText((m.resultExpanded ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + (m.resultExpanded ? tr("Hide the result") : tr("Show the result")), link);
   c.insertText(QStringLiteral(" (%1)").arg(size), muted);
   if (!m.resultExpanded) return;

@@ -73,7 +73,17 @@ void KvEventLogView::addFrame(const PoolFrame& frame) {
       m_titles.insert(s.id, s.chatTitle);  // the latest: a chat renamed is named so from now on
       if (m_chats->findData(s.chatTitle) < 0) m_chats->addItem(s.chatTitle, s.chatTitle);
     }
-  if (frame.events.empty()) return;
+  for (const KvEventLine& note : frame.notes) {
+    KvEventLine l = note;
+    const QString title = m_titles.value(note.seq);
+    l.text = (title.isEmpty() ? tr("sequence %1").arg(note.seq) : title) + note.text;
+    m_lines.push_back({frame.stepIndex, title, l});
+    appendShown(m_lines.back());
+  }
+  if (frame.events.empty()) {
+    if (!frame.notes.empty()) m_list->scrollToBottom();
+    return;
+  }
   for (const pagedchat::KvEvent& e : frame.events) {
     // A fork child is named after the chat of its parent until its own frame labels it.
     if (e.kind == pagedchat::KvEventKind::fork && !m_titles.contains(e.seq) && m_titles.contains(e.peer))

@@ -28,7 +28,6 @@
 #include "ui/dialogs/settings_dialog.h"
 
 namespace {
-constexpr int kTurnTimeoutMs = 180000;  // a reply of the default model on a slow 2-core machine
 constexpr int kLessonTimeoutMs = 120000;  // Next event pressed until the key event
 }  // namespace
 
@@ -142,6 +141,7 @@ void ScreenshotTour::run() {
   }
   if (!shootThemes()) return;
   if (!shootNewUserCases()) return;
+  if (!shootTools()) return finish(1, QStringLiteral("a tools picture could not be saved"));
   if (!shootLessons()) return;
   finish(0, {});
 }

@@ -17,6 +17,7 @@
 
 #include <cstdlib>
 
+#include "appcore/bridge/engine_bridge.h"
 #include "appcore/tools/mcp_connection.h"
 #include "appcore/tools/mcp_servers.h"
 #include "support/session_driver.h"
@@ -90,6 +91,12 @@ class TestChatTools : public QObject {
       QVERIFY(files);
       QTRY_COMPARE_WITH_TIMEOUT(files->state(), McpConnection::State::Ready, 30000);
       ChatController& chats = services.session().chats();
+      // The pool frames' notes: a tool result appended to the chat's sequence, named with its blocks.
+      QStringList notes;
+      QObject::connect(services.bridge(), &EngineBridge::poolFrame, &chats, [&](const PoolFrame& f) {
+        for (const KvEventLine& n : f.notes)
+          if (!n.blocks.empty()) notes << n.text;
+      });
       id = chats.create();
       QVERIFY(chats.setChatTools(id, {.servers = {"files"}, .maxCallsPerTurn = 3}));
       QVERIFY(chats.send(id, QStringLiteral("Read the file %1 and tell me the secret word.").arg(m_notes),
@@ -136,6 +143,8 @@ class TestChatTools : public QObject {
       if (m.last().role == QLatin1String("assistant") && m.last().toolCalls.isEmpty())
         QVERIFY(!m.last().content.trimmed().isEmpty());
       QVERIFY(!services.tools().alwaysAllowed("files", "read_file"));  // allowed once only
+      QTRY_VERIFY2(!notes.isEmpty(), "no pool note for the tool result");
+      QVERIFY2(notes.first().startsWith(": tool result of read_file, ") && notes.first().contains(" appended in block"), qPrintable(notes.first()));
       before = m;
     }
     // After a restart: the calls and their results, as they were.

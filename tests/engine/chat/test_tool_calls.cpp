@@ -230,9 +230,13 @@ class TestToolCalls : public QObject {
     QCOMPARE(ToolSet::forced_prefix(ToolFormat::kMistral, required), std::string("[TOOL_CALLS]"));
     // Generic: auto admits an answer or calls; required only calls. Auto in a model's own format is free.
     const auto generic_auto = tools.grammar(ToolFormat::kGeneric, ToolChoice{});
-    QVERIFY(sentence(generic_auto, R"({"response": "It is sunny."})"));
-    QVERIFY(sentence(generic_auto, R"({"tool_calls": [)" + add + "]}"));
-    QVERIFY(!sentence(tools.grammar(ToolFormat::kGeneric, required), R"({"response": "It is sunny."})"));
+    // Compact, as nlohmann's dump() writes it back into later prompts: no whitespace at all.
+    QVERIFY(sentence(generic_auto, R"({"response":"It is sunny."})"));
+    QVERIFY(!sentence(generic_auto, R"({"response": "It is sunny."})"));
+    const std::string compact_add = R"({"name":"add","arguments":{"a":1,"b":2}})";
+    QVERIFY(sentence(generic_auto, R"({"tool_calls":[)" + compact_add + "]}"));
+    QCOMPARE(nlohmann::ordered_json::parse(compact_add).dump(), compact_add);
+    QVERIFY(!sentence(tools.grammar(ToolFormat::kGeneric, required), R"({"response":"It is sunny."})"));
     QVERIFY(tools.grammar(ToolFormat::kHermes, ToolChoice{}).gbnf.empty());
     // A named function that is not offered, and parameters outside the schema subset.
     QVERIFY_THROWS_EXCEPTION(Error, tools.grammar(ToolFormat::kHermes, ToolChoice{ToolChoice::Mode::kNamed, "nope", true}));
@@ -261,7 +265,7 @@ class TestToolCalls : public QObject {
     const ToolSet tools(kTools);
     std::vector<ChatMessage> chat{{"user", "Add 1 and 2."}, {"assistant", "", {{"call_1", "add", R"({"a":1,"b":2})"}}},
                                   {"tool", "3", {}, "call_1", "add"}, {"assistant", "It is 3."}};
-    const std::vector<ChatMessage> out = generic_tool_messages(chat, tools, ToolChoice{});
+    const std::vector<ChatMessage> out = generic_tool_messages(chat, tools);
     QCOMPARE(out.size(), size_t(5));
     QCOMPARE(out[0].role, std::string("system"));
     QVERIFY(out[0].content.find("get_weather") != std::string::npos && out[0].content.find("\"response\"") != std::string::npos);
