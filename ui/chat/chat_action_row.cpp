@@ -122,6 +122,13 @@ void drawActionIcon(QPainter& p, ActionIcon which, const QColor& color) {
       p.drawRoundedRect(QRectF(5.5, 5.5, 8, 8.5), 1.2, 1.2);
       p.drawPolyline(QPolygonF({QPointF(3, 11), QPointF(3, 2.5), QPointF(10.5, 2.5)}));
       break;
+    case ActionIcon::tools: {  // a wrench: a handle and an open ring at its head
+      p.setPen(QPen(color, 2.2, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+      p.drawLine(QPointF(3, 13), QPointF(8.6, 7.4));
+      p.setPen(pen);
+      p.drawArc(QRectF(7.5, 2.5, 6.5, 6.5), 90 * 16, 270 * 16);
+      break;
+    }
     case ActionIcon::sampling:  // three sliders
       for (int i = 0; i < 3; ++i) {
         const qreal y = 3.5 + i * 4.5, knob = i == 1 ? 10 : i == 0 ? 5 : 8;

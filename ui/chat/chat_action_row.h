@@ -40,5 +40,5 @@ class ChatActionRow : public QWidget {
 // The actions' icons, drawn (a glyph font or an icon theme is not on every system) in the
 // palette's button text colour; QIcon::fromTheme(themeName) wins where the system has it.
 class QIcon;
-enum class ActionIcon { send, stop, regenerate, copy, sampling };
+enum class ActionIcon { send, stop, regenerate, copy, sampling, tools };
 QIcon actionIcon(ActionIcon which, const QString& themeName, const QWidget* forWidget);

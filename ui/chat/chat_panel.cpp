@@ -207,6 +207,7 @@ ChatActionRow* ChatPanel::buildActionRow() {
   m_actionRow->addCompareWidget(columns);
   m_tools = new ChatToolsButton(this);
   m_tools->setServers(m_chats.tools());
+  m_tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   m_actionRow->addCompareWidget(m_tools);
   connect(m_tools, &ChatToolsButton::toolsChanged, this, [this](const ChatTools& tools) {
     if (!m_chats.setChatTools(m_current, tools)) emit statusSaid(m_current, tr("The chat's tools change when its reply has ended."));
@@ -249,6 +250,7 @@ ChatActionRow* ChatPanel::buildActionRow() {
 void ChatPanel::refreshIcons() {
   // Drawn in the palette's colours: made again when the theme changes.
   m_chatSampling->setIcon(actionIcon(ActionIcon::sampling, QStringLiteral("preferences-other"), m_chatSampling));
+  m_tools->setIcon(actionIcon(ActionIcon::tools, QStringLiteral("applications-utilities"), m_tools));
   m_copy->setIcon(actionIcon(ActionIcon::copy, QStringLiteral("edit-copy"), m_copy));
   m_regenerate->setIcon(actionIcon(ActionIcon::regenerate, QStringLiteral("view-refresh"), m_regenerate));
   m_stop->setIcon(actionIcon(ActionIcon::stop, QStringLiteral("process-stop"), m_stop));

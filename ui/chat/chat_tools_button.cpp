@@ -33,10 +33,14 @@ void ChatToolsButton::showChat(const ChatTools& tools, const QString& forcedTool
 
 void ChatToolsButton::updateText() {
   const int on = static_cast<int>(m_tools.servers.size());
-  setText(!m_forced.isEmpty() ? tr("Tools: %1 next").arg(m_forced) : on == 0 ? tr("Tools") : tr("Tools: %1 on").arg(on));
-  setToolTip(on == 0 ? tr("Let this chat call tools from your MCP servers (mcp.json): choose the servers it may use")
-                     : tr("This chat may call the tools of: %1. Each call asks you first, unless you chose Always allow for "
-                          "that tool.").arg(m_tools.servers.join(QStringLiteral(", "))));
+  // Short: the row under the input holds it beside the compare controls. Its tooltip says more.
+  setText(!m_forced.isEmpty() ? m_forced : on == 0 ? QString() : QString::number(on));
+  setAccessibleName(tr("Tools"));
+  QString tip = on == 0 ? tr("Tools: let this chat call tools from your MCP servers (mcp.json); choose the servers it may use")
+                        : tr("Tools: this chat may call the tools of %1. Each call asks you first, unless you chose Always allow "
+                             "for that tool.").arg(m_tools.servers.join(QStringLiteral(", ")));
+  if (!m_forced.isEmpty()) tip += tr(" Its next reply calls %1.").arg(m_forced);
+  setToolTip(tip);
 }
 
 void ChatToolsButton::buildMenu() {

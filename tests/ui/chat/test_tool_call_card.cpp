@@ -103,11 +103,12 @@ class TestToolCallCard : public QObject {
     server->trigger();
     QCOMPARE(services.session().chats().chat(id)->record.tools.servers, QStringList{"files"});
     auto* button = w.findChild<ChatToolsButton*>(QStringLiteral("chatTools"));
-    QCOMPARE(button->text(), QStringLiteral("Tools: 1 on"));
+    QCOMPARE(button->text(), QStringLiteral("1"));  // servers on
     QAction* use = toolsMenuAction(w, "read_file");
     QVERIFY(use);
     use->trigger();
-    QCOMPARE(button->text(), QStringLiteral("Tools: read_file next"));
+    QCOMPARE(button->text(), QStringLiteral("read_file"));  // the next reply's tool
+    QVERIFY(button->toolTip().contains(QStringLiteral("next reply calls read_file")));
 
     auto* input = w.findChild<QPlainTextEdit*>(QStringLiteral("input"));
     input->setPlainText(QStringLiteral("Read the file %1 and tell me the secret word.").arg(m_notes));
@@ -115,7 +116,7 @@ class TestToolCallCard : public QObject {
     auto* transcript = w.findChild<TranscriptView*>(QStringLiteral("transcript"));
     const ChatController& chats = services.session().chats();
     QTRY_VERIFY_WITH_TIMEOUT(chats.chat(id)->toolCall.has_value(), 120000);
-    QCOMPARE(button->text(), QStringLiteral("Tools: 1 on"));  // the forced tool was for that message
+    QCOMPARE(button->text(), QStringLiteral("1"));  // the forced tool was for that message
     const QString callId = chats.chat(id)->toolCall->callId;
     QTRY_VERIFY(transcript->toPlainText().contains(QStringLiteral("Tool call: read_file")));
     const QString shown = transcript->toPlainText();
