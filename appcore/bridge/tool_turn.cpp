@@ -6,6 +6,7 @@
 #include "engine/chat/reasoning.h"
 #include "engine/grammar/gbnf.h"
 #include "engine/grammar/grammar_cache.h"
+#include "engine/tokenizer/utf8.h"
 
 namespace {
 
@@ -16,12 +17,7 @@ pagedchat::grammar::GrammarCache& toolGrammars() {
 
 // `text` without a last character whose bytes have not all come (a token may end mid-character).
 std::string wholeCharacters(std::string text) {
-  size_t lead = text.size();
-  while (lead > 0 && text.size() - lead < 4 && (static_cast<unsigned char>(text[lead - 1]) & 0xC0) == 0x80) --lead;
-  if (lead == 0) return text;
-  const unsigned char b = static_cast<unsigned char>(text[lead - 1]);
-  const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
-  if (text.size() - (lead - 1) < need) text.resize(lead - 1);
+  text.resize(pagedchat::whole_utf8_prefix(text));
   return text;
 }
 

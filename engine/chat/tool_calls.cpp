@@ -9,6 +9,7 @@
 #include "engine/common/error.h"
 #include "engine/chat/text_markers.h"
 #include "engine/grammar/json_schema.h"
+#include "engine/tokenizer/utf8.h"
 
 namespace pagedchat {
 namespace {
@@ -326,24 +327,6 @@ int hex4(std::string_view s, size_t i) {
   return v;
 }
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // The JSON string's body from s[i] on, decoded up to its closing quote or as far as it is
 // whole (an escape cut at the end is held back).
 std::string decode_json_string_prefix(std::string_view s, size_t i) {
@@ -382,13 +365,7 @@ std::string decode_json_string_prefix(std::string_view s, size_t i) {
     i += 6;
   }
   // A character whose bytes the model writes in several tokens is held back until whole.
-  size_t lead = out.size();
-  while (lead > 0 && out.size() - lead < 4 && (static_cast<unsigned char>(out[lead - 1]) & 0xC0) == 0x80) --lead;
-  if (lead > 0) {
-    const unsigned char b = static_cast<unsigned char>(out[lead - 1]);
-    const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
-    if (out.size() - (lead - 1) < need) out.resize(lead - 1);
-  }
+  out.resize(whole_utf8_prefix(out));
   return out;
 }
 

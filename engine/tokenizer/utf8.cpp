@@ -69,6 +69,14 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
+size_t whole_utf8_prefix(std::string_view s) {
+  size_t lead = s.size();
+  // The last character's first byte: at most three continuation bytes back.
+  while (lead > 0 && s.size() - lead < 3 && (static_cast<unsigned char>(s[lead - 1]) & 0xC0) == 0x80) --lead;
+  if (lead == 0) return s.size();
+  return utf8_scan(s.substr(lead - 1)).status == Utf8Status::incomplete ? lead - 1 : s.size();
+}
+
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));

@@ -31,6 +31,10 @@ std::string sanitize_utf8(std::string_view s);
 
 void append_utf8(std::string& out, uint32_t code_point);
 
+// The length of s without a last character whose bytes have not all come (text streamed a token
+// at a time may end inside one); s's length when it ends whole.
+size_t whole_utf8_prefix(std::string_view s);
+
 // Decodes the character at s[pos] and advances pos; a malformed byte gives U+FFFD and
 // advances by its maximal subpart.
 uint32_t next_code_point(std::string_view s, size_t& pos);

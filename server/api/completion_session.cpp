@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "engine/model/model.h"
+#include "engine/tokenizer/utf8.h"
 #include "server/api/api_error.h"
 #include "server/engine/request_router.h"
 #include "server/http/http_reply.h"
@@ -208,18 +209,7 @@ std::string newCallId(pagedchat::ToolFormat format) {
 }
 
 // `text` without a last character whose bytes have not all come.
-size_t wholeCharacters(const std::string& text) {
-  size_t i = text.size();
-  for (int back = 0; back < 4 && i > 0; ++back) {
-    const unsigned char b = static_cast<unsigned char>(text[i - 1]);
-    if ((b & 0xc0) != 0x80) {  // the last character's first byte
-      const size_t need = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xe ? 3 : 4;
-      return text.size() - (i - 1) >= need ? text.size() : i - 1;
-    }
-    --i;
-  }
-  return text.size();
-}
+size_t wholeCharacters(const std::string& text) { return pagedchat::whole_utf8_prefix(text); }
 
 std::string trimmedLeft(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t\r\n");

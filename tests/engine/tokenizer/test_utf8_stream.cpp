@@ -41,6 +41,20 @@ class TestUtf8Stream : public QObject {
     }
   }
 
+  // whole_utf8_prefix at every cut of a text of 1- to 4-byte characters: the last character
+  // boundary at or before the cut (the boundaries known from the text's own encoding).
+  void aWholePrefixEndsAtTheLastBoundary() {
+    const std::string text = "a\xC3\xA9\xE6\xBC\xA2\xF0\x9F\x98\x80z";  // a é 漢 😀 z
+    const std::vector<size_t> boundaries = {0, 1, 3, 6, 10, 11};
+    for (size_t cut = 0; cut <= text.size(); ++cut) {
+      size_t expected = 0;
+      for (size_t b : boundaries)
+        if (b <= cut) expected = b;
+      QCOMPARE(whole_utf8_prefix(std::string_view(text).substr(0, cut)), expected);
+    }
+    QCOMPARE(whole_utf8_prefix("\x80\x80"), size_t(2));  // not a cut character: invalid bytes are left to who reads them
+  }
+
   void holdsBackAnUnfinishedCharacter() {
     Utf8StreamDecoder d;
     QCOMPARE(d.push("ab\xF0\x9F"), std::string("ab"));
