@@ -55,7 +55,17 @@ std::string chat_request_json(const RemoteChatRequest& r, const std::string& mod
   // Ordered: a schema goes with its members in the order the reply is to write them.
   using ordered = nlohmann::ordered_json;
   ordered messages = ordered::array();
-  for (const RemoteMessage& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  for (const RemoteMessage& m : r.messages) {
+    ordered message = {{"role", m.role}, {"content", m.content}};
+    if (!m.tool_calls.empty()) {
+      ordered calls = ordered::array();
+      for (const RemoteToolCall& c : m.tool_calls)
+        calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+      message["tool_calls"] = std::move(calls);
+    }
+    if (!m.tool_call_id.empty()) message["tool_call_id"] = m.tool_call_id;
+    messages.push_back(std::move(message));
+  }
   ordered body = {{"model", model},
                {"messages", std::move(messages)},
                {"stream", true},
@@ -75,9 +85,49 @@ std::string chat_request_json(const RemoteChatRequest& r, const std::string& mod
     const ordered schema = ordered::parse(r.answer_format, nullptr, false);
     body["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "answer"}, {"schema", schema.is_discarded() ? ordered::object() : schema}, {"strict", true}}}};
   }
+  if (!r.tools.empty()) {
+    const ordered tools = ordered::parse(r.tools, nullptr, false);
+    if (tools.is_array() && !tools.empty()) {
+      body["tools"] = tools;
+      if (!r.tool_choice.empty()) body["tool_choice"] = {{"type", "function"}, {"function", {{"name", r.tool_choice}}}};
+    }
+  }
   // Invalid UTF-8 in a message goes as U+FFFD rather than failing the whole request.
   return body.dump(-1, ' ', false, ordered::error_handler_t::replace);
 }
+
+namespace {
+
+// A delta's (or a whole message's) tool_calls joined into `calls`: each piece names its call by
+// "index" (its place in the list; absent: the next one), brings the id and the name once, and
+// a part of the arguments' text. False when they are not an array of such pieces.
+bool apply_tool_calls(const json& delta, std::vector<RemoteToolCall>& calls) {
+  const auto list = delta.find("tool_calls");
+  if (list == delta.end() || list->is_null()) return true;
+  if (!list->is_array()) return false;
+  constexpr int64_t kMaxCalls = 64;
+  constexpr size_t kMaxArguments = 1 << 20;
+  for (const json& piece : *list) {
+    if (!piece.is_object()) return false;
+    int64_t index = int_at(piece, "index");
+    if (index < 0) index = static_cast<int64_t>(calls.size());
+    if (index >= kMaxCalls) return false;
+    if (calls.size() <= static_cast<size_t>(index)) calls.resize(static_cast<size_t>(index) + 1);
+    RemoteToolCall& call = calls[static_cast<size_t>(index)];
+    if (std::string id = string_at(piece, "id"); !id.empty()) call.id = std::move(id);
+    const auto function = piece.find("function");
+    if (function == piece.end() || !function->is_object()) continue;
+    if (std::string name = string_at(*function, "name"); !name.empty()) call.name = std::move(name);
+    if (const auto args = function->find("arguments"); args != function->end()) {
+      if (args->is_string()) call.arguments += args->get<std::string>();
+      else if (args->is_object()) call.arguments += args->dump();  // a server that sends the object itself
+    }
+    if (call.arguments.size() > kMaxArguments) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::function<void(const RemoteDelta&)>& on_delta) {
   const json j = parse(data);
@@ -109,6 +159,7 @@ bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::fun
       result.texts.resize(i + 1);
       result.finish_reasons.resize(i + 1);
       result.chunks.resize(i + 1);
+      result.tool_calls.resize(i + 1);
     }
     const auto delta = c.find("delta");
     if (delta != c.end() && delta->is_object()) {
@@ -118,8 +169,10 @@ bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::fun
         ++result.chunks[i];
         if (on_delta) on_delta({static_cast<int>(i), text});
       }
+      if (!apply_tool_calls(*delta, result.tool_calls[i])) return false;
     } else if (const auto message = c.find("message"); message != c.end() && message->is_object()) {
       result.texts[i] += string_at(*message, "content");  // a whole reply (a server that does not stream)
+      if (!apply_tool_calls(*message, result.tool_calls[i])) return false;
     }
     if (std::string f = string_at(c, "finish_reason"); !f.empty()) result.finish_reasons[i] = std::move(f);
   }

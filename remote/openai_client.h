@@ -50,9 +50,19 @@ struct RemoteError {
   std::string sentence() const;  // what the user reads in the chat
 };
 
+// A function call a reply made (OpenAI's tool_calls), as the server wrote it.
+struct RemoteToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // a JSON object's text
+  bool operator==(const RemoteToolCall&) const = default;
+};
+
 struct RemoteMessage {
-  std::string role;  // "system", "user", "assistant"
+  std::string role;  // "system", "user", "assistant", "tool"
   std::string content;
+  std::vector<RemoteToolCall> tool_calls = {};  // an assistant message's calls
+  std::string tool_call_id = {};                // a tool message: the call it answers
 };
 
 struct RemoteChatRequest {
@@ -72,6 +82,10 @@ struct RemoteChatRequest {
   // response_format: empty, none; "json" {"type": "json_object"}; else a JSON schema's text
   // ({"type": "json_schema", ...}), which the server enforces (or refuses).
   std::string answer_format;
+  // The user's tools (an OpenAI tools array's text; empty: none), and the function the reply
+  // must call (tool_choice; empty: "auto").
+  std::string tools;
+  std::string tool_choice;
 };
 
 struct RemoteUsage {
@@ -84,6 +98,7 @@ struct RemoteChatResult {
   std::vector<std::string> texts;           // one per choice index
   std::vector<std::string> finish_reasons;  // "stop", "length", ...; empty where it never came
   std::vector<int64_t> chunks;              // content chunks per choice (a server streams about a token each)
+  std::vector<std::vector<RemoteToolCall>> tool_calls;  // per choice: the calls its reply made (delta.tool_calls joined)
   RemoteUsage usage;
   std::string model;            // as the server names it
   std::string response_id;      // the stream's "id" ("chatcmpl-..."), the first request's where n were sent
@@ -117,7 +132,8 @@ std::string route_url(const Endpoint& endpoint, std::string_view route);
 std::string chat_request_json(const RemoteChatRequest& request, const std::string& model);
 
 // One stream event's JSON applied to result (exposed for the fuzz target and tests): content
-// appended per choice, finish reasons, usage, the model name, an error event. Returns false
+// appended per choice, tool calls (a call's pieces joined by their index: its id and name as
+// they come, its arguments appended), finish reasons, usage, the model name, an error event. Returns false
 // when the data is not an OpenAI-compatible chunk (the result then says bad_response).
 bool apply_chunk(std::string_view data, RemoteChatResult& result, const std::function<void(const RemoteDelta&)>& on_delta);
 

@@ -1,6 +1,9 @@
 #include "appcore/remote/remote_bridge.h"
 
 #include <QMetaObject>
+#include <QRandomGenerator>
+
+#include "engine/chat/tool_calls.h"
 
 #include "remote/openai_client.h"
 
@@ -10,7 +13,14 @@ namespace {
 remote::RemoteChatRequest requestOf(const RemoteEngineChoice& engine, const ChatMessages& messages, const TurnSettings& s, int n) {
   remote::RemoteChatRequest r;
   r.model = engine.model.toStdString();
-  for (const EngineMessage& m : messages) r.messages.push_back({m.role.toStdString(), m.content.toStdString()});
+  for (const EngineMessage& m : messages) {
+    remote::RemoteMessage message{m.role.toStdString(), m.content.toStdString()};
+    for (const ToolCallRecord& c : m.toolCalls) message.tool_calls.push_back({c.id.toStdString(), c.name.toStdString(), c.arguments.toStdString()});
+    message.tool_call_id = m.toolCallId.toStdString();
+    r.messages.push_back(std::move(message));
+  }
+  r.tools = s.toolsJson.toStdString();  // the calls come back as the server reads them; they run here
+  r.tool_choice = s.toolChoice.toStdString();
   r.max_tokens = s.maxTokens;
   r.temperature = s.temperature;
   r.top_p = s.topP;
@@ -21,6 +31,16 @@ remote::RemoteChatRequest requestOf(const RemoteEngineChoice& engine, const Chat
   r.answer_format = s.answerFormat.toStdString();
   r.n = n;
   return r;
+}
+
+// A reply's calls as the chat keeps them; a server that gave a call no id gets one of ours.
+QVector<ToolCallRecord> callsOf(const std::vector<remote::RemoteToolCall>& calls) {
+  QVector<ToolCallRecord> out;
+  for (const remote::RemoteToolCall& c : calls) {
+    const std::string id = !c.id.empty() ? c.id : make_call_id(ToolFormat::kGeneric, [](uint32_t n) { return QRandomGenerator::global()->bounded(n); });
+    out.append({QString::fromStdString(id), QString::fromStdString(c.name), QString::fromStdString(c.arguments.empty() ? "{}" : c.arguments)});
+  }
+  return out;
 }
 
 // The figures under a message: the server's own counts where it reports them, ours otherwise.
@@ -83,8 +103,13 @@ void RemoteBridge::submit(ChatId id, const RemoteEngineChoice& engine, const QSt
       });
       QMetaObject::invokeMethod(this, [this, id, r, column, samplesInOne] {
         const size_t samples = samplesInOne ? std::max<size_t>(r.texts.size(), 1) : 1;
-        for (size_t s = 0; s < samples; ++s)
-          emit replyFinished(id, samplesInOne ? static_cast<int>(s) : column, metricsOf(r, samplesInOne ? s : 0, samples == 1));
+        for (size_t s = 0; s < samples; ++s) {
+          const int sample = samplesInOne ? static_cast<int>(s) : column;
+          const size_t choice = samplesInOne ? s : 0;
+          if (choice < r.tool_calls.size() && !r.tool_calls[choice].empty())
+            emit replyToolCalls(id, sample, QString::fromStdString(r.texts[choice]), callsOf(r.tool_calls[choice]));
+          emit replyFinished(id, sample, metricsOf(r, choice, samples == 1));
+        }
         auto it = m_jobs.find(id);
         if (it != m_jobs.end() && !r.error.ok() && r.error.kind != remote::RemoteErrorKind::stopped && it->second.failure.isEmpty()) {
           it->second.failure = QString::fromStdString(r.error.sentence());

@@ -2,7 +2,7 @@
 // Turns of chats that run on a remote engine (ChatRecord::remote): each request streamed by
 // remote::stream_chat on a thread of its own, so chats on several servers (and the local
 // engine) reply at once; what arrives is handed to the UI thread as the EngineBridge hands its
-// own (replyText, replyFinished, turnDone), so ChatController treats both alike. Samples: one
+// own (replyText, replyFinished, replyToolCalls, turnDone), so ChatController treats both alike. Samples: one
 // request with n; "Vary settings" columns: one request a column, in parallel. Stop closes the
 // connections (the server aborts the request); a failure ends the turn with the client's
 // sentence (remote/openai_client.h), the text that arrived kept.
@@ -34,6 +34,9 @@ class RemoteBridge : public QObject {
  signals:
   void replyText(ChatId id, int sample, const QString& text);
   void replyFinished(ChatId id, int sample, const ReplyMetrics& metrics);
+  // The reply called tools (TurnSettings::toolsJson went with the request): its content and
+  // calls as the server read them, before its replyFinished. The calls run on this machine.
+  void replyToolCalls(ChatId id, int sample, const QString& content, const QVector<ToolCallRecord>& calls);
   void replyFailed(ChatId id, const QString& sentence, const QString& detail);
   void turnDone(ChatId id);
   // The server named a request of this chat's turn (its response id, before any text): the

@@ -170,7 +170,8 @@ class ChatController : public QObject {
   // reply; a call the model makes waits for the user's consent (answerToolCall) unless the
   // user chose "Always allow" for that tool, runs, and its result is the chat's next message
   // (role "tool"); the turn then goes on, until a reply calls nothing, Stop, or the chat's
-  // limit of calls per turn.
+  // limit of calls per turn. A chat on a remote engine sends the tools to its server, which
+  // writes the calls; they run here the same way.
   void setTools(McpServers* servers);
   McpServers* tools() const { return m_tools; }
   // The chat's servers and its limit of calls per turn (from its next turn on); saved. False

@@ -102,6 +102,7 @@ void ChatController::connectRemote() {
   if (!m_remote) return;
   connect(m_remote, &RemoteBridge::replyText, this, &ChatController::onReplyText);
   connect(m_remote, &RemoteBridge::replyFinished, this, &ChatController::onReplyFinished);
+  connect(m_remote, &RemoteBridge::replyToolCalls, this, &ChatController::onReplyToolCalls);
   connect(m_remote, &RemoteBridge::replyFailed, this,
           [this](ChatId id, const QString& sentence, const QString& detail) { onReplyFailed(id, {sentence, detail}); });
   connect(m_remote, &RemoteBridge::turnDone, this, [this](ChatId id) { onTurnDone(id, 0); });

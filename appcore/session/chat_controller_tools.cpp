@@ -65,7 +65,6 @@ QString ChatController::offerTools(Chat& c, TurnSettings& settings) {
   const QString forced = std::exchange(settings.toolChoice, QString());
   if (c.record.tools.servers.isEmpty()) return {};
   if (!m_tools) return tr("This window has no tool servers: this reply calls no tools.");
-  if (c.record.remote.isSet()) return tr("Tools are offered to chats on this machine's engine only: this reply calls none.");
   if (settings.numSamples > 1 || !settings.columns.empty())
     return tr("A compare turn offers no tools: each of its replies would call them. This turn calls none.");
   const QString json = m_tools->toolsJson(c.record.tools.servers);

@@ -95,6 +95,39 @@ class TestOpenAiClient : public QObject {
     QCOMPARE(body["n"].get<int>(), 2);
   }
 
+  // Tools go as OpenAI's: the array, tool_choice naming a function, earlier calls and their
+  // results in the messages; a streamed call comes back in pieces joined by index (vLLM and
+  // llama.cpp send the id and name first, then the arguments a few characters at a time).
+  void toolsGoAndCallsComeBackWhole() {
+    const std::string calls =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"add\",\"arguments\":\"\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"a\\\": 1,\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\" \\\"b\\\": 2}\"}},"
+        "{\"index\":1,\"id\":\"call_2\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{}\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    CannedHttpServer server(CannedHttpServer::answer(200, "text/event-stream", calls));
+    RemoteChatRequest r = ask(1);
+    r.tools = R"([{"type":"function","function":{"name":"add","parameters":{"type":"object"}}}])";
+    r.tool_choice = "add";
+    r.messages.push_back({"assistant", "", {{"call_0", "add", "{\"a\":0}"}}});
+    r.messages.push_back({"tool", "0", {}, "call_0"});
+    const RemoteChatResult result = stream_chat({server.url(), {}}, r);
+    QVERIFY(result.error.ok());
+    QCOMPARE(result.finish_reasons.at(0), std::string("tool_calls"));
+    QCOMPARE(result.tool_calls.at(0).size(), size_t(2));
+    QCOMPARE(result.tool_calls[0][0], (RemoteToolCall{"call_1", "add", "{\"a\": 1, \"b\": 2}"}));
+    QCOMPARE(result.tool_calls[0][1], (RemoteToolCall{"call_2", "read_file", "{}"}));
+    const std::string req = server.requests().at(0);
+    const nlohmann::json body = nlohmann::json::parse(req.substr(req.find("\r\n\r\n") + 4));
+    QCOMPARE(body["tools"][0]["function"]["name"].get<std::string>(), std::string("add"));
+    QCOMPARE(body["tool_choice"]["function"]["name"].get<std::string>(), std::string("add"));
+    const nlohmann::json& sent = body["messages"];
+    QCOMPARE(sent[sent.size() - 2]["tool_calls"][0]["function"]["arguments"].get<std::string>(), std::string("{\"a\":0}"));
+    QCOMPARE(sent[sent.size() - 2]["tool_calls"][0]["type"].get<std::string>(), std::string("function"));
+    QCOMPARE(sent.back()["role"].get<std::string>(), std::string("tool"));
+    QCOMPARE(sent.back()["tool_call_id"].get<std::string>(), std::string("call_0"));
+  }
+
   void routesAreJoinedOnce() {
     for (const char* base : {"http://h:1", "http://h:1/", "http://h:1/v1", "http://h:1/v1/"})
       QCOMPARE(route_url({base, {}}, "models"), std::string("http://h:1/v1/models"));
@@ -302,7 +335,8 @@ class TestOpenAiClient : public QObject {
   void randomChunksNeverCrash() {
     std::mt19937 rng(3);
     const std::vector<std::string> parts = {"{", "}", "[", "]", ",", ":", "\"choices\"", "\"index\"", "\"delta\"", "\"content\"",
-                                            "\"x\"", "0", "-1", "1e999", "null", "true", "\"usage\"", "\"error\"", "\"\\u0000\""};
+                                            "\"x\"", "0", "-1", "1e999", "null", "true", "\"usage\"", "\"error\"", "\"\\u0000\"",
+                                            "\"tool_calls\"", "\"function\"", "\"arguments\"", "\"name\"", "\"id\"", "99"};
     for (int trial = 0; trial < 3000; ++trial) {
       std::string s;
       const int len = static_cast<int>(rng() % 24);
@@ -310,6 +344,7 @@ class TestOpenAiClient : public QObject {
       RemoteChatResult r;
       apply_chunk(s, r, {});
       QVERIFY(r.texts.size() <= 128);
+      for (const auto& calls : r.tool_calls) QVERIFY(calls.size() <= 64);
     }
   }
 };

@@ -20,6 +20,8 @@
 #include "appcore/bridge/engine_bridge.h"
 #include "appcore/tools/mcp_connection.h"
 #include "appcore/tools/mcp_servers.h"
+#include "appcore/remote/remote_endpoints.h"
+#include "support/remote_test_servers.h"
 #include "support/session_driver.h"
 #include "support/test_env.h"
 
@@ -243,6 +245,48 @@ class TestChatTools : public QObject {
     const MessageRecord& result = chatOf(chats, id).record.messages.last();
     QCOMPARE(result.role, QStringLiteral("tool"));
     QVERIFY2(result.content.startsWith("Error: ") && result.content.contains("stopped"), qPrintable(result.content));
+  }
+
+  // A chat on a remote engine (a pagedchat-server on loopback): the tools go with the request,
+  // the server's reply carries the call, and the call runs here after consent; its result goes
+  // back to the server in the next request, which answers.
+  void aRemoteChatSendsToolsAndRunsTheCallsHere() {
+    if (env("PAGEDCHAT_SERVER").isEmpty()) QSKIP("PAGEDCHAT_SERVER is not set (built without the server)");
+    pagedchat::test::PagedchatServer server(m_model);
+    QVERIFY(!server.url.empty());
+    const QString url = QString::fromStdString(server.url);
+    const RemoteEngineChoice engine{url, QStringLiteral("SmolLM2-135M-Instruct.Q4_1")};
+    AppServices services;
+    QTRY_COMPARE_WITH_TIMEOUT(services.tools().connection("files")->state(), McpConnection::State::Ready, 30000);
+    services.session().remoteEndpoints().set(url, {engine.model}, QString());
+    services.tools().setAlwaysAllowed("files", "add", false);  // an earlier test's Always allow: this call asks
+    ChatController& chats = services.session().chats();
+    const ChatId id = chats.create();
+    QVERIFY(chats.setRemoteEngine(id, engine));
+    QVERIFY(chats.setChatTools(id, {.servers = {"files"}, .maxCallsPerTurn = 2}));
+    QVERIFY(chats.send(id, QStringLiteral("Add 2 and 3."), greedy(services.session(), "add"), {}));
+    QVERIFY(waitUntil([&] { return chatOf(chats, id).toolCall.has_value() || !chatOf(chats, id).replying; }));
+    QVERIFY2(chatOf(chats, id).toolCall.has_value(), qPrintable(chatOf(chats, id).record.lastError.sentence));
+    const MessageRecord call = chatOf(chats, id).record.messages.last();
+    QCOMPARE(call.toolCalls.size(), 1);
+    QCOMPARE(call.toolCalls[0].name, QStringLiteral("add"));
+    QVERIFY(call.toolCalls[0].id.startsWith(QStringLiteral("call_")));  // the server's id
+    QCOMPARE(call.metrics.finishReason, QStringLiteral("tool_calls"));
+    QVERIFY(chats.answerToolCall(id, call.toolCalls[0].id, ChatController::ToolConsent::allowOnce));
+    QVERIFY(waitUntil([&] {
+      const ChatController::Chat& now = chatOf(chats, id);
+      if (now.toolCall && !now.toolCall->running) chats.answerToolCall(id, now.toolCall->callId, ChatController::ToolConsent::deny);
+      return !now.replying;
+    }));
+    const QVector<MessageRecord>& m = chatOf(chats, id).record.messages;
+    const auto result = std::find_if(m.begin(), m.end(), [&](const MessageRecord& r) { return r.toolCallId == call.toolCalls[0].id; });
+    QVERIFY(result != m.end());
+    const QJsonObject args = QJsonDocument::fromJson(call.toolCalls[0].arguments.toUtf8()).object();
+    QCOMPARE(result->content, QString::number(args.value("a").toInteger() + args.value("b").toInteger()));
+    // The server read the result and answered (or called again, within the limit).
+    QVERIFY(result + 1 != m.end());
+    QVERIFY2(chatOf(chats, id).record.lastError.sentence.isEmpty() || chatOf(chats, id).record.lastError.sentence.contains("limit"),
+             qPrintable(chatOf(chats, id).record.lastError.sentence));
   }
 
   void aChatWithoutServersOffersNothing() {
