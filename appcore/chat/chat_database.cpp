@@ -18,6 +18,7 @@
 #include <QVariant>
 
 #include <algorithm>
+#include <set>
 
 #include "appcore/chat/chat_json.h"
 
@@ -76,6 +77,7 @@ QVector<QVector<MessageRecord>> ChatDatabase::versionsFromJson(const QString& js
 ChatDatabase::ChatDatabase(const QString& path)
     : m_connection(QStringLiteral("chats-") + QUuid::createUuid().toString(QUuid::WithoutBraces)) {
   QDir().mkpath(QFileInfo(path).absolutePath());
+  m_check = checkChatDatabase(path);  // a damaged file goes aside first, the last backup in its place
   m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connection);
   m_db.setDatabaseName(path);
   if (!m_db.open()) {
@@ -118,6 +120,38 @@ ChatDatabase::ChatDatabase(const QString& path)
   if (m_open) openSearchIndex();
   if (m_open && setting(QStringLiteral("schema_version")).isEmpty())
     setSetting(QStringLiteral("schema_version"), QString::number(kSchemaVersion));
+  if (!m_open) return;
+  if (m_check.damaged) {
+    QSqlQuery count(m_db);
+    if (count.exec(QStringLiteral("SELECT COUNT(*) FROM chats")) && count.next()) m_check.restoredChats = count.value(0).toInt();
+    if (!m_check.keptAs.isEmpty()) m_check.recoveredChats = recoverFrom(m_check.keptAs);
+    qWarning("chat database: %s", qPrintable(m_check.sentence()));
+    return;  // the next start backs up what is here now
+  }
+  QString error;
+  if (!backUpChatDatabase(m_db, path, kBackupEverySeconds, &error)) qWarning("chat database: no backup made: %s", qPrintable(error));
+}
+
+int ChatDatabase::recoverFrom(const QString& damaged) {
+  const QString connection = m_connection + QStringLiteral("-damaged");
+  QVector<ChatRecord> found;
+  {
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+    db.setDatabaseName(damaged);
+    db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
+    QString error;
+    if (db.open()) found = readChats(db, &error);
+    db.close();
+  }
+  QSqlDatabase::removeDatabase(connection);
+  std::set<ChatId> here;
+  QSqlQuery ids(m_db);
+  if (ids.exec(QStringLiteral("SELECT id FROM chats")))
+    while (ids.next()) here.insert(ids.value(0).toLongLong());
+  int added = 0;
+  for (const ChatRecord& c : found)
+    if (c.id > 0 && !here.count(c.id) && saveChat(c)) ++added;
+  return added;
 }
 
 ChatDatabase::~ChatDatabase() {
@@ -147,13 +181,22 @@ bool ChatDatabase::exec(const QString& sql) {
 }
 
 QVector<ChatRecord> ChatDatabase::loadChats() {
+  if (!m_open) return {};
+  QString error;
+  QVector<ChatRecord> chats = readChats(m_db, &error);
+  if (!error.isEmpty()) fail(QStringLiteral("load chats"), error);
+  for (const ChatRecord& c : chats) m_saved[c.id] = c;
+  return chats;
+}
+
+// Rows that cannot be read (a damaged file's) are left out, and the first failure said in *error.
+QVector<ChatRecord> ChatDatabase::readChats(QSqlDatabase& db, QString* error) {
   QVector<ChatRecord> chats;
-  if (!m_open) return chats;
-  QSqlQuery q(m_db);
+  QSqlQuery q(db);
   if (!q.exec(QStringLiteral("SELECT id, title, parent_id, forked_at, overrides_system, system_prompt, first_in_view, "
                              "context_policy, pinned, last_active, sampling, remote_url, remote_model, last_error, last_error_detail, "
                              "tools FROM chats ORDER BY id"))) {
-    fail(QStringLiteral("load chats"), q.lastError().text());
+    *error = q.lastError().text();
     return chats;
   }
   while (q.next()) {
@@ -178,13 +221,13 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
       c.tools = chatToolsFromJson(QJsonDocument::fromJson(tools.toUtf8()).object());
     chats.append(c);
   }
-  QSqlQuery m(m_db);
+  QSqlQuery m(db);
   m.prepare(QStringLiteral("SELECT role, content, num_tokens, first_token_ms, tokens_per_second, finish_reason, versions, "
                            "version_index, tools FROM messages WHERE chat_id = ? ORDER BY position"));
   for (ChatRecord& c : chats) {
     m.addBindValue(c.id);
     if (!m.exec()) {
-      fail(QStringLiteral("load messages"), m.lastError().text());
+      if (error->isEmpty()) *error = QStringLiteral("the messages of chat %1: %2").arg(c.id).arg(m.lastError().text());
       continue;
     }
     while (m.next()) {
@@ -202,7 +245,6 @@ QVector<ChatRecord> ChatDatabase::loadChats() {
       c.messages.append(r);
     }
   }
-  for (const ChatRecord& c : chats) m_saved[c.id] = c;
   return chats;
 }
 

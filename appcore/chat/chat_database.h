@@ -18,6 +18,7 @@
 #include <map>
 
 #include "appcore/chat/chat_record.h"
+#include "appcore/chat/database_recovery.h"
 
 // A message that matched a search: its chat, its index in the chat, and a few words around the
 // match, each matched word between kMatchStart and kMatchEnd.
@@ -40,6 +41,9 @@ class ChatDatabase {
   static QString defaultPath();
 
   bool isOpen() const { return m_open; }
+  // What the check before opening found (appcore/chat/database_recovery.h): a damaged file set
+  // aside, what came back; the window says it.
+  const DatabaseCheck& startupCheck() const { return m_check; }
   QString lastError() const { return m_lastError; }
 
   QVector<ChatRecord> loadChats();  // by id
@@ -61,6 +65,7 @@ class ChatDatabase {
   // A message's other versions, as the messages table keeps them (JSON; "" for none).
   static QString versionsToJson(const QVector<QVector<MessageRecord>>& versions);
   static QVector<QVector<MessageRecord>> versionsFromJson(const QString& json);
+  static constexpr qint64 kBackupEverySeconds = 24 * 3600;
 
  private:
   bool exec(const QString& sql);
@@ -68,6 +73,9 @@ class ChatDatabase {
   bool fail(const QString& what, const QString& error);
   bool saveChatRow(const ChatRecord& chat, const ChatRecord* before);
   bool saveMessage(ChatId id, int position, const MessageRecord& m);
+  static QVector<ChatRecord> readChats(QSqlDatabase& db, QString* error);
+  // The chats still readable in the damaged file that this one lacks, added; how many.
+  int recoverFrom(const QString& damaged);
   void openSearchIndex();
   // The index's rows of chat id from message `from` on go (all of its rows: from 0).
   bool unindexMessages(ChatId id, int from);
@@ -79,4 +87,5 @@ class ChatDatabase {
   bool m_open = false;
   bool m_searchable = false;  // the FTS5 index exists and is kept
   QString m_lastError;
+  DatabaseCheck m_check;
 };

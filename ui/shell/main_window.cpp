@@ -105,6 +105,11 @@ constexpr int kFramedAfterMs = 300;  // the window manager has framed a new wind
 void MainWindow::showEvent(QShowEvent* event) {
   QMainWindow::showEvent(event);
   if (std::exchange(m_shownOnce, true)) return;
+  // A damaged chat database was set aside at start: said once, where the user looks first.
+  if (const DatabaseCheck& check = m_db->startupCheck(); check.damaged)
+    QTimer::singleShot(0, this, [this, sentence = check.sentence(), keptAs = check.keptAs] {
+      showError(QStringLiteral("damagedDatabase"), sentence, keptAs);
+    });
   const QByteArray geometry = QByteArray::fromBase64(m_db->setting(kGeometryKey).toLatin1());
   const QByteArray state = QByteArray::fromBase64(m_db->setting(kStateKey).toLatin1());
   // Once the window manager has framed it: the whole frame on the screen, its status bar too.
