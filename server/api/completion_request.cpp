@@ -37,7 +37,34 @@ QString typeName(const QJsonValue& v) {
   throw ApiError::badRequest(QStringLiteral("'%1' must be %2").arg(param, range), param);
 }
 
+// A raw control character (U+0000-U+001F) where JSON allows none: inside a string (RFC 8259
+// wants it escaped), or outside one other than the four whitespace bytes. Qt's parser takes
+// them; the offset of the first, or -1.
+qsizetype rawControlCharacter(const QByteArray& body) {
+  bool inString = false, escaped = false;
+  for (qsizetype i = 0; i < body.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(body[i]);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') inString = false;
+      else if (c < 0x20) return i;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      return i;
+    }
+  }
+  return -1;
+}
+
 QJsonObject parseObject(const QByteArray& body) {
+  if (const qsizetype at = rawControlCharacter(body); at >= 0)
+    throw ApiError::badRequest(QStringLiteral("the request body is not valid JSON: a raw control character (0x%1) at offset %2; "
+                                              "JSON writes it escaped (\\u%3)")
+                                   .arg(static_cast<unsigned char>(body[at]), 2, 16, QLatin1Char('0'))
+                                   .arg(at)
+                                   .arg(static_cast<unsigned char>(body[at]), 4, 16, QLatin1Char('0')));
   QJsonParseError err;
   QJsonDocument doc = QJsonDocument::fromJson(body, &err);
   if (err.error != QJsonParseError::NoError)

@@ -87,6 +87,14 @@ class TestCompletionRequest : public QObject {
     QTest::addColumn<QString>("param");
     QTest::newRow("not json") << QByteArray("{\"model\":") << QString();
     QTest::newRow("not an object") << QByteArray("[1,2]") << QString();
+    // A raw NUL (or any control character) inside a string, or a raw form feed outside one:
+    // invalid JSON that Qt's parser would take (issue 46, item 8).
+    QTest::newRow("raw NUL in a string") << QByteArray("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\0b\"}]}", 58)
+                                         << QString();
+    QTest::newRow("raw tab in a string") << QByteArray("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\tb\"}]}")
+                                         << QString();
+    QTest::newRow("raw form feed outside") << QByteArray("{\"model\":\"m\",\f\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}")
+                                           << QString();
     QTest::newRow("no model") << QByteArray(R"({"messages":[{"role":"user","content":"x"}]})") << "model";
     QTest::newRow("model a number") << QByteArray(R"({"model":3,"messages":[{"role":"user","content":"x"}]})") << "model";
     QTest::newRow("no messages") << QByteArray(R"({"model":"m"})") << "messages";
@@ -125,6 +133,11 @@ class TestCompletionRequest : public QObject {
     QTest::newRow("logprobs string") << "{" + m + R"(,"logprobs":"yes"})" << "logprobs";
     QTest::newRow("top_logprobs 21") << "{" + m + R"(,"logprobs":true,"top_logprobs":21})" << "top_logprobs";
     QTest::newRow("top_logprobs without logprobs") << "{" + m + R"(,"top_logprobs":2})" << "top_logprobs";
+  }
+
+  void escapedControlCharactersAreFine() {
+    const auto parsed = parseChatCompletion(R"({"model":"m","messages":[{"role":"user","content":"a\u0000b\tc"}]})", limits());
+    QCOMPARE(parsed.messages.at(0).content, std::string("a\0b\tc", 5));
   }
 
   void badBodies() {
