@@ -162,6 +162,8 @@ void ConnectionGuard::onReadyRead(QTcpSocket* socket) {
         RequestHead head;
         if (auto error = checkRequestHead(c->head, m_limits.maxBodyBytes, head)) return refuse(socket, *error);
         if (head.expectContinue) socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+        // What this request's response must do (server/http/http_reply.h): the request in flight is this one.
+        queueResponseNeeds(socket, head.closeAfter, head.http10);
         c->head.clear();
         if (head.chunked) {
           c->phase = Connection::Phase::chunked;

@@ -21,6 +21,8 @@ std::optional<ApiError> checkRequestHead(QByteArrayView head, qint64 maxBodyByte
   std::optional<qint64> length;
   bool transferEncoding = false;
   const QList<QByteArray> lines = QByteArray(head.data(), head.size()).split('\n');
+  out.http10 = !lines.isEmpty() && lines[0].trimmed().endsWith("HTTP/1.0");
+  bool keepAlive = false, close = false;
   for (qsizetype i = 1; i < lines.size(); ++i) {  // line 0 is the request line
     const QByteArray line = lines[i].trimmed();
     const qsizetype colon = line.indexOf(':');
@@ -40,6 +42,11 @@ std::optional<ApiError> checkRequestHead(QByteArrayView head, qint64 maxBodyByte
       length = n;
     } else if (name == "transfer-encoding") {
       transferEncoding = true;
+    } else if (name == "connection") {
+      for (const QByteArray& token : value.toLower().split(',')) {
+        close = close || token.trimmed() == "close";
+        keepAlive = keepAlive || token.trimmed() == "keep-alive";
+      }
     } else if (name == "expect") {
       if (value.toLower() != "100-continue")
         return framingError(417, QStringLiteral("Expect: '%1' is not supported (only 100-continue)").arg(QString::fromLatin1(value.left(40))),
@@ -55,5 +62,6 @@ std::optional<ApiError> checkRequestHead(QByteArrayView head, qint64 maxBodyByte
                         QStringLiteral("request_too_large"));
   out.contentLength = length.value_or(0);
   out.chunked = transferEncoding;
+  out.closeAfter = close || (out.http10 && !keepAlive);
   return std::nullopt;
 }

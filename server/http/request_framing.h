@@ -6,6 +6,8 @@
 // - a declared body over the limit: 413 at once, instead of holding the connection open for it.
 // - Expect: 100-continue is answered "100 Continue" (a client waits for it before its body);
 //   any other expectation gets 417.
+// And what the response must do for the client: close the connection after it (Connection:
+// close, HTTP/1.0), and not be chunked (HTTP/1.0).
 // Qt 6.4's parser takes the first of two Content-Lengths and ignores Expect.
 
 #include <QByteArray>
@@ -19,6 +21,10 @@ struct RequestHead {
   qint64 contentLength = 0;     // 0 when absent
   bool chunked = false;         // Transfer-Encoding given: the body's length is known at its end only
   bool expectContinue = false;  // answer "HTTP/1.1 100 Continue" before the body comes
+  bool http10 = false;          // an HTTP/1.0 client: no chunked replies (it cannot read them)
+  // The connection ends with this request's response: "Connection: close", or HTTP/1.0
+  // without "Connection: keep-alive" (RFC 9112, section 9.3).
+  bool closeAfter = false;
 };
 
 // Where the head in `bytes` ends (just past its blank line), or -1 while it is incomplete.

@@ -127,6 +127,52 @@ class FramingTest(ServerTestCase):
         self.assertEqual(data.count(b"HTTP/1.1 200"), 2, data[:400])
 
 
+    # Issue 46, item 7: a client that reads to the close is not left waiting for the idle timeout.
+    def test_connection_close_is_honoured(self):
+        with connect(self.server) as s:
+            s.sendall(head("/v1/chat/completions", len(CHAT), "Connection: close\r\n") + CHAT)
+            closed, got = closed_within(s, 30)
+        self.assertTrue(closed, got[:300])
+        self.assertTrue(got.startswith(b"HTTP/1.1 200"), got[:300])
+        self.assertIn(b"\r\nConnection: close\r\n", got.split(b"\r\n\r\n")[0] + b"\r\n")
+
+    def test_a_stream_to_connection_close_ends_with_the_connection(self):
+        body = json.dumps({"model": MODEL, "max_tokens": 4, "temperature": 0, "stream": True,
+                           "messages": [{"role": "user", "content": "Hi"}]}).encode()
+        with connect(self.server) as s:
+            s.sendall(head("/v1/chat/completions", len(body), "Connection: close\r\n") + body)
+            closed, got = closed_within(s, 30)
+        self.assertTrue(closed, got[:300])
+        self.assertIn(b"Transfer-Encoding: chunked", got)
+        self.assertTrue(got.endswith(b"0\r\n\r\n"), got[-100:])
+
+    def test_http10_gets_no_chunks_and_the_close_ends_it(self):
+        body = json.dumps({"model": MODEL, "max_tokens": 4, "temperature": 0, "stream": True,
+                           "messages": [{"role": "user", "content": "Hi"}]}).encode()
+        request = (f"POST /v1/chat/completions HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        with connect(self.server) as s:
+            s.sendall(request)
+            closed, got = closed_within(s, 30)
+        self.assertTrue(closed, got[:300])
+        head_part, _, stream = got.partition(b"\r\n\r\n")
+        self.assertNotIn(b"Transfer-Encoding", head_part)
+        self.assertTrue(stream.startswith(b"data: "), stream[:100])  # no chunk sizes in the body
+        self.assertIn(b"data: [DONE]", stream)
+        with connect(self.server) as s:
+            s.sendall(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")  # Host: the server asks every client for it (DNS rebinding)
+            closed, got = closed_within(s, 10)
+        self.assertTrue(closed and b" 200 " in got.split(b"\r\n")[0], got[:200])
+
+    def test_keep_alive_still_keeps_the_connection(self):
+        with connect(self.server) as s:
+            s.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            first = read_reply(s)
+            s.sendall(b"GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n")
+            second = read_reply(s)
+        self.assertTrue(first.startswith(b"HTTP/1.1 200") and second.startswith(b"HTTP/1.1 200"), (first[:100], second[:100]))
+
+
 class TimeoutTest(ServerTestCase):
     READ, IDLE = 2, 3
     SERVER_ARGS = ("--read-timeout", str(READ), "--idle-timeout", str(IDLE))

@@ -66,6 +66,27 @@ class TestRequestFraming : public QObject {
     QCOMPARE(head.chunked, chunked);
     QCOMPARE(head.expectContinue, expectContinue);
   }
+
+  // Whether the connection ends with the response, and whether the client reads chunks.
+  void connectionNeeds_data() {
+    QTest::addColumn<QByteArray>("head");
+    QTest::addColumn<bool>("closeAfter");
+    QTest::addColumn<bool>("http10");
+    QTest::newRow("1.1") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n\r\n") << false << false;
+    QTest::newRow("1.1 close") << QByteArray("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n") << true << false;
+    QTest::newRow("1.1 a list with close") << QByteArray("GET / HTTP/1.1\r\nConnection: upgrade, close\r\n\r\n") << true << false;
+    QTest::newRow("1.0") << QByteArray("GET / HTTP/1.0\r\n\r\n") << true << true;
+    QTest::newRow("1.0 keep-alive") << QByteArray("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n") << false << true;
+  }
+  void connectionNeeds() {
+    QFETCH(QByteArray, head);
+    QFETCH(bool, closeAfter);
+    QFETCH(bool, http10);
+    RequestHead out;
+    QVERIFY(!checkRequestHead(head, 1000, out));
+    QCOMPARE(out.closeAfter, closeAfter);
+    QCOMPARE(out.http10, http10);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestRequestFraming)
