@@ -109,6 +109,7 @@ void ChatController::nextToolCall(Chat& c) {
                                 "Send a message to go on.").arg(callCount(limit)), {}};
     abandonToolCalls(c, tr("Not run: the turn reached its limit of %1.").arg(callCount(limit)));
     c.record.lastError = stopped;
+    emit status(c.record.id, QString());  // said in the chat
     return endTurn(c);
   }
   ++c.toolCallsMade;  // every call the model makes counts, run, denied or refused: a model that keeps asking ends
@@ -198,6 +199,7 @@ void ChatController::toolCallEnded(Chat& c, const QString& content) {
   c.toolCall.reset();
   if (c.toolStopRequested) {
     abandonToolCalls(c, tr("Not run: the user stopped the turn."));
+    emit status(c.record.id, tr("Stopped: the calls left did not run."));
     return endTurn(c);
   }
   nextToolCall(c);
@@ -215,6 +217,7 @@ void ChatController::stopToolStep(Chat& c) {
     return;
   }
   abandonToolCalls(c, tr("Not run: the user stopped the turn."));
+  emit status(c.record.id, tr("Stopped: the calls left did not run."));  // not the consent question any more
   endTurn(c);
 }
 
