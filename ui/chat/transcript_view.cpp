@@ -200,6 +200,27 @@ void TranscriptView::appendThinking(QTextCursor& c, int index, const ShownMessag
   c.insertFragment(QTextDocumentFragment(&thinking));
 }
 
+namespace {
+
+// `text` as the lines of a code block (monospace on the code background), after the cursor's
+// block: a tool's arguments and results are data, not Markdown.
+void appendCodeLines(QTextCursor& c, const QString& text) {
+  const TextColors colors = textColors();
+  QTextBlockFormat code;
+  code.setLeftMargin(8);
+  code.setBackground(colors.codeBackground);
+  QTextCharFormat mono;
+  mono.setFontFixedPitch(true);
+  mono.setFontFamilies({QStringLiteral("monospace")});
+  mono.setForeground(colors.codeText);
+  for (const QString& line : text.split(QLatin1Char('\n'))) {
+    c.insertBlock(code, mono);
+    c.insertText(line, mono);
+  }
+}
+
+}  // namespace
+
 // Each call as a card: the tool, its arguments as indented JSON in a code block, and what the
 // user can do about it: allow or deny the call that waits, stop the one that runs.
 void TranscriptView::appendToolCalls(QTextCursor& c, const ShownMessage& m) {
@@ -218,18 +239,7 @@ void TranscriptView::appendToolCalls(QTextCursor& c, const ShownMessage& m) {
       server.setForeground(colors.muted);
       c.insertText(tr("  on %1").arg(call.server), server);
     }
-    QTextBlockFormat code;
-    code.setLeftMargin(8);
-    code.setBackground(colors.codeBackground);
-    QTextCharFormat mono;
-    mono.setFontFixedPitch(true);
-    mono.setFontFamilies({QStringLiteral("monospace")});
-    mono.setForeground(colors.codeText);
-    const QStringList lines = call.arguments.split(QLatin1Char('\n'));
-    for (const QString& line : lines) {
-      c.insertBlock(code, mono);
-      c.insertText(line, mono);
-    }
+    appendCodeLines(c, call.arguments);
     if (call.state == ShownMessage::Call::State::made) continue;
     QTextBlockFormat actions;
     actions.setLeftMargin(8);
@@ -283,19 +293,9 @@ void TranscriptView::appendToolResult(QTextCursor& c, int index, const ShownMess
   c.insertText((m.resultExpanded ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + (m.resultExpanded ? tr("Hide the result") : tr("Show the result")), link);
   c.insertText(QStringLiteral(" (%1)").arg(size), muted);
   if (!m.resultExpanded) return;
-  QTextBlockFormat code;
-  code.setLeftMargin(8);
-  code.setBackground(colors.codeBackground);
-  QTextCharFormat mono;
-  mono.setFontFixedPitch(true);
-  mono.setFontFamilies({QStringLiteral("monospace")});
-  mono.setForeground(colors.codeText);
   QString text = m.content;
   if (text.endsWith(QLatin1Char('\n'))) text.chop(1);
-  for (const QString& line : text.split(QLatin1Char('\n'))) {
-    c.insertBlock(code, mono);
-    c.insertText(line, mono);
-  }
+  appendCodeLines(c, text);
 }
 
 void TranscriptView::toggleToolResult(int index) {

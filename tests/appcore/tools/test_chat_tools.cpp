@@ -23,24 +23,15 @@
 #include "appcore/remote/remote_endpoints.h"
 #include "support/remote_test_servers.h"
 #include "support/session_driver.h"
+#include "support/mcp_app_config.h"
 #include "support/test_env.h"
 
 using pagedchat::test::loadIntoSession;
 
 namespace {
 
-QString env(const char* name) { return QString::fromLocal8Bit(std::getenv(name)); }
-
-// mcp.json in the app's (test-mode) configuration folder, with the SDK's test server as "files".
-void writeConfig() {
-  QDir().mkpath(McpServers::defaultConfigDir());
-  QFile f(QDir(McpServers::defaultConfigDir()).filePath(QStringLiteral("mcp.json")));
-  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  const QJsonObject files{{"command", env("PAGEDCHAT_PYTHON")},
-                          {"args", QJsonArray{env("PAGEDCHAT_SOURCE_DIR") + "/tests/mcp/servers/tool_server.py"}}};
-  f.write(QJsonDocument(QJsonObject{{"mcpServers", QJsonObject{{"files", files}}}}).toJson());
-  QFile::remove(QDir(McpServers::defaultConfigDir()).filePath(QStringLiteral("mcp-consent.json")));
-}
+using pagedchat::test::writeNotes;
+QString env(const char* name) { return pagedchat::test::envText(name); }
 
 TurnSettings greedy(const AppSession& session, const QString& tool = {}) {
   TurnSettings t = session.settings().sampling;
@@ -75,12 +66,8 @@ class TestChatTools : public QObject {
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
     if (env("PAGEDCHAT_PYTHON").isEmpty()) QSKIP("PAGEDCHAT_PYTHON (the venv with the mcp SDK) is not set");
-    writeConfig();
-    m_notes = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath("notes.txt");
-    QDir().mkpath(QFileInfo(m_notes).path());
-    QFile f(m_notes);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write("The secret word is marmalade.\n");
+    pagedchat::test::writeMcpConfigWithTestServer();
+    m_notes = writeNotes("The secret word is marmalade.\n");
   }
 
   void anAllowedCallRunsAndTheReplyGoesOn() {

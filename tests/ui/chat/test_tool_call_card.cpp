@@ -18,6 +18,7 @@
 
 #include "appcore/tools/mcp_connection.h"
 #include "appcore/tools/mcp_servers.h"
+#include "support/mcp_app_config.h"
 #include "support/test_env.h"
 #include "support/transcript_driver.h"
 #include "support/window_driver.h"
@@ -30,17 +31,8 @@ namespace {
 
 using pagedchat::test::clickLink;
 
-QString env(const char* name) { return QString::fromLocal8Bit(std::getenv(name)); }
-
-void writeConfig() {
-  QDir().mkpath(McpServers::defaultConfigDir());
-  QFile f(QDir(McpServers::defaultConfigDir()).filePath(QStringLiteral("mcp.json")));
-  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  const QJsonObject files{{"command", env("PAGEDCHAT_PYTHON")},
-                          {"args", QJsonArray{env("PAGEDCHAT_SOURCE_DIR") + "/tests/mcp/servers/tool_server.py"}}};
-  f.write(QJsonDocument(QJsonObject{{"mcpServers", QJsonObject{{"files", files}}}}).toJson());
-  QFile::remove(QDir(McpServers::defaultConfigDir()).filePath(QStringLiteral("mcp-consent.json")));
-}
+using pagedchat::test::writeNotes;
+QString env(const char* name) { return pagedchat::test::envText(name); }
 
 // The Tools menu's action whose text starts with `text` (its submenus searched too), as shown now.
 QAction* menuAction(QMenu* menu, const QString& text) {
@@ -58,6 +50,17 @@ void greedy(MainWindow& w) {
   AppSettings s = w.settings();
   s.sampling.temperature = 0;
   w.applySettings(s);
+}
+
+// Each further call of the turn denied from its card, as a user would, until the turn ends; false
+// when it does not end in time.
+bool denyFurtherCallsUntilTheTurnEnds(const ChatController& chats, ChatId id, TranscriptView& transcript) {
+  return QTest::qWaitFor([&] {
+    const ChatController::Chat* c = chats.chat(id);
+    if (c->toolCall && !c->toolCall->running && transcript.toPlainText().contains(QStringLiteral("Run it?")))
+      clickLink(transcript, "tooldeny:" + c->toolCall->callId);
+    return !c->replying;
+  }, 120000);
 }
 
 QAction* toolsMenuAction(MainWindow& w, const QString& text) {
@@ -78,12 +81,8 @@ class TestToolCallCard : public QObject {
     PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
     m_model = QString::fromStdString(model);
     if (env("PAGEDCHAT_PYTHON").isEmpty()) QSKIP("PAGEDCHAT_PYTHON (the venv with the mcp SDK) is not set");
-    writeConfig();
-    m_notes = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath("notes.txt");
-    QDir().mkpath(QFileInfo(m_notes).path());
-    QFile f(m_notes);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write("The secret word is marmalade.\nIt opens the blue door.\n");
+    pagedchat::test::writeMcpConfigWithTestServer();
+    m_notes = writeNotes("The secret word is marmalade.\nIt opens the blue door.\n");
   }
 
   void aCallIsAskedShownRunAndAnswered() {
@@ -128,14 +127,7 @@ class TestToolCallCard : public QObject {
 
     clickLink(*transcript, "toolallow:" + callId);
     // Further calls of this turn are denied from their cards.
-    QTRY_VERIFY_WITH_TIMEOUT(
-        [&] {
-          const ChatController::Chat* c = chats.chat(id);
-          if (c->toolCall && !c->toolCall->running && transcript->toPlainText().contains(QStringLiteral("Run it?")))
-            clickLink(*transcript, "tooldeny:" + c->toolCall->callId);
-          return !c->replying;
-        }(),
-        120000);
+    QVERIFY(denyFurtherCallsUntilTheTurnEnds(chats, id, *transcript));
     const QVector<MessageRecord>& m = chats.chat(id)->record.messages;
     const auto result = std::find_if(m.begin(), m.end(), [&](const MessageRecord& r) { return r.toolCallId == callId; });
     QVERIFY(result != m.end());
@@ -171,14 +163,7 @@ class TestToolCallCard : public QObject {
     const QString callId = chats.chat(id)->toolCall->callId;
     QTRY_VERIFY(pagedchat::test::anchorsOf(transcript->document()).contains("tooldeny:" + callId));
     clickLink(*transcript, "tooldeny:" + callId);
-    QTRY_VERIFY_WITH_TIMEOUT(
-        [&] {
-          const ChatController::Chat* c = chats.chat(id);
-          if (c->toolCall && !c->toolCall->running && transcript->toPlainText().contains(QStringLiteral("Run it?")))
-            clickLink(*transcript, "tooldeny:" + c->toolCall->callId);
-          return !c->replying;
-        }(),
-        120000);
+    QVERIFY(denyFurtherCallsUntilTheTurnEnds(chats, id, *transcript));
     QVERIFY2(transcript->toPlainText().contains(QStringLiteral("The user denied this call: it did not run.")), qPrintable(transcript->toPlainText()));
   }
 
