@@ -35,13 +35,10 @@ ToolTurn::ToolTurn(const TurnSettings& settings, const pagedchat::ChatModel& mod
   }
   m_prefix = pagedchat::ToolSet::forced_prefix(m_format, m_choice);
   m_model = pagedchat::ChatModel(model.shared_model(), model.chat_template().with_tools(m_tools, m_choice));
-  grammar();  // a parameter schema outside the subset refuses the turn now, naming its tool
-}
-
-std::shared_ptr<const pagedchat::grammar::Grammar> ToolTurn::grammar() const {
+  // Made once, here: a parameter schema outside the subset refuses the turn now, naming its tool.
   const pagedchat::ToolSet::Grammar g = m_tools->grammar(m_format, m_choice);
-  if (g.gbnf.empty()) return nullptr;
-  return toolGrammars().get(g.root + "\n" + g.gbnf, [&] { return pagedchat::grammar::parse_gbnf(g.gbnf, g.root); });
+  if (!g.gbnf.empty())
+    m_grammar = toolGrammars().get(g.root + "\n" + g.gbnf, [&] { return pagedchat::grammar::parse_gbnf(g.gbnf, g.root); });
 }
 
 size_t ToolTurn::answerStart(std::string_view reply) const {

@@ -30,8 +30,7 @@ class ToolTurn {
   // The chat's model with these tools in its template (ChatTemplate::with_tools).
   const pagedchat::ChatModel& chatModel() const { return m_model; }
   // What the reply must follow (null: free text, a model's own format left to choose).
-  std::shared_ptr<const pagedchat::grammar::Grammar> grammar() const;
-  pagedchat::ToolFormat format() const { return m_format; }
+  std::shared_ptr<const pagedchat::grammar::Grammar> grammar() const { return m_grammar; }
   // The reply begins inside the model's thinking (its prompt opened <think>): the grammar then
   // applies after </think> (SamplingParams::reasoning_end).
   void setBeginsInsideThinking(bool inside) { m_beginsInside = inside; }
@@ -59,6 +58,7 @@ class ToolTurn {
   pagedchat::ToolFormat m_format;
   std::string m_prefix;  // a forced call's opening, which the prompt ends with (Mistral's [TOOL_CALLS])
   pagedchat::ChatModel m_model;
+  std::shared_ptr<const pagedchat::grammar::Grammar> m_grammar;
   bool m_thinks = false;
   bool m_beginsInside = false;
 };

@@ -69,8 +69,6 @@ class ChatTemplate {
   // and measures alike, so the text its sequence holds always reads the same. A forced call's
   // opening (ToolSet::forced_prefix) ends the generation prompt. Null tools: none offered.
   ChatTemplate with_tools(std::shared_ptr<const ToolSet> tools, const ToolChoice& choice = {}) const;
-  const ToolSet* offered_tools() const { return offered_tools_.get(); }
-  const ToolChoice& offered_choice() const { return offered_choice_; }
   // How this model writes tool calls (kGeneric for the built-in formats and templates that do
   // not render tools).
   ToolFormat tool_format() const { return jinja_ ? tool_format_ : ToolFormat::kGeneric; }

@@ -96,7 +96,6 @@ class TestDamagedDatabase : public QObject {
   void aScribbledHeaderGoesAsideAndTheBackupComesBack() {
     const QString path = fileWithABackup();
     QByteArray bytes = readAll(path);
-    const QByteArray before = bytes;
     for (int i = 0; i < 100; ++i) bytes[i] = static_cast<char>(0xA5 ^ i);
     writeAll(path, bytes);
     ChatDatabase db(path);
@@ -114,7 +113,6 @@ class TestDamagedDatabase : public QObject {
     // New chats get ids past every id the backup knew.
     const ChatId next = db.newChatId();
     for (const ChatRecord& c : db.loadChats()) QVERIFY(next > c.id);
-    Q_UNUSED(before);
   }
 
   void aTruncatedFileGoesAside() {
