@@ -69,9 +69,14 @@ void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* ds
 
 // Bytes of an expanded row of num_blocks blocks for `kernel` (panel.h); type and kernel checked.
 size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel kernel) {
-  // The K-quant and float kernels read the compact rows (Q8_K, f32).
-  if (is_k_panel_type(weight_type) || is_float_panel_type(weight_type)) return 0;
+  // The float kernels read the compact rows (f32); the K-quant ones too, but for the AVX-512
+  // kernel's Q4_K and Q5_K, which read their min terms' sums from expanded rows.
+  if (is_float_panel_type(weight_type)) return 0;
   const auto nb = static_cast<size_t>(num_blocks);
+  if (is_k_panel_type(weight_type)) {
+    if (kernel != PanelKernel::kAvx512Vnni || weight_type == GgmlType::Q6_K) return 0;
+    return nb * kQK / kQKK * sizeof(vnni_q8_K_min_sums);
+  }
   if (is_legacy_panel_type(weight_type)) return kernel == PanelKernel::kScalar ? 0 : nb * sizeof(vnni_q8_0_scales);
   switch (kernel) {
     case PanelKernel::kScalar: return 0;
@@ -84,17 +89,17 @@ size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel 
   return 0;
 }
 
-// The expanded rows of the block-scale kinds (expand_vnni_scales): the caller's, or, for a
-// caller without them, made here for this call.
-const void* block_scales_of(GgmlType weight_type, int64_t cols, const void* act, size_t act_row_bytes,
-                            int64_t num_tokens, const void* expanded, PanelKernel kernel) {
+// The expanded rows a kernel must read (the block scales of the 32-element kinds, the AVX-512 Q4_K
+// and Q5_K min sums): the caller's, or, for a caller without them, made here for this call.
+const void* needed_expanded_rows(GgmlType weight_type, int64_t cols, const void* act, size_t act_row_bytes,
+                                 int64_t num_tokens, const void* expanded, PanelKernel kernel) {
   if (expanded) return expanded;
   thread_local std::vector<uint8_t> own;
-  const int64_t nb = cols / kQK;
-  const size_t eb = expanded_row_bytes(weight_type, nb, kernel);
+  const size_t eb = expanded_row_bytes(weight_type, cols / kQK, kernel);
   own.resize(eb * static_cast<size_t>(num_tokens));
   for (int64_t t = 0; t < num_tokens; ++t)
-    expand_vnni_scales(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, nb, own.data() + eb * t);
+    expand_for_panels(weight_type, static_cast<const uint8_t*>(act) + t * act_row_bytes, cols, own.data() + eb * t,
+                      kernel);
   return own.data();
 }
 
@@ -183,7 +188,8 @@ size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel 
 }
 
 bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel) {
-  if (is_k_panel_type(weight_type) || is_float_panel_type(weight_type)) return false;
+  if (is_float_panel_type(weight_type)) return false;
+  if (is_k_panel_type(weight_type)) return expanded_row_bytes(weight_type, kQKK / kQK, kernel) > 0;  // 16 bytes a super-block
   if (is_legacy_panel_type(weight_type)) return kernel != PanelKernel::kScalar;  // 8 bytes a block
   // AVX2: up to 16 tokens, whose 8x copies (16 rows of 1536 quants: ~390 KB) stay in a core's
   // L2; a longer prefill chunk reads the compact rows.
@@ -194,7 +200,11 @@ bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel 
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
   check_kernel(kernel);
-  if (is_k_panel_type(weight_type) || is_float_panel_type(weight_type)) return;
+  if (is_float_panel_type(weight_type)) return;
+  if (is_k_panel_type(weight_type)) {
+    if (expanded_row_bytes(weight_type, cols / kQK, kernel) > 0) expand_k_min_sums(act_row, cols / kQKK, dst);
+    return;
+  }
   const int64_t nb = cols / kQK;
   auto* out = static_cast<uint8_t*>(dst);
   if (is_legacy_panel_type(weight_type)) {
@@ -248,8 +258,10 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 #endif
 #if defined(PAGEDCHAT_QUANT_AVX512)
     if (kernel == PanelKernel::kAvx512Vnni) {
-      return quant_avx512::k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
-                                       out_stride);
+      if (weight_type != GgmlType::Q6_K)
+        expanded = needed_expanded_rows(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
+      return quant_avx512::k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
+                                       num_tokens, out, out_stride);
     }
 #endif
     return reference_k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
@@ -277,7 +289,7 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
                                         out, out_stride);
     }
     // Both SIMD kernels read the block scales from expanded rows.
-    expanded = block_scales_of(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
+    expanded = needed_expanded_rows(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
 #if defined(PAGEDCHAT_QUANT_AVX2)
     if (kernel == PanelKernel::kAvx2) {
       return quant_avx2::legacy_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
@@ -298,7 +310,7 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 #if defined(PAGEDCHAT_QUANT_AVX512)
   if (kernel == PanelKernel::kAvx512Vnni) {
     // This kernel always reads the scales from expanded rows.
-    expanded = block_scales_of(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
+    expanded = needed_expanded_rows(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
     return quant_avx512::panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
                                    num_tokens, out, out_stride);
   }

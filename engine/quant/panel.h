@@ -64,13 +64,15 @@ std::string_view panel_kernel_name(PanelKernel kernel);
 // prefill chunk, whose expanded rows would not stay in cache. kAvx512Vnni: per block the
 // activation scale as a float and, for Q4_1, the sum term s as a float, for Q8_0 -128 times the
 // quants' sum (the kernel multiplies weights + 128 as unsigned bytes); 8 bytes a block, worth it
-// always. kScalar reads none (0 bytes). Results are the same bits with or without.
+// always; for Q4_K and Q5_K the sums of each 32 quants in 16-bit pairs, 16 bytes a super-block
+// (Q6_K: none). kScalar reads none (0 bytes). Results are the same bits with or without.
 // Throws Error for a kernel that is not available.
 size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel kernel = default_panel_kernel());
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst,
                        PanelKernel kernel = default_panel_kernel());
 // Whether a call with num_tokens activation rows should pass them expanded.
-// (Never for the K-quants and the float types, whose kernels read the compact rows.)
+// (Never for the float types and Q6_K, and for the other K-quants only with kAvx512Vnni: their
+// kernels read the compact rows.)
 bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel = default_panel_kernel());
 
 // For panel p of a packed matrix and each of num_tokens activation rows (prepared with

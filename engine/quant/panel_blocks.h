@@ -178,4 +178,16 @@ struct vnni_q8_0_scales {  // for Q8_0, Q4_0 and Q5_0 weights
 // Writes those of an activation row of num_blocks blocks (Q8_1 for Q4_1/Q5_1 weights, Q8_0 for the others).
 void expand_vnni_scales(GgmlType weight_type, const void* act_row, int64_t num_blocks, void* dst);
 
+// The AVX-512-expanded Q8_K row for Q4_K and Q5_K weights: per super-block, the sums of its 8
+// sub-blocks of 32 quants as 16-bit pairs, word c = (sum of sub-block 2 c, sum of 2 c + 1), what
+// the min term's pair dots (vpdpwssd) take against panel_q4_K::mins[c] straight from memory. A
+// panel's kernel would otherwise add and pack these from the row's 16 sums in scalar code for
+// every token and super-block, again in every panel (a tenth of the kernel's time). |sum| <=
+// 32 x 128 fits 16 bits.
+struct vnni_q8_K_min_sums {
+  uint32_t pairs[4];
+};
+// Writes those of a Q8_K row of num_super_blocks super-blocks.
+void expand_k_min_sums(const void* act_row, int64_t num_super_blocks, void* dst);
+
 }  // namespace pagedchat

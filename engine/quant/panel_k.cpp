@@ -107,6 +107,18 @@ void pack_k_panels(GgmlType type, const void* w, size_t row_stride, int64_t rows
                                           [](panel_q6_K& p, int r, const block_q6_K& b) { put_row(p, r, b); });
 }
 
+void expand_k_min_sums(const void* act_row, int64_t num_super_blocks, void* dst) {
+  const auto* y = static_cast<const block_q8_K*>(act_row);
+  auto* out = static_cast<vnni_q8_K_min_sums*>(dst);
+  for (int64_t i = 0; i < num_super_blocks; ++i) {
+    const int16_t* bs = y[i].bsums;
+    for (int c = 0; c < 4; ++c) {
+      const int lo = bs[4 * c] + bs[4 * c + 1], hi = bs[4 * c + 2] + bs[4 * c + 3];
+      out[i].pairs[c] = (static_cast<uint32_t>(lo) & 0xffff) | static_cast<uint32_t>(hi) << 16;
+    }
+  }
+}
+
 void reference_k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                            const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
   if (type == GgmlType::Q4_K) {

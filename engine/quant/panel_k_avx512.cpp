@@ -4,7 +4,8 @@
 // Q4_K: per sub-block (32 elements) and token, 8 four-way byte dots (vpdpbusd) of the unpacked
 // nibbles against broadcast activation quads give each row's (q . q_a) in its own lane, and one
 // 32-bit multiply by the rows' scales adds it to the super-block's sum; the min terms are 4
-// 16-bit pair dots (vpdpwssd) of the rows' min pairs against the activation's sub-block sums.
+// 16-bit pair dots (vpdpwssd) of the rows' min pairs against the activation's sub-block sums, read
+// in pairs from the expanded row (vnni_q8_K_min_sums).
 // Q5_K: the same with each quant's fifth bit merged in.
 // Q6_K: per group of 16, 4 byte dots of the unsigned quants and the multiply by the scale; the
 // format's -32 as -32 x the sum over groups of scale x the activation's group sum, by 16-bit pair
@@ -83,9 +84,10 @@ void unpack_panel(const Panel* blocks, int64_t nb, UnpackedQuads* dst) {
 // unpacked here or, given `unpacked`, loaded from it.
 template <typename Panel, int T>
 void q4_K_tokens(int64_t nb, const Panel* blocks, const UnpackedQuads* unpacked, const block_q8_K* const* y,
-                 float* out, int64_t out_stride, __mmask16 rows) {
-  // With few tokens each sub-block sum is a chain of dependent dots; two chains hide latency.
-  constexpr int kChains = T < 4 ? 2 : 1;
+                 const vnni_q8_K_min_sums* const* sums, float* out, int64_t out_stride, __mmask16 rows) {
+  // Each sub-block sum is a chain of dependent dots; two chains halve its latency (measured
+  // faster at 8 tokens a pass too).
+  constexpr int kChains = 2;
   __m512 acc[T], mn[T];
   for (int t = 0; t < T; ++t) acc[t] = mn[t] = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
@@ -113,15 +115,11 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const UnpackedQuads* unpacked,
     const __m512 d_w = halves(b.d), dmin_w = halves(b.dmin);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      const int16_t* bs = y[t][i].bsums;
       __m512i summ = _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
-        const int lo = bs[4 * c] + bs[4 * c + 1], hi = bs[4 * c + 2] + bs[4 * c + 3];
-        const __m512i pair =
-            _mm512_set1_epi32(static_cast<int>((static_cast<uint32_t>(lo) & 0xffff) | static_cast<uint32_t>(hi) << 16));
         const __m512i mins = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.mins[c])));
-        summ = _mm512_dpwssd_epi32(summ, mins, pair);
+        summ = dot_pair(summ, mins, &sums[t][i].pairs[c]);
       }
       const __m512 d_a = _mm512_set1_ps(y[t][i].d);
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d_w, d_a), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
@@ -177,8 +175,7 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const UnpackedQuads* unpa
       __m512i offset = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
-        const auto* sums = reinterpret_cast<const int8_t*>(y[t][i].bsums + 2 * j);  // (sum_2j, sum_2j+1)
-        offset = _mm512_dpwssd_epi32(offset, scale_pairs[j], quad(sums));
+        offset = dot_pair(offset, scale_pairs[j], y[t][i].bsums + 2 * j);  // (sum_2j, sum_2j+1)
       }
       sumi[t] = _mm512_sub_epi32(sumi[t], _mm512_slli_epi32(offset, 5));
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d_w, _mm512_set1_ps(y[t][i].d)), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
@@ -191,10 +188,12 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const UnpackedQuads* unpa
 // kernel unpacks them in registers, as cheaply).
 constexpr int64_t kUnpackMinTokens = 2 * kMaxPassTokens;
 
-// kernel(n, nb, blocks, unpacked, y, out, out_stride, rows) over the token passes of `panel`.
+// kernel(n, nb, blocks, unpacked, y, sums, out, out_stride, rows) over the token passes of `panel`
+// (sums: the expanded rows' min sums, null for Q6_K).
 template <typename Panel, typename Kernel>
 void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride, const Kernel& kernel) {
+                 size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride,
+                 const Kernel& kernel) {
   const int64_t nb = cols / kQKK;
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
@@ -207,27 +206,31 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   }
   over_token_passes(num_tokens, [&](int64_t t0, auto n) {
     const block_q8_K* y[kMaxPassTokens];
-    for (int t = 0; t < n; ++t) y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
-    kernel(n, nb, blocks, unpacked, y, out + t0 * out_stride, out_stride, row_lanes(num_rows));
+    const vnni_q8_K_min_sums* sums[kMaxPassTokens] = {};
+    for (int t = 0; t < n; ++t) {
+      y[t] = reinterpret_cast<const block_q8_K*>(a + (t0 + t) * act_row_bytes);
+      if (expanded) sums[t] = static_cast<const vnni_q8_K_min_sums*>(expanded) + (t0 + t) * nb;
+    }
+    kernel(n, nb, blocks, unpacked, y, sums, out + t0 * out_stride, out_stride, row_lanes(num_rows));
   });
 }
 
 }  // namespace
 
 void k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                 size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+                 size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out, int64_t out_stride) {
   using Y = const block_q8_K* const*;
+  using S = const vnni_q8_K_min_sums* const*;
   // The Q4_K and Q5_K kernel, and the Q6_K one, for a pass of n tokens.
   using U = const UnpackedQuads*;
-  auto q4_K_family = [](auto n, int64_t nb, const auto* b, U u, Y y, float* o, int64_t stride, __mmask16 rows) {
-    q4_K_tokens<std::remove_cvref_t<decltype(*b)>, n>(nb, b, u, y, o, stride, rows);
-  };
-  auto q6_K = [](auto n, int64_t nb, const panel_q6_K* b, U u, Y y, float* o, int64_t stride, __mmask16 rows) {
+  auto q4_K_family = [](auto n, int64_t nb, const auto* b, U u, Y y, S sums, float* o, int64_t stride,
+                        __mmask16 rows) { q4_K_tokens<std::remove_cvref_t<decltype(*b)>, n>(nb, b, u, y, sums, o, stride, rows); };
+  auto q6_K = [](auto n, int64_t nb, const panel_q6_K* b, U u, Y y, S, float* o, int64_t stride, __mmask16 rows) {
     q6_K_tokens<n>(nb, b, u, y, o, stride, rows);
   };
   auto run = [&](auto panel_type, const auto& kernel) {
     using Panel = typename decltype(panel_type)::type;
-    over_tokens<Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride, kernel);
+    over_tokens<Panel>(cols, packed, panel, num_rows, act, act_row_bytes, expanded, num_tokens, out, out_stride, kernel);
   };
   if (type == GgmlType::Q4_K) return run(std::type_identity<panel_q4_K>{}, q4_K_family);
   if (type == GgmlType::Q5_K) return run(std::type_identity<panel_q5_K>{}, q4_K_family);

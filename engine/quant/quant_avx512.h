@@ -34,9 +34,11 @@ void legacy_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, in
 // F16 and BF16 panels (panel_float.h), against f32 activation rows.
 void float_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                      const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
-// The same for the K-quant panels (panel_k.h), which read the compact Q8_K rows only.
+// The same for the K-quant panels (panel_k.h), against compact Q8_K rows; for Q4_K and Q5_K
+// `expanded` (not null) holds the rows' min sums (expand_k_min_sums), for Q6_K it is not read.
 void k_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
-                 const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
+                 const void* act, size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out,
+                 int64_t out_stride);
 
 }  // namespace pagedchat::quant_avx512
 #endif

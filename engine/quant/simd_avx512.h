@@ -37,6 +37,11 @@ static inline __m512i dot_quad(__m512i acc, __m512i u, const int8_t* q) {
   __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const quad_bytes*>(q)));
   return acc;
 }
+// acc + the 16-bit pair dots of v with the pair at p broadcast to every lane, as dot_quad does it.
+static inline __m512i dot_pair(__m512i acc, __m512i v, const void* p) {
+  __asm__("vpdpwssd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(v), "m"(*static_cast<const quad_bytes*>(p)));
+  return acc;
+}
 // 16 fp16 values as floats.
 static inline __m512 halves(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
