@@ -90,6 +90,7 @@ static inline __m256i unpacked_quads(const UnpackedQuads* u, int64_t i, int j, i
 template <typename Panel>
 void unpack_panel(const Panel* blocks, int64_t nb, UnpackedQuads* dst) {
   for (int64_t i = 0; i < nb; ++i) {
+    prefetch_part(blocks + i, 0, 1);  // from memory in a big batch's decode step (as the passes do)
     UnpackedQuads* u = dst + i * kUnpackedQuadsPerBlock;
     for (int g = 0; g < 2; ++g) {
       if constexpr (std::is_same_v<Panel, panel_q6_K>) {

@@ -69,6 +69,9 @@ static inline __m512i unpacked_quads(const UnpackedQuads* u, int64_t i, int j) {
 template <typename Panel>
 void unpack_panel(const Panel* blocks, int64_t nb, UnpackedQuads* dst) {
   for (int64_t i = 0; i < nb; ++i) {
+    // A big batch's decode step reads the panel from memory here, once: without asking ahead
+    // the unpacking waited on it (a third of a 16-stream step).
+    prefetch_ahead<kPrefetchBlocks>(blocks + i);
     UnpackedQuads* u = dst + i * kUnpackedQuadsPerBlock;
     if constexpr (std::is_same_v<Panel, panel_q6_K>) {
       for (int g = 0; g < 16; ++g)
