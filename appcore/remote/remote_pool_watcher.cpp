@@ -5,8 +5,10 @@
 #include <QJsonObject>
 #include <QMetaObject>
 
+#include <chrono>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "remote/pool_client.h"
@@ -125,7 +127,7 @@ void RemotePoolWatcher::start(const QString& url, const QString& apiKey) {
   m_thread = std::thread([this, generation, endpoint = remote::Endpoint{url.toStdString(), apiKey.toStdString()}, stop = m_stop] {
     // Only the latest frame waits for the UI thread: a view slower than the server skips frames.
     auto latest = std::make_shared<std::pair<std::mutex, std::optional<PoolFrame>>>();
-    const remote::RemoteError e = remote::watch_pool(endpoint, [&](std::string_view json) {
+    auto on_frame = [&](std::string_view json) {
       PoolFrame f;
       if (!frameFromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())), &f)) return;
       bool queued;
@@ -143,7 +145,16 @@ void RemotePoolWatcher::start(const QString& url, const QString& apiKey) {
         }
         if (f && generation == m_generation) emit frame(*f);
       }, Qt::QueuedConnection);
-    }, stop.get());
+    };
+    // A server still loading its model (or rebuilding a pool a lesson asked for) answers 503: it
+    // is there and will have a pool shortly, so the watch asks again every half second rather
+    // than leaving the view (a class watching a teacher's server started a moment ago).
+    remote::RemoteError e = remote::watch_pool(endpoint, on_frame, stop.get());
+    while (e.http_status == 503 && !stop->load()) {
+      for (int slice = 0; slice < 5 && !stop->load(); ++slice) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!stop->load()) e = remote::watch_pool(endpoint, on_frame, stop.get());
+    }
+    if (stop->load() && e.http_status == 503) e.kind = remote::RemoteErrorKind::stopped;
     const QString why = e.kind == remote::RemoteErrorKind::stopped ? QString() : QString::fromStdString(e.sentence());
     QMetaObject::invokeMethod(this, [this, generation, why] {
       if (generation == m_generation) emit stopped(why);

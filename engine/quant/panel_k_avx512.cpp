@@ -227,7 +227,9 @@ void k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel,
   // The Q4_K and Q5_K kernel, and the Q6_K one, for a pass of n tokens.
   using U = const UnpackedQuads*;
   auto q4_K_family = [](auto n, int64_t nb, const auto* b, U u, Y y, S sums, float* o, int64_t stride,
-                        __mmask16 rows) { q4_K_tokens<std::remove_cvref_t<decltype(*b)>, n>(nb, b, u, y, sums, o, stride, rows); };
+                        __mmask16 rows) {
+    q4_K_tokens<std::remove_cvref_t<decltype(*b)>, n>(nb, b, u, y, sums, o, stride, rows);
+  };
   auto q6_K = [](auto n, int64_t nb, const panel_q6_K* b, U u, Y y, S, float* o, int64_t stride, __mmask16 rows) {
     q6_K_tokens<n>(nb, b, u, y, o, stride, rows);
   };

@@ -20,13 +20,6 @@
 
 namespace pagedchat::quant_avx512 {
 
-static inline uint32_t load_u32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-// Quants q[0..3] in all 16 lanes (a vpbroadcastd; dot_quad below takes them as the dot's operand).
-static inline __m512i quad(const int8_t* q) { return _mm512_set1_epi32(static_cast<int>(load_u32(q))); }
 // acc + the 4-way byte dots of u (unsigned) with the activation quad at q broadcast to every
 // lane, the broadcast folded into the instruction's memory operand ({1to16}): GCC 12 does not
 // fold _mm512_set1_epi32 into vpdpbusd, and a separate vpbroadcastd for each dot is a quarter
