@@ -148,9 +148,11 @@ void RemotePoolWatcher::start(const QString& url, const QString& apiKey) {
     };
     // A server still loading its model (or rebuilding a pool a lesson asked for) answers 503: it
     // is there and will have a pool shortly, so the watch asks again every half second rather
-    // than leaving the view (a class watching a teacher's server started a moment ago).
+    // than leaving the view (a class watching a teacher's server started a moment ago), for up
+    // to two minutes; one that answers 503 for longer is said, as any other failure.
+    constexpr int kLoadingRetries = 240;
     remote::RemoteError e = remote::watch_pool(endpoint, on_frame, stop.get());
-    while (e.http_status == 503 && !stop->load()) {
+    for (int retry = 0; retry < kLoadingRetries && e.http_status == 503 && !stop->load(); ++retry) {
       for (int slice = 0; slice < 5 && !stop->load(); ++slice) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (!stop->load()) e = remote::watch_pool(endpoint, on_frame, stop.get());
     }

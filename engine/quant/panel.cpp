@@ -258,7 +258,7 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 #endif
 #if defined(PAGEDCHAT_QUANT_AVX512)
     if (kernel == PanelKernel::kAvx512Vnni) {
-      if (weight_type != GgmlType::Q6_K)
+      if (expanded_row_bytes(weight_type, cols / kQK, kernel) > 0)  // Q4_K, Q5_K: the min sums
         expanded = needed_expanded_rows(weight_type, cols, act, act_row_bytes, num_tokens, expanded, kernel);
       return quant_avx512::k_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, expanded,
                                        num_tokens, out, out_stride);
