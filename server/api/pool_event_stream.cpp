@@ -17,8 +17,15 @@ PoolEventStream::PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool
   m_slowReader->setSingleShot(true);
   m_slowReader->setInterval(slowReaderTimeoutMs);
   connect(m_slowReader, &QTimer::timeout, this, [this] {
-    if (m_socket) m_socket->abort();  // behind for too long: the connection goes
+    if (m_socket) m_socket->abort();  // nothing taken for too long: the connection goes
     deleteLater();
+  });
+  // The clock measures the client's progress, not the frames: any bytes it takes start it again,
+  // an emptied buffer stops it. (Stopping it whenever a frame fitted let a client that never
+  // reads stay connected for good when the last frames happened to fit under the limit.)
+  connect(socket, &QTcpSocket::bytesWritten, this, [this] {
+    if (m_socket && m_socket->bytesToWrite() > 0) m_slowReader->start();
+    else m_slowReader->stop();
   });
   if (!m_once) {
     writeChunkedHead(socket, 200, "text/event-stream; charset=utf-8");
@@ -46,14 +53,12 @@ void PoolEventStream::onFrame(const std::shared_ptr<const PoolWatchFrame>& frame
     m_router.unwatchPool(std::exchange(m_watch, -1));
     return deleteLater();
   }
-  // Behind by more than two frames (a large pool's frame is several MiB): this one is skipped,
-  // and a client that stays behind is let go (m_slowReader).
+  // Behind by more than two frames (a large pool's frame is several MiB): this one is skipped.
   const qint64 limit = std::max(m_maxQueuedBytes, 2 * m_lastFrameBytes);
-  if (m_socket->bytesToWrite() > limit) {
-    if (!m_slowReader->isActive()) m_slowReader->start();
-    return;
+  if (m_socket->bytesToWrite() <= limit) {
+    m_lastFrameBytes = json.size();
+    writeChunk(m_socket, "event: pool\ndata: " + json + "\n\n");
   }
-  m_slowReader->stop();
-  m_lastFrameBytes = json.size();
-  writeChunk(m_socket, "event: pool\ndata: " + json + "\n\n");
+  // Bytes wait for the client: it has the timeout to take some (m_slowReader).
+  if (m_socket->bytesToWrite() > 0 && !m_slowReader->isActive()) m_slowReader->start();
 }

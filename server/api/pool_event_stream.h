@@ -20,8 +20,8 @@ class PoolEventStream : public QObject {
   Q_OBJECT
  public:
   // once: the snapshot route (one frame, then the response ends).
-  // slowReaderTimeoutMs: a stream whose client leaves more than a frame or two unread for this
-  // long is closed (it holds a connection and its buffer).
+  // slowReaderTimeoutMs: a stream whose client takes no byte of what waits for it for this long
+  // is closed (it holds a connection and its buffer); a slow reader only loses frames.
   PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool once, qint64 maxQueuedBytes, int slowReaderTimeoutMs);
   ~PoolEventStream() override;
 
@@ -34,6 +34,6 @@ class PoolEventStream : public QObject {
   qint64 m_maxQueuedBytes;
   int m_watch = -1;
   QTimer* m_keepAlive = nullptr;  // an idle pool sends no frames: a comment keeps the stream alive
-  QTimer* m_slowReader = nullptr;  // runs while the client is behind
+  QTimer* m_slowReader = nullptr;  // runs while bytes wait and the client takes none
   qint64 m_lastFrameBytes = 0;
 };
