@@ -77,6 +77,12 @@ QString sentence(const std::vector<KvEvent>& run, const KvEventLine& line, const
       return tr("%1 ends: its blocks are let go.").arg(who);
     case KvEventKind::rewind:
       return tr("%1 is cut back to %2 tokens; its blocks past the cut are let go.").arg(who).arg(e.peer);
+    case KvEventKind::disk_read:
+      return tr("%1's prompt finds %2 on disk: read back into the pool, %3 of its tokens are not computed again.")
+          .arg(who, blocks(line.blocks), n == 1 ? tr("a block") : tr("%1 blocks").arg(n));
+    case KvEventKind::disk_write:
+      return tr("Full %1 written to disk: a later prompt that starts the same way reads it back, even after a restart.")
+          .arg(blocks(line.blocks));
   }
   return {};
 }

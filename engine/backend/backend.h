@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +43,14 @@ class Backend {
   virtual void allocate_host_kv(int num_blocks);
   virtual void swap_out(std::span<const BlockCopy> pairs);  // device src -> host dst
   virtual void swap_in(std::span<const BlockCopy> pairs);   // host src -> device dst
+
+  // The disk tier (engine/kv/disk): one block's bytes (all layers, K and V, kv_block_bytes of
+  // the pool's block size) out of the pool and into it, laid out as kv_layout() names (which a
+  // file on disk must match). Empty kv_layout(): the backend has no such copies, and the engine
+  // runs without a disk tier; the copies then throw Error.
+  virtual std::string kv_layout() const { return {}; }
+  virtual void read_block(int32_t block, std::span<uint8_t> out) const;
+  virtual void write_block(int32_t block, std::span<const uint8_t> bytes);
 };
 
 inline void Backend::allocate_host_kv(int num_blocks) {
@@ -49,5 +58,11 @@ inline void Backend::allocate_host_kv(int num_blocks) {
 }
 inline void Backend::swap_out(std::span<const BlockCopy>) { allocate_host_kv(1); }
 inline void Backend::swap_in(std::span<const BlockCopy>) { allocate_host_kv(1); }
+inline void Backend::read_block(int32_t, std::span<uint8_t>) const {
+  fail("the %.*s backend cannot copy KV blocks to disk", static_cast<int>(name().size()), name().data());
+}
+inline void Backend::write_block(int32_t, std::span<const uint8_t>) {
+  fail("the %.*s backend cannot copy KV blocks from disk", static_cast<int>(name().size()), name().data());
+}
 
 }  // namespace pagedchat

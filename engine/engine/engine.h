@@ -16,6 +16,7 @@
 #include "engine/engine/events.h"
 #include "engine/engine/request.h"
 #include "engine/grammar/token_masker.h"
+#include "engine/kv/disk/kv_disk_store.h"
 #include "engine/kv/kv_manager.h"
 #include "engine/model/model.h"
 #include "engine/scheduler/scheduler.h"
@@ -36,6 +37,10 @@ struct EngineConfig {
   // token; sampled: the same distribution).
   std::shared_ptr<Drafter> drafter;
   SpeculationConfig speculation;
+  // The disk tier under the pool (engine/kv/disk): full blocks written to this folder as they are
+  // computed, and read back for a prompt whose prefix left memory (evicted, or another run). Empty
+  // dir: none. A backend that cannot copy blocks out (Backend::kv_layout() empty) runs without.
+  KvDiskConfig kv_disk;
 };
 
 struct SequenceView {
@@ -64,6 +69,8 @@ struct EngineStats {
   int32_t num_waiting = 0, num_running = 0, num_swapped = 0, num_parked = 0;
   int32_t num_held = 0;            // sequences held by their clients (Engine::hold), in any queue
   KvStats kv;
+  bool disk_tier = false;          // a disk tier is open (EngineConfig::kv_disk)
+  KvDiskStats disk;
 };
 
 // What one step computed, for a timeline of continuous batching: each scheduled chunk (a
@@ -180,6 +187,12 @@ class Engine {
   EngineEvent token_event(Live& live, int32_t token, const std::string& piece);
   bool at_length_limit(const Live& live) const;
   SequenceId new_sequence_id();
+  // The disk tier (engine_disk_tier.cpp).
+  void open_disk_tier();
+  void stage_from_disk();           // before the schedule: waiting prompts' blocks found on disk
+  void load_from_disk(std::span<const BlockCopy> pairs);  // the from_disk transfers
+  void drop_stale_staging();        // after the schedule: what no waiting sequence needs now
+  void write_sealed_to_disk();      // after the forward pass: the blocks it filled
   void propose_drafts();
   void verify_drafts(Live& live, const ScheduledChunk& c, std::span<const float> rows);
   void drop_unverified_drafts();
@@ -214,6 +227,14 @@ class Engine {
   TokenProbs target_probs_, residual_;
   std::unique_ptr<grammar::TokenMasker> masker_;  // made at the first request with a grammar
   std::vector<float> masked_logits_;               // a beam's logits under its grammar
+  std::unique_ptr<KvDiskStore> disk_;
+  struct StagedBytes {
+    SequenceId for_seq = -1;       // the waiting sequence whose prompt it continues
+    uint64_t hash = 0;
+    std::vector<uint8_t> bytes;    // empty once loaded (or dropped)
+  };
+  std::vector<StagedBytes> staging_;  // by staging id
+  size_t staged_bytes_ = 0;
 
   mutable std::mutex mutex_;  // guards the fields below
   std::vector<Command> commands_;

@@ -32,6 +32,9 @@ enum class KvEventKind : uint8_t {
   preempt,  // a running seq freed under pressure, to be recomputed
   finish,   // seq freed by its owner (finished, aborted, or discarded)
   rewind,   // seq cut back to `peer` tokens (its blocks past the cut are freed, one event each)
+  // The disk tier (engine/kv/disk): block events again.
+  disk_read,   // seq's fresh block `block` takes a full block read from disk (a prefix found there)
+  disk_write,  // full block `block` is queued to be written to disk (seq: -1)
 };
 
 struct KvEvent {
@@ -44,7 +47,7 @@ struct KvEvent {
 };
 
 const char* kv_event_name(KvEventKind k);
-inline constexpr int kNumKvEventKinds = static_cast<int>(KvEventKind::rewind) + 1;
+inline constexpr int kNumKvEventKinds = static_cast<int>(KvEventKind::disk_write) + 1;
 
 class KvEventLog {
  public:

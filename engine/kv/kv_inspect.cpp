@@ -42,6 +42,9 @@ KvStats KvManager::stats(uint64_t bytes_per_block) const {
   st.num_swap_outs = counters_.swap_outs;
   st.num_swap_ins = counters_.swap_ins;
   st.num_reclaims = counters_.reclaims;
+  st.disk_hit_tokens = counters_.disk_hit_tokens;
+  st.num_disk_reads = counters_.disk_reads;
+  st.num_disk_writes = counters_.disk_writes;
   return st;
 }
 

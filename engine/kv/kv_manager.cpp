@@ -152,6 +152,7 @@ void KvManager::seal_last(Sequence& s) {
     parent_content_id = parent.content_id;
   }
   pool_.seal(s.block_table[i], parent_hash, parent_content_id);
+  if (track_sealed_) sealed_.push_back(s.block_table[i]);
 }
 
 void KvManager::fork(SequenceId parent, SequenceId child) {

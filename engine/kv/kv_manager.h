@@ -64,7 +64,10 @@ struct KvManagerConfig {
 // (vLLM v1 does the same), so num_tokens < the prompt's length.
 struct PrefixHit {
   std::vector<int32_t> blocks;    // [num_hit_blocks] physical ids, in prompt order
-  int32_t num_tokens = 0;         // blocks.size() * block_size
+  // The staged disk blocks (KvManager::stage) that follow them, by staging id: each takes a fresh
+  // block, filled by a from_disk transfer.
+  std::vector<int32_t> staged;
+  int32_t num_tokens = 0;         // (blocks.size() + staged.size()) * block_size
   int32_t num_revived = 0;        // of blocks, those now cached (ref 0): each uses one available block
   int32_t num_prompt_tokens = 0;  // the prompt's length (for the hit-rate stat)
   MatchKind stop = MatchKind::miss;  // why the walk stopped (miss also when it reached the end)
@@ -190,6 +193,32 @@ class KvManager {
                            PreemptMode mode) const;
   void apply(const ReclaimPlan& plan);
 
+  // --- Disk tier (engine/kv/disk) ---------------------------------------------------------
+  // A prompt's full blocks past those the pool (and the staged blocks) serve, up to max_blocks:
+  // what the caller may look for on disk, in order. Empty when the pool's walk stopped on a
+  // collision or a lineage miss (the disk would not be asked past those either).
+  struct ChainBlock {
+    uint64_t hash = 0, parent_hash = 0;
+    int32_t first_token = 0;  // the block's tokens are prompt[first_token, first_token + block_size)
+  };
+  std::vector<ChainBlock> chain_past_hits(std::span<const int32_t> prompt, uint64_t cache_salt, int32_t max_blocks) const;
+  // A block read from disk, under the caller's staging id: find_prefix() continues a prompt's
+  // walk through staged blocks whose parent and tokens match, and start() gives each one it
+  // uses a fresh block (a from_disk transfer, then the block is full and indexed as if computed).
+  void stage(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens, int32_t staging_id);
+  void unstage(uint64_t hash) { staged_.erase(hash); }  // its id is the caller's again
+  void clear_staged() { staged_.clear(); }
+  // Blocks that became full since the last call, in order: once the step's forward pass has run
+  // they hold their tokens' K/V, and may be written to disk (a block since emptied is left out).
+  struct SealedBlock {
+    int32_t block = 0;
+    uint64_t hash = 0, parent_hash = 0;
+    std::vector<int32_t> tokens;
+  };
+  std::vector<SealedBlock> take_sealed();
+  void track_sealed(bool on) { track_sealed_ = on; }  // off (the default): none are kept
+  void record_disk_write(int32_t block);  // a disk_write event for a sealed block
+
   // --- Output ---------------------------------------------------------------------------
   // The transfers made since the last call, in order (see kv_transfers.h).
   std::vector<BlockTransfer> take_transfers() { return std::exchange(transfers_, {}); }
@@ -215,6 +244,12 @@ class KvManager {
     int64_t lookup_tokens = 0, hit_tokens = 0, lookup_collisions = 0, lookup_lineage = 0;
     int64_t allocations = 0, evictions = 0;
     int64_t cow_copies = 0, preemptions = 0, swap_outs = 0, swap_ins = 0, reclaims = 0;
+    int64_t disk_hit_tokens = 0, disk_reads = 0, disk_writes = 0;
+  };
+  struct Staged {
+    uint64_t parent_hash = 0;
+    std::vector<int32_t> tokens;
+    int32_t id = 0;
   };
 
   const Sequence& get(SequenceId seq) const;
@@ -239,6 +274,9 @@ class KvManager {
   std::vector<BlockTransfer> transfers_;
   KvEventLog events_;
   Counters counters_;
+  std::unordered_map<uint64_t, Staged> staged_;  // by hash
+  std::vector<int32_t> sealed_;                  // since take_sealed(), when track_sealed_
+  bool track_sealed_ = false;
 };
 
 }  // namespace pagedchat

@@ -40,6 +40,8 @@ const char* kv_event_name(KvEventKind k) {
     case KvEventKind::preempt: return "preempt";
     case KvEventKind::finish: return "finish";
     case KvEventKind::rewind: return "rewind";
+    case KvEventKind::disk_read: return "disk_read";
+    case KvEventKind::disk_write: return "disk_write";
   }
   return "?";
 }

@@ -35,6 +35,9 @@ struct KvStats {
   int64_t num_swap_outs = 0;    // sequences
   int64_t num_swap_ins = 0;     // sequences
   int64_t num_reclaims = 0;     // parked sequences released under pressure
+  int64_t disk_hit_tokens = 0;   // prompt tokens served by blocks read from disk (not in prefix_hit_tokens)
+  int64_t num_disk_reads = 0;    // blocks read from disk into the pool
+  int64_t num_disk_writes = 0;   // blocks queued to be written to disk
 
   // prefix_hit_tokens / prefix_lookup_tokens; 0 before any lookup.
   double prefix_hit_rate() const {

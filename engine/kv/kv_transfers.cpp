@@ -6,7 +6,8 @@ namespace pagedchat {
 namespace {
 // A block named by its space: device ids and host ids are different blocks.
 int64_t key(bool host, int32_t id) { return (static_cast<int64_t>(host) << 32) | static_cast<uint32_t>(id); }
-bool src_on_host(TransferKind k) { return k == TransferKind::swap_in; }
+// A disk block's staging id is a space of its own, like the host's: never a device block.
+bool src_on_host(TransferKind k) { return k == TransferKind::swap_in || k == TransferKind::from_disk; }
 bool dst_on_host(TransferKind k) { return k == TransferKind::swap_out; }
 }  // namespace
 
@@ -33,6 +34,7 @@ const char* transfer_kind_name(TransferKind k) {
     case TransferKind::copy: return "copy";
     case TransferKind::swap_out: return "swap_out";
     case TransferKind::swap_in: return "swap_in";
+    case TransferKind::from_disk: return "from_disk";
   }
   return "?";
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The block transfers the KV manager asks of the backend: copies inside the device pool
-// (copy-on-write) and swaps between the device pool and the host pool. They are listed in the
+// (copy-on-write), swaps between the device pool and the host pool, and blocks read from disk. They are listed in the
 // order the manager made them and must take effect in that order, before the step's forward
 // pass: a block released by one operation can be the destination of the next. batch_transfers()
 // cuts the list into runs of one kind with no block both read and written, so each run can be
@@ -18,6 +18,7 @@ enum class TransferKind : uint8_t {
   copy,      // device block -> device block
   swap_out,  // device block -> host block
   swap_in,   // host block -> device block
+  from_disk,  // a block read from disk (src: the caller's staging id, KvManager::stage) -> device block
 };
 
 struct BlockTransfer {

@@ -86,6 +86,7 @@ class Scheduler {
   ScheduledStep schedule(KvManager& kv);
 
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+  const std::deque<SchedSequence*>& waiting() const { return waiting_; }  // by arrival
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
   int32_t num_swapped() const { return static_cast<int32_t>(swapped_.size()); }
   // Whether any sequence can be scheduled (held ones wait for their client).

@@ -52,6 +52,19 @@ void CpuBackend::swap_in(std::span<const BlockCopy> pairs) {
   for (const BlockCopy& c : pairs) kv_.copy_block_from(host_kv_, c.src, c.dst);
 }
 
+// The pool's layout (kv_pool.h, "HND") and element type: what a block's bytes on disk must match.
+std::string CpuBackend::kv_layout() const { return std::string("cpu-hnd-") + kv_type_name(kv_type_); }
+
+void CpuBackend::read_block(int32_t block, std::span<uint8_t> out) const {
+  if (out.size() != kv_.block_bytes()) fail("a KV block is %llu bytes, not %zu", static_cast<unsigned long long>(kv_.block_bytes()), out.size());
+  kv_.read_block(block, out.data());
+}
+
+void CpuBackend::write_block(int32_t block, std::span<const uint8_t> bytes) {
+  if (bytes.size() != kv_.block_bytes()) fail("a KV block is %llu bytes, not %zu", static_cast<unsigned long long>(kv_.block_bytes()), bytes.size());
+  kv_.write_block(block, bytes.data());
+}
+
 void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) {
   const ModelConfig& c = w_.config;
   const int64_t n = batch.num_tokens();

@@ -32,6 +32,9 @@ class CpuBackend final : public Backend {
   void allocate_host_kv(int num_blocks) override;
   void swap_out(std::span<const BlockCopy> pairs) override;
   void swap_in(std::span<const BlockCopy> pairs) override;
+  std::string kv_layout() const override;
+  void read_block(int32_t block, std::span<uint8_t> out) const override;
+  void write_block(int32_t block, std::span<const uint8_t> bytes) override;
 
   int num_threads() const { return pool_.num_threads(); }
   // Bytes of the matrices packed into panels (0 with float activations).

@@ -52,4 +52,21 @@ void KvPool::copy_block_from(const KvPool& from, int32_t src, int32_t dst) {
   }
 }
 
+void KvPool::read_block(int32_t block, uint8_t* out) const {
+  const size_t n = block_row_bytes();
+  for (int l = 0; l < shape_.num_layers; ++l) {
+    out = std::copy_n(key_block(l, block, 0), n, out);
+    out = std::copy_n(value_block(l, block, 0), n, out);
+  }
+}
+
+void KvPool::write_block(int32_t block, const uint8_t* bytes) {
+  const size_t n = block_row_bytes();
+  for (int l = 0; l < shape_.num_layers; ++l) {
+    std::copy_n(bytes, n, block_at(keys_, l, block, 0));
+    std::copy_n(bytes + n, n, block_at(values_, l, block, 0));
+    bytes += 2 * n;
+  }
+}
+
 }  // namespace pagedchat::cpu

@@ -49,6 +49,9 @@ class KvPool {
   // Copies block `src` of `from` (all layers, K and V) into block `dst` of this pool; `from`
   // may be this pool (copy-on-write) or one of the same shape and type (swap to and from host).
   void copy_block_from(const KvPool& from, int32_t src, int32_t dst);
+  // A block's bytes (block_bytes()): each layer's K, then its V, layer by layer.
+  void read_block(int32_t block, uint8_t* out) const;
+  void write_block(int32_t block, const uint8_t* bytes);
 
  private:
   size_t block_row_bytes() const { return static_cast<size_t>(shape_.block_size) * slot_bytes_; }  // a layer's K of a block

@@ -1,0 +1,100 @@
+// The engine's side of the disk tier (engine/kv/disk): the blocks each forward pass fills are
+// queued to disk, and a waiting prompt whose blocks are on disk has them read and staged before
+// the schedule, so that its start takes them as a prefix hit (a from_disk transfer each) instead
+// of computing them. See docs/DESIGN.md, "KV memory".
+#include <algorithm>
+#include <cstdio>
+#include <unordered_set>
+
+#include "engine/engine/engine.h"
+#include "engine/engine/engine_live.h"
+#include "engine/model/model_identity.h"
+
+namespace pagedchat {
+namespace {
+// Bytes of blocks read from disk and not yet in the pool, at most: a restored chat of 8,000
+// tokens of a 1B model (32 KiB a token in f16) takes 256 MiB.
+constexpr size_t kMaxStagedBytes = 1ull << 30;
+}  // namespace
+
+void Engine::open_disk_tier() {
+  if (config_.kv_disk.dir.empty()) return;
+  const std::string layout = backend_.kv_layout();
+  if (layout.empty()) {
+    std::fprintf(stderr, "pagedchat: the %.*s backend keeps no KV blocks on disk; running without the disk tier\n",
+                 static_cast<int>(backend_.name().size()), backend_.name().data());
+    return;
+  }
+  const size_t payload = backend_.kv_block_bytes(config_.block_size);
+  const uint64_t ns = kv_disk_namespace(model_file_identity(model_.weights), layout, config_.block_size, payload);
+  disk_ = std::make_unique<KvDiskStore>(config_.kv_disk, ns, config_.block_size, payload);
+  kv_.track_sealed(true);
+}
+
+// Synchronous: the step that admits a prompt reads its blocks from disk first (a reader thread
+// that stages them while other sequences step is not built yet).
+void Engine::stage_from_disk() {
+  if (!disk_) return;
+  drop_stale_staging();
+  const size_t payload = disk_->payload_bytes();
+  const size_t cap = std::min(kMaxStagedBytes, static_cast<size_t>(kv_.num_blocks()) * payload);
+  const size_t bs = static_cast<size_t>(config_.block_size);
+  for (SchedSequence* seq : scheduler_.waiting()) {
+    if (seq->held || staged_bytes_ + payload > cap) continue;
+    const auto max_blocks = static_cast<int32_t>((cap - staged_bytes_) / payload);
+    for (const KvManager::ChainBlock& b : kv_.chain_past_hits(seq->tokens, seq->cache_salt, max_blocks)) {
+      std::span<const int32_t> tokens(seq->tokens.data() + b.first_token, bs);
+      std::vector<uint8_t> bytes;
+      if (!disk_->read(b.hash, b.parent_hash, tokens, bytes)) break;
+      const auto id = static_cast<int32_t>(staging_.size());
+      kv_.stage(b.hash, b.parent_hash, tokens, id);
+      staging_.push_back({seq->id, b.hash, std::move(bytes)});
+      staged_bytes_ += payload;
+    }
+  }
+}
+
+void Engine::load_from_disk(std::span<const BlockCopy> pairs) {
+  for (const BlockCopy& p : pairs) {
+    StagedBytes& s = staging_.at(static_cast<size_t>(p.src));
+    backend_.write_block(p.dst, s.bytes);
+    staged_bytes_ -= s.bytes.size();
+    std::vector<uint8_t>().swap(s.bytes);
+  }
+}
+
+// Blocks staged for a sequence that no longer waits (it started without them, or ended) go; once
+// none is left the staging ids start again from 0.
+void Engine::drop_stale_staging() {
+  if (staging_.empty()) return;
+  std::unordered_set<SequenceId> waiting;
+  for (const SchedSequence* seq : scheduler_.waiting()) waiting.insert(seq->id);
+  bool any = false;
+  for (StagedBytes& s : staging_) {
+    if (s.bytes.empty()) continue;
+    if (waiting.contains(s.for_seq)) {
+      any = true;
+      continue;
+    }
+    kv_.unstage(s.hash);
+    staged_bytes_ -= s.bytes.size();
+    std::vector<uint8_t>().swap(s.bytes);
+  }
+  if (!any) {
+    kv_.clear_staged();
+    staging_.clear();
+    staged_bytes_ = 0;
+  }
+}
+
+void Engine::write_sealed_to_disk() {
+  if (!disk_) return;
+  for (KvManager::SealedBlock& b : kv_.take_sealed()) {
+    if (disk_->has(b.hash)) continue;
+    std::vector<uint8_t> bytes(disk_->payload_bytes());
+    backend_.read_block(b.block, bytes);
+    if (disk_->write(b.hash, b.parent_hash, std::move(b.tokens), std::move(bytes))) kv_.record_disk_write(b.block);
+  }
+}
+
+}  // namespace pagedchat

@@ -1,0 +1,182 @@
+// The disk tier (EngineConfig::kv_disk) on the real default model. The promise: a prompt whose
+// blocks were written by another engine (a restart) is served from disk, and what follows is
+// token for token what the engine computed with nothing on disk (greedy and seeded), for every KV
+// element type and block size; the blocks read are not computed (the prefill counts show it). A
+// block file found corrupt or truncated is removed and its tokens computed, with the same reply;
+// blocks written for another KV type or block size are never read.
+
+#include <QtTest>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/chat/chat_model.h"
+#include "engine/engine/engine.h"
+#include "engine/engine/request_tracker.h"
+#include "engine/model/model.h"
+#include "support/test_env.h"
+
+using namespace pagedchat;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  std::vector<int32_t> tokens;
+  EngineStats stats;
+};
+
+}  // namespace
+
+class TestEngineDiskTier : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<Model> model_;
+  std::vector<int32_t> prompt_;
+  QTemporaryDir dir_;
+
+  std::string folder(const char* name) const { return (fs::path(dir_.path().toStdString()) / name).string(); }
+
+  // One engine's life: the prompt answered (10 tokens), then the engine ends (its queued writes done).
+  Run answer(CpuBackend& backend, int block_size, const std::string& disk, bool seeded) {
+    EngineConfig c;
+    c.block_size = block_size;
+    c.num_blocks = 2048 / block_size;
+    c.max_context = 512;
+    c.kv_disk.dir = disk;
+    Engine engine(*model_, backend, c);
+    RequestTracker tracker(engine);
+    Request r;
+    r.prompt = prompt_;
+    r.params.temperature = seeded ? 0.8f : 0.0f;
+    r.params.seed = 11;
+    r.params.max_tokens = 10;
+    r.params.ignore_eos = true;
+    const RequestId id = engine.submit(r);
+    tracker.track(id, 1);
+    while (engine.step()) {
+      if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
+    }
+    RequestOutput out = tracker.take_output(id);
+    if (!out.ok()) qFatal("%s", out.error.c_str());
+    return {out.samples[0].tokens, engine.stats()};
+  }
+
+  static std::vector<fs::path> blockFiles(const std::string& disk) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(disk))
+      if (e.path().extension() == ".kvb") files.push_back(e.path());
+    return files;
+  }
+
+ private slots:
+  void initTestCase() {
+    PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
+    model_ = Model::load(path);
+    ChatModel chat(*model_, ChatModel::own_template(*model_));
+    prompt_ = chat.encode_chat({{"system", "You are a helpful assistant who answers in full sentences. You describe places "
+                                           "with care: their light, their sounds, the weather around them, and the people "
+                                           "who keep them, and you never invent facts about real places. When you are unsure of "
+                                           "something you say so plainly, and you keep every answer to a few short paragraphs "
+                                           "that a reader can follow without a map."},
+                                  {"user", "Describe a lighthouse at night."}});
+    QVERIFY(prompt_.size() > 64);
+    QVERIFY(dir_.isValid());
+  }
+
+  void aRestartReadsThePromptFromDiskAndRepliesTheSame_data() {
+    QTest::addColumn<int>("kv_type");
+    QTest::addColumn<int>("block_size");
+    QTest::addColumn<bool>("seeded");
+    for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0})
+      for (int bs : {1, 4, 16})
+        for (bool seeded : {false, true})
+          QTest::addRow("%s_bs%d_%s", kv_type_name(t), bs, seeded ? "seeded" : "greedy") << static_cast<int>(t) << bs << seeded;
+  }
+
+  void aRestartReadsThePromptFromDiskAndRepliesTheSame() {
+    QFETCH(int, kv_type);
+    QFETCH(int, block_size);
+    QFETCH(bool, seeded);
+    CpuBackend backend(model_->weights, 2, static_cast<KvType>(kv_type));
+    const std::string disk = folder(QTest::currentDataTag());
+    const Run none = answer(backend, block_size, "", seeded);
+    const Run first = answer(backend, block_size, disk, seeded);  // writes the blocks
+    QCOMPARE(first.tokens, none.tokens);
+    const int64_t full = static_cast<int64_t>((prompt_.size() - 1) / block_size);
+    QVERIFY(first.stats.disk_tier);
+    QCOMPARE(first.stats.kv.num_disk_reads, int64_t{0});
+    QVERIFY(first.stats.kv.num_disk_writes >= full);  // the prompt's, and the reply's that filled a block
+    const Run second = answer(backend, block_size, disk, seeded);  // a restart: reads them
+    QCOMPARE(second.tokens, none.tokens);
+    QCOMPARE(second.stats.kv.num_disk_reads, full);
+    QCOMPARE(second.stats.kv.disk_hit_tokens, full * block_size);
+    QCOMPARE(second.stats.num_prefill_tokens, static_cast<int64_t>(prompt_.size()) - full * block_size);
+    QCOMPARE(second.stats.disk.num_refused, int64_t{0});
+  }
+
+  void aDamagedBlockFileIsComputedAgain_data() {
+    QTest::addColumn<bool>("truncate");
+    QTest::newRow("corrupt") << false;
+    QTest::newRow("truncated") << true;
+  }
+
+  void aDamagedBlockFileIsComputedAgain() {
+    QFETCH(bool, truncate);
+    CpuBackend backend(model_->weights, 2, KvType::F16);
+    const std::string disk = folder(truncate ? "truncated" : "corrupt");
+    const int bs = 16;
+    const Run first = answer(backend, bs, disk, false);
+    std::vector<fs::path> files = blockFiles(disk);
+    QVERIFY(files.size() >= 3);
+    // Damage the prompt's third block (its file is named by its hash, as the prefix cache names it).
+    EngineConfig c;
+    c.block_size = bs;
+    c.num_blocks = 64;
+    c.max_context = 512;
+    Engine plain(*model_, backend, c);
+    const std::vector<KvManager::ChainBlock> chain = plain.kv().chain_past_hits(prompt_, 0, 100);
+    QVERIFY(chain.size() >= 3);
+    char name[32];
+    std::snprintf(name, sizeof name, "%016llx.kvb", static_cast<unsigned long long>(chain[2].hash));
+    const auto found = std::find_if(files.begin(), files.end(), [&](const fs::path& f) { return f.filename() == name; });
+    QVERIFY(found != files.end());
+    const fs::path victim = *found;
+    if (truncate) {
+      fs::resize_file(victim, fs::file_size(victim) / 2);
+    } else {
+      std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(fs::file_size(victim) - 100));
+      f.put('\x5a');
+    }
+    const Run second = answer(backend, bs, disk, false);
+    QCOMPARE(second.tokens, first.tokens);
+    const int64_t full = static_cast<int64_t>((prompt_.size() - 1) / bs);
+    QCOMPARE(second.stats.kv.num_disk_reads, int64_t{2});  // the chain stops at the damaged block
+    QCOMPARE(second.stats.num_prefill_tokens, static_cast<int64_t>(prompt_.size()) - 2 * bs);
+    QCOMPARE(second.stats.disk.num_refused, int64_t{1});
+    QVERIFY(fs::exists(victim));  // removed when refused, then written again from the recomputed block
+    // A third run finds the block written again: the whole prompt from disk.
+    const Run third = answer(backend, bs, disk, false);
+    QCOMPARE(third.tokens, first.tokens);
+    QCOMPARE(third.stats.kv.num_disk_reads, full);
+  }
+
+  void blocksOfAnotherKvTypeOrBlockSizeAreNeverRead() {
+    const std::string disk = folder("namespaces");
+    CpuBackend f16(model_->weights, 2, KvType::F16);
+    answer(f16, 16, disk, false);
+    CpuBackend q8(model_->weights, 2, KvType::Q8_0);
+    QCOMPARE(answer(q8, 16, disk, false).stats.kv.num_disk_reads, int64_t{0});
+    QCOMPARE(answer(f16, 8, disk, false).stats.kv.num_disk_reads, int64_t{0});
+    QVERIFY(answer(f16, 16, disk, false).stats.kv.num_disk_reads > 0);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestEngineDiskTier)
+#include "test_engine_disk_tier.moc"
