@@ -47,6 +47,10 @@ void declareOptions(QCommandLineParser& p) {
       {"kv-blocks", "KV blocks in the pool (0: enough for 2 full contexts).", "n", "0"},
       {"block-size", "Tokens per KV block.", "n", "16"},
       {"max-context", "Tokens per sequence (0: the model's, capped at 4096).", "n", "0"},
+      {"kv-disk", "A folder for KV blocks on disk: full blocks are written there as they are computed, and a prompt "
+                  "whose prefix left memory (or an earlier run's) is read back instead of computed.", "dir"},
+      {"kv-disk-size", "The --kv-disk folder's cap in MiB, least recently used blocks removed first (0: a tenth of "
+                       "the free space there).", "MiB", "0"},
       {"max-active", "Requests in flight before 429.", "n", "256"},
       {"max-tokens", "Largest max_tokens a request may ask (also the default).", "n", "2048"},
       {"max-n", "Most samples (n) per request.", "n", "16"},
@@ -120,6 +124,8 @@ int parseEngineOptions(const QCommandLineParser& p, EngineHost::Config& hc) {
   if (ec.max_context == 0) ec.max_context = 4096;
   ec.num_blocks = intOption(p, "kv-blocks", 0, 1 << 24);
   hc.engine.num_contexts = 2;  // with --kv-blocks 0 (on a GPU: capped by what it holds)
+  ec.kv_disk.dir = p.value("kv-disk").toStdString();
+  ec.kv_disk.max_bytes = static_cast<uint64_t>(intOption(p, "kv-disk-size", 0, 1 << 30)) << 20;
   const int spec = parseSpeculation(p, hc.engine.speculation, backend.threads);
   if (spec >= 0) return spec;
   hc.maxActive = intOption(p, "max-active", 1, 1 << 20);

@@ -45,7 +45,8 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
     if (auto it = live_.find(e.seq); it != live_.end()) {
       ev.request = it->second->request;
       RequestCount& count = requests_[ev.request];
-      if (e.kind == KvEventKind::cache_hit && !count.sampled) ++count.num_cache_hit_blocks;
+      // A block read from disk is as much a prompt token not computed as a cache hit.
+      if ((e.kind == KvEventKind::cache_hit || e.kind == KvEventKind::disk_read) && !count.sampled) ++count.num_cache_hit_blocks;
     }
     ev.kv = e;
     publish(ev);
