@@ -19,6 +19,7 @@ int cmd_bench_kv_quality(const std::vector<std::string>& args);  // `bench kv-qu
 int cmd_bench_speculative(const std::vector<std::string>& args);  // `bench speculative`: plain vs drafts
 int cmd_bench_beam(const std::vector<std::string>& args);         // `bench beam`: KV blocks beams hold
 int cmd_bench_structured(const std::vector<std::string>& args);   // `bench structured`: what grammar masks cost
+int cmd_bench_kv_disk(const std::vector<std::string>& args);      // `bench kv-disk`: a chat restored from disk vs re-prefill
 int cmd_bench_load(const std::vector<std::string>& args);         // `bench load`: open to first token, peak RSS
 int cmd_check(const std::vector<std::string>& args);          // `check kernels` | `check backend` (CUDA builds)
 int cmd_check_backend(const std::vector<std::string>& args);  // `check backend`: CUDA vs CPU logits

@@ -461,7 +461,7 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
     }
     if (!s.finished || c.reported[i]) continue;
     c.reported[i] = true;
-    ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, out->num_cached_prompt_tokens);
+    ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, *out);
     // The engine says "length" for both limits: short of its max tokens, the reply met the context's end.
     if (m.finishReason == QLatin1String("length") && i < c.maxTokens.size() && m.numTokens < c.maxTokens[i])
       m.finishReason = ReplyMetrics::kContextEnd;
@@ -492,7 +492,7 @@ void EngineBridge::deliverToolSample(ChatId id, Chat& c, size_t i, const pagedch
   pagedchat::ChatMessage read{"assistant", parsed.content.toStdString()};
   for (const ToolCallRecord& call : parsed.calls) read.tool_calls.push_back({call.id.toStdString(), call.name.toStdString(), call.arguments.toStdString()});
   c.toolReply = std::move(read);
-  ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, m_tracker->output(c.session.request())->num_cached_prompt_tokens);
+  ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, *m_tracker->output(c.session.request()));
   if (m.finishReason == QLatin1String("length") && i < c.maxTokens.size() && m.numTokens < c.maxTokens[i])
     m.finishReason = ReplyMetrics::kContextEnd;
   if (!parsed.calls.isEmpty() && m.finishReason == QLatin1String("stop")) m.finishReason = ReplyMetrics::kToolCalls;

@@ -47,6 +47,8 @@ class EngineBridge : public QObject {
     qint64 kvBytes = 0;     // KV pool memory budget; 0 (and numBlocks 0): room for kChatsInPool chats
     int numHostBlocks = 0;  // host (swap) pool in blocks; 0: from hostBytes
     qint64 hostBytes = 0;   // host pool budget; 0 (and numHostBlocks 0): none, preemption recomputes
+    QString kvDiskDir;      // the disk tier's folder; empty: none
+    qint64 kvDiskBytes = 0; // its cap; 0: a tenth of the free space there
     int blockSize = 16;
     int maxBatchedTokens = 512;  // tokens per engine step (chunked prefill beyond it)
     int threads = 0;             // CPU threads of the forward pass; 0: all cores
@@ -71,6 +73,8 @@ class EngineBridge : public QObject {
       o.kv_budget_bytes = kvBytes;
       o.engine.num_host_blocks = std::max(numHostBlocks, 0);
       o.host_budget_bytes = hostBytes;
+      o.engine.kv_disk.dir = kvDiskDir.toStdString();
+      o.engine.kv_disk.max_bytes = static_cast<uint64_t>(std::max<qint64>(kvDiskBytes, 0));
       o.num_contexts = kChatsInPool;
       if (speculation == QLatin1String("ngram")) o.speculation.speculate = "ngram";
       if (speculation == QLatin1String("draft")) o.speculation.draft_model = draftModel.toStdString();

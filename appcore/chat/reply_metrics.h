@@ -3,6 +3,7 @@
 // saved with it: tokens, time to first token, decode speed, and how much of the prompt was
 // computed rather than served from the KV cache.
 
+#include <QLocale>
 #include <QMetaType>
 #include <QString>
 
@@ -15,7 +16,9 @@ struct ReplyMetrics {
   double secondsToFirstToken = 0;   // submit to the first sampled token
   double tokensPerSecond = 0;       // decode: tokens after the first over the time they took
   qint64 numPromptTokens = 0;       // prompt tokens this turn added to the sequence
-  qint64 numCachedPromptTokens = 0; // of which the prefix cache served
+  qint64 numCachedPromptTokens = 0; // of which the prefix cache served (disk reads included)
+  qint64 numDiskPromptTokens = 0;   // of those, read from the disk tier (not saved with the chat)
+  double diskReadSeconds = 0;       // the reading's time
   // "stop", "length" (its max tokens), "abort", "error"; "tool_calls": it called tools; "context": it reached the end of the
   // chat's context before its max tokens; "interrupted": the app (or its engine) went before the
   // reply ended, as a reply in flight is saved. Saved with the chat: never rename these.
@@ -33,6 +36,12 @@ struct ReplyMetrics {
 
   bool isEmpty() const { return numTokens == 0 && finishReason.isEmpty(); }
   // A finished sample's figures; numPromptTokens: what its turn submitted.
+  static ReplyMetrics of(const pagedchat::SampleOutput& s, qint64 numPromptTokens, const pagedchat::RequestOutput& request) {
+    ReplyMetrics m = of(s, numPromptTokens, request.num_cached_prompt_tokens);
+    m.numDiskPromptTokens = request.num_disk_prompt_tokens;
+    m.diskReadSeconds = request.disk_read_seconds;
+    return m;
+  }
   static ReplyMetrics of(const pagedchat::SampleOutput& s, qint64 numPromptTokens, qint64 numCachedPromptTokens) {
     ReplyMetrics m;
     m.numTokens = static_cast<int>(s.tokens.size());
@@ -67,12 +76,19 @@ struct ReplyMetrics {
       drafts = QStringLiteral(" · drafts %1% kept, %2 tokens a step")
                    .arg(100.0 * static_cast<double>(numAccepted) / static_cast<double>(numDrafted), 0, 'f', 0)
                    .arg(static_cast<double>(std::max(numTokens - 1, 0)) / static_cast<double>(numDecodeSteps), 0, 'f', 1);
-    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms%4%5")
+    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms%4%5%6")
         .arg(numTokens)
         .arg(tokensPerSecond, 0, 'f', 1)
         .arg(secondsToFirstToken * 1000.0, 0, 'f', 0)
-        .arg(drafts)
+        .arg(drafts, fromDisk())
         .arg(ending());
+  }
+  // " · 8,012 tokens read from disk in 412 ms": the chat's history came back from the disk tier.
+  QString fromDisk() const {
+    if (numDiskPromptTokens <= 0) return QString();
+    const QString took = diskReadSeconds < 1 ? QStringLiteral("%1 ms").arg(std::max(diskReadSeconds * 1000.0, 1.0), 0, 'f', 0)
+                                             : QStringLiteral("%1 s").arg(diskReadSeconds, 0, 'f', 1);
+    return QStringLiteral(" · %1 tokens read from disk in %2").arg(QLocale(QLocale::English).toString(numDiskPromptTokens), took);
   }
   // How it ended, when not by itself.
   QString ending() const {

@@ -1,6 +1,9 @@
 // Reading and writing the settings; out-of-range stored values fall back to the defaults.
 #include "appcore/session/app_settings.h"
 
+#include <QDir>
+#include <QStandardPaths>
+
 #include <algorithm>
 #include <initializer_list>
 
@@ -36,6 +39,8 @@ AppSettings AppSettings::load(ChatDatabase& db) {
   if (!std::ranges::count(std::initializer_list<int>{1, 4, 8, 16, 32}, s.blockSize)) s.blockSize = d.blockSize;
   s.kvMemoryMiB = stored(db, QStringLiteral("engine/kv_memory_mib"), d.kvMemoryMiB, 0, 1 << 20);
   s.swapMiB = stored(db, QStringLiteral("engine/swap_mib"), d.swapMiB, 0, 1 << 20);
+  s.kvDisk = stored(db, QStringLiteral("engine/kv_disk"), d.kvDisk ? 1 : 0, 0, 1) != 0;
+  s.kvDiskMiB = stored(db, QStringLiteral("engine/kv_disk_mib"), d.kvDiskMiB, 0, 1 << 30);
   s.maxBatchedTokens = stored(db, QStringLiteral("engine/max_batched_tokens"), d.maxBatchedTokens, 1, 1 << 16);
   s.threads = stored(db, QStringLiteral("engine/threads"), d.threads, 0, 1024);
   s.maxContext = stored(db, QStringLiteral("engine/max_context"), d.maxContext, 16, 1 << 20);
@@ -79,6 +84,8 @@ void AppSettings::save(ChatDatabase& db) const {
   put("engine/block_size", blockSize);
   put("engine/kv_memory_mib", kvMemoryMiB);
   put("engine/swap_mib", swapMiB);
+  put("engine/kv_disk", kvDisk ? 1 : 0);
+  put("engine/kv_disk_mib", kvDiskMiB);
   put("engine/max_batched_tokens", maxBatchedTokens);
   put("engine/threads", threads);
   put("engine/max_context", maxContext);
@@ -122,11 +129,19 @@ TurnSettings AppSettings::variedTurn(int n) const {
   return turn;
 }
 
+bool AppSettings::defaultKvDisk() { return !QStandardPaths::isTestModeEnabled(); }
+
+QString AppSettings::kvDiskFolder() {
+  return QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath(QStringLiteral("kv-blocks"));
+}
+
 EngineBridge::Config AppSettings::engineConfig() const {
   EngineBridge::Config c;
   c.blockSize = blockSize;
   c.kvBytes = static_cast<qint64>(kvMemoryMiB) << 20;
   c.hostBytes = static_cast<qint64>(swapMiB) << 20;
+  if (kvDisk) c.kvDiskDir = kvDiskFolder();
+  c.kvDiskBytes = static_cast<qint64>(kvDiskMiB) << 20;
   c.maxBatchedTokens = maxBatchedTokens;
   c.threads = threads;
   c.maxContext = maxContext;
@@ -147,7 +162,8 @@ EngineBridge::Config AppSettings::engineConfig() const {
 }
 
 bool AppSettings::sameEngine(const AppSettings& o) const {
-  return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && swapMiB == o.swapMiB &&
+  return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && swapMiB == o.swapMiB && kvDisk == o.kvDisk &&
+         kvDiskMiB == o.kvDiskMiB &&
          teachingBlocks == o.teachingBlocks && teachingHostBlocks == o.teachingHostBlocks && maxBatchedTokens == o.maxBatchedTokens &&
          threads == o.threads && maxContext == o.maxContext && backend == o.backend && kvType == o.kvType &&
          speculation == o.speculation && draftModel == o.draftModel && teachingPreset == o.teachingPreset &&

@@ -25,6 +25,13 @@ struct AppSettings {
   int blockSize = 16;         // tokens per KV block: 1, 4, 8, 16 or 32
   int kvMemoryMiB = 0;        // KV pool budget; 0: room for 4 chats of the context length
   int swapMiB = 0;            // host pool a preempted chat's blocks swap to; 0: preemption recomputes
+  // The disk tier: chats' full KV blocks kept on disk (kvDiskFolder()), so a chat reopened after a
+  // restart, or whose blocks were evicted, reads its history back instead of computing it. On by
+  // default, except under QStandardPaths' test mode (suites would share blocks between runs).
+  bool kvDisk = defaultKvDisk();
+  int kvDiskMiB = 0;          // its cap; 0: a tenth of the free space there
+  static bool defaultKvDisk();
+  static QString kvDiskFolder();
   int maxBatchedTokens = 512;  // per engine step
   int threads = 0;            // 0: all cores
   int maxContext = 2048;      // tokens one chat may hold (capped by the model's)

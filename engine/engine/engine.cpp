@@ -47,6 +47,7 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
       RequestCount& count = requests_[ev.request];
       // A block read from disk is as much a prompt token not computed as a cache hit.
       if ((e.kind == KvEventKind::cache_hit || e.kind == KvEventKind::disk_read) && !count.sampled) ++count.num_cache_hit_blocks;
+      if (e.kind == KvEventKind::disk_read && !count.sampled) ++count.num_disk_blocks;
     }
     ev.kv = e;
     publish(ev);
@@ -94,6 +95,13 @@ void Engine::release(SequenceId parked) {
 // --- Engine thread ----------------------------------------------------------------------
 
 void Engine::subscribe(EventSink sink) { sinks_.push_back(std::move(sink)); }
+
+void Engine::set_cache_figures(EngineEvent& e, RequestId request) {
+  const RequestCount& count = requests_[request];
+  e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
+  e.num_disk_prompt_tokens = count.num_disk_blocks * config_.block_size;
+  e.disk_read_seconds = count.disk_read_seconds;
+}
 
 void Engine::publish(const EngineEvent& e) {
   for (const EventSink& sink : sinks_) sink(e);
@@ -439,7 +447,7 @@ EngineEvent Engine::token_event(Live& live, int32_t token, const std::string& pi
   e.index = live.index;
   e.token = token;
   e.text = live.text.push(piece);
-  e.num_cached_prompt_tokens = requests_[live.request].num_cache_hit_blocks * config_.block_size;
+  set_cache_figures(e, live.request);
   e.spec = live.spec;
   return e;
 }
@@ -473,7 +481,7 @@ void Engine::finish(Live& live, const char* reason) {
     kv_.free(live.s.id);
   }
   RequestCount& count = requests_[live.request];
-  e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
+  set_cache_figures(e, live.request);
   e.request_done = --count.num_live == 0;
   if (e.request_done) requests_.erase(live.request);
   SequenceId id = live.s.id;

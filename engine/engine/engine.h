@@ -202,6 +202,8 @@ class Engine {
   void drop_beam(Live& live);
   void finish(Live& live, const char* reason);
   void publish(const EngineEvent& e);
+  // The prefix-cache figures of a request's token and finished events.
+  void set_cache_figures(EngineEvent& e, RequestId request);
 
   const Model& model_;
   Backend& backend_;
@@ -213,8 +215,10 @@ class Engine {
   struct RequestCount {
     int num_live = 0;     // sequences still generating; the entry goes when it reaches 0
     int num_samples = 0;  // indices given out: the next sample (n > 1 or a fork) gets this one
-    int64_t num_cache_hit_blocks = 0;  // prefix-cache hits before its first sampled token
+    int64_t num_cache_hit_blocks = 0;  // prefix-cache hits before its first sampled token (disk reads included)
     bool sampled = false;              // a token was sampled (later hits are not prompt reuse)
+    int64_t num_disk_blocks = 0;       // of the hits, blocks read from disk
+    double disk_read_seconds = 0.0;    // the time its blocks took to read
   };
   std::unordered_map<RequestId, RequestCount> requests_;
   std::unordered_set<SequenceId> parked_;

@@ -162,7 +162,6 @@ void Engine::end_beam_search(BeamGroup& g) {
   for (SequenceId seq : beams) drop_beam(*live_.at(seq));
   std::stable_sort(hyps.begin(), hyps.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
   const RequestId request = g.request;
-  const int64_t cached = requests_[request].num_cache_hit_blocks * config_.block_size;
   const size_t n = std::min(hyps.size(), static_cast<size_t>(g.num_return));
   const Tokenizer& tok = *model_.tokenizer;
   for (size_t i = 0; i < n; ++i) {
@@ -170,7 +169,7 @@ void Engine::end_beam_search(BeamGroup& g) {
     EngineEvent e;
     e.request = request;
     e.index = static_cast<int>(i);
-    e.num_cached_prompt_tokens = cached;
+    set_cache_figures(e, request);
     e.beam = true;
     for (int32_t t : hyps[i].tokens) {
       e.kind = EngineEventKind::token;

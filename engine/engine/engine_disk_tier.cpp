@@ -3,9 +3,11 @@
 // the schedule, so that its start takes them as a prefix hit (a from_disk transfer each) instead
 // of computing them. See docs/DESIGN.md, "KV memory".
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <unordered_set>
 
+#include "engine/common/error.h"
 #include "engine/engine/engine.h"
 #include "engine/engine/engine_live.h"
 #include "engine/model/model_identity.h"
@@ -27,7 +29,12 @@ void Engine::open_disk_tier() {
   }
   const size_t payload = backend_.kv_block_bytes(config_.block_size);
   const uint64_t ns = kv_disk_namespace(model_file_identity(model_.weights), layout, config_.block_size, payload);
-  disk_ = std::make_unique<KvDiskStore>(config_.kv_disk, ns, config_.block_size, payload);
+  try {
+    disk_ = std::make_unique<KvDiskStore>(config_.kv_disk, ns, config_.block_size, payload);
+  } catch (const Error& e) {  // a folder that cannot be made: the engine runs, without the tier
+    std::fprintf(stderr, "pagedchat: %s; running without the disk tier\n", e.what());
+    return;
+  }
   kv_.track_sealed(true);
 }
 
@@ -41,6 +48,7 @@ void Engine::stage_from_disk() {
   const size_t bs = static_cast<size_t>(config_.block_size);
   for (SchedSequence* seq : scheduler_.waiting()) {
     if (seq->held || staged_bytes_ + payload > cap) continue;
+    const auto t0 = std::chrono::steady_clock::now();
     const auto max_blocks = static_cast<int32_t>((cap - staged_bytes_) / payload);
     for (const KvManager::ChainBlock& b : kv_.chain_past_hits(seq->tokens, seq->cache_salt, max_blocks)) {
       std::span<const int32_t> tokens(seq->tokens.data() + b.first_token, bs);
@@ -51,6 +59,8 @@ void Engine::stage_from_disk() {
       staging_.push_back({seq->id, b.hash, std::move(bytes)});
       staged_bytes_ += payload;
     }
+    if (auto it = live_.find(seq->id); it != live_.end())
+      requests_[it->second->request].disk_read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 }
 

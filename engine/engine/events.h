@@ -47,6 +47,10 @@ struct EngineEvent {
   // cache-hit blocks before its first sampled token, times the block size; later hits are a
   // preempted sequence finding its own blocks again, not prompt reuse).
   int64_t num_cached_prompt_tokens = 0;
+  // Of those, the tokens whose blocks were read from disk (EngineConfig::kv_disk), and the time
+  // the reading took.
+  int64_t num_disk_prompt_tokens = 0;
+  double disk_read_seconds = 0.0;
   KvEvent kv;
   // token events of a request that asked for them (SamplingParams::num_logprobs >= 0):
   // log-probability of `token` and the most likely tokens, most likely first.

@@ -40,7 +40,9 @@ struct RequestOutput {
   RequestId id = -1;
   std::vector<SampleOutput> samples;       // [n], by sample index
   std::string error;                       // the error event's message; empty when it ran
-  int64_t num_cached_prompt_tokens = 0;    // prompt tokens the prefix cache served
+  int64_t num_cached_prompt_tokens = 0;    // prompt tokens the prefix cache served (disk reads included)
+  int64_t num_disk_prompt_tokens = 0;      // of those, read from disk
+  double disk_read_seconds = 0;            // the reading's time
   std::set<SequenceId> sequences;          // every sequence its events named (pool labels)
   bool done = false;
   double done_at = 0;                      // seconds since track()

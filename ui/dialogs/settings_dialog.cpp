@@ -3,6 +3,7 @@
 
 #include "ui/dialogs/sampling_form.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -56,6 +57,22 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   m_swapMemory->setSuffix(tr(" MiB"));
   m_swapMemory->setToolTip(tr("Host memory a chat's KV blocks are copied to when the pool runs out, and copied back from "
                               "when there is room again; without it, a preempted chat's tokens are computed again"));
+  // The disk tier: on or off, and its cap.
+  m_kvDisk = new QCheckBox(tr("Keep chats' KV blocks on disk"), engine);
+  m_kvDisk->setObjectName(QStringLiteral("kvDisk"));
+  m_kvDisk->setChecked(s.kvDisk);
+  m_kvDisk->setToolTip(tr("A chat reopened after a restart, or whose blocks left the pool, reads its history back from disk "
+                          "instead of computing it again (in %1)").arg(AppSettings::kvDiskFolder()));
+  m_kvDiskSize = settingsIntBox(engine, "kvDiskSize", 0, 1 << 30, tr("a tenth of the free space"));
+  m_kvDiskSize->setValue(s.kvDiskMiB);
+  m_kvDiskSize->setSuffix(tr(" MiB"));
+  m_kvDiskSize->setEnabled(s.kvDisk);
+  connect(m_kvDisk, &QCheckBox::toggled, m_kvDiskSize, &QWidget::setEnabled);
+  auto* diskRow = new QWidget(engine);
+  auto* diskLayout = new QHBoxLayout(diskRow);
+  diskLayout->setContentsMargins(0, 0, 0, 0);
+  diskLayout->addWidget(m_kvDisk);
+  diskLayout->addWidget(m_kvDiskSize, 1);
   m_maxBatched = settingsIntBox(engine, "maxBatchedTokens", 16, 65536);
   m_maxBatched->setValue(s.maxBatchedTokens);
   m_threads = settingsIntBox(engine, "threads", 0, 1024, tr("all cores (%1)").arg(QThread::idealThreadCount()));
@@ -117,6 +134,7 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   ef->addRow(tr("KV block size"), m_blockSize);
   ef->addRow(tr("KV pool memory"), m_kvMemory);
   ef->addRow(tr("Swap space"), m_swapMemory);
+  ef->addRow(tr("Disk cache"), diskRow);
   ef->addRow(tr("Max tokens per step"), m_maxBatched);
   ef->addRow(tr("Threads"), m_threads);
   ef->addRow(tr("Context per chat (tokens)"), m_maxContext);
@@ -150,7 +168,8 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   checkOk();
   v->addWidget(buttons);
 
-  for (QSpinBox* b : {m_kvMemory, m_swapMemory, m_maxBatched, m_threads, m_maxContext})
+  connect(m_kvDisk, &QCheckBox::toggled, this, &SettingsDialog::updateNote);
+  for (QSpinBox* b : {m_kvMemory, m_swapMemory, m_kvDiskSize, m_maxBatched, m_threads, m_maxContext})
     connect(b, &QSpinBox::valueChanged, this, &SettingsDialog::updateNote);
   connect(m_draftModel, &QLineEdit::textChanged, this, &SettingsDialog::updateNote);
   for (QComboBox* b : {m_blockSize, m_backend, m_kvType, m_speculation, m_chatTemplate}) connect(b, &QComboBox::currentIndexChanged, this, &SettingsDialog::updateNote);
@@ -164,6 +183,8 @@ AppSettings SettingsDialog::settings() const {
   s.blockSize = m_blockSize->currentData().toInt();
   s.kvMemoryMiB = m_kvMemory->value();
   s.swapMiB = m_swapMemory->value();
+  s.kvDisk = m_kvDisk->isChecked();
+  s.kvDiskMiB = m_kvDiskSize->value();
   s.maxBatchedTokens = m_maxBatched->value();
   s.threads = m_threads->value();
   s.maxContext = m_maxContext->value();

@@ -7,6 +7,7 @@
 
 #include "appcore/session/app_settings.h"
 
+class QCheckBox;
 class QComboBox;
 class SamplingForm;
 class QLabel;
@@ -29,5 +30,7 @@ class SettingsDialog : public QDialog {
   QLineEdit* m_draftModel;
   QComboBox* m_contextPolicy = nullptr;  // the app's default ContextPolicy
   QSpinBox *m_kvMemory, *m_swapMemory, *m_maxBatched, *m_threads, *m_maxContext;
+  QCheckBox* m_kvDisk;
+  QSpinBox* m_kvDiskSize;
   QLabel* m_note;
 };

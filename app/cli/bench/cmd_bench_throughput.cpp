@@ -163,7 +163,7 @@ std::vector<Job> fixed_jobs(uint64_t seed, int n, int input_len, int output_len,
 int cmd_bench_throughput(const std::vector<std::string>& argv) {
   Args args(argv,
             with_backend_options({"threads", "num-requests", "input-len", "output-len", "dataset", "concurrency", "seed",
-                                  "block-size", "num-blocks", "max-batched-tokens", "rounds", "write-workload"}),
+                                  "block-size", "num-blocks", "max-batched-tokens", "rounds", "write-workload", "kv-disk"}),
             {"json", "batching"});
   auto model = load_model(args);
   const int threads = args.get_int("threads", 2, 1, 1024);
@@ -177,6 +177,7 @@ int cmd_bench_throughput(const std::vector<std::string>& argv) {
   ec.block_size = args.get_block_size();
   ec.num_blocks = args.get_int("num-blocks", 0, 0, 1 << 24);
   ec.max_batched_tokens = args.get_int("max-batched-tokens", 512, 1, 1 << 20);
+  ec.kv_disk.dir = args.get_or("kv-disk", "");  // the disk tier on: what its writing costs
   const int32_t vocab = model->config().vocab_size;
   BuiltBackend choice = make_backend(args, *model, threads, ec.max_batched_tokens, ec.block_size);
   Backend& backend = *choice.backend;
