@@ -9,6 +9,10 @@
 // released, rewound or swapped out later in that step. Rewinds cut a sequence back to a random
 // token, and forks happen at the latest token or at a random one (a fork, then a rewind of the
 // child), so blocks are shared at any cut, inside a block or on its boundary.
+// The disk tier rides along: each step's filled blocks (take_sealed) are written to a simulated
+// disk with their shadow content; a prompt from the history may find its blocks there, staged and
+// started on (from_disk transfers copy the disk's content in); files are damaged (a read that
+// fails: the chain stops there) and the disk fills (writes dropped for a while).
 
 #include <QtTest>
 
@@ -44,6 +48,7 @@ class RandomRun {
         rng_(seed),
         shadow_device_(static_cast<size_t>(kNumBlocks) * block_size, -1),
         shadow_host_(static_cast<size_t>(kNumHostBlocks) * block_size, -1) {
+    kv_.track_sealed(true);
     for (int t = 0; t < 4; ++t) {
       templates_.emplace_back();
       for (int i = 0; i < 3 * bs_ + 2; ++i) templates_.back().push_back(1 + static_cast<int32_t>(below(999)));
@@ -185,6 +190,43 @@ class RandomRun {
     return true;
   }
 
+  // A prompt from the history, its blocks past the pool read from the disk where they are.
+  bool op_disk_start() {
+    if (histories_.empty()) return false;
+    std::vector<int32_t> prompt = histories_[below(histories_.size())];
+    if (static_cast<int32_t>(prompt.size()) >= max_tokens_) prompt.resize(max_tokens_ - 1 - below(bs_));
+    if (prompt.size() < 2) return false;
+    for (const KvManager::ChainBlock& b : kv_.chain_past_hits(prompt, 0, 64)) {
+      auto it = disk_.find(b.hash);
+      if (it == disk_.end()) break;
+      const std::vector<int32_t> tokens(prompt.begin() + b.first_token, prompt.begin() + b.first_token + bs_);
+      if (it->second.parent != b.parent_hash || it->second.tokens != tokens) break;  // the file's check: another chain
+      kv_.stage(b.hash, b.parent_hash, tokens, static_cast<int32_t>(staging_.size()));
+      staging_.push_back(it->second.content);
+    }
+    PrefixHit hit = kv_.find_prefix(prompt);
+    if (hit.num_tokens >= static_cast<int32_t>(prompt.size())) return false;
+    int32_t chunk = 1 + static_cast<int32_t>(below(prompt.size() - hit.num_tokens));
+    if (kv_.num_blocks_to_start(hit, chunk) > kv_.num_available_blocks() || seqs_.size() >= kMaxSeqs) return false;
+    const SequenceId id = next_id_++;
+    kv_.start(id, hit);
+    disk_hits_ += static_cast<int64_t>(hit.staged.size());
+    seqs_[id].tokens.assign(prompt.begin(), prompt.begin() + hit.num_tokens);
+    set_running(id);
+    append(id, std::span(prompt).subspan(hit.num_tokens, chunk));
+    seqs_[id].pending.assign(prompt.begin() + hit.num_tokens + chunk, prompt.end());
+    return true;
+  }
+  bool op_disk_damage() {  // a torn or corrupt file: read back, it is refused (removed)
+    if (disk_.empty()) return false;
+    disk_.erase(std::next(disk_.begin(), static_cast<ptrdiff_t>(below(disk_.size()))));
+    return true;
+  }
+  bool op_disk_full() {  // writes fail for the next few steps
+    disk_full_steps_ = 1 + static_cast<int>(below(6));
+    return true;
+  }
+
   bool op_fork() {
     SequenceId parent = pick([](const Live& s) { return s.state != SequenceState::swapped && !s.appended_this_step; });
     if (parent < 0 || seqs_.size() >= kMaxSeqs) return false;
@@ -252,6 +294,9 @@ class RandomRun {
         {"preempt", 3, &RandomRun::op_preempt},
         {"pressure", 2, &RandomRun::op_pressure},
         {"discard", 1, &RandomRun::op_discard},
+        {"disk_start", 6, &RandomRun::op_disk_start},
+        {"disk_damage", 1, &RandomRun::op_disk_damage},
+        {"disk_full", 1, &RandomRun::op_disk_full},
     };
     int total = 0;
     for (const Op& op : table) total += op.weight;
@@ -331,6 +376,10 @@ class RandomRun {
     for (size_t i = 0; i < transfers.size(); ++i) num_kind_runs_ += i == 0 || transfers[i].kind != transfers[i - 1].kind;
     num_batches_ += static_cast<int64_t>(batches.size());
     for (const TransferBatch& batch : batches) {
+      if (batch.kind == TransferKind::from_disk) {
+        for (const BlockCopy& c : batch.pairs) std::copy_n(staging_.at(static_cast<size_t>(c.src)).begin(), bs_, shadow_device_.begin() + c.dst * bs_);
+        continue;
+      }
       std::vector<int32_t>& src = batch.kind == TransferKind::swap_in ? shadow_host_ : shadow_device_;
       std::vector<int32_t>& dst = batch.kind == TransferKind::swap_out ? shadow_host_ : shadow_device_;
       // A batch may run in any order (it is one parallel launch): run it backwards, so that a
@@ -340,6 +389,16 @@ class RandomRun {
     }
     for (auto [slot, token] : writes_) shadow_device_[slot] = token;
     writes_.clear();
+    kv_.clear_staged();
+    staging_.clear();
+    // The blocks this step filled go to disk with their content (unless the disk is full).
+    for (const KvManager::SealedBlock& b : kv_.take_sealed()) {
+      if (disk_full_steps_ > 0 || disk_.contains(b.hash)) continue;
+      const auto at = shadow_device_.begin() + static_cast<ptrdiff_t>(b.block) * bs_;
+      disk_[b.hash] = {b.parent_hash, b.tokens, std::vector<int32_t>(at, at + bs_)};
+      if (disk_[b.hash].content != b.tokens) return "block " + std::to_string(b.block) + " written to disk with wrong K/V";
+    }
+    disk_full_steps_ = std::max(disk_full_steps_ - 1, 0);
     for (auto& [id, s] : seqs_) s.appended_this_step = false;
     return check_content();
   }
@@ -414,6 +473,17 @@ class RandomRun {
   std::array<int64_t, kNumKvEventKinds> events_{};
   SequenceId next_id_ = 1;
   int64_t num_batches_ = 0, num_kind_runs_ = 0;
+  struct DiskBlock {
+    uint64_t parent = 0;
+    std::vector<int32_t> tokens, content;  // content: the shadow K/V when written
+  };
+  std::map<uint64_t, DiskBlock> disk_;        // the simulated disk tier, by hash
+  std::vector<std::vector<int32_t>> staging_;  // this step's blocks read from disk, by staging id
+  int disk_full_steps_ = 0;
+  int64_t disk_hits_ = 0;
+
+ public:
+  int64_t disk_hits() const { return disk_hits_; }
 };
 
 }  // namespace
@@ -461,6 +531,9 @@ class TestKvRandomOps : public QObject {
     QVERIFY(st.prefix_hit_tokens > 0 && st.num_evictions > 0 && (block_size == 1 || st.num_cow_copies > 0));
     QVERIFY(st.num_preemptions > 0 && st.num_swap_ins > 0 && st.num_reclaims > 0);
     QVERIFY(!weak_hash || st.num_hash_collisions > 1000);
+    qInfo("blocks read from disk %lld", (long long)run.disk_hits());
+    QVERIFY(run.disk_hits() > (weak_hash ? 0 : 50));
+    QCOMPARE(st.num_disk_reads, run.disk_hits());
   }
 };
 
