@@ -191,7 +191,8 @@ class Engine {
   void open_disk_tier();
   void stage_from_disk();           // before the schedule: waiting prompts' blocks found on disk
   void load_from_disk(std::span<const BlockCopy> pairs);  // the from_disk transfers
-  void drop_stale_staging();        // after the schedule: what no waiting sequence needs now
+  void take_disk_reads();           // the chains the store's reader has read: staged
+  void drop_stale_staging();        // what no waiting sequence needs now
   void write_sealed_to_disk();      // after the forward pass: the blocks it filled
   void propose_drafts();
   void verify_drafts(Live& live, const ScheduledChunk& c, std::span<const float> rows);
@@ -239,6 +240,12 @@ class Engine {
   };
   std::vector<StagedBytes> staging_;  // by staging id
   size_t staged_bytes_ = 0;
+  struct PendingRead {
+    SequenceId seq = -1;
+    std::vector<KvManager::ChainBlock> chain;
+  };
+  std::unordered_map<int64_t, PendingRead> pending_reads_;  // by the store's ticket
+  std::unordered_set<SequenceId> disk_looked_up_;          // waiting sequences whose chain was asked for
 
   mutable std::mutex mutex_;  // guards the fields below
   std::vector<Command> commands_;

@@ -38,29 +38,65 @@ void Engine::open_disk_tier() {
   kv_.track_sealed(true);
 }
 
-// Synchronous: the step that admits a prompt reads its blocks from disk first (a reader thread
-// that stages them while other sequences step is not built yet).
+// Asynchronous: a waiting prompt whose next block past the pool is on disk has its chain read
+// by the store's reader thread, and is not admitted meanwhile (SchedSequence::disk_wait); the
+// others step on. Once read, the blocks are staged and the next schedule admits it on them.
 void Engine::stage_from_disk() {
   if (!disk_) return;
   drop_stale_staging();
+  take_disk_reads();
   const size_t payload = disk_->payload_bytes();
   const size_t cap = std::min(kMaxStagedBytes, static_cast<size_t>(kv_.num_blocks()) * payload);
   const size_t bs = static_cast<size_t>(config_.block_size);
+  bool runnable = scheduler_.num_running() > 0;
   for (SchedSequence* seq : scheduler_.waiting()) {
-    if (seq->held || staged_bytes_ + payload > cap) continue;
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto max_blocks = static_cast<int32_t>((cap - staged_bytes_) / payload);
-    for (const KvManager::ChainBlock& b : kv_.chain_past_hits(seq->tokens, seq->cache_salt, max_blocks)) {
-      std::span<const int32_t> tokens(seq->tokens.data() + b.first_token, bs);
-      std::vector<uint8_t> bytes;
-      if (!disk_->read(b.hash, b.parent_hash, tokens, bytes)) break;
-      const auto id = static_cast<int32_t>(staging_.size());
-      kv_.stage(b.hash, b.parent_hash, tokens, id);
-      staging_.push_back({seq->id, b.hash, std::move(bytes)});
-      staged_bytes_ += payload;
+    if (seq->held || seq->disk_wait) continue;
+    if (disk_looked_up_.contains(seq->id) || staged_bytes_ + payload > cap) {
+      runnable = true;
+      continue;
     }
-    if (auto it = live_.find(seq->id); it != live_.end())
-      requests_[it->second->request].disk_read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    disk_looked_up_.insert(seq->id);
+    const auto max_blocks = static_cast<int32_t>((cap - staged_bytes_) / payload);
+    std::vector<KvManager::ChainBlock> chain = kv_.chain_past_hits(seq->tokens, seq->cache_salt, max_blocks);
+    if (chain.empty() || !disk_->exists(chain.front().hash)) {
+      runnable = true;
+      continue;
+    }
+    std::vector<KvDiskStore::ReadBlock> blocks;
+    for (const KvManager::ChainBlock& b : chain) {
+      blocks.push_back({b.hash, b.parent_hash, std::vector<int32_t>(seq->tokens.begin() + b.first_token,
+                                                                    seq->tokens.begin() + b.first_token + static_cast<ptrdiff_t>(bs))});
+    }
+    pending_reads_[disk_->read_async(std::move(blocks))] = {seq->id, std::move(chain)};
+    seq->disk_wait = true;
+  }
+  // Nothing else to run: wait for the disk a moment rather than step an empty batch at once.
+  if (!runnable && !pending_reads_.empty()) {
+    disk_->wait_reads(20);
+    take_disk_reads();
+  }
+}
+
+void Engine::take_disk_reads() {
+  for (KvDiskStore::ReadResult& r : disk_->take_reads()) {
+    auto it = pending_reads_.find(r.ticket);
+    if (it == pending_reads_.end()) continue;
+    const PendingRead read = std::move(it->second);
+    pending_reads_.erase(it);
+    SchedSequence* seq = nullptr;
+    for (SchedSequence* w : scheduler_.waiting())
+      if (w->id == read.seq) seq = w;
+    if (!seq) continue;  // it left the queue meanwhile (aborted)
+    seq->disk_wait = false;
+    const size_t bs = static_cast<size_t>(config_.block_size);
+    for (size_t i = 0; i < r.payloads.size(); ++i) {
+      const KvManager::ChainBlock& b = read.chain[i];
+      const auto id = static_cast<int32_t>(staging_.size());
+      kv_.stage(b.hash, b.parent_hash, std::span<const int32_t>(seq->tokens).subspan(static_cast<size_t>(b.first_token), bs), id);
+      staged_bytes_ += r.payloads[i].size();
+      staging_.push_back({seq->id, b.hash, std::move(r.payloads[i])});
+    }
+    if (auto l = live_.find(seq->id); l != live_.end()) requests_[l->second->request].disk_read_seconds += r.seconds;
   }
 }
 
@@ -76,9 +112,12 @@ void Engine::load_from_disk(std::span<const BlockCopy> pairs) {
 // Blocks staged for a sequence that no longer waits (it started without them, or ended) go; once
 // none is left the staging ids start again from 0.
 void Engine::drop_stale_staging() {
-  if (staging_.empty()) return;
+  if (staging_.empty() && disk_looked_up_.empty()) return;
   std::unordered_set<SequenceId> waiting;
   for (const SchedSequence* seq : scheduler_.waiting()) waiting.insert(seq->id);
+  // A sequence that left the queue is looked up again if it comes back (preempted, to recompute).
+  std::erase_if(disk_looked_up_, [&](SequenceId id) { return !waiting.contains(id); });
+  if (staging_.empty()) return;
   bool any = false;
   for (StagedBytes& s : staging_) {
     if (s.bytes.empty()) continue;

@@ -194,7 +194,7 @@ void Scheduler::swap_in(KvManager& kv, ScheduledStep& step) {
 void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& step) {
   for (auto it = waiting_.begin(); it != waiting_.end() && budget > 0 && num_running() < config_.max_num_seqs;) {
     SchedSequence* seq = *it;
-    if (seq->held) {  // a held preempted sequence does not hold up the queue behind it
+    if (seq->held || seq->disk_wait) {  // a held preempted sequence, or one whose blocks are still read from disk, does not hold up the queue behind it
       ++it;
       continue;
     }

@@ -35,6 +35,9 @@ struct SchedSequence {
   // Held by its client (a reader that fell behind): not scheduled, not swapped back in; it keeps
   // its blocks, but is the first to be preempted when another sequence needs memory.
   bool held = false;
+  // Its prompt's blocks are being read from disk (the engine's disk tier): not admitted until
+  // they are staged, so the step that admits it finds them (KvManager::stage).
+  bool disk_wait = false;
 
   int32_t num_remaining() const { return static_cast<int32_t>(tokens.size()) - num_computed; }
 };

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "engine/common/error.h"
 #include "engine/kv/block_hash.h"
@@ -114,6 +115,7 @@ KvDiskStore::KvDiskStore(KvDiskConfig config, uint64_t namespace_id, int32_t blo
   counts_.max_bytes = max_bytes_;
   scan();
   writer_ = std::thread([this] { writer_loop(); });
+  reader_ = std::thread([this] { reader_loop(); });
 }
 
 KvDiskStore::~KvDiskStore() {
@@ -122,7 +124,9 @@ KvDiskStore::~KvDiskStore() {
     stop_ = true;
   }
   work_.notify_all();
+  read_work_.notify_all();
   writer_.join();
+  reader_.join();
 }
 
 std::string KvDiskStore::path_of(const Key& k) const { return dir_ + "/" + hex16(k.ns) + "/" + hex16(k.hash) + ".kvb"; }
@@ -247,6 +251,52 @@ KvDiskStats KvDiskStore::stats() const {
   s.bytes = bytes_;
   s.writing = retry_at_ms_ == 0;
   return s;
+}
+
+bool KvDiskStore::exists(uint64_t hash) const { return ::access(path_of({namespace_id_, hash}).c_str(), F_OK) == 0; }
+
+int64_t KvDiskStore::read_async(std::vector<ReadBlock> chain) {
+  int64_t ticket;
+  {
+    std::lock_guard lock(mu_);
+    ticket = next_ticket_++;
+    read_jobs_.push_back({ticket, std::move(chain)});
+  }
+  read_work_.notify_one();
+  return ticket;
+}
+
+std::vector<KvDiskStore::ReadResult> KvDiskStore::take_reads() {
+  std::lock_guard lock(mu_);
+  return std::exchange(read_results_, {});
+}
+
+void KvDiskStore::wait_reads(int timeout_ms) {
+  std::unique_lock lock(mu_);
+  read_done_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return !read_results_.empty(); });
+}
+
+void KvDiskStore::reader_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    read_work_.wait(lock, [this] { return stop_ || !read_jobs_.empty(); });
+    if (stop_) return;  // reads nobody will take
+    ReadJob job = std::move(read_jobs_.front());
+    read_jobs_.pop_front();
+    lock.unlock();
+    ReadResult r;
+    r.ticket = job.ticket;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const ReadBlock& b : job.chain) {
+      std::vector<uint8_t> payload;
+      if (!read(b.hash, b.parent_hash, b.tokens, payload)) break;
+      r.payloads.push_back(std::move(payload));
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    lock.lock();
+    read_results_.push_back(std::move(r));
+    read_done_.notify_all();
+  }
 }
 
 void KvDiskStore::writer_loop() {

@@ -7,7 +7,9 @@
 // the folder: a file appears whole (written aside, then renamed) and a file another process
 // removed is a miss.
 //
-// Writes are queued and done by a thread of the store's own, off the engine's step loop; a full
+// Reads may be synchronous (read) or queued (read_async: a reader thread of the store's own reads
+// a chain of blocks while the engine steps its other sequences). Writes are queued and done by a
+// thread of the store's own, off the engine's step loop; a full
 // disk stops them (said once), and they start again a minute later. The folder is held under a
 // size cap, least recently used blocks removed first (a block read back counts as used; the file's
 // time carries that across restarts). A block that cannot be read back as written (torn,
@@ -67,6 +69,22 @@ class KvDiskStore {
   void flush();  // waits until the queue is written
   KvDiskStats stats() const;
 
+  // Whether block `hash`'s file is there (written by any process): worth a read.
+  bool exists(uint64_t hash) const;
+  // The reader thread: a chain of blocks read in order, up to the first that is missing or bad.
+  struct ReadBlock {
+    uint64_t hash = 0, parent_hash = 0;
+    std::vector<int32_t> tokens;
+  };
+  struct ReadResult {
+    int64_t ticket = 0;
+    std::vector<std::vector<uint8_t>> payloads;  // the chain's first blocks, those read
+    double seconds = 0;                          // the reading's time
+  };
+  int64_t read_async(std::vector<ReadBlock> chain);  // a ticket
+  std::vector<ReadResult> take_reads();              // the chains read since the last call
+  void wait_reads(int timeout_ms);                   // until one is read, or the time is up
+
  private:
   struct Key {
     uint64_t ns = 0, hash = 0;
@@ -88,6 +106,7 @@ class KvDiskStore {
   std::string path_of(const Key& k) const;
   void scan();
   void writer_loop();
+  void reader_loop();
   void write_one(const Job& job);
   // Under mu_: index a file, and remove least recently used ones past the cap.
   void add_locked(const Key& k, uint64_t bytes);
@@ -111,7 +130,15 @@ class KvDiskStore {
   bool busy_ = false, stop_ = false;
   int64_t retry_at_ms_ = 0;  // writing stopped until then (0: writing)
   KvDiskStats counts_;
-  std::thread writer_;
+  struct ReadJob {
+    int64_t ticket = 0;
+    std::vector<ReadBlock> chain;
+  };
+  std::deque<ReadJob> read_jobs_;
+  std::vector<ReadResult> read_results_;
+  std::condition_variable read_work_, read_done_;
+  int64_t next_ticket_ = 1;
+  std::thread writer_, reader_;
 };
 
 // The namespace of a store: what a block's bytes are valid for. model_identity:

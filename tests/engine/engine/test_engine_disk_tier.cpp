@@ -167,6 +167,57 @@ class TestEngineDiskTier : public QObject {
     QCOMPARE(third.stats.kv.num_disk_reads, full);
   }
 
+  // A restore while another chat decodes: its blocks are read by the store's reader thread while
+  // the other chat steps on (it is admitted once they are staged), and both replies are the ones
+  // each gets alone.
+  void aRestoreWhileAnotherChatDecodes() {
+    CpuBackend backend(model_->weights, 2, KvType::F16);
+    const std::string disk = folder("beside");
+    const int bs = 16;
+    const Run alone = answer(backend, bs, disk, false);  // writes the prompt's blocks
+    EngineConfig c;
+    c.block_size = bs;
+    c.num_blocks = 2048 / bs;
+    c.max_context = 512;
+    Request other;
+    other.prompt = {prompt_.begin(), prompt_.begin() + 9};  // shares no full block with the prompt
+    other.prompt.push_back(42);
+    other.params.temperature = 0.0f;
+    other.params.max_tokens = 40;
+    other.params.ignore_eos = true;
+    std::vector<int32_t> otherAlone;
+    {
+      Engine engine(*model_, backend, c);
+      RequestTracker tracker(engine);
+      const RequestId id = engine.submit(other);
+      tracker.track(id, 1);
+      while (engine.step()) {}
+      otherAlone = tracker.take_output(id).samples[0].tokens;
+    }
+    c.kv_disk.dir = disk;
+    Engine engine(*model_, backend, c);
+    RequestTracker tracker(engine);
+    const RequestId first = engine.submit(other);
+    tracker.track(first, 1);
+    for (int i = 0; i < 4; ++i) engine.step();  // decoding now
+    Request restore;
+    restore.prompt = prompt_;
+    restore.params.temperature = 0.0f;
+    restore.params.max_tokens = 10;
+    restore.params.ignore_eos = true;
+    const RequestId second = engine.submit(restore);
+    tracker.track(second, 1);
+    while (engine.step()) {
+      if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
+    }
+    QCOMPARE(tracker.take_output(first).samples[0].tokens, otherAlone);
+    const RequestOutput restored = tracker.take_output(second);
+    QCOMPARE(restored.samples[0].tokens, alone.tokens);
+    const int64_t full = static_cast<int64_t>((prompt_.size() - 1) / bs);
+    QCOMPARE(restored.num_disk_prompt_tokens, full * bs);
+    QVERIFY(restored.disk_read_seconds > 0);
+  }
+
   void blocksOfAnotherKvTypeOrBlockSizeAreNeverRead() {
     const std::string disk = folder("namespaces");
     CpuBackend f16(model_->weights, 2, KvType::F16);
