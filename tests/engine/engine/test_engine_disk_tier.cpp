@@ -218,6 +218,34 @@ class TestEngineDiskTier : public QObject {
     QVERIFY(restored.disk_read_seconds > 0);
   }
 
+  // cache_salt: a salted request's blocks chain from a root of the salt's, on disk as in memory,
+  // so another salt (or none) never reads them.
+  void aSaltedBlockServesOnlyItsSalt() {
+    CpuBackend backend(model_->weights, 2, KvType::F16);
+    EngineConfig c;
+    c.block_size = 16;
+    c.num_blocks = 128;
+    c.max_context = 512;
+    c.kv_disk.dir = folder("salted");
+    auto run = [&](uint64_t salt) {
+      Engine engine(*model_, backend, c);
+      RequestTracker tracker(engine);
+      Request r;
+      r.prompt = prompt_;
+      r.cache_salt = salt;
+      r.params.temperature = 0.0f;
+      r.params.max_tokens = 2;
+      const RequestId id = engine.submit(r);
+      tracker.track(id, 1);
+      while (engine.step()) {}
+      return tracker.take_output(id).num_disk_prompt_tokens;
+    };
+    QCOMPARE(run(111), int64_t{0});  // writes salt 111's blocks
+    QCOMPARE(run(222), int64_t{0});
+    QCOMPARE(run(0), int64_t{0});
+    QVERIFY(run(111) > 0);
+  }
+
   void blocksOfAnotherKvTypeOrBlockSizeAreNeverRead() {
     const std::string disk = folder("namespaces");
     CpuBackend f16(model_->weights, 2, KvType::F16);
