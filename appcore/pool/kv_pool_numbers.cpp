@@ -50,6 +50,13 @@ KvPoolNumbers computeKvPoolNumbers(const PoolFrame& frame) {
   n.tokensPerSecond = frame.tokensPerSecond;
   n.stepIndex = frame.stepIndex;
   n.lastStepSummary = frame.lastStepSummary;
+  n.diskTier = frame.stats.disk_tier;
+  n.numDiskFiles = frame.stats.disk.num_files;
+  n.diskBytes = frame.stats.disk.bytes;
+  n.diskMaxBytes = frame.stats.disk.max_bytes;
+  n.numDiskReads = kv.num_disk_reads;
+  n.numDiskWrites = kv.num_disk_writes;
+  n.diskWriting = frame.stats.disk.writing;
 
   // Contiguous slabs share nothing: each holds every token of its own sequence.
   n.contiguousReservedTokens = frame.contiguousReservedTokens;

@@ -39,6 +39,13 @@ struct KvPoolNumbers {
   double pagedWaste = 0;       // emptySlots / pagedSlots (= fragmentation)
   PoolFrameWindow slidingWindow;
   int32_t numOutsideWindow = 0;  // in-use blocks no owner's sliding window reaches
+  // The disk tier under the pool (EngineStats::disk), when the engine has one.
+  bool diskTier = false;
+  int64_t numDiskFiles = 0;      // blocks on disk (the folder's, every model's)
+  uint64_t diskBytes = 0, diskMaxBytes = 0;
+  int64_t numDiskReads = 0;      // blocks read back into the pool
+  int64_t numDiskWrites = 0;     // blocks written
+  bool diskWriting = true;       // false while a failed write (a full disk) has stopped it
 };
 
 KvPoolNumbers computeKvPoolNumbers(const PoolFrame& frame);

@@ -3,6 +3,7 @@
 
 #include <QFormLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QVBoxLayout>
 
 KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
@@ -49,6 +50,8 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
       tr("Tokens the engine computed a second over the last second: prompts and replies of every chat."));
   m_step = row(QStringLiteral("step"), tr("Step"),
       tr("Engine steps run since the model was loaded; with a host pool, how many of its blocks hold swapped-out sequences."));
+  m_disk = row(QStringLiteral("disk"), tr("On disk"),
+      tr("Full blocks kept on disk (Settings > Disk cache): a chat whose blocks left the pool, or that was open before a restart, reads them back instead of computing them again. Blocks read back and written since the model was loaded."));
   m_window = row(QStringLiteral("window"), tr("Sliding window"),
       tr("On the model's local layers a token sees only its last N positions. Blocks that every owner's window has left are dotted: only the global layers still read them, and the pool keeps them for those."));
   m_summary = new QLabel(this);
@@ -93,6 +96,12 @@ void KvStatsPanel::setNumbers(const KvPoolNumbers& n) {
   m_window->setText(tr("%1 tokens on %2 of %3 layers; %4 blocks outside it")
                         .arg(w.window).arg(w.numLocalLayers).arg(w.numLayers).arg(n.numOutsideWindow));
   m_form->setRowVisible(m_window, w.window > 0);
+  m_disk->setText(tr("%1 blocks, %2 of %3; %4 read back, %5 written%6")
+                      .arg(QLocale().toString(n.numDiskFiles), kvBytes(n.diskBytes), kvBytes(n.diskMaxBytes))
+                      .arg(n.numDiskReads)
+                      .arg(n.numDiskWrites)
+                      .arg(n.diskWriting ? QString() : tr(" (writing stopped: the disk is full)")));
+  m_form->setRowVisible(m_disk, n.diskTier);
   m_summary->setText(n.lastStepSummary);
   m_summary->setVisible(!n.lastStepSummary.isEmpty());
 }

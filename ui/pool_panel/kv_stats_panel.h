@@ -23,6 +23,7 @@ class KvStatsPanel : public QWidget {
   KvPoolNumbers m_numbers;
   QLabel *m_used, *m_cached, *m_free, *m_tokens, *m_memory, *m_frag, *m_sharing, *m_hit, *m_preempt, *m_tps, *m_step;
   QLabel* m_window;  // shown only for a model with a sliding window
+  QLabel* m_disk;    // shown only with a disk tier
   QLabel* m_summary;
   class QFormLayout* m_form;
 };

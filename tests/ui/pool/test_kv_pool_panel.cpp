@@ -2,6 +2,7 @@
 // physical mapping; the numbers, the contiguous strip and the chart follow the frames; the
 // panel docks into a main window; a snapshot PNG is written for a person to look at.
 
+#include <QLocale>
 #include <QtTest>
 
 #include <QLabel>
@@ -178,6 +179,33 @@ class TestKvPoolPanel : public QObject {
     QCOMPARE(panel.timeChart()->samples().size(), size_t(1));
     QCOMPARE(panel.timeChart()->samples().back().used, st.num_used_blocks);
     QCOMPARE(panel.timeChart()->samples().back().free, st.num_free_blocks);
+  }
+
+  // The disk tier's row: shown only with one, its files, bytes and what went each way.
+  void theDiskRowShowsOnlyWithADiskTier() {
+    Scenario s;
+    KvPoolPanel panel;
+    PoolFrame f = s.frame();
+    f.stepIndex = 1;
+    panel.setFrame(f);
+    QTRY_COMPARE(panel.statsPanel()->numbers().stepIndex, int64_t(1));
+    QVERIFY(!panel.statsPanel()->numbers().diskTier);
+    f.stepIndex = 2;
+    f.stats.disk_tier = true;
+    f.stats.disk.num_files = 1234;
+    f.stats.disk.bytes = 3ull << 20;
+    f.stats.disk.max_bytes = 1ull << 30;
+    f.stats.kv.num_disk_reads = 7;
+    f.stats.kv.num_disk_writes = 40;
+    panel.setFrame(f);
+    QTRY_COMPARE(panel.statsPanel()->numbers().stepIndex, int64_t(2));
+    QCOMPARE(panel.statsPanel()->rowText("disk"), QStringLiteral("%1 blocks, %2 of %3; 7 read back, 40 written")
+                                                      .arg(QLocale().toString(1234), kvBytes(3ull << 20), kvBytes(1ull << 30)));
+    f.stepIndex = 3;
+    f.stats.disk.writing = false;
+    panel.setFrame(f);
+    QTRY_COMPARE(panel.statsPanel()->numbers().stepIndex, int64_t(3));
+    QVERIFY(panel.statsPanel()->rowText("disk").endsWith(QStringLiteral("(writing stopped: the disk is full)")));
   }
 
   void framesFasterThanTheDisplayAreCoalescedButTheirEventsFlash() {
