@@ -1,6 +1,8 @@
 // Each lesson's scene, written as a user would set it up, awaited step by step (QCoro).
 #include "appcore/lessons/lesson_runner.h"
 
+#include <QDir>
+
 #include <QCoreApplication>
 
 #include <algorithm>
@@ -156,6 +158,16 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
     batching.showsSteps = true;
     batching.onlyHere = tr("a remote server's frames carry its blocks, not what each step computed");
     v << batching;
+    LessonInfo disk = lesson(
+        "disk", "Blocks on disk: a chat evicted, then read back",
+        "Each full block was written to disk as it was computed (the event log said so). Since then Chats B, C and D have "
+        "filled the pool: Chat A was reclaimed and its own blocks evicted (the system prompt's, shared by every chat, stay "
+        "cached). Chat A now asks again: its history's blocks are read back from disk into fresh blocks instead of being "
+        "computed. Press Next event.",
+        KvEventKind::disk_read, 48);
+    disk.kvDisk = true;
+    disk.onlyHere = tr("a remote server's disk tier is its own (pagedchat-server --kv-disk)");
+    v << disk;
     return v;
   }();
   return all;
@@ -235,6 +247,9 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
   s.teachingPreset = true;
   s.teachingBlocks = lesson.poolBlocks;
   s.teachingHostBlocks = lesson.hostBlocks;
+  s.teachingKvDisk = lesson.kvDisk;
+  // An empty disk at each start: the scene writes its blocks, then reads them back, replay after replay.
+  if (lesson.kvDisk) QDir(AppSettings::kvDiskLessonFolder()).removeRecursively();
   auto ready = qCoro(&m_session, &AppSession::modelReady, kTurnTimeout);
   if (!m_session.loadFresh(s)) co_return false;  // the window shows the load as any other
   if (!co_await std::move(ready)) co_return false;
@@ -378,6 +393,8 @@ QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generatio
     sendPaused(tr("Give a name for a friendly robot."), 3);
   } else if (lesson.id == QLatin1String("eviction")) {
     co_return co_await evictionScene(brief, generation);
+  } else if (lesson.id == QLatin1String("disk")) {
+    co_return co_await diskScene(brief, generation);
   } else if (lesson.id == QLatin1String("recompute") || lesson.id == QLatin1String("swap")) {
     TurnSettings story = brief;
     story.maxTokens = 180;
@@ -467,6 +484,28 @@ QCoro::Task<bool> LessonRunner::evictionScene(TurnSettings brief, int generation
   }
   newSceneChat(tr("Chat D"), brief);
   sendPaused(tr("Describe a desert in three sentences: the sand, the heat by day, and the cold at night."));
+  co_return true;
+}
+
+// Chat A answers (its full blocks written to disk), then B, C and D fill the pool of 48: A is
+// reclaimed and its own blocks evicted, least recently used first (the system prompt's, shared
+// with the others, stay cached). A's next question is sent, paused: its history comes back from disk.
+QCoro::Task<bool> LessonRunner::diskScene(TurnSettings brief, int generation) {
+  QPointer<LessonRunner> self(this);
+  const QString asks[] = {tr("What is a river?"), tr("What is a mountain?"), tr("What is a forest?"),
+                          tr("Describe a desert in three sentences: the sand, the heat by day, and the cold at night.")};
+  const QString names[] = {tr("Chat A"), tr("Chat B"), tr("Chat C"), tr("Chat D")};
+  ChatId a = -1;
+  for (int i = 0; i < 4; ++i) {
+    const ChatId id = newSceneChat(names[i], brief);
+    if (i == 0) a = id;
+    const bool ended = co_await replyFully(asks[i]);
+    if (!self || generation != m_generation) co_return false;
+    if (!ended) co_return failedReply(names[i]);
+  }
+  m_sceneCurrent = a;
+  emit chatShown(a);
+  sendPaused(tr("And what is a lake?"));
   co_return true;
 }
 

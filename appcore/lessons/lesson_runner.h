@@ -44,6 +44,7 @@ struct LessonInfo {
   bool keyIsMixedStep = false;  // instead: a step computes a prompt chunk beside a decode
   int poolBlocks = 0;        // the teaching preset's pool for this scene (blocks of 4 tokens)
   int hostBlocks = 0;        // its host (swap) pool; 0: a preemption recomputes
+  bool kvDisk = false;       // its engine has a disk tier (in a folder of the lesson's own, emptied first)
   bool showsSteps = false;   // the pool panel shows its step timeline rather than its event log
   QString onlyHere;          // why it cannot be told on a remote pool; empty: it can
 };
@@ -106,6 +107,7 @@ class LessonRunner : public QObject {
   QCoro::Task<bool> forkScene(TurnSettings brief, int generation);
   QCoro::Task<bool> prefixScene(TurnSettings brief, int generation);
   QCoro::Task<bool> evictionScene(TurnSettings brief, int generation);
+  QCoro::Task<bool> diskScene(TurnSettings brief, int generation);
   TurnSettings briefTurns() const;
   bool failedReply(const QString& chat);
   void sendPaused(const QString& text, int samples = 1);  // submitted; it waits for the class's steps

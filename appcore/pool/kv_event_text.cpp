@@ -40,7 +40,7 @@ QString sentence(const std::vector<KvEvent>& run, const KvEventLine& line, const
       return tr("%1 shares %2 with the sequence it was forked from: one more reference each (ref count %3), nothing copied.")
           .arg(who, blocks(line.blocks)).arg(run.back().ref_count);
     case KvEventKind::cache_hit:
-      return tr("%1's prompt finds %2 in the prefix cache (ref count now %3): %4 of its tokens are not computed again.")
+      return tr("%1's prompt finds %2 in the prefix cache (ref count now %3): the tokens of %4 are not computed again.")
           .arg(who, blocks(line.blocks)).arg(run.back().ref_count).arg(n == 1 ? tr("a block") : tr("%1 blocks").arg(n));
     case KvEventKind::copy_on_write: {
       std::vector<int32_t> fresh;
@@ -78,7 +78,7 @@ QString sentence(const std::vector<KvEvent>& run, const KvEventLine& line, const
     case KvEventKind::rewind:
       return tr("%1 is cut back to %2 tokens; its blocks past the cut are let go.").arg(who).arg(e.peer);
     case KvEventKind::disk_read:
-      return tr("%1's prompt finds %2 on disk: read back into the pool, %3 of its tokens are not computed again.")
+      return tr("%1's prompt finds %2 on disk: read back into the pool, the tokens of %3 are not computed again.")
           .arg(who, blocks(line.blocks), n == 1 ? tr("a block") : tr("%1 blocks").arg(n));
     case KvEventKind::disk_write:
       return tr("Full %1 written to disk: a later prompt that starts the same way reads it back, even after a restart.")

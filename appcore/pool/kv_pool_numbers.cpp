@@ -55,6 +55,7 @@ KvPoolNumbers computeKvPoolNumbers(const PoolFrame& frame) {
   n.diskBytes = frame.stats.disk.bytes;
   n.diskMaxBytes = frame.stats.disk.max_bytes;
   n.numDiskReads = kv.num_disk_reads;
+  n.diskHitTokens = kv.disk_hit_tokens;
   n.numDiskWrites = kv.num_disk_writes;
   n.diskWriting = frame.stats.disk.writing;
 

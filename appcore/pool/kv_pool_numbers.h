@@ -44,6 +44,7 @@ struct KvPoolNumbers {
   int64_t numDiskFiles = 0;      // blocks on disk (the folder's, every model's)
   uint64_t diskBytes = 0, diskMaxBytes = 0;
   int64_t numDiskReads = 0;      // blocks read back into the pool
+  int64_t diskHitTokens = 0;     // prompt tokens they served (beside prefixHitTokens)
   int64_t numDiskWrites = 0;     // blocks written
   bool diskWriting = true;       // false while a failed write (a full disk) has stopped it
 };

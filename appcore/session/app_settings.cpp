@@ -135,6 +135,10 @@ QString AppSettings::kvDiskFolder() {
   return QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath(QStringLiteral("kv-blocks"));
 }
 
+QString AppSettings::kvDiskLessonFolder() {
+  return QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath(QStringLiteral("kv-blocks-lesson"));
+}
+
 EngineBridge::Config AppSettings::engineConfig() const {
   EngineBridge::Config c;
   c.blockSize = blockSize;
@@ -155,6 +159,8 @@ EngineBridge::Config AppSettings::engineConfig() const {
     c.numBlocks = teachingBlocks;
     c.numHostBlocks = teachingHostBlocks;
     c.hostBytes = 0;
+    c.kvDiskDir = teachingKvDisk ? kvDiskLessonFolder() : QString();
+    c.kvDiskBytes = 0;
     c.maxContext = kTeachingContext;
     c.maxBatchedTokens = kTeachingStepTokens;
   }
@@ -164,7 +170,7 @@ EngineBridge::Config AppSettings::engineConfig() const {
 bool AppSettings::sameEngine(const AppSettings& o) const {
   return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && swapMiB == o.swapMiB && kvDisk == o.kvDisk &&
          kvDiskMiB == o.kvDiskMiB &&
-         teachingBlocks == o.teachingBlocks && teachingHostBlocks == o.teachingHostBlocks && maxBatchedTokens == o.maxBatchedTokens &&
+         teachingBlocks == o.teachingBlocks && teachingHostBlocks == o.teachingHostBlocks && teachingKvDisk == o.teachingKvDisk && maxBatchedTokens == o.maxBatchedTokens &&
          threads == o.threads && maxContext == o.maxContext && backend == o.backend && kvType == o.kvType &&
          speculation == o.speculation && draftModel == o.draftModel && teachingPreset == o.teachingPreset &&
          chatTemplate == o.chatTemplate;

@@ -55,6 +55,11 @@ struct AppSettings {
   // pool to swap to); not saved: the preset starts at kTeachingBlocks and no host pool.
   int teachingBlocks = kTeachingBlocks;
   int teachingHostBlocks = 0;
+  // The teaching preset runs without the disk tier (a lesson's scene must compute what it shows,
+  // replay after replay), except the lesson that shows it: on then, in a folder of its own
+  // (kvDiskLessonFolder(), emptied at each start of that lesson).
+  bool teachingKvDisk = false;
+  static QString kvDiskLessonFolder();
 
   static AppSettings load(ChatDatabase& db);
   void save(ChatDatabase& db) const;

@@ -68,9 +68,11 @@ class TestKvDisk(unittest.TestCase):
 
     def test_a_killed_server_leaves_blocks_the_next_one_reads(self):
         first = ServerProcess("--model-id", "m", "--kv-disk", self.dir)
-        text, _ = chat(first, "Can children borrow books?")
-        first.proc.send_signal(signal.SIGKILL)
-        first.proc.wait(10)
+        try:
+            text, _ = chat(first, "Can children borrow books?")
+        finally:
+            first.proc.send_signal(signal.SIGKILL)
+            first.proc.wait(10)
         second = ServerProcess("--model-id", "m", "--kv-disk", self.dir)
         try:
             again, usage = chat(second, "Can children borrow books?")

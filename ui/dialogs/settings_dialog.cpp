@@ -66,6 +66,8 @@ SettingsDialog::SettingsDialog(const AppSettings& s, bool cudaAvailable, QWidget
   m_kvDiskSize = settingsIntBox(engine, "kvDiskSize", 0, 1 << 30, tr("a tenth of the free space"));
   m_kvDiskSize->setValue(s.kvDiskMiB);
   m_kvDiskSize->setSuffix(tr(" MiB"));
+  m_kvDiskSize->setSingleStep(1024);
+  m_kvDiskSize->setToolTip(tr("The most the disk cache may take; past it, the blocks used least recently are removed first"));
   m_kvDiskSize->setEnabled(s.kvDisk);
   connect(m_kvDisk, &QCheckBox::toggled, m_kvDiskSize, &QWidget::setEnabled);
   auto* diskRow = new QWidget(engine);

@@ -43,7 +43,7 @@ KvStatsPanel::KvStatsPanel(QWidget* parent) : QWidget(parent) {
   m_sharing = row(QStringLiteral("sharing"), tr("Saved by sharing"),
       tr("Blocks that would be needed if nothing were shared, less those in use: what forks, parallel samples and the prefix cache save. Shared: blocks held by more than one sequence."));
   m_hit = row(QStringLiteral("hitRate"), tr("Prefix hit rate"),
-      tr("Of the prompt tokens looked up in the prefix cache, the share found there (not computed again)."));
+      tr("Of the prompt tokens looked up in the prefix cache, the share found there (not computed again); with a disk cache, those whose blocks were read back from disk besides."));
   m_preempt = row(QStringLiteral("preemptions"), tr("Preemptions"),
       tr("Sequences pushed out when memory ran short: by recompute (their blocks freed, their tokens computed again later) or by swap (their blocks copied to the host pool and back)."));
   m_tps = row(QStringLiteral("tokPerSec"), tr("Throughput"),
@@ -86,7 +86,9 @@ void KvStatsPanel::setNumbers(const KvPoolNumbers& n) {
                     tr(" (%1 shared)").arg(n.numSharedBlocks);
   if (n.bytesSavedBySharing) sharing += QStringLiteral(", ") + kvBytes(n.bytesSavedBySharing);
   m_sharing->setText(sharing);
-  m_hit->setText(tr("%1 (%2 of %3 prompt tokens)").arg(kvPercent(n.prefixHitRate)).arg(n.prefixHitTokens).arg(n.prefixLookupTokens));
+  QString hit = tr("%1 (%2 of %3 prompt tokens)").arg(kvPercent(n.prefixHitRate)).arg(n.prefixHitTokens).arg(n.prefixLookupTokens);
+  if (n.diskHitTokens > 0) hit += tr("; %1 more read from disk").arg(n.diskHitTokens);  // not in the cache's rate: they left memory
+  m_hit->setText(hit);
   m_preempt->setText(tr("%1 recompute, %2 swap").arg(n.numPreemptions).arg(n.numSwapOuts));
   m_tps->setText(tr("%1 tok/s").arg(n.tokensPerSecond, 0, 'f', 1));
   QString step = QString::number(n.stepIndex);
@@ -96,7 +98,7 @@ void KvStatsPanel::setNumbers(const KvPoolNumbers& n) {
   m_window->setText(tr("%1 tokens on %2 of %3 layers; %4 blocks outside it")
                         .arg(w.window).arg(w.numLocalLayers).arg(w.numLayers).arg(n.numOutsideWindow));
   m_form->setRowVisible(m_window, w.window > 0);
-  m_disk->setText(tr("%1 blocks, %2 of %3; %4 read back, %5 written%6")
+  m_disk->setText(tr("%1 blocks, %2 of %3; %4 read, %5 written%6")
                       .arg(QLocale().toString(n.numDiskFiles), kvBytes(n.diskBytes), kvBytes(n.diskMaxBytes))
                       .arg(n.numDiskReads)
                       .arg(n.numDiskWrites)

@@ -7,7 +7,8 @@
 // shares one prompt's blocks three ways; eviction drops the least recently used cached block
 // first; preemption by recompute and by swap (out to host blocks and back) leave every reply
 // the same, token for token, as the same question asked alone; continuous batching computes a
-// prompt chunk and a decode in one step, drawn as such in the step timeline.
+// prompt chunk and a decode in one step, drawn as such in the step timeline; a chat evicted from
+// the pool reads its history back from the disk tier.
 
 #include <QtTest>
 
@@ -77,7 +78,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.tabifiedDockWidgets(dock).size(), 1);  // a tab beside the chat list
     QStringList ids;
     for (const LessonInfo& l : LessonRunner::lessons()) ids << l.id;
-    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching"}));
+    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching", "disk"}));
   }
 
   void aForkCopiesItsSharedPartialBlockOnceOnWrite() {
@@ -130,6 +131,25 @@ class TestLessons : public QObject {
     QVERIFY2(said.contains(QStringLiteral("Chat C gets block")), qPrintable(said));
     QVERIFY2(said.contains(QStringLiteral("the pool holds 2 slabs: 1 of these chats could not start")), qPrintable(said));
     QVERIFY2(said.contains(QStringLiteral("Paged: ")), qPrintable(said));
+  }
+
+  // Chat A's blocks are written to disk as they are computed; B, C and D fill the pool until A's
+  // own blocks are evicted; A's next question reads its history back from disk, and its reply's
+  // line says how many tokens came from there.
+  void aChatEvictedFromThePoolIsReadBackFromDisk() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    runLesson(w, QStringLiteral("disk"));
+    QVERIFY(w.lessons()->eventCount(KvEventKind::disk_read) >= 1);
+    QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("on disk")), qPrintable(w.lessons()->lastSentence()));
+    pagedchat::test::runLessonToEnd(w);
+    const ChatRecord* a = w.chat(w.lessons()->sceneChat(QStringLiteral("Chat A")));
+    QVERIFY(a && !a->messages.isEmpty());
+    const ReplyMetrics& m = a->messages.last().metrics;
+    QVERIFY2(m.numDiskPromptTokens >= 4 * w.lessons()->eventCount(KvEventKind::disk_read), qPrintable(m.summary()));
+    QVERIFY2(m.summary().contains(QStringLiteral("read from disk")), qPrintable(m.summary()));
   }
 
   void parallelSamplesShareOnePrompt() {

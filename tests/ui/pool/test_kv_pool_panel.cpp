@@ -197,9 +197,11 @@ class TestKvPoolPanel : public QObject {
     f.stats.disk.max_bytes = 1ull << 30;
     f.stats.kv.num_disk_reads = 7;
     f.stats.kv.num_disk_writes = 40;
+    f.stats.kv.disk_hit_tokens = 28;
     panel.setFrame(f);
     QTRY_COMPARE(panel.statsPanel()->numbers().stepIndex, int64_t(2));
-    QCOMPARE(panel.statsPanel()->rowText("disk"), QStringLiteral("%1 blocks, %2 of %3; 7 read back, 40 written")
+    QVERIFY2(panel.statsPanel()->rowText("hitRate").endsWith(QStringLiteral("; 28 more read from disk")), qPrintable(panel.statsPanel()->rowText("hitRate")));
+    QCOMPARE(panel.statsPanel()->rowText("disk"), QStringLiteral("%1 blocks, %2 of %3; 7 read, 40 written")
                                                       .arg(QLocale().toString(1234), kvBytes(3ull << 20), kvBytes(1ull << 30)));
     f.stepIndex = 3;
     f.stats.disk.writing = false;
