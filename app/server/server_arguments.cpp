@@ -60,6 +60,8 @@ void declareOptions(QCommandLineParser& p) {
       {"max-connections", "Connections open at once; more get 503 (0: from the descriptor limit, at most 1024).", "n", "0"},
       {"max-unread-bytes", "A stream's bytes its client may leave unread before its request is held back.", "n", "1048576"},
       {"slow-reader-timeout", "Seconds a held-back request waits for its client to read before it is aborted.", "s", "30"},
+      {"waiting-comment", "Seconds between the SSE comments a stream gets while its first token has not come (queued, or its "
+                          "prompt computed): its client can tell a waiting request from a dead server.", "s", "5"},
       {"shutdown-timeout", "On SIGTERM/SIGINT: seconds requests in flight may take to finish before they are cut short.", "s", "5"},
       {"speculate", "Speculative decoding by prompt lookup: ngram or ngram:K (K drafted tokens, 1-16; default 6), or off.", "drafter"},
       {"draft-model", "Speculative decoding with a draft model: a GGUF sharing the model's vocabulary.", "path"},
@@ -183,6 +185,7 @@ int parseListenOptions(const QCommandLineParser& p, ServerSetup& setup) {
   conn.maxConnections = intOption(p, "max-connections", 0, 1 << 20);
   conn.maxQueuedBytes = intOption(p, "max-unread-bytes", 4096, 1 << 30);
   conn.slowReaderTimeoutMs = intOption(p, "slow-reader-timeout", 1, 3600) * 1000;
+  conn.waitingCommentMs = intOption(p, "waiting-comment", 1, 3600) * 1000;
   setup.shutdownTimeoutMs = intOption(p, "shutdown-timeout", 0, 3600) * 1000;
   setup.logRequests = p.isSet("log-requests");
   so.limits.maxTokens = intOption(p, "max-tokens", 1, 1 << 20);

@@ -31,12 +31,28 @@ CompletionSession::CompletionSession(QTcpSocket* socket, ResponseHead head, int 
       m_logprobs(static_cast<size_t>(numChoices)),
       m_wantLogprobs(wantLogprobs),
       m_maxQueuedBytes(std::max<qint64>(limits.maxQueuedBytes, 1)),
-      m_holdTimer(new QTimer(this)) {
+      m_holdTimer(new QTimer(this)),
+      m_waitingTimer(new QTimer(this)) {
   connect(socket, &QTcpSocket::disconnected, this, &CompletionSession::onDisconnected);
   connect(socket, &QTcpSocket::bytesWritten, this, &CompletionSession::checkBacklog);
   m_holdTimer->setSingleShot(true);
   m_holdTimer->setInterval(limits.slowReaderTimeoutMs);
   connect(m_holdTimer, &QTimer::timeout, this, &CompletionSession::onSlowReader);
+  m_waitingTimer->setInterval(std::max(limits.waitingCommentMs, 10));
+  connect(m_waitingTimer, &QTimer::timeout, this, [this] {
+    // A comment line: clients skip it (the SSE format), but see the stream is alive. Not past
+    // the unread limit: a client that reads nothing gets nothing more.
+    if (m_socket && !m_ended && m_socket->bytesToWrite() <= m_maxQueuedBytes) writeChunk(m_socket, ": waiting for the first token\n\n");
+  });
+}
+
+void CompletionSession::firstTokenCame() {
+  if (std::exchange(m_firstToken, true)) return;
+  m_waitingTimer->stop();
+  const double waited = static_cast<double>(m_accepted.nsecsElapsed()) / 1e9;
+  m_counters.firstTokenWaitSeconds += waited;
+  ++m_counters.numFirstTokenWaits;
+  m_counters.maxFirstTokenWaitSeconds = std::max(m_counters.maxFirstTokenWaitSeconds, waited);
 }
 
 CompletionSession::~CompletionSession() {
@@ -46,9 +62,11 @@ CompletionSession::~CompletionSession() {
 void CompletionSession::start(pagedchat::RequestId id) {
   m_id = id;
   ++m_counters.numRequests;
+  m_accepted.start();
   if (!m_socket || m_socket->state() != QAbstractSocket::ConnectedState) return onDisconnected();
   if (!m_stream) return;
   writeChunkedHead(m_socket, 200, "text/event-stream; charset=utf-8");
+  m_waitingTimer->start();
   // OpenAI opens each chat choice with a chunk that carries only the role.
   if (m_head.chat)
     for (size_t i = 0; i < m_choices.size(); ++i) sendEvent(chunkJson(m_head, static_cast<int>(i), QString(), true, QString()));
@@ -60,7 +78,10 @@ void CompletionSession::onUpdate(const pagedchat::RequestUpdate& update) {
   for (const pagedchat::EngineEvent& e : update.events) {
     const QString text = QString::fromStdString(e.text);
     switch (e.kind) {
-      case pagedchat::EngineEventKind::token: onToken(e); break;
+      case pagedchat::EngineEventKind::token:
+        firstTokenCame();
+        onToken(e);
+        break;
       case pagedchat::EngineEventKind::finished: onFinished(e.index, text, QString::fromStdString(e.reason)); break;
       case pagedchat::EngineEventKind::error: return onError(QString::fromStdString(e.reason));
       case pagedchat::EngineEventKind::kv: break;

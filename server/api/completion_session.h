@@ -7,6 +7,7 @@
 // and aborted if it does not catch up in time. Lives on the server's thread and deletes itself
 // when the response is written or the client is gone.
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QString>
@@ -90,6 +91,10 @@ class CompletionSession : public QObject {
   qint64 m_maxQueuedBytes = 0;
   bool m_held = false;
   QTimer* m_holdTimer = nullptr;  // runs while held: past it, the client is given up
+  QTimer* m_waitingTimer = nullptr;  // a stream's comment while its first token has not come
+  QElapsedTimer m_accepted;          // since the engine took the request
+  bool m_firstToken = false;
+  void firstTokenCame();
   std::function<void(int, const Usage&)> m_onEnded;
   struct ToolReplyState {
     std::vector<int32_t> tokens;

@@ -51,5 +51,21 @@ QByteArray prometheusText(const pagedchat::EngineStats& s, const ServerCounters&
   metric(out, "http_connections_refused_total", "counter", "Connections over the cap, answered 503.",
          static_cast<double>(server.numConnectionsRefused));
   metric(out, "sequences_held", "gauge", "Sequences not scheduled while their clients catch up.", s.num_held);
+  // What a client waits: a summary's sum and count (Prometheus' own form), and the longest.
+  out += "# HELP pagedchat_time_to_first_token_seconds From a request's acceptance to its first token: queue and prompt.\n"
+         "# TYPE pagedchat_time_to_first_token_seconds summary\n";
+  out += "pagedchat_time_to_first_token_seconds_sum " + QByteArray::number(server.firstTokenWaitSeconds, 'g', 15) + '\n';
+  out += "pagedchat_time_to_first_token_seconds_count " + QByteArray::number(static_cast<double>(server.numFirstTokenWaits), 'g', 15) + '\n';
+  metric(out, "time_to_first_token_seconds_max", "gauge", "The longest wait for a first token so far.", server.maxFirstTokenWaitSeconds);
+  if (s.disk_tier) {
+    metric(out, "kv_disk_blocks", "gauge", "KV blocks on disk (the --kv-disk folder).", static_cast<double>(s.disk.num_files));
+    metric(out, "kv_disk_bytes", "gauge", "Bytes of the KV blocks on disk.", static_cast<double>(s.disk.bytes));
+    metric(out, "kv_disk_read_blocks_total", "counter", "KV blocks read back from disk into the pool.", static_cast<double>(s.kv.num_disk_reads));
+    metric(out, "kv_disk_hit_tokens_total", "counter", "Prompt tokens served by blocks read from disk.", static_cast<double>(s.kv.disk_hit_tokens));
+    metric(out, "kv_disk_written_blocks_total", "counter", "KV blocks queued to be written to disk.", static_cast<double>(s.kv.num_disk_writes));
+    metric(out, "kv_disk_refused_blocks_total", "counter", "Block files found damaged, removed and computed again.", static_cast<double>(s.disk.num_refused));
+    metric(out, "kv_disk_dropped_writes_total", "counter", "Block writes not done (a full disk, or a queue the disk could not keep up with).",
+           static_cast<double>(s.disk.num_dropped));
+  }
   return out;
 }

@@ -23,6 +23,11 @@ struct ServerCounters {
   int numHeld = 0;                  // requests held back now (slow readers)
   int numConnections = 0;           // open HTTP connections
   int64_t numConnectionsRefused = 0;  // connections over the cap, answered 503
+  // From a request's acceptance by the engine to its first token (its wait in the queue and its
+  // prompt): the sum, the count and the longest, over the requests that got one.
+  double firstTokenWaitSeconds = 0;
+  int64_t numFirstTokenWaits = 0;
+  double maxFirstTokenWaitSeconds = 0;
 };
 
 QByteArray prometheusText(const pagedchat::EngineStats& stats, const ServerCounters& server);

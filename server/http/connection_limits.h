@@ -16,6 +16,9 @@ struct ConnectionLimits {
   // slowReaderTimeoutMs of holding it is aborted and the connection closed.
   qint64 maxQueuedBytes = 1 << 20;
   int slowReaderTimeoutMs = 30000;
+  // A stream whose first token has not come yet (waiting in the engine's queue, or its prompt
+  // being computed) gets an SSE comment this often: its client can tell it from a dead server.
+  int waitingCommentMs = 5000;
 };
 
 // The default connection cap, and the most a cap may be: below the process's descriptor limit

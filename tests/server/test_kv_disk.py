@@ -60,8 +60,12 @@ class TestKvDisk(unittest.TestCase):
         second = ServerProcess("--model-id", "m", "--kv-disk", self.dir)
         try:
             again, usage2 = chat(second, "When do you open on Sundays?")
+            metrics = second.metrics()
         finally:
             second.stop()
+        self.assertEqual(metrics["pagedchat_kv_disk_hit_tokens_total"], cached(usage2))
+        self.assertEqual(metrics["pagedchat_kv_disk_read_blocks_total"], cached(usage2) // 16)
+        self.assertGreater(metrics["pagedchat_kv_disk_blocks"], 3)
         self.assertEqual(again, text)
         full = (usage2["prompt_tokens"] - 1) // 16 * 16
         self.assertEqual(cached(usage2), full, "every full block of the prompt read from disk")
