@@ -121,6 +121,9 @@ class EngineBridge : public QObject {
   // blocks. forkDone says which happened.
   void fork(ChatId parent, ChatId child, const std::optional<ChatMessages>& messages = std::nullopt);
   void release(ChatId chat);  // the chat is gone: its sequences are freed
+  // A deleted chat's blocks on disk go, but for those another chat's history starts with too
+  // (a shared system prompt, a fork's prefix): gone and others as the engine would render them.
+  void forgetOnDisk(const ChatMessages& gone, const QVector<ChatMessages>& others);
   // Compare: after a turn of n samples, the chat continues with sample `index`; the other
   // samples' sequences are freed.
   void pickSample(ChatId chat, int index);

@@ -260,7 +260,18 @@ bool ChatController::remove(ChatId id) {
   // Frees its sequences; a turn in flight is aborted with them, and its signals find no chat.
   if (it->second.toolCall && it->second.toolCall->running && it->second.toolCall->connection)
     it->second.toolCall->connection->stopCall(it->second.toolCall->runId);
-  onEngineThread(m_bridge, [id](EngineBridge& b) { b.release(id); });
+  // Its blocks on disk go too, but those another chat's history also starts with.
+  ChatMessages gone;
+  QVector<ChatMessages> others;
+  if (!it->second.record.remote.isSet()) {
+    gone = it->second.record.engineMessages(m_sharedSystemPrompt);
+    for (const auto& [otherId, c] : m_chats)
+      if (otherId != id) others.append(c.record.engineMessages(m_sharedSystemPrompt));
+  }
+  onEngineThread(m_bridge, [id, gone = std::move(gone), others = std::move(others)](EngineBridge& b) {
+    b.release(id);
+    if (!gone.isEmpty()) b.forgetOnDisk(gone, others);
+  });
   if (m_remote) m_remote->stop(id);  // a remote server stops generating for it too
   m_lastRemoved = savedForm(it->second);
   m_chats.erase(it);

@@ -136,6 +136,9 @@ class Engine {
   bool has_work() const;
   KvSnapshot snapshot() const { return kv_.snapshot(); }
   EngineStats stats() const;
+  // The disk tier: removes the files of `tokens`' full blocks (a deleted chat's history) except
+  // those that a prefix in `keep` (the other chats' histories) also has. Returns how many went.
+  int forget_on_disk(std::span<const int32_t> tokens, const std::vector<std::vector<int32_t>>& keep, uint64_t cache_salt = 0);
   // What the last step() scheduled (empty when it had nothing to run).
   const StepRecord& last_step() const { return last_step_; }
   // What a client may read of one resident sequence (a parked chat's, a running sample's):

@@ -136,6 +136,17 @@ void Engine::drop_stale_staging() {
   }
 }
 
+int Engine::forget_on_disk(std::span<const int32_t> tokens, const std::vector<std::vector<int32_t>>& keep, uint64_t cache_salt) {
+  if (!disk_) return 0;
+  std::unordered_set<uint64_t> kept;
+  for (const std::vector<int32_t>& k : keep)
+    for (uint64_t h : kv_.chain_hashes(k, cache_salt)) kept.insert(h);
+  int removed = 0;
+  for (uint64_t h : kv_.chain_hashes(tokens, cache_salt))
+    if (!kept.contains(h) && disk_->remove(h)) ++removed;
+  return removed;
+}
+
 void Engine::write_sealed_to_disk() {
   if (!disk_) return;
   for (KvManager::SealedBlock& b : kv_.take_sealed()) {

@@ -206,6 +206,8 @@ class KvManager {
   // walk through staged blocks whose parent and tokens match, and start() gives each one it
   // uses a fresh block (a from_disk transfer, then the block is full and indexed as if computed).
   void stage(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens, int32_t staging_id);
+  // The hashes of every full block of `tokens`, in order (under the salt's root, as find_prefix).
+  std::vector<uint64_t> chain_hashes(std::span<const int32_t> tokens, uint64_t cache_salt) const;
   void unstage(uint64_t hash) { staged_.erase(hash); }  // its id is the caller's again
   void clear_staged() { staged_.clear(); }
   // Blocks that became full since the last call, in order: once the step's forward pass has run

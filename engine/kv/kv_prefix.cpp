@@ -61,6 +61,17 @@ std::vector<KvManager::ChainBlock> KvManager::chain_past_hits(std::span<const in
   return chain;
 }
 
+std::vector<uint64_t> KvManager::chain_hashes(std::span<const int32_t> tokens, uint64_t cache_salt) const {
+  std::vector<uint64_t> hashes;
+  uint64_t parent = cache_salt == 0 ? root_hash_ : hash_block_tokens(root_hash_ ^ cache_salt, {});
+  const size_t bs = static_cast<size_t>(block_size());
+  for (size_t i = 0; i + bs <= tokens.size(); i += bs) {
+    parent = pool_.hash_fn()(parent, tokens.subspan(i, bs));
+    hashes.push_back(parent);
+  }
+  return hashes;
+}
+
 void KvManager::stage(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens, int32_t staging_id) {
   assert(static_cast<int32_t>(tokens.size()) == block_size());
   staged_[hash] = {parent_hash, std::vector<int32_t>(tokens.begin(), tokens.end()), staging_id};

@@ -253,6 +253,14 @@ KvDiskStats KvDiskStore::stats() const {
   return s;
 }
 
+bool KvDiskStore::remove(uint64_t hash) {
+  const Key k{namespace_id_, hash};
+  const bool removed = ::unlink(path_of(k).c_str()) == 0;
+  std::lock_guard lock(mu_);
+  remove_locked(k);
+  return removed;
+}
+
 bool KvDiskStore::exists(uint64_t hash) const { return ::access(path_of({namespace_id_, hash}).c_str(), F_OK) == 0; }
 
 int64_t KvDiskStore::read_async(std::vector<ReadBlock> chain) {

@@ -71,6 +71,8 @@ class KvDiskStore {
 
   // Whether block `hash`'s file is there (written by any process): worth a read.
   bool exists(uint64_t hash) const;
+  // Removes block `hash`'s file (a deleted chat's); false when there was none.
+  bool remove(uint64_t hash);
   // The reader thread: a chain of blocks read in order, up to the first that is missing or bad.
   struct ReadBlock {
     uint64_t hash = 0, parent_hash = 0;

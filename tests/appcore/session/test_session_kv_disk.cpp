@@ -4,6 +4,7 @@
 // tier off (greedy). Through the session alone (no widget), as the window drives it.
 
 #include <QDir>
+#include <QDirIterator>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -95,6 +96,58 @@ class TestSessionKvDisk : public QObject {
     QCOMPARE(m.numDiskPromptTokens, qint64{0});
     QCOMPARE(m.numCachedPromptTokens, qint64{0});
     QCOMPARE(lastReply(chats, id).content, withDisk);
+  }
+
+  // A deleted chat's blocks leave the disk, but those another chat's history starts with too
+  // (the shared system prompt's) stay: the other chat, reopened, reads as much of its history
+  // back as when nothing was deleted.
+  void aDeletedChatsBlocksLeaveTheDisk() {
+    const qint64 kept = readBackAfter(false), afterDelete = readBackAfter(true);
+    QVERIFY(kept >= 32);
+    QCOMPARE(afterDelete, kept);
+  }
+
+ private:
+  static int blockFiles() {
+    int n = 0;
+    QDirIterator it(AppSettings::kvDiskFolder(), {QStringLiteral("*.kvb")}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      it.next();
+      ++n;
+    }
+    return n;
+  }
+
+  // Chats A and B answer; A is deleted (or not); after a restart, B's next turn: the tokens it read from disk.
+  qint64 readBackAfter(bool deleteA) {
+    QDir(AppSettings::kvDiskFolder()).removeRecursively();
+    ChatId b = -1;
+    {
+      AppServices services;
+      useDisk(services, true);
+      if (!loadIntoSession(services, m_model)) return -1;
+      ChatController& chats = services.session().chats();
+      const ChatId a = chats.create();
+      if (!replyAndWait(services.session(), a, kFirst, 24)) return -1;
+      b = chats.create();
+      if (!replyAndWait(services.session(), b, QStringLiteral("Name three birds that live by the sea."), 24)) return -1;
+      if (!QTest::qWaitFor([] { return blockFiles() > 0; }, 5000)) return -1;
+      const int before = blockFiles();
+      if (deleteA && (!chats.remove(a) || !QTest::qWaitFor([&] { return blockFiles() < before; }, 10000))) return -1;
+    }
+    AppServices again;
+    useDisk(again, true);
+    ChatController& chats = again.session().chats();
+    if (!chats.restore().contains(b) || !loadIntoSession(again, m_model)) return -1;
+    if (!replyAndWait(again.session(), b, kNext, 8)) return -1;
+    const ReplyMetrics& m = lastReply(chats, b).metrics;
+    qInfo("B reopened (%s): %lld prompt tokens, %lld from disk", deleteA ? "A deleted" : "A kept",
+          static_cast<long long>(m.numPromptTokens), static_cast<long long>(m.numDiskPromptTokens));
+    const qint64 read = m.numDiskPromptTokens;
+    QVector<ChatId> ids;  // the next scenario starts with no chat
+    for (const auto& [id, c] : chats.chats()) ids.append(id);
+    for (ChatId id : ids) chats.remove(id);
+    return read;
   }
 };
 
