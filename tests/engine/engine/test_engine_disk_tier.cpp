@@ -31,6 +31,23 @@ struct Run {
   EngineStats stats;
 };
 
+// max_tokens tokens of `prompt`, greedy or seeded, past any end of turn.
+Request ask(std::vector<int32_t> prompt, int max_tokens, bool seeded = false) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.params.temperature = seeded ? 0.8f : 0.0f;
+  r.params.seed = 11;
+  r.params.max_tokens = max_tokens;
+  r.params.ignore_eos = true;
+  return r;
+}
+
+void stepToEnd(Engine& engine) {
+  while (engine.step()) {
+    if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
+  }
+}
+
 }  // namespace
 
 class TestEngineDiskTier : public QObject {
@@ -51,17 +68,9 @@ class TestEngineDiskTier : public QObject {
     c.kv_disk.dir = disk;
     Engine engine(*model_, backend, c);
     RequestTracker tracker(engine);
-    Request r;
-    r.prompt = prompt_;
-    r.params.temperature = seeded ? 0.8f : 0.0f;
-    r.params.seed = 11;
-    r.params.max_tokens = 10;
-    r.params.ignore_eos = true;
-    const RequestId id = engine.submit(r);
+    const RequestId id = engine.submit(ask(prompt_, 10, seeded));
     tracker.track(id, 1);
-    while (engine.step()) {
-      if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
-    }
+    stepToEnd(engine);
     RequestOutput out = tracker.take_output(id);
     if (!out.ok()) qFatal("%s", out.error.c_str());
     return {out.samples[0].tokens, engine.stats()};
@@ -179,12 +188,9 @@ class TestEngineDiskTier : public QObject {
     c.block_size = bs;
     c.num_blocks = 2048 / bs;
     c.max_context = 512;
-    Request other;
-    other.prompt = {prompt_.begin(), prompt_.begin() + 9};  // shares no full block with the prompt
-    other.prompt.push_back(42);
-    other.params.temperature = 0.0f;
-    other.params.max_tokens = 40;
-    other.params.ignore_eos = true;
+    std::vector<int32_t> otherPrompt(prompt_.begin(), prompt_.begin() + 9);  // shares no full block with the prompt
+    otherPrompt.push_back(42);
+    const Request other = ask(otherPrompt, 40);
     std::vector<int32_t> otherAlone;
     {
       Engine engine(*model_, backend, c);
@@ -200,16 +206,9 @@ class TestEngineDiskTier : public QObject {
     const RequestId first = engine.submit(other);
     tracker.track(first, 1);
     for (int i = 0; i < 4; ++i) engine.step();  // decoding now
-    Request restore;
-    restore.prompt = prompt_;
-    restore.params.temperature = 0.0f;
-    restore.params.max_tokens = 10;
-    restore.params.ignore_eos = true;
-    const RequestId second = engine.submit(restore);
+    const RequestId second = engine.submit(ask(prompt_, 10));
     tracker.track(second, 1);
-    while (engine.step()) {
-      if (std::string bad = engine.kv().check_invariants(); !bad.empty()) qFatal("KV invariant broken: %s", bad.c_str());
-    }
+    stepToEnd(engine);
     QCOMPARE(tracker.take_output(first).samples[0].tokens, otherAlone);
     const RequestOutput restored = tracker.take_output(second);
     QCOMPARE(restored.samples[0].tokens, alone.tokens);
@@ -230,14 +229,11 @@ class TestEngineDiskTier : public QObject {
     auto run = [&](uint64_t salt) {
       Engine engine(*model_, backend, c);
       RequestTracker tracker(engine);
-      Request r;
-      r.prompt = prompt_;
+      Request r = ask(prompt_, 2);
       r.cache_salt = salt;
-      r.params.temperature = 0.0f;
-      r.params.max_tokens = 2;
       const RequestId id = engine.submit(r);
       tracker.track(id, 1);
-      while (engine.step()) {}
+      stepToEnd(engine);
       return tracker.take_output(id).num_disk_prompt_tokens;
     };
     QCOMPARE(run(111), int64_t{0});  // writes salt 111's blocks
