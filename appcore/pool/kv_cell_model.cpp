@@ -24,6 +24,7 @@ KvCell makeCell(const KvBlockInfo& info, const KvCellModel& model, const PoolFra
   c.refCount = info.ref_count;
   c.numFilled = info.num_filled;
   c.inPrefixCache = info.in_prefix_cache;
+  c.onDisk = info.on_disk;
   switch (info.state) {
     case BlockState::free: c.kind = KvCellKind::Free; break;
     case BlockState::in_use: c.kind = info.ref_count > 1 ? KvCellKind::Shared : KvCellKind::InUse; break;
@@ -123,6 +124,7 @@ QString kvBlockDescription(const PoolFrame& frame, const KvCellModel& model, int
   lines << QStringLiteral("Owners: %1").arg(owners.isEmpty() ? QStringLiteral("none") : owners.join(QStringLiteral(", ")));
   lines << QStringLiteral("Filled: %1 / %2 slots").arg(info->num_filled).arg(frame.snapshot.block_size);
   if (!host) lines << QStringLiteral("In prefix cache: %1").arg(info->in_prefix_cache ? QStringLiteral("yes") : QStringLiteral("no"));
+  if (info->on_disk) lines << QStringLiteral("On disk too: a later prompt that starts the same way reads it back");
   if (cell.outsideWindow)
     lines << QStringLiteral("Outside the sliding window (%1 tokens): only the global layers (%2 of %3) read it")
                  .arg(frame.slidingWindow.window)

@@ -30,6 +30,7 @@ struct KvCell {
   // Every owner in the frame has slid past the block: its next token's window on the local
   // layers starts after the block's last slot (PoolFrameWindow), so only global layers read it.
   bool outsideWindow = false;
+  bool onDisk = false;  // its copy is on disk too (the disk tier): marked in a corner
 };
 
 struct KvCellModel {

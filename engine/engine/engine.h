@@ -134,7 +134,7 @@ class Engine {
   // whether anything is left to do (queued commands, waiting or running sequences).
   bool step();
   bool has_work() const;
-  KvSnapshot snapshot() const { return kv_.snapshot(); }
+  KvSnapshot snapshot() const;  // the KV manager's, with the blocks the disk tier holds marked
   EngineStats stats() const;
   // The disk tier: removes the files of `tokens`' full blocks (a deleted chat's history) except
   // those that a prefix in `keep` (the other chats' histories) also has. Returns how many went.

@@ -136,6 +136,15 @@ void Engine::drop_stale_staging() {
   }
 }
 
+KvSnapshot Engine::snapshot() const {
+  KvSnapshot s = kv_.snapshot();
+  if (disk_)
+    for (size_t b = 0; b < s.blocks.size(); ++b)
+      if (s.blocks[b].has_hash && s.blocks[b].num_filled == s.block_size)
+        s.blocks[b].on_disk = disk_->has(kv_.content_hash(static_cast<int32_t>(b)));
+  return s;
+}
+
 int Engine::forget_on_disk(std::span<const int32_t> tokens, const std::vector<std::vector<int32_t>>& keep, uint64_t cache_salt) {
   if (!disk_) return 0;
   std::unordered_set<uint64_t> kept;

@@ -208,6 +208,7 @@ class KvManager {
   void stage(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens, int32_t staging_id);
   // The hashes of every full block of `tokens`, in order (under the salt's root, as find_prefix).
   std::vector<uint64_t> chain_hashes(std::span<const int32_t> tokens, uint64_t cache_salt) const;
+  uint64_t content_hash(int32_t block) const { return pool_.block(block).content.hash; }  // 0 while partial
   void unstage(uint64_t hash) { staged_.erase(hash); }  // its id is the caller's again
   void clear_staged() { staged_.clear(); }
   // Blocks that became full since the last call, in order: once the step's forward pass has run

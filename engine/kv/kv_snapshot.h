@@ -15,6 +15,7 @@ struct KvBlockInfo {
   int32_t num_filled = 0;        // slots holding tokens
   bool has_hash = false;         // full: its content hash is known
   bool in_prefix_cache = false;  // indexed by the prefix cache (device blocks only)
+  bool on_disk = false;          // full, and its copy kept by the disk tier too (Engine::snapshot)
   std::vector<SequenceId> owners;  // sequences whose block table holds it
 };
 

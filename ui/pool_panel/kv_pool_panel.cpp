@@ -165,7 +165,7 @@ void KvPoolPanel::refresh() {
   m_legend->setFrame(*m_frame, m_view->colors());
   m_legend->setSelectedSequence(m_selected);
   m_table->setFrame(m_frame);
-  if ((m_frame->slidingWindow.window > 0) != m_keyShowsWindow) updateStateKey();
+  if ((m_frame->slidingWindow.window > 0) != m_keyShowsWindow || m_frame->stats.disk_tier != m_keyShowsDisk) updateStateKey();
 }
 
 void KvPoolPanel::showStepTimeline(bool steps) {
@@ -222,6 +222,8 @@ void KvPoolPanel::updateStateKey() {
                      chip(c.chat(0), tr("shared: ref count drawn, outlined"), "&#9635;"), chip(c.cached, tr("cached (evictable)")),
                      chip(ink, tr("swapped out: the chat colour hatched, host strip"), "&#9640;")};
   m_keyShowsWindow = m_frame && m_frame->slidingWindow.window > 0;
+  m_keyShowsDisk = m_frame && m_frame->stats.disk_tier;
+  if (m_keyShowsDisk) states << chip(ink, tr("corner mark: a copy on disk too (read back after eviction or a restart)"), "&#9698;");
   if (m_keyShowsWindow)
     states << chip(c.chat(2), tr("dotted: past the sliding window (%1 tokens), read by global layers only")
                                   .arg(m_frame->slidingWindow.window));

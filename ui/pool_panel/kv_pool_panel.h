@@ -72,6 +72,7 @@ class KvPoolPanel : public QWidget {
 
   std::shared_ptr<const PoolFrame> m_frame;
   bool m_keyShowsWindow = false;  // the state key lists the sliding window's mark
+  bool m_keyShowsDisk = false;    // ... and the disk tier's
   bool m_refreshPending = false;
   bool m_stripInView = false;  // showContiguousStrip(true): the numbers' pane kept at its end
   pagedchat::SequenceId m_selected = -1;

@@ -221,6 +221,21 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
     p.drawRects(m_outside.data(), static_cast<int>(m_outside.size()));
     p.setBrush(Qt::NoBrush);
   }
+  // Blocks the disk tier holds a copy of: a small square in the bottom-right corner, in the text
+  // colour (they survive eviction and restarts; the rest does not).
+  m_onDisk.clear();
+  const int mark = std::max(2, g.cellSize / 4);
+  for (size_t i = 0; i < model.cells.size(); ++i)
+    if (model.cells[i].onDisk && model.cells[i].kind != KvCellKind::Free) {
+      const QRect r = g.cellRect(static_cast<int>(i));
+      m_onDisk.push_back(QRect(r.right() - mark + 1, r.bottom() - mark + 1, mark, mark));
+    }
+  if (!m_onDisk.empty()) {
+    p.setPen(Qt::NoPen);
+    p.setBrush(palette().color(QPalette::WindowText));
+    p.drawRects(m_onDisk.data(), static_cast<int>(m_onDisk.size()));
+    p.setBrush(Qt::NoBrush);
+  }
   if (g.numHostCells > 0) {
     p.setPen(palette().color(QPalette::WindowText));
     // The caption as long as the pool is wide (a narrow dock's pool cut it off mid-number).

@@ -90,6 +90,7 @@ class KvPoolView : public QWidget {
   bool m_gridImageStale = true;
   std::vector<QRect> m_swapped;  // kept between paints so that painting does not allocate
   std::vector<QRect> m_outside;  // cells outside the sliding window, likewise
+  std::vector<QRect> m_onDisk;   // the corner marks of cells the disk tier holds too
   // Ref-count labels drawn once per (count, cell size): drawText per cell is too slow for
   // thousands of shared cells.
   std::unordered_map<uint64_t, QPixmap> m_labels;  // by (text colour, ref count)

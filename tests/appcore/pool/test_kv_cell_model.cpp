@@ -91,6 +91,18 @@ class TestKvCellModel : public QObject {
     QVERIFY2(host.contains(QStringLiteral("Host block 0")), qPrintable(host));
     QVERIFY2(host.contains(QStringLiteral("w30 w31 w32")), qPrintable(host));
     QVERIFY(kvBlockDescription(f, m, 8, false).isEmpty());
+    QVERIFY2(!d0.contains(QStringLiteral("On disk")), qPrintable(d0));
+  }
+
+  // A block the disk tier holds a copy of is marked so, and its hover text says it.
+  void aBlockOnDiskIsMarked() {
+    PoolFrame f = handFrame();
+    f.snapshot.blocks[0].on_disk = true;
+    const KvCellModel m = buildKvCellModel(f);
+    QVERIFY(m.cells[0].onDisk);
+    QVERIFY(!m.cells[1].onDisk);
+    const QString d0 = kvBlockDescription(f, m, 0, false);
+    QVERIFY2(d0.contains(QStringLiteral("On disk too")), qPrintable(d0));
   }
 
   void realManagerFrameMatchesTheSnapshotAndTheTokens() {

@@ -29,6 +29,7 @@ namespace {
 struct Run {
   std::vector<int32_t> tokens;
   EngineStats stats;
+  int num_full = 0, num_on_disk = 0;  // the pool's full blocks at the end, and those the snapshot marks on disk
 };
 
 // max_tokens tokens of `prompt`, greedy or seeded, past any end of turn.
@@ -73,7 +74,13 @@ class TestEngineDiskTier : public QObject {
     stepToEnd(engine);
     RequestOutput out = tracker.take_output(id);
     if (!out.ok()) qFatal("%s", out.error.c_str());
-    return {out.samples[0].tokens, engine.stats()};
+    Run run{out.samples[0].tokens, engine.stats()};
+    const KvSnapshot snap = engine.snapshot();
+    for (const KvBlockInfo& b : snap.blocks) {
+      run.num_full += b.has_hash && b.num_filled == snap.block_size;
+      run.num_on_disk += b.on_disk;
+    }
+    return run;
   }
 
   static std::vector<fs::path> blockFiles(const std::string& disk) {
@@ -117,6 +124,9 @@ class TestEngineDiskTier : public QObject {
     const Run none = answer(backend, block_size, "", seeded);
     const Run first = answer(backend, block_size, disk, seeded);  // writes the blocks
     QCOMPARE(first.tokens, none.tokens);
+    QCOMPARE(none.num_on_disk, 0);
+    QVERIFY(first.num_full > 0);
+    QCOMPARE(first.num_on_disk, first.num_full);  // every full block has its copy on disk, marked so
     const int64_t full = static_cast<int64_t>((prompt_.size() - 1) / block_size);
     QVERIFY(first.stats.disk_tier);
     QCOMPARE(first.stats.kv.num_disk_reads, int64_t{0});
