@@ -356,12 +356,13 @@ void EngineBridge::forgetOnDisk(const ChatMessages& gone, const QVector<ChatMess
   if (!m_engine || !m_engine.engine->stats().disk_tier) return;
   // Rendered as the history a next turn would start with (no generation prompt).
   auto tokens = [&](const ChatMessages& m) { return m_chatModel.encode_chat(toEngineMessages(m), false); };
-  std::vector<std::vector<int32_t>> keep;
-  for (const ChatMessages& m : others) keep.push_back(tokens(m));
   try {
+    std::vector<std::vector<int32_t>> keep;
+    for (const ChatMessages& m : others) keep.push_back(tokens(m));
     m_engine.engine->forget_on_disk(tokens(gone), keep);
   } catch (const std::exception&) {
-    // A history the template cannot render has no blocks to drop: its turns never ran.
+    // A history the template cannot render (the chat's, or another's that may share its blocks):
+    // nothing is dropped; the cap removes the blocks in time.
   }
 }
 

@@ -239,15 +239,20 @@ class Engine {
   struct StagedBytes {
     SequenceId for_seq = -1;       // the waiting sequence whose prompt it continues
     uint64_t hash = 0;
-    std::vector<uint8_t> bytes;    // empty once loaded (or dropped)
+    std::vector<uint8_t> bytes;
   };
-  std::vector<StagedBytes> staging_;  // by staging id
-  size_t staged_bytes_ = 0;
+  std::unordered_map<int32_t, StagedBytes> staging_;  // by staging id, until loaded or dropped
+  int32_t next_staging_id_ = 0;
+  size_t staged_bytes_ = 0, inflight_bytes_ = 0;  // staged, and reserved by the reads under way
   struct PendingRead {
     SequenceId seq = -1;
     std::vector<KvManager::ChainBlock> chain;
+    size_t reserved = 0;  // of inflight_bytes_
   };
   std::unordered_map<int64_t, PendingRead> pending_reads_;  // by the store's ticket
+  // A chain's first block being read for one sequence, and the others whose prompts start there
+  // too: they wait for that read rather than read the same files again.
+  std::unordered_map<uint64_t, std::vector<SequenceId>> read_followers_;
   std::unordered_set<SequenceId> disk_looked_up_;          // waiting sequences whose chain was asked for
 
   mutable std::mutex mutex_;  // guards the fields below

@@ -31,7 +31,7 @@ void Engine::open_disk_tier() {
   const uint64_t ns = kv_disk_namespace(model_file_identity(model_.weights), layout, config_.block_size, payload);
   try {
     disk_ = std::make_unique<KvDiskStore>(config_.kv_disk, ns, config_.block_size, payload);
-  } catch (const Error& e) {  // a folder that cannot be made: the engine runs, without the tier
+  } catch (const std::exception& e) {  // a folder that cannot be made or read: the engine runs, without the tier
     std::fprintf(stderr, "pagedchat: %s; running without the disk tier\n", e.what());
     return;
   }
@@ -40,7 +40,8 @@ void Engine::open_disk_tier() {
 
 // Asynchronous: a waiting prompt whose next block past the pool is on disk has its chain read
 // by the store's reader thread, and is not admitted meanwhile (SchedSequence::disk_wait); the
-// others step on. Once read, the blocks are staged and the next schedule admits it on them.
+// others step on. Once read, the blocks are staged and the next schedule admits it on them. A
+// prompt whose chain starts where another's read is under way waits for that one.
 void Engine::stage_from_disk() {
   if (!disk_) return;
   drop_stale_staging();
@@ -51,13 +52,21 @@ void Engine::stage_from_disk() {
   bool runnable = scheduler_.num_running() > 0;
   for (SchedSequence* seq : scheduler_.waiting()) {
     if (seq->held || seq->disk_wait) continue;
-    if (disk_looked_up_.contains(seq->id) || staged_bytes_ + payload > cap) {
+    const size_t used = staged_bytes_ + inflight_bytes_;
+    if (disk_looked_up_.contains(seq->id) || used + payload > cap) {
       runnable = true;
       continue;
     }
-    disk_looked_up_.insert(seq->id);
-    const auto max_blocks = static_cast<int32_t>((cap - staged_bytes_) / payload);
+    const auto max_blocks = static_cast<int32_t>((cap - used) / payload);
     std::vector<KvManager::ChainBlock> chain = kv_.chain_past_hits(seq->tokens, seq->cache_salt, max_blocks);
+    if (!chain.empty()) {
+      if (auto f = read_followers_.find(chain.front().hash); f != read_followers_.end()) {
+        f->second.push_back(seq->id);  // looked up again once that read is staged
+        seq->disk_wait = true;
+        continue;
+      }
+    }
+    disk_looked_up_.insert(seq->id);
     if (chain.empty() || !disk_->exists(chain.front().hash)) {
       runnable = true;
       continue;
@@ -67,7 +76,10 @@ void Engine::stage_from_disk() {
       blocks.push_back({b.hash, b.parent_hash, std::vector<int32_t>(seq->tokens.begin() + b.first_token,
                                                                     seq->tokens.begin() + b.first_token + static_cast<ptrdiff_t>(bs))});
     }
-    pending_reads_[disk_->read_async(std::move(blocks))] = {seq->id, std::move(chain)};
+    const size_t reserved = chain.size() * payload;
+    inflight_bytes_ += reserved;
+    read_followers_[chain.front().hash];
+    pending_reads_[disk_->read_async(std::move(blocks))] = {seq->id, std::move(chain), reserved};
     seq->disk_wait = true;
   }
   // Nothing else to run: wait for the disk a moment rather than step an empty batch at once.
@@ -83,18 +95,28 @@ void Engine::take_disk_reads() {
     if (it == pending_reads_.end()) continue;
     const PendingRead read = std::move(it->second);
     pending_reads_.erase(it);
-    SchedSequence* seq = nullptr;
-    for (SchedSequence* w : scheduler_.waiting())
-      if (w->id == read.seq) seq = w;
-    if (!seq) continue;  // it left the queue meanwhile (aborted)
+    inflight_bytes_ -= read.reserved;
+    auto waiting = [&](SequenceId id) -> SchedSequence* {
+      for (SchedSequence* w : scheduler_.waiting())
+        if (w->id == id) return w;
+      return nullptr;  // it left the queue meanwhile (aborted)
+    };
+    // Those that waited for this read look their prompts up again: through what it staged.
+    if (auto f = read_followers_.find(read.chain.front().hash); f != read_followers_.end()) {
+      for (SequenceId id : f->second)
+        if (SchedSequence* follower = waiting(id)) follower->disk_wait = false;
+      read_followers_.erase(f);
+    }
+    SchedSequence* seq = waiting(read.seq);
+    if (!seq) continue;
     seq->disk_wait = false;
     const size_t bs = static_cast<size_t>(config_.block_size);
     for (size_t i = 0; i < r.payloads.size(); ++i) {
       const KvManager::ChainBlock& b = read.chain[i];
-      const auto id = static_cast<int32_t>(staging_.size());
+      const int32_t id = next_staging_id_++;
       kv_.stage(b.hash, b.parent_hash, std::span<const int32_t>(seq->tokens).subspan(static_cast<size_t>(b.first_token), bs), id);
       staged_bytes_ += r.payloads[i].size();
-      staging_.push_back({seq->id, b.hash, std::move(r.payloads[i])});
+      staging_[id] = {seq->id, b.hash, std::move(r.payloads[i])};
     }
     if (auto l = live_.find(seq->id); l != live_.end()) requests_[l->second->request].disk_read_seconds += r.seconds;
   }
@@ -102,38 +124,27 @@ void Engine::take_disk_reads() {
 
 void Engine::load_from_disk(std::span<const BlockCopy> pairs) {
   for (const BlockCopy& p : pairs) {
-    StagedBytes& s = staging_.at(static_cast<size_t>(p.src));
-    backend_.write_block(p.dst, s.bytes);
-    staged_bytes_ -= s.bytes.size();
-    std::vector<uint8_t>().swap(s.bytes);
+    auto it = staging_.find(p.src);
+    if (it == staging_.end()) fail("a KV block staged from disk is gone (staging id %d)", p.src);
+    backend_.write_block(p.dst, it->second.bytes);
+    staged_bytes_ -= it->second.bytes.size();
+    staging_.erase(it);
   }
 }
 
-// Blocks staged for a sequence that no longer waits (it started without them, or ended) go; once
-// none is left the staging ids start again from 0.
+// Blocks staged for a sequence that no longer waits (it started without them, or ended) go.
 void Engine::drop_stale_staging() {
   if (staging_.empty() && disk_looked_up_.empty()) return;
   std::unordered_set<SequenceId> waiting;
   for (const SchedSequence* seq : scheduler_.waiting()) waiting.insert(seq->id);
   // A sequence that left the queue is looked up again if it comes back (preempted, to recompute).
   std::erase_if(disk_looked_up_, [&](SequenceId id) { return !waiting.contains(id); });
-  if (staging_.empty()) return;
-  bool any = false;
-  for (StagedBytes& s : staging_) {
-    if (s.bytes.empty()) continue;
-    if (waiting.contains(s.for_seq)) {
-      any = true;
-      continue;
-    }
-    kv_.unstage(s.hash);
-    staged_bytes_ -= s.bytes.size();
-    std::vector<uint8_t>().swap(s.bytes);
-  }
-  if (!any) {
-    kv_.clear_staged();
-    staging_.clear();
-    staged_bytes_ = 0;
-  }
+  std::erase_if(staging_, [&](auto& entry) {
+    if (waiting.contains(entry.second.for_seq)) return false;
+    kv_.unstage(entry.second.hash, entry.first);
+    staged_bytes_ -= entry.second.bytes.size();
+    return true;
+  });
 }
 
 KvSnapshot Engine::snapshot() const {
@@ -158,11 +169,15 @@ int Engine::forget_on_disk(std::span<const int32_t> tokens, const std::vector<st
 
 void Engine::write_sealed_to_disk() {
   if (!disk_) return;
-  for (KvManager::SealedBlock& b : kv_.take_sealed()) {
-    if (disk_->has(b.hash)) continue;
-    std::vector<uint8_t> bytes(disk_->payload_bytes());
-    backend_.read_block(b.block, bytes);
-    if (disk_->write(b.hash, b.parent_hash, std::move(b.tokens), std::move(bytes))) kv_.record_disk_write(b.block);
+  try {
+    for (KvManager::SealedBlock& b : kv_.take_sealed()) {
+      if (disk_->has(b.hash)) continue;
+      std::vector<uint8_t> bytes(disk_->payload_bytes());
+      backend_.read_block(b.block, bytes);
+      if (disk_->write(b.hash, b.parent_hash, std::move(b.tokens), std::move(bytes))) kv_.record_disk_write(b.block);
+    }
+  } catch (const std::exception& e) {  // no memory for the copy: these blocks are not kept, the step goes on
+    std::fprintf(stderr, "pagedchat: KV blocks not written to disk: %s\n", e.what());
   }
 }
 

@@ -209,7 +209,11 @@ class KvManager {
   // The hashes of every full block of `tokens`, in order (under the salt's root, as find_prefix).
   std::vector<uint64_t> chain_hashes(std::span<const int32_t> tokens, uint64_t cache_salt) const;
   uint64_t content_hash(int32_t block) const { return pool_.block(block).content.hash; }  // 0 while partial
-  void unstage(uint64_t hash) { staged_.erase(hash); }  // its id is the caller's again
+  // Drops a staged block, if `staging_id` is still the one staged under its hash.
+  void unstage(uint64_t hash, int32_t staging_id) {
+    if (auto it = staged_.find(hash); it != staged_.end() && it->second.id == staging_id) staged_.erase(it);
+  }
+  bool is_staged(uint64_t hash) const { return staged_.contains(hash); }
   void clear_staged() { staged_.clear(); }
   // Blocks that became full since the last call, in order: once the step's forward pass has run
   // they hold their tokens' K/V, and may be written to disk (a block since emptied is left out).

@@ -74,7 +74,7 @@ std::vector<uint64_t> KvManager::chain_hashes(std::span<const int32_t> tokens, u
 
 void KvManager::stage(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens, int32_t staging_id) {
   assert(static_cast<int32_t>(tokens.size()) == block_size());
-  staged_[hash] = {parent_hash, std::vector<int32_t>(tokens.begin(), tokens.end()), staging_id};
+  staged_.try_emplace(hash, Staged{parent_hash, std::vector<int32_t>(tokens.begin(), tokens.end()), staging_id});  // the first stays
 }
 
 std::vector<KvManager::SealedBlock> KvManager::take_sealed() {

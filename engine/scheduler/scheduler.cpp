@@ -209,6 +209,15 @@ void Scheduler::schedule_waiting(KvManager& kv, int32_t& budget, ScheduledStep& 
       step.reclaimed.insert(step.reclaimed.end(), plan.reclaim.begin(), plan.reclaim.end());
       hit = kv.find_prefix(seq->tokens, seq->cache_salt);
       n = chunk_len();
+      // A prompt read from disk takes a fresh block for each staged block at once: what does not
+      // fit now is left to compute, chunk by chunk, rather than hold up the queue.
+      while (kv.num_blocks_to_start(hit, n) > kv.num_available_blocks() && !hit.staged.empty()) {
+        const int32_t need = kv.num_blocks_to_start(hit, n);
+        hit.staged.pop_back();
+        hit.num_tokens -= kv.block_size();
+        n = chunk_len();
+        if (kv.num_blocks_to_start(hit, n) >= need) break;  // the chunk grew as much: it cannot fit either way
+      }
       if (kv.num_blocks_to_start(hit, n) > kv.num_available_blocks()) break;
     }
     kv.start(seq->id, hit);

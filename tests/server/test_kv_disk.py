@@ -82,8 +82,7 @@ class TestKvDisk(unittest.TestCase):
             again, usage = chat(second, "Can children borrow books?")
         finally:
             second.stop()
-        self.assertEqual(again, text)
-        self.assertGreaterEqual(cached(usage), 0)
+        self.assertEqual(again, text)  # whatever the kill left on disk (whole files only), the reply is the same
         self.assertEqual(glob.glob(os.path.join(self.dir, "*", f"*.{first.proc.pid}.*.tmp")), [],
                          "a dead writer's temporary files are removed at the next start")
 

@@ -2,10 +2,14 @@
 // (Llama's, with what Qwen 3 and Gemma 3 add), then logits.
 #include "engine/backend/cpu/cpu_backend.h"
 
+#include <cstdio>
+#include <cstring>
+
 #include "engine/backend/cpu/attention/paged_attention.h"
 #include "engine/backend/cpu/rope.h"
 #include "engine/backend/cpu/vector_ops.h"
 #include "engine/common/error.h"
+#include "engine/kv/block_hash.h"
 #include "engine/quant/quant.h"
 
 namespace pagedchat {
@@ -52,8 +56,21 @@ void CpuBackend::swap_in(std::span<const BlockCopy> pairs) {
   for (const BlockCopy& c : pairs) kv_.copy_block_from(host_kv_, c.src, c.dst);
 }
 
-// The pool's layout (kv_pool.h, "HND") and element type: what a block's bytes on disk must match.
-std::string CpuBackend::kv_layout() const { return std::string("cpu-hnd-") + kv_type_name(kv_type_); }
+// What a block's bytes on disk must match: the pool's layout (kv_pool.h, "HND") and element type,
+// the matmul precision (the K/V's rounding follows it), and the rotary frequencies the pool was
+// allocated for (LongRoPE picks its long factors by the context: another context, other K).
+std::string CpuBackend::kv_layout() const {
+  uint64_t rope = 0x726f7065ull;
+  for (const std::vector<float>* freqs : {rope_inv_freq_, &w_.rope_inv_freq_local})
+    for (float f : *freqs) {
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      rope = mix64(rope ^ bits);
+    }
+  char tail[64];
+  std::snprintf(tail, sizeof tail, "-p%d-rope%016llx", static_cast<int>(precision_), static_cast<unsigned long long>(rope));
+  return std::string("cpu-hnd-") + kv_type_name(kv_type_) + tail;
+}
 
 void CpuBackend::read_block(int32_t block, std::span<uint8_t> out) const {
   if (out.size() != kv_.block_bytes()) fail("a KV block is %llu bytes, not %zu", static_cast<unsigned long long>(kv_.block_bytes()), out.size());

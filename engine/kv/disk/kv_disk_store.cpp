@@ -65,13 +65,20 @@ int write_file(const std::string& path, std::span<const uint8_t> bytes) {
   return err;
 }
 
-// The whole file, or false (missing, unreadable).
-bool read_file(const std::string& path, std::vector<uint8_t>& out, size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+enum class FileRead { ok, missing, bad };
+
+// The whole file: missing (or unreadable), or bad (not a regular file, or longer than a block's).
+// Non-blocking open: a FIFO under the name must not stall the reader.
+FileRead read_file(const std::string& path, std::vector<uint8_t>& out, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return FileRead::missing;
   struct stat st{};
-  bool ok = ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) <= max_bytes;
-  if (ok) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return FileRead::bad;
+  }
+  bool ok = true;
+  {
     out.resize(static_cast<size_t>(st.st_size));
     size_t done = 0;
     while (ok && done < out.size()) {
@@ -82,7 +89,7 @@ bool read_file(const std::string& path, std::vector<uint8_t>& out, size_t max_by
     }
   }
   ::close(fd);
-  return ok;
+  return ok ? FileRead::ok : FileRead::missing;
 }
 
 // A temporary file's writer, from its name (<hash>.<pid>.<n>.tmp), or 0.
@@ -141,22 +148,25 @@ void KvDiskStore::scan() {
   };
   std::vector<Found> found;
   std::error_code ec;
-  for (const fs::directory_entry& sub : fs::directory_iterator(dir_, ec)) {
-    uint64_t ns = 0;
-    if (!sub.is_directory(ec) || !parse_hex16(sub.path().filename().string(), &ns)) continue;
-    for (const fs::directory_entry& f : fs::directory_iterator(sub.path(), ec)) {
-      const std::string name = f.path().filename().string();
-      if (name.ends_with(".tmp")) {
-        const pid_t pid = writer_of(name);
-        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(f.path(), ec);
-        continue;
+  try {  // a folder changed under the walk (another process): what was seen is indexed
+    for (const fs::directory_entry& sub : fs::directory_iterator(dir_, ec)) {
+      uint64_t ns = 0;
+      if (!sub.is_directory(ec) || !parse_hex16(sub.path().filename().string(), &ns)) continue;
+      for (const fs::directory_entry& f : fs::directory_iterator(sub.path(), ec)) {
+        const std::string name = f.path().filename().string();
+        if (name.ends_with(".tmp")) {
+          const pid_t pid = writer_of(name);
+          if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(f.path(), ec);
+          continue;
+        }
+        uint64_t hash = 0;
+        if (!name.ends_with(".kvb") || !parse_hex16(name.substr(0, name.size() - 4), &hash)) continue;
+        const uint64_t bytes = f.file_size(ec);
+        if (ec) continue;
+        found.push_back({f.last_write_time(ec), {ns, hash}, bytes});
       }
-      uint64_t hash = 0;
-      if (!name.ends_with(".kvb") || !parse_hex16(name.substr(0, name.size() - 4), &hash)) continue;
-      const uint64_t bytes = f.file_size(ec);
-      if (ec) continue;
-      found.push_back({f.last_write_time(ec), {ns, hash}, bytes});
     }
+  } catch (const fs::filesystem_error&) {
   }
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.time < b.time; });
   std::lock_guard lock(mu_);
@@ -197,9 +207,15 @@ bool KvDiskStore::read(uint64_t hash, uint64_t parent_hash, std::span<const int3
   const std::string path = path_of(k);
   std::vector<uint8_t> file;
   // Tried even when not indexed: another process may have written it.
-  if (!read_file(path, file, kv_block_file_bytes(tokens.size(), payload_bytes_))) {
+  const FileRead got = read_file(path, file, kv_block_file_bytes(tokens.size(), payload_bytes_));
+  if (got != FileRead::ok) {
     std::lock_guard lock(mu_);
-    if (index_.contains(k) && ::access(path.c_str(), F_OK) != 0) remove_locked(k);  // removed by another process
+    if (got == FileRead::bad) {
+      ::unlink(path.c_str());
+      ++counts_.num_refused;
+      note("block " + hex16(hash) + " is not a block file of the right length: removed, its tokens are computed again");
+    }
+    remove_locked(k);  // gone (another process removed it) or bad
     return false;
   }
   const std::string why = decode_kv_block(file, {namespace_id_, hash, parent_hash}, tokens, payload, payload_bytes_);
@@ -214,8 +230,10 @@ bool KvDiskStore::read(uint64_t hash, uint64_t parent_hash, std::span<const int3
     }
     return false;
   }
-  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // read: most recently used, also for the next start
-  add_locked(k, file.size());
+  // Read: most recently used, also for the next start; indexed only while the file is still there
+  // (the writer may have removed it for the cap meanwhile: the bytes read are good all the same).
+  if (::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) == 0) add_locked(k, file.size());
+  else remove_locked(k);
   ++counts_.num_read;
   return true;
 }
@@ -255,8 +273,17 @@ KvDiskStats KvDiskStore::stats() const {
 
 bool KvDiskStore::remove(uint64_t hash) {
   const Key k{namespace_id_, hash};
-  const bool removed = ::unlink(path_of(k).c_str()) == 0;
   std::lock_guard lock(mu_);
+  // A write still queued goes too (one being written lands after: the cap removes it in time).
+  for (auto it = jobs_.begin(); it != jobs_.end();)
+    if (it->hash == hash) {
+      queued_bytes_ -= it->payload.size();
+      queued_.erase(hash);
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  const bool removed = ::unlink(path_of(k).c_str()) == 0;
   remove_locked(k);
   return removed;
 }

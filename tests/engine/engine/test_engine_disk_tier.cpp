@@ -19,6 +19,7 @@
 #include "engine/engine/engine.h"
 #include "engine/engine/request_tracker.h"
 #include "engine/model/model.h"
+#include "engine/model/random_model.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -250,6 +251,91 @@ class TestEngineDiskTier : public QObject {
     QCOMPARE(run(222), int64_t{0});
     QCOMPARE(run(0), int64_t{0});
     QVERIFY(run(111) > 0);
+  }
+
+  // Two waiting prompts that start with the same blocks on disk: one reads them, the other waits
+  // for that read and starts on what it staged (or the pool's copies); a third, aborted while its
+  // read is under way, disturbs neither. Each reply is the one it gets alone.
+  void promptsSharingAPrefixOnDiskReadItOnce() {
+    CpuBackend backend(model_->weights, 2, KvType::F16);
+    const std::string disk = folder("shared-prefix");
+    const int bs = 16;
+    const Run alone = answer(backend, bs, disk, false);  // writes the prompt's blocks
+    std::vector<int32_t> longer = prompt_;
+    longer.insert(longer.end(), {300, 301, 302, 303, 304});
+    EngineConfig c;
+    c.block_size = bs;
+    c.num_blocks = 2048 / bs;
+    c.max_context = 512;
+    std::vector<int32_t> longerReference;
+    {
+      Engine engine(*model_, backend, c);
+      RequestTracker tracker(engine);
+      const RequestId id = engine.submit(ask(longer, 10));
+      tracker.track(id, 1);
+      stepToEnd(engine);
+      longerReference = tracker.take_output(id).samples[0].tokens;
+    }
+    c.kv_disk.dir = disk;
+    Engine engine(*model_, backend, c);
+    RequestTracker tracker(engine);
+    const RequestId a = engine.submit(ask(prompt_, 10)), b = engine.submit(ask(longer, 10)),
+                    gone = engine.submit(ask(prompt_, 10));
+    for (RequestId id : {a, b, gone}) tracker.track(id, 1);
+    engine.abort(gone);
+    stepToEnd(engine);
+    QCOMPARE(tracker.take_output(a).samples[0].tokens, alone.tokens);
+    QCOMPARE(tracker.take_output(b).samples[0].tokens, longerReference);
+    const int64_t full = static_cast<int64_t>((prompt_.size() - 1) / bs);
+    QCOMPARE(engine.stats().disk.num_read, full);  // the shared blocks' files read once
+  }
+
+  // A prompt restored from disk into a pool too small to take it whole at once: what fits is
+  // read back, the rest computed, and the reply is the same.
+  void aRestoreLargerThanTheFreePoolStillReplies() {
+    CpuBackend backend(model_->weights, 2, KvType::F16);
+    const std::string disk = folder("small-pool");
+    const int bs = 4;
+    const Run alone = answer(backend, bs, disk, false);
+    EngineConfig c;
+    c.block_size = bs;
+    c.max_context = 512;
+    c.num_blocks = static_cast<int32_t>(prompt_.size() / bs) + 8;  // room for one sequence, no more
+    c.max_batched_tokens = 16;  // chunks of 16: the prompt cannot come in one step
+    c.kv_disk.dir = disk;
+    Engine engine(*model_, backend, c);
+    RequestTracker tracker(engine);
+    const RequestId other = engine.submit(ask({5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}, 30));
+    tracker.track(other, 1);
+    for (int i = 0; i < 3; ++i) engine.step();  // it holds blocks now
+    const RequestId id = engine.submit(ask(prompt_, 10));
+    tracker.track(id, 1);
+    stepToEnd(engine);
+    const RequestOutput out = tracker.take_output(id);
+    QVERIFY2(out.ok(), out.error.c_str());
+    QCOMPARE(out.samples[0].tokens, alone.tokens);
+    QVERIFY(out.num_disk_prompt_tokens > 0);
+  }
+
+  // What a block's bytes are valid for names all that changes them: a LongRoPE model's K differ
+  // with the context the pool is made for (its long factors past the original context), and the
+  // matmul precision rounds K and V otherwise.
+  void theLayoutNamesWhatChangesTheBytes() {
+    std::unique_ptr<Model> m = make_random_model("tiny", 5, 1);
+    m->weights.config.rope_original_context = 64;
+    m->weights.rope_inv_freq_long = m->weights.rope_inv_freq;
+    for (float& f : m->weights.rope_inv_freq_long) f *= 0.5f;
+    const ModelConfig& mc = m->config();
+    CpuBackend quantized(m->weights, 1, KvType::F16);
+    quantized.allocate_kv({mc.num_layers, mc.num_kv_heads, mc.head_dim, 8, 16, 32});
+    const std::string shortContext = quantized.kv_layout();
+    quantized.allocate_kv({mc.num_layers, mc.num_kv_heads, mc.head_dim, 8, 16, 128});
+    QVERIFY(quantized.kv_layout() != shortContext);
+    quantized.allocate_kv({mc.num_layers, mc.num_kv_heads, mc.head_dim, 8, 16, 48});
+    QCOMPARE(quantized.kv_layout(), shortContext);
+    CpuBackend floats(m->weights, 1, KvType::F16, cpu::MatmulPrecision::kFloatActivations);
+    floats.allocate_kv({mc.num_layers, mc.num_kv_heads, mc.head_dim, 8, 16, 32});
+    QVERIFY(floats.kv_layout() != shortContext);
   }
 
   void blocksOfAnotherKvTypeOrBlockSizeAreNeverRead() {

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,6 +159,30 @@ class TestKvDiskStore : public QObject {
     KvDiskStore other({dir, 1 << 20}, kNs + 1, kBlock, kPayload);
     std::vector<uint8_t> got;
     QVERIFY(!other.read(100, 99, tokens_of(0), got));
+  }
+
+  // A file of the wrong length, or not a file, under a block's name is refused and removed (and
+  // a FIFO does not stall the reader).
+  void aWrongFileUnderABlocksNameIsRefused() {
+    const std::string dir = folder("wrong");
+    KvDiskStore s({dir, 1 << 20}, kNs, kBlock, kPayload);
+    put(s, 0);
+    put(s, 1);
+    s.flush();
+    char name[64];
+    std::snprintf(name, sizeof name, "%016llx/%016llx.kvb", static_cast<unsigned long long>(kNs), 100ull);
+    const fs::path longer = fs::path(dir) / name;
+    std::ofstream(longer, std::ios::app) << "more";
+    QVERIFY(!readBack(s, 0));
+    QVERIFY(!fs::exists(longer));
+    QCOMPARE(s.stats().num_refused, int64_t{1});
+    std::snprintf(name, sizeof name, "%016llx/%016llx.kvb", static_cast<unsigned long long>(kNs), 101ull);
+    const fs::path fifo = fs::path(dir) / name;
+    fs::remove(fifo);
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    QVERIFY(!readBack(s, 1));
+    QVERIFY(!fs::exists(fifo));
+    QCOMPARE(s.stats().num_refused, int64_t{2});
   }
 
   void theModelIdentityTellsModelsApart() {
