@@ -173,11 +173,24 @@ void KvDiskStore::scan() {
   for (const Found& f : found) add_locked(f.key, f.bytes);
 }
 
-void KvDiskStore::add_locked(const Key& k, uint64_t bytes) {
-  if (auto it = index_.find(k); it != index_.end()) remove_locked(k);
+void KvDiskStore::add_locked(const Key& k, uint64_t bytes, uint64_t parent) {
+  if (auto it = index_.find(k); it != index_.end()) {
+    if (parent == 0) parent = it->second.parent;
+    remove_locked(k);
+  }
   lru_.push_back(k);
-  index_[k] = {bytes, std::prev(lru_.end())};
+  index_[k] = {bytes, std::prev(lru_.end()), parent};
   bytes_ += bytes;
+  // Its ancestors after it, nearest first: the chain's head ends the newest. Bounded (1,024
+  // blocks: 16k tokens of 16-token blocks), as a chain read block by block walks it each time,
+  // and a hash collision could make a cycle.
+  uint64_t p = parent;
+  for (int depth = 0; p != 0 && depth < 1024; ++depth) {
+    auto it = index_.find({k.ns, p});
+    if (it == index_.end()) break;
+    lru_.splice(lru_.end(), lru_, it->second.lru);
+    p = it->second.parent;
+  }
   while (bytes_ > max_bytes_ && lru_.size() > 1) {
     const Key old = lru_.front();
     std::error_code ec;
@@ -232,7 +245,7 @@ bool KvDiskStore::read(uint64_t hash, uint64_t parent_hash, std::span<const int3
   }
   // Read: most recently used, also for the next start; indexed only while the file is still there
   // (the writer may have removed it for the cap meanwhile: the bytes read are good all the same).
-  if (::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) == 0) add_locked(k, file.size());
+  if (::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) == 0) add_locked(k, file.size(), parent_hash);
   else remove_locked(k);
   ++counts_.num_read;
   return true;
@@ -385,7 +398,7 @@ void KvDiskStore::write_one(const Job& job) {
   if (retry_at_ms_ != 0) note("writing blocks again");
   retry_at_ms_ = 0;
   ++counts_.num_written;
-  add_locked(k, file.size());
+  add_locked(k, file.size(), job.parent_hash);
 }
 
 }  // namespace pagedchat

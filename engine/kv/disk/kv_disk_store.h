@@ -12,7 +12,8 @@
 // thread of the store's own, off the engine's step loop; a full
 // disk stops them (said once), and they start again a minute later. The folder is held under a
 // size cap, least recently used blocks removed first (a block read back counts as used; the file's
-// time carries that across restarts). A block that cannot be read back as written (torn,
+// time carries that across restarts; a block's known ancestors count as used with it, so a chain
+// loses its tail first, never its head). A block that cannot be read back as written (torn,
 // corrupt, another chain) is removed and reported; the caller recomputes it.
 
 #include <condition_variable>
@@ -98,6 +99,7 @@ class KvDiskStore {
   struct Entry {
     uint64_t bytes = 0;
     std::list<Key>::iterator lru;
+    uint64_t parent = 0;  // its parent block's hash, when known (written or read here; not from a scan)
   };
   struct Job {
     uint64_t hash = 0, parent_hash = 0;
@@ -110,8 +112,10 @@ class KvDiskStore {
   void writer_loop();
   void reader_loop();
   void write_one(const Job& job);
-  // Under mu_: index a file, and remove least recently used ones past the cap.
-  void add_locked(const Key& k, uint64_t bytes);
+  // Under mu_: index a file as the most recently used, its known ancestors after it (a chain is
+  // useless past a missing block, so its head must be the last of it to go), and remove the least
+  // recently used past the cap.
+  void add_locked(const Key& k, uint64_t bytes, uint64_t parent = 0);
   void remove_locked(const Key& k);
   void note(const std::string& line);
 

@@ -44,11 +44,15 @@ class TestKvDiskStore : public QObject {
   QTemporaryDir dir_;
   std::string folder(const char* name) { return (fs::path(dir_.path().toStdString()) / name).string(); }
 
-  static bool readBack(KvDiskStore& s, uint64_t i) {
+  // Block i: hash 100 + i; its parent is block i - 1 when `chained`, else none the store knows.
+  static uint64_t parentOf(uint64_t i, bool chained) { return chained ? 99 + i : 5000 + i; }
+  static bool readBack(KvDiskStore& s, uint64_t i, bool chained = false) {
     std::vector<uint8_t> got;
-    return s.read(100 + i, 99 + i, tokens_of(i), got) && got == payload_of(i);
+    return s.read(100 + i, parentOf(i, chained), tokens_of(i), got) && got == payload_of(i);
   }
-  static void put(KvDiskStore& s, uint64_t i) { QVERIFY(s.write(100 + i, 99 + i, tokens_of(i), payload_of(i))); }
+  static void put(KvDiskStore& s, uint64_t i, bool chained = false) {
+    QVERIFY(s.write(100 + i, parentOf(i, chained), tokens_of(i), payload_of(i)));
+  }
 
  private slots:
   void everyDamageToABlockFileIsRefused() {
@@ -97,6 +101,26 @@ class TestKvDiskStore : public QObject {
     KvDiskStore again({folder("cap"), 5 * file_bytes()}, kNs, kBlock, kPayload);
     QCOMPARE(again.stats().num_files, int64_t{5});
     QCOMPARE(again.stats().num_refused, int64_t{0});
+  }
+
+  // A chain loses its tail first: its head (a shared system prompt's block, say) is what every
+  // read of the chain starts with, and past a missing block nothing of it is read.
+  void aChainLosesItsTailFirst() {
+    KvDiskStore s({folder("chain"), 5 * file_bytes()}, kNs, kBlock, kPayload);
+    for (uint64_t i = 0; i < 4; ++i) put(s, i, true);  // blocks 0 -> 1 -> 2 -> 3
+    s.flush();
+    put(s, 10);  // unrelated, newer
+    s.flush();
+    put(s, 11);
+    s.flush();
+    QCOMPARE(s.stats().num_evicted, int64_t{1});
+    QVERIFY(!readBack(s, 3, true));  // the tail went, not the head
+    for (uint64_t i : {0, 1, 2}) QVERIFY(readBack(s, i, true));
+    // Read again, head first, the chain is the newest: the next eviction takes the unrelated block.
+    put(s, 12);
+    s.flush();
+    QVERIFY(!readBack(s, 10));
+    for (uint64_t i : {0, 1, 2}) QVERIFY(readBack(s, i, true));
   }
 
   void aFailedWriteStopsWriting() {
