@@ -30,7 +30,7 @@ void Engine::open_disk_tier() {
   const size_t payload = backend_.kv_block_bytes(config_.block_size);
   const uint64_t ns = kv_disk_namespace(model_file_identity(model_.weights), layout, config_.block_size, payload);
   try {
-    disk_ = std::make_unique<KvDiskStore>(config_.kv_disk, ns, config_.block_size, payload);
+    disk_ = std::make_unique<KvDiskStore>(config_.kv_disk, ns, payload);
   } catch (const std::exception& e) {  // a folder that cannot be made or read: the engine runs, without the tier
     std::fprintf(stderr, "pagedchat: %s; running without the disk tier\n", e.what());
     return;

@@ -64,9 +64,9 @@ struct KvManagerConfig {
 // (vLLM v1 does the same), so num_tokens < the prompt's length.
 struct PrefixHit {
   std::vector<int32_t> blocks;    // [num_hit_blocks] physical ids, in prompt order
-  // The staged disk blocks (KvManager::stage) that follow them, by staging id: each takes a fresh
-  // block, filled by a from_disk transfer.
-  std::vector<int32_t> staged;
+  // The staged disk blocks (KvManager::stage) that follow them, by hash: each takes a fresh block,
+  // filled by a from_disk transfer from the caller's staging id.
+  std::vector<uint64_t> staged;
   int32_t num_tokens = 0;         // (blocks.size() + staged.size()) * block_size
   int32_t num_revived = 0;        // of blocks, those now cached (ref 0): each uses one available block
   int32_t num_prompt_tokens = 0;  // the prompt's length (for the hit-rate stat)
@@ -213,7 +213,6 @@ class KvManager {
   void unstage(uint64_t hash, int32_t staging_id) {
     if (auto it = staged_.find(hash); it != staged_.end() && it->second.id == staging_id) staged_.erase(it);
   }
-  bool is_staged(uint64_t hash) const { return staged_.contains(hash); }
   void clear_staged() { staged_.clear(); }
   // Blocks that became full since the last call, in order: once the step's forward pass has run
   // they hold their tokens' K/V, and may be written to disk (a block since emptied is left out).

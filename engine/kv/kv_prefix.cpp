@@ -38,7 +38,7 @@ PrefixHit KvManager::find_prefix(std::span<const int32_t> prompt, uint64_t cache
     if (it == staged_.end() || it->second.parent_hash != parent_hash ||
         !std::equal(tokens.begin(), tokens.end(), it->second.tokens.begin(), it->second.tokens.end()))
       break;
-    hit.staged.push_back(it->second.id);
+    hit.staged.push_back(hash);
     parent_hash = hash;
   }
   hit.num_tokens = static_cast<int32_t>((hit.blocks.size() + hit.staged.size()) * bs);
@@ -112,15 +112,15 @@ void KvManager::start(SequenceId seq, const PrefixHit& hit) {
   for (int32_t b : hit.blocks) record(KvEventKind::cache_hit, seq, b);
   // The staged blocks: fresh blocks that take the tokens now and their K/V by a transfer before
   // the forward pass, full and indexed as a computed block is.
-  for (int32_t id : hit.staged) {
-    const auto it = std::find_if(staged_.begin(), staged_.end(), [id](const auto& kv) { return kv.second.id == id; });
+  for (uint64_t hash : hit.staged) {
+    const auto it = staged_.find(hash);
     assert(it != staged_.end() && "stale PrefixHit");
     const int32_t b = take_block(seq);
     for (int32_t t : it->second.tokens) pool_.write(b, t);
     added.block_table.push_back(b);
     added.num_tokens += block_size();
     seal_last(added);
-    transfers_.push_back({TransferKind::from_disk, id, b});
+    transfers_.push_back({TransferKind::from_disk, it->second.id, b});
     record(KvEventKind::disk_read, seq, b);
     staged_.erase(it);
     ++counters_.disk_reads;

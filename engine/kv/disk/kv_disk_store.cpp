@@ -108,8 +108,8 @@ uint64_t kv_disk_namespace(uint64_t model_identity, const std::string& layout, i
   return mix64(h ^ static_cast<uint64_t>(payload_bytes));
 }
 
-KvDiskStore::KvDiskStore(KvDiskConfig config, uint64_t namespace_id, int32_t block_size, size_t payload_bytes)
-    : dir_(std::move(config.dir)), namespace_id_(namespace_id), block_size_(block_size), payload_bytes_(payload_bytes) {
+KvDiskStore::KvDiskStore(KvDiskConfig config, uint64_t namespace_id, size_t payload_bytes)
+    : dir_(std::move(config.dir)), namespace_id_(namespace_id), payload_bytes_(payload_bytes) {
   std::error_code ec;
   fs::create_directories(fs::path(dir_) / hex16(namespace_id_), ec);
   if (ec) fail("cannot make the KV disk folder %s: %s", dir_.c_str(), ec.message().c_str());

@@ -53,7 +53,7 @@ class KvDiskStore {
  public:
   // namespace_id: kv_disk_namespace(); payload_bytes: one block's K/V bytes. Creates the folder;
   // throws Error when it cannot. Removes files a killed writer left half-written.
-  KvDiskStore(KvDiskConfig config, uint64_t namespace_id, int32_t block_size, size_t payload_bytes);
+  KvDiskStore(KvDiskConfig config, uint64_t namespace_id, size_t payload_bytes);
   ~KvDiskStore();  // writes what is queued, then stops
   KvDiskStore(const KvDiskStore&) = delete;
   KvDiskStore& operator=(const KvDiskStore&) = delete;
@@ -121,7 +121,6 @@ class KvDiskStore {
 
   std::string dir_;
   uint64_t namespace_id_;
-  int32_t block_size_;
   size_t payload_bytes_;
   uint64_t max_bytes_ = 0;
 

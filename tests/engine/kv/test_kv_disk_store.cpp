@@ -81,7 +81,7 @@ class TestKvDiskStore : public QObject {
   }
 
   void theCapRemovesTheLeastRecentlyUsedFirst() {
-    KvDiskStore s({folder("cap"), 5 * file_bytes()}, kNs, kBlock, kPayload);
+    KvDiskStore s({folder("cap"), 5 * file_bytes()}, kNs, kPayload);
     for (uint64_t i = 0; i < 5; ++i) put(s, i);
     s.flush();
     QCOMPARE(s.stats().num_files, int64_t{5});
@@ -98,7 +98,7 @@ class TestKvDiskStore : public QObject {
     QVERIFY(!readBack(s, 2));
     for (uint64_t i : {3, 4, 5, 6}) QVERIFY(readBack(s, i));
     // A new store on the folder finds the same files, in the same order of use.
-    KvDiskStore again({folder("cap"), 5 * file_bytes()}, kNs, kBlock, kPayload);
+    KvDiskStore again({folder("cap"), 5 * file_bytes()}, kNs, kPayload);
     QCOMPARE(again.stats().num_files, int64_t{5});
     QCOMPARE(again.stats().num_refused, int64_t{0});
   }
@@ -106,7 +106,7 @@ class TestKvDiskStore : public QObject {
   // A chain loses its tail first: its head (a shared system prompt's block, say) is what every
   // read of the chain starts with, and past a missing block nothing of it is read.
   void aChainLosesItsTailFirst() {
-    KvDiskStore s({folder("chain"), 5 * file_bytes()}, kNs, kBlock, kPayload);
+    KvDiskStore s({folder("chain"), 5 * file_bytes()}, kNs, kPayload);
     for (uint64_t i = 0; i < 4; ++i) put(s, i, true);  // blocks 0 -> 1 -> 2 -> 3
     s.flush();
     put(s, 10);  // unrelated, newer
@@ -124,7 +124,7 @@ class TestKvDiskStore : public QObject {
   }
 
   void aFailedWriteStopsWriting() {
-    KvDiskStore s({folder("full"), 1 << 20}, kNs, kBlock, kPayload);
+    KvDiskStore s({folder("full"), 1 << 20}, kNs, kPayload);
     // A file size limit plays the full disk: writes past it fail (EFBIG, with SIGXFSZ ignored).
     rlimit old{};
     ::getrlimit(RLIMIT_FSIZE, &old);
@@ -149,7 +149,7 @@ class TestKvDiskStore : public QObject {
 
   void aKilledWritersLeftoversGoAtTheNextOpen() {
     const std::string dir = folder("killed");
-    { KvDiskStore s({dir, 1 << 20}, kNs, kBlock, kPayload); }
+    { KvDiskStore s({dir, 1 << 20}, kNs, kPayload); }
     const pid_t child = ::fork();
     if (child == 0) ::_exit(0);
     ::waitpid(child, nullptr, 0);  // its pid is now no process's
@@ -159,7 +159,7 @@ class TestKvDiskStore : public QObject {
     const fs::path alive = fs::path(dir) / ns / ("0000000000000002." + std::to_string(::getpid()) + ".1.tmp");
     std::ofstream(dead) << "half";
     std::ofstream(alive) << "half";
-    KvDiskStore s({dir, 1 << 20}, kNs, kBlock, kPayload);
+    KvDiskStore s({dir, 1 << 20}, kNs, kPayload);
     QVERIFY(!fs::exists(dead));
     QVERIFY(fs::exists(alive));  // a live writer's
     QCOMPARE(s.stats().num_files, int64_t{0});
@@ -167,9 +167,9 @@ class TestKvDiskStore : public QObject {
 
   void anotherStoresFilesAreReadAndItsRemovalsAreMisses() {
     const std::string dir = folder("shared");
-    KvDiskStore reader({dir, 1 << 20}, kNs, kBlock, kPayload);
+    KvDiskStore reader({dir, 1 << 20}, kNs, kPayload);
     {
-      KvDiskStore writer({dir, 1 << 20}, kNs, kBlock, kPayload);
+      KvDiskStore writer({dir, 1 << 20}, kNs, kPayload);
       put(writer, 0);
       put(writer, 1);
     }
@@ -180,7 +180,7 @@ class TestKvDiskStore : public QObject {
     QVERIFY(!readBack(reader, 1));
     QCOMPARE(reader.stats().num_refused, int64_t{0});  // gone is a miss, not damage
     // Another namespace's store does not see them.
-    KvDiskStore other({dir, 1 << 20}, kNs + 1, kBlock, kPayload);
+    KvDiskStore other({dir, 1 << 20}, kNs + 1, kPayload);
     std::vector<uint8_t> got;
     QVERIFY(!other.read(100, 99, tokens_of(0), got));
   }
@@ -189,7 +189,7 @@ class TestKvDiskStore : public QObject {
   // a FIFO does not stall the reader).
   void aWrongFileUnderABlocksNameIsRefused() {
     const std::string dir = folder("wrong");
-    KvDiskStore s({dir, 1 << 20}, kNs, kBlock, kPayload);
+    KvDiskStore s({dir, 1 << 20}, kNs, kPayload);
     put(s, 0);
     put(s, 1);
     s.flush();
