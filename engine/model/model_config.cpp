@@ -35,14 +35,32 @@ void read_gemma3(const GgufFile& f, ModelConfig& c) {
     fail("final logit soft-capping is not supported");
 }
 
+// Qwen 3's mixture of experts as llama.cpp reads it: the expert count, how many a token uses, and
+// each expert's feed-forward size (feed_forward_length / experts used when the key is missing);
+// the router's top probabilities are always renormalized (llama.cpp's qwen3moe graph passes
+// norm_w = true), then scaled by expert_weights_scale when the file gives one.
+void read_moe(const GgufFile& f, ModelConfig& c) {
+  const std::string& a = c.architecture;
+  c.num_experts = checked_int(f, a + ".expert_count", 1, 1 << 12);
+  c.num_experts_used = checked_int(f, a + ".expert_used_count", 1, c.num_experts);
+  c.expert_ffn_dim = f.has(a + ".expert_feed_forward_length")
+                         ? checked_int(f, a + ".expert_feed_forward_length", 1, 1 << 20)
+                         : c.ffn_dim / c.num_experts_used;
+  if (c.expert_ffn_dim < 1) fail("expert feed-forward size is 0");
+  c.expert_weights_norm = true;
+  const double scale = f.opt_float(a + ".expert_weights_scale").value_or(0.0);
+  if (!(scale >= 0.0 && scale < 1e6)) fail("expert_weights_scale %g is not in [0, 1e6)", scale);
+  c.expert_weights_scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   ModelConfig c;
   c.architecture = f.get_string("general.architecture");
   const std::string& a = c.architecture;
-  if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "gemma3" && a != "phi3")
-    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, gemma3 and phi3 are)", a.c_str());
+  if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "qwen3moe" && a != "gemma3" && a != "phi3")
+    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3 and phi3 are)", a.c_str());
   c.name = f.opt_string("general.name").value_or(a);
 
   c.num_layers = checked_int(f, a + ".block_count", 1, 1024);
@@ -70,12 +88,14 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.rope_dim = f.has(a + ".rope.dimension_count") ? checked_int(f, a + ".rope.dimension_count", 2, c.head_dim)
                                                   : c.head_dim;
   if (c.rope_dim % 2 != 0) fail("rope.dimension_count %d is odd", c.rope_dim);
-  c.rope_layout = a == "qwen2" || a == "qwen3" || a == "gemma3" || a == "phi3" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
+  const bool qwen3 = a == "qwen3" || a == "qwen3moe";
+  c.rope_layout = a == "qwen2" || qwen3 || a == "gemma3" || a == "phi3" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
   // qwen2 always has Q/K/V biases; llama and mistral files may carry them (llama.cpp loads
   // them when present), so their presence decides. qwen3 and gemma3 have none.
   c.qkv_bias = a == "qwen2" || ((a == "llama" || a == "mistral") && f.find_tensor("blk.0.attn_q.bias") != nullptr);
-  c.qk_norm = a == "qwen3" || a == "gemma3";
+  c.qk_norm = qwen3 || a == "gemma3";
   if (a == "gemma3") read_gemma3(f, c);
+  if (a == "qwen3moe") read_moe(f, c);
   if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")) {
     if (!f.find_tensor("rope_factors_long.weight") || !f.find_tensor("rope_factors_short.weight"))
       fail("long-context RoPE needs both rope_factors_long and rope_factors_short");

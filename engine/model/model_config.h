@@ -4,7 +4,8 @@
 // qwen2 (QKV bias, NEOX rotary layout), qwen3 (QK-norm, no bias), gemma3 (QK-norm, post-block
 // norms, GELU gate, scaled embeddings, sliding-window attention on five layers of six, with
 // their own RoPE base), phi3 (Phi-3 / Phi-4-mini: fused Q|K|V and gate|up tensors, split on
-// load; the long-context RoPE factors are refused for now). Others are refused with a clear error.
+// load; the long-context RoPE factors are refused for now), qwen3moe (qwen3's attention, and a
+// mixture of experts in place of each feed-forward block). Others are refused with a clear error.
 
 #include <cmath>
 #include <cstdint>
@@ -66,6 +67,15 @@ struct ModelConfig {
   int sliding_window = 0;
   int sliding_window_pattern = 0;
   float rope_freq_base_local = 10000.0f;
+  // Mixture of experts (qwen3moe): each layer's feed-forward block is num_experts gated blocks of
+  // expert_ffn_dim; a router (softmax over the experts) picks num_experts_used of them per token,
+  // whose outputs are summed with the router's probabilities as weights: renormalized to sum to 1
+  // when expert_weights_norm, then times expert_weights_scale. 0 experts: a dense model.
+  int num_experts = 0;
+  int num_experts_used = 0;
+  int expert_ffn_dim = 0;
+  bool expert_weights_norm = false;
+  float expert_weights_scale = 1.0f;
 
   bool is_local_layer(int layer) const {
     return sliding_window > 0 && (layer + 1) % sliding_window_pattern != 0;
@@ -76,8 +86,9 @@ struct ModelConfig {
   // Whether the forward pass is Llama's (what the CUDA backend implements).
   bool is_plain_llama() const {
     return !qk_norm && !post_norms && ffn_activation == FfnActivation::kSilu && embedding_scale == 1.0f &&
-           attention_scale == 0.0f && sliding_window == 0 && !rope_long_factors;
+           attention_scale == 0.0f && sliding_window == 0 && !rope_long_factors && !is_moe();
   }
+  bool is_moe() const { return num_experts > 0; }
   int q_dim() const { return num_heads * head_dim; }
   int kv_dim() const { return num_kv_heads * head_dim; }
 

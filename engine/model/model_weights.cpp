@@ -46,6 +46,28 @@ std::vector<float> vector_f32(const GgufFile& f, const std::string& name, int64_
   return v;
 }
 
+// The experts of a [num_experts, rows, cols] tensor: one matrix each, pointing into its slice.
+std::vector<WeightMatrix> expert_matrices(const GgufFile& f, const std::string& name, int64_t num_experts, int64_t rows,
+                                          int64_t cols) {
+  const GgufTensorInfo& t = require(f, name);
+  if (t.shape.size() != 3 || t.shape[0] != cols || t.shape[1] != rows || t.shape[2] != num_experts)
+    fail("tensor '%s' is not [%lld, %lld, %lld] (experts of [rows, cols])", name.c_str(), (long long)cols,
+         (long long)rows, (long long)num_experts);
+  auto traits = ggml_type_traits(t.type);
+  if (!traits.computable) fail("tensor '%s' has type %s, which is not supported", name.c_str(), std::string(traits.name).c_str());
+  std::vector<WeightMatrix> out(static_cast<size_t>(num_experts));
+  const size_t row_bytes = ggml_row_size(t.type, cols);
+  for (int64_t e = 0; e < num_experts; ++e) {
+    WeightMatrix& m = out[static_cast<size_t>(e)];
+    m.type = t.type;
+    m.data = f.tensor_data(t) + static_cast<size_t>(e * rows) * row_bytes;
+    m.rows = rows;
+    m.cols = cols;
+    m.row_bytes = row_bytes;
+  }
+  return out;
+}
+
 // Rows [first, first + n) of m: a matrix of its own that points into m's bytes.
 WeightMatrix rows_of(const WeightMatrix& m, int64_t first, int64_t n) {
   WeightMatrix v = m;
@@ -109,6 +131,16 @@ ModelWeights ModelWeights::load(GgufFile file) {
       L.post_ffn_norm = vector_f32(f, p + "post_ffw_norm.weight", c.dim);
     }
     L.ffn_norm = vector_f32(f, p + "ffn_norm.weight", c.dim);
+    if (c.is_moe()) {
+      // The router stays in float in llama.cpp's quantizations; any computable type is read.
+      L.router = matrix(f, p + "ffn_gate_inp.weight", c.num_experts, c.dim);
+      const auto gate = expert_matrices(f, p + "ffn_gate_exps.weight", c.num_experts, c.expert_ffn_dim, c.dim);
+      const auto up = expert_matrices(f, p + "ffn_up_exps.weight", c.num_experts, c.expert_ffn_dim, c.dim);
+      const auto down = expert_matrices(f, p + "ffn_down_exps.weight", c.num_experts, c.dim, c.expert_ffn_dim);
+      L.experts.resize(c.num_experts);
+      for (int e = 0; e < c.num_experts; ++e) L.experts[e] = {gate[e], up[e], down[e]};
+      continue;
+    }
     if (c.architecture == "phi3" && !f.find_tensor(p + "ffn_gate.weight")) {
       // Phi-3's ffn_up holds the gate's rows, then the up projection's.
       const WeightMatrix gate_up = matrix(f, p + "ffn_up.weight", 2 * c.ffn_dim, c.dim);
@@ -175,8 +207,13 @@ std::vector<float> rope_inverse_frequencies(const ModelConfig& c, std::vector<fl
 uint64_t ModelWeights::weight_bytes() const {
   auto bytes = [](const WeightMatrix& m) { return static_cast<uint64_t>(m.rows) * m.row_bytes; };
   uint64_t total = bytes(output);
-  for (const auto& L : layers)
+  for (const auto& L : layers) {
     total += bytes(L.wq) + bytes(L.wk) + bytes(L.wv) + bytes(L.wo) + bytes(L.w_gate) + bytes(L.w_up) + bytes(L.w_down);
+    if (!L.experts.empty()) {
+      const ExpertWeights& e = L.experts.front();  // every expert of a layer has the same types and shapes
+      total += bytes(L.router) + static_cast<uint64_t>(config.num_experts_used) * (bytes(e.gate) + bytes(e.up) + bytes(e.down));
+    }
+  }
   return total;
 }
 

@@ -23,6 +23,14 @@ struct WeightMatrix {
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
 };
 
+// One expert of a mixture-of-experts layer: a gated feed-forward block of its own, whose matrices
+// are slices of the file's three [experts, rows, cols] tensors.
+struct ExpertWeights {
+  WeightMatrix gate;  // [expert_ffn_dim, dim]
+  WeightMatrix up;    // [expert_ffn_dim, dim]
+  WeightMatrix down;  // [dim, expert_ffn_dim]
+};
+
 struct LayerWeights {
   std::vector<float> attn_norm;  // [dim]
   WeightMatrix wq;               // [q_dim, dim]
@@ -36,6 +44,9 @@ struct LayerWeights {
   WeightMatrix w_gate;           // [ffn_dim, dim]
   WeightMatrix w_up;             // [ffn_dim, dim]
   WeightMatrix w_down;           // [dim, ffn_dim]
+  // Mixture of experts (config.is_moe()), in place of w_gate/w_up/w_down, which stay empty.
+  WeightMatrix router;                 // [num_experts, dim]
+  std::vector<ExpertWeights> experts;  // [num_experts]
   std::vector<float> post_ffn_norm;  // [dim]; empty without post-block norms
 };
 
@@ -66,7 +77,9 @@ struct ModelWeights {
 
   // Throws Error naming the missing or malformed tensor.
   static ModelWeights load(GgufFile file);
-  uint64_t weight_bytes() const;    // bytes of all matrices read per token
+  // Bytes of the matrices read per token: every dense matrix, and of a mixture of experts the
+  // router and the experts a token uses (num_experts_used of them).
+  uint64_t weight_bytes() const;
 };
 
 // Inverse rotary frequencies of a config: per-pair divisors `factors` ([rope_dim / 2], from a

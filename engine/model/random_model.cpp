@@ -14,7 +14,9 @@ namespace {
 
 // Tensor numbers in the hash: two model-wide matrices, then 16 per layer.
 enum : uint64_t { kEmbedding = 0, kOutput = 1, kOutputNorm = 2, kFirstLayer = 16, kPerLayer = 16 };
-enum : uint64_t { kQ, kK, kV, kO, kGate, kUp, kDown, kAttnNorm, kFfnNorm };
+enum : uint64_t { kQ, kK, kV, kO, kGate, kUp, kDown, kAttnNorm, kFfnNorm, kQNorm, kKNorm, kRouter };
+// A mixture of experts' matrices take tensor numbers of their own past every layer's.
+constexpr uint64_t kFirstExpert = 1ull << 32;
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -86,7 +88,7 @@ float random_uniform(uint64_t seed, uint64_t tensor, uint64_t index) {
   return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f;  // 24 bits: exact in a float
 }
 
-std::vector<std::string> random_model_shapes() { return {"tiny", "llama-3.2-1b", "llama-3.1-8b"}; }
+std::vector<std::string> random_model_shapes() { return {"tiny", "tiny-moe", "llama-3.2-1b", "llama-3.1-8b"}; }
 
 ModelConfig random_model_config(std::string_view shape) {
   if (shape == "llama-3.2-1b") return llama3("random llama-3.2-1b", 16, 2048, 32, 8, 8192, 32.0f);
@@ -99,7 +101,19 @@ ModelConfig random_model_config(std::string_view shape) {
     c.rope_llama3 = {};
     return c;
   }
-  fail("unknown random-weight shape '%.*s' (tiny, llama-3.2-1b, llama-3.1-8b)", static_cast<int>(shape.size()), shape.data());
+  if (shape == "tiny-moe") {  // tiny's attention with QK-norm, and 8 experts of 128, 2 per token (qwen3moe)
+    ModelConfig c = random_model_config("tiny");
+    c.architecture = "qwen3moe";
+    c.name = "random tiny-moe";
+    c.qk_norm = true;
+    c.rope_layout = RopeLayout::kNeox;
+    c.num_experts = 8;
+    c.num_experts_used = 2;
+    c.expert_ffn_dim = 128;
+    c.expert_weights_norm = true;
+    return c;
+  }
+  fail("unknown random-weight shape '%.*s' (tiny, tiny-moe, llama-3.2-1b, llama-3.1-8b)", static_cast<int>(shape.size()), shape.data());
 }
 
 std::unique_ptr<Model> make_random_model(std::string_view shape, uint64_t seed, int num_threads) {
@@ -124,6 +138,21 @@ std::unique_ptr<Model> make_random_model(std::string_view shape, uint64_t seed, 
     L.wv = b.matrix(t + kV, c.kv_dim(), c.dim, in_dim);
     L.wo = b.matrix(t + kO, c.dim, c.q_dim(), in_q);
     L.ffn_norm = b.norm(t + kFfnNorm, c.dim);
+    if (c.qk_norm) {
+      L.q_norm = b.norm(t + kQNorm, c.head_dim);
+      L.k_norm = b.norm(t + kKNorm, c.head_dim);
+    }
+    if (c.is_moe()) {
+      // The router at 4x the usual spread, so that a token's choice of experts is clear-cut.
+      L.router = b.matrix(t + kRouter, c.num_experts, c.dim, 4.0 * in_dim);
+      const double in_expert = 1.0 / std::sqrt(c.expert_ffn_dim);
+      for (int e = 0; e < c.num_experts; ++e) {
+        const uint64_t x = kFirstExpert + 4 * (static_cast<uint64_t>(l) * c.num_experts + e);
+        L.experts.push_back({b.matrix(x, c.expert_ffn_dim, c.dim, in_dim), b.matrix(x + 1, c.expert_ffn_dim, c.dim, in_dim),
+                             b.matrix(x + 2, c.dim, c.expert_ffn_dim, in_expert)});
+      }
+      continue;
+    }
     L.w_gate = b.matrix(t + kGate, c.ffn_dim, c.dim, in_dim);
     L.w_up = b.matrix(t + kUp, c.ffn_dim, c.dim, in_dim);
     L.w_down = b.matrix(t + kDown, c.dim, c.ffn_dim, in_ffn);

@@ -9,7 +9,10 @@ F16 source is removed unless F16 is asked for. Prints each file's path.
 
 Usage: make_shape_model.py --shape 1b --type Q4_K_M [--type Q8_0 ...]
 Shapes: 135m (SmolLM2-135M), 360m (SmolLM2-360M), 1b (Llama 3.2 1B), 3b (Llama 3.2 3B),
-8b (Llama 3.1 8B). llama-quantize comes from installer/build-llama-server.sh.
+8b (Llama 3.1 8B); a3b-4l: four layers of Qwen3-30B-A3B (qwen3moe: 128 experts of 768, 8 used
+per token, 32 query heads of 128 over 4 KV heads), a twelfth of the model, whose time per layer
+and token is the whole model's (its F16 source is 5 GB; the whole model's would be 61 GB).
+llama-quantize comes from installer/build-llama-server.sh.
 """
 
 from __future__ import annotations
@@ -34,33 +37,44 @@ SHAPES = {
     "1b": (2048, 16, 32, 8, 8192),
     "3b": (3072, 28, 24, 8, 8192),
     "8b": (4096, 32, 32, 8, 14336),
+    "a3b-4l": (2048, 4, 32, 4, 6144),
 }
+# Mixture-of-experts shapes: (experts, used per token, expert ffn, head_dim)
+MOE_SHAPES = {"a3b-4l": (128, 8, 768, 128)}
 
 
 def write_f16(path: Path, shape: str, tokenizer_model: Path) -> None:
     dim, n_layer, n_head, n_head_kv, n_ff = SHAPES[shape]
-    head_dim = dim // n_head
+    n_expert, n_used, n_ff_exp, head_dim = MOE_SHAPES.get(shape, (0, 0, 0, dim // n_head))
+    arch = "qwen3moe" if n_expert else "llama"
     src = gguf.GGUFReader(str(tokenizer_model))
     vocab = len(src.fields["tokenizer.ggml.tokens"].data)
     rng = np.random.default_rng(20261205)
     tmp = path.with_suffix(".partial")
-    w = gguf.GGUFWriter(str(tmp), "llama")
+    w = gguf.GGUFWriter(str(tmp), arch)
     w.add_name(f"random {shape} shape")
-    w.add_uint32("llama.block_count", n_layer)
-    w.add_uint32("llama.context_length", 8192)
-    w.add_uint32("llama.embedding_length", dim)
-    w.add_uint32("llama.feed_forward_length", n_ff)
-    w.add_uint32("llama.attention.head_count", n_head)
-    w.add_uint32("llama.attention.head_count_kv", n_head_kv)
-    w.add_float32("llama.attention.layer_norm_rms_epsilon", 1e-5)
-    w.add_float32("llama.rope.freq_base", 500000.0)
+    w.add_uint32(f"{arch}.block_count", n_layer)
+    w.add_uint32(f"{arch}.context_length", 8192)
+    w.add_uint32(f"{arch}.embedding_length", dim)
+    w.add_uint32(f"{arch}.feed_forward_length", n_ff)
+    w.add_uint32(f"{arch}.attention.head_count", n_head)
+    w.add_uint32(f"{arch}.attention.head_count_kv", n_head_kv)
+    w.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", 1e-5 if not n_expert else 1e-6)
+    w.add_float32(f"{arch}.rope.freq_base", 500000.0 if not n_expert else 1e6)
+    if n_expert:
+        w.add_uint32(f"{arch}.attention.key_length", head_dim)
+        w.add_uint32(f"{arch}.attention.value_length", head_dim)
+        w.add_uint32(f"{arch}.expert_count", n_expert)
+        w.add_uint32(f"{arch}.expert_used_count", n_used)
+        w.add_uint32(f"{arch}.expert_feed_forward_length", n_ff_exp)
     w.add_uint32("general.file_type", 1)  # mostly F16
     for name, field in src.fields.items():
         if name.startswith("tokenizer."):
             copy_field(w, field)
 
-    def matrix(name: str, rows: int, cols: int) -> None:
-        w.add_tensor(name, (rng.standard_normal((rows, cols), dtype=np.float32) * cols ** -0.5).astype(np.float16))
+    def matrix(name: str, rows: int, cols: int, experts: int = 0) -> None:
+        shape = (experts, rows, cols) if experts else (rows, cols)
+        w.add_tensor(name, (rng.standard_normal(shape, dtype=np.float32) * cols ** -0.5).astype(np.float16))
 
     def ones(name: str, n: int) -> None:
         w.add_tensor(name, np.ones(n, dtype=np.float32))
@@ -74,6 +88,15 @@ def write_f16(path: Path, shape: str, tokenizer_model: Path) -> None:
         matrix(p + "attn_v.weight", n_head_kv * head_dim, dim)
         matrix(p + "attn_output.weight", dim, n_head * head_dim)
         ones(p + "ffn_norm.weight", dim)
+        if n_expert:
+            ones(p + "attn_q_norm.weight", head_dim)
+            ones(p + "attn_k_norm.weight", head_dim)
+            # The router in F32, as llama-quantize keeps it.
+            w.add_tensor(p + "ffn_gate_inp.weight", rng.standard_normal((n_expert, dim), dtype=np.float32) * dim ** -0.5)
+            matrix(p + "ffn_gate_exps.weight", n_ff_exp, dim, n_expert)
+            matrix(p + "ffn_up_exps.weight", n_ff_exp, dim, n_expert)
+            matrix(p + "ffn_down_exps.weight", dim, n_ff_exp, n_expert)
+            continue
         matrix(p + "ffn_gate.weight", n_ff, dim)
         matrix(p + "ffn_up.weight", n_ff, dim)
         matrix(p + "ffn_down.weight", dim, n_ff)

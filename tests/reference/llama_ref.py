@@ -1,7 +1,7 @@
 """Independent NumPy reference forward pass of the Llama architecture, read from a GGUF file.
 
 Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama"; the
-arch name "mistral" reads the same), "qwen2", "qwen3", "gemma3" and "phi3" (its fused Q|K|V and gate|up tensors split by rows): GQA, RoPE (llama.cpp "normal"
+arch name "mistral" reads the same), "qwen2", "qwen3", "qwen3moe", "gemma3" and "phi3" (its fused Q|K|V and gate|up tensors split by rows): GQA, RoPE (llama.cpp "normal"
 or NEOX pairing), linear and Llama 3 RoPE scaling (a rope_freqs tensor, or rope.scaling.type
 "llama3"), RMSNorm, SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache; for qwen3 and
 gemma3 an RMSNorm over each Q and K head before RoPE; for gemma3 also embeddings scaled by
@@ -9,7 +9,11 @@ sqrt(dim), RMSNorms of each block's output before its residual add, a GELU (tanh
 scaled by 1/sqrt(head_dim), and sliding-window attention: on five layers of every six a token
 sees its last `sliding_window` positions only, rotated with base 10000 (the sixth: the file's
 base and scaling), as llama.cpp reads these files (its Gemma 3 norms hold 1 + w already: the
-converter adds the 1). Leaves out: MoE, YaRN, logit soft-capping, anything else an arch may add. Weights are dequantized by the `gguf` package
+converter adds the 1); for qwen3moe, qwen3's attention and a mixture of experts in place of the
+feed-forward block: softmax over the router's logits, the top expert_used_count experts, their
+probabilities renormalized to sum to 1 (and times expert_weights_scale when the file has one),
+the weighted sum of those experts' SwiGLU blocks (Qwen3-MoE's norm_topk_prob, as HF's
+Qwen3MoeSparseMoeBlock computes it). Leaves out: shared experts, YaRN, logit soft-capping, anything else an arch may add. Weights are dequantized by the `gguf` package
 (gguf.quants.dequantize), never by our own code, so this checks the C++ dequantizers too.
 
 Computes in float64: the reference should carry only the error that is in the file (the
@@ -30,7 +34,8 @@ DTYPE = np.float64
 # RoPE pairing per arch, as llama.cpp's llama_model_rope_type() assigns it. For "llama" the
 # converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
 # qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
-ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "gemma3": True, "phi3": True}
+ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma3": True,
+                     "phi3": True}
 GEMMA3_SWA_PATTERN = 6          # llama.cpp: layer il is global when (il + 1) % 6 == 0
 GEMMA3_LOCAL_ROPE_BASE = 10000.0
 
@@ -65,6 +70,12 @@ class Config:
     # llama.cpp applies rope.scaling.attn_factor.
     rope_original_context: int = 0
     rope_attn_factor: float = 1.0
+    # qwen3moe: experts per layer, used per token, each expert's feed-forward size, the weights' scale
+    n_expert: int = 0
+    n_expert_used: int = 0
+    n_ff_exp: int = 0
+    expert_weights_scale: float = 1.0
+    expert_weights_norm: bool = True
 
     def is_local(self, il: int) -> bool:
         return self.sliding_window > 0 and (il + 1) % self.swa_pattern != 0
@@ -118,7 +129,7 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         norm_eps=float(a("attention.layer_norm_rms_epsilon")),
         bos_token_id=_field(reader, "tokenizer.ggml.bos_token_id"),
         eos_token_id=_field(reader, "tokenizer.ggml.eos_token_id"),
-        qk_norm=arch in ("qwen3", "gemma3"),
+        qk_norm=arch in ("qwen3", "qwen3moe", "gemma3"),
         post_norms=arch == "gemma3",
         gelu=arch == "gemma3",
         embedding_scale=math.sqrt(dim) if arch == "gemma3" else 1.0,
@@ -126,6 +137,11 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         swa_pattern=GEMMA3_SWA_PATTERN if arch == "gemma3" else 0,
         rope_original_context=int(a("rope.scaling.original_context_length", a("context_length"))),
         rope_attn_factor=float(a("rope.scaling.attn_factor", 1.0)),
+        n_expert=int(a("expert_count", 0)),
+        n_expert_used=int(a("expert_used_count", 0)),
+        n_ff_exp=int(a("expert_feed_forward_length", 0)) or (
+            a("feed_forward_length") // int(a("expert_used_count", 1))),
+        expert_weights_scale=float(a("expert_weights_scale", 0.0)) or 1.0,
     )
 
 
@@ -161,6 +177,10 @@ class Layer:
     k_norm: np.ndarray | None = None         # (head_dim,)
     post_attn_norm: np.ndarray | None = None  # (dim,) gemma3
     post_ffn_norm: np.ndarray | None = None   # (dim,)
+    router: np.ndarray | None = None          # (n_expert, dim) qwen3moe
+    gate_exps: list | None = None             # n_expert x (n_ff_exp, dim)
+    up_exps: list | None = None               # n_expert x (n_ff_exp, dim)
+    down_exps: list | None = None             # n_expert x (dim, n_ff_exp)
 
 
 class KvCache:
@@ -206,6 +226,17 @@ class LlamaRef:
             bounds = [0, q_dim, q_dim + kv_dim, q_dim + 2 * kv_dim]
             return fused[bounds[which]:bounds[which + 1]]
 
+        def experts(name: str) -> list | None:
+            """The experts of a (n_expert, rows, cols) tensor, one (rows, cols) matrix each."""
+            t = tensors.get(name)
+            if t is None:
+                return None
+            n_expert, rows, cols = int(t.shape[2]), int(t.shape[1]), int(t.shape[0])
+            w = dequantize(t.data, t.tensor_type).astype(DTYPE).reshape(n_expert, rows, cols)
+            return [w[e] for e in range(n_expert)]
+
+        moe = cfg.n_expert > 0
+
         def gate_up(i: int, which: int) -> np.ndarray:
             """ffn_gate / ffn_up of layer i, or the halves of phi3's fused ffn_up (gate first)."""
             gate = weight(f"blk.{i}.ffn_gate.weight", required=False)
@@ -225,13 +256,17 @@ class LlamaRef:
                 bk=weight(f"blk.{i}.attn_k.bias", required=False),
                 bv=weight(f"blk.{i}.attn_v.bias", required=False),
                 ffn_norm=weight(f"blk.{i}.ffn_norm.weight"),
-                w_gate=gate_up(i, 0),
-                w_up=gate_up(i, 1),
-                w_down=weight(f"blk.{i}.ffn_down.weight"),
+                w_gate=None if moe else gate_up(i, 0),
+                w_up=None if moe else gate_up(i, 1),
+                w_down=None if moe else weight(f"blk.{i}.ffn_down.weight"),
                 q_norm=weight(f"blk.{i}.attn_q_norm.weight") if cfg.qk_norm else None,
                 k_norm=weight(f"blk.{i}.attn_k_norm.weight") if cfg.qk_norm else None,
                 post_attn_norm=weight(f"blk.{i}.post_attention_norm.weight") if cfg.post_norms else None,
                 post_ffn_norm=weight(f"blk.{i}.post_ffw_norm.weight") if cfg.post_norms else None,
+                router=weight(f"blk.{i}.ffn_gate_inp.weight") if moe else None,
+                gate_exps=experts(f"blk.{i}.ffn_gate_exps.weight") if moe else None,
+                up_exps=experts(f"blk.{i}.ffn_up_exps.weight") if moe else None,
+                down_exps=experts(f"blk.{i}.ffn_down_exps.weight") if moe else None,
             )
             for i in range(cfg.n_layer)
         ]
@@ -311,12 +346,33 @@ class LlamaRef:
         return out @ layer.wo.T
 
     def ffn(self, layer: Layer, h: np.ndarray) -> np.ndarray:
+        if layer.router is not None:
+            return self.moe(layer, h)
         gate = h @ layer.w_gate.T
         if self.cfg.gelu:  # the tanh approximation, as ggml_gelu and Gemma's gelu_pytorch_tanh
             act = 0.5 * gate * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (gate + 0.044715 * gate ** 3)))
         else:
             act = gate / (1.0 + np.exp(-gate))
         return (act * (h @ layer.w_up.T)) @ layer.w_down.T
+
+    def moe(self, layer: Layer, h: np.ndarray) -> np.ndarray:
+        """Each token through its top experts, weighted by the router's renormalized probabilities."""
+        cfg = self.cfg
+        logits = h @ layer.router.T                                        # (T, n_expert)
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        out = np.zeros_like(h)
+        for t in range(h.shape[0]):
+            chosen = np.argsort(-probs[t], kind="stable")[:cfg.n_expert_used]
+            weights = probs[t, chosen] * cfg.expert_weights_scale
+            if cfg.expert_weights_norm:
+                weights = weights / probs[t, chosen].sum()
+            x = h[t:t + 1]
+            for e, wt in zip(chosen, weights):
+                gate = x @ layer.gate_exps[e].T
+                act = gate / (1.0 + np.exp(-gate))
+                out[t] += wt * ((act * (x @ layer.up_exps[e].T)) @ layer.down_exps[e].T)[0]
+        return out
 
     # --- the forward pass ----------------------------------------------------------------
 

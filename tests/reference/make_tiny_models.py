@@ -8,7 +8,8 @@ Llama 3 RoPE scaling (a rope_freqs tensor, or the scaling keys), linear RoPE sca
 on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim / head_count,
 rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-norm, post-block
 norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
-own RoPE base), phi3 (fused Q|K|V and gate|up), and the weight types F32, F16, BF16, Q4_0, Q4_1,
+own RoPE base), phi3 (fused Q|K|V and gate|up), qwen3moe (a router and experts: 3-D tensors
+sliced per expert, top-k of the softmax, renormalized, an expert_weights_scale), and the weight types F32, F16, BF16, Q4_0, Q4_1,
 Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
 feature is implemented, not merely that it did not matter.
@@ -80,6 +81,9 @@ class Spec:
     qkv_bias: bool = False        # write attn_{q,k,v}.bias (always for qwen2)
     sliding_window: int = 0       # gemma3: written as attention.sliding_window
     long_rope: int = 0            # phi3: LongRoPE factor tensors, this original context, attn_factor 1.19
+    n_expert: int = 0             # qwen3moe: experts per layer (types gate/up/down for theirs, router for the router)
+    n_expert_used: int = 0
+    n_ff_exp: int = 0
     features: list = field(default_factory=list)  # what the model proves (see feature_off)
     seed: int = 0
 
@@ -161,6 +165,21 @@ MODELS = [
                     down=Q.Q8_0),
          eps=1e-6, rope_base=1e6, sliding_window=16,
          features=["qk_norm", "post_norms", "gelu", "embedding_scale", "sliding_window", "local_rope"], seed=10),
+    # qwen3moe: qwen3's attention, and eight experts per layer of which the router picks two per
+    # token; an F32 router as llama-quantize leaves it; legacy types in the experts.
+    Spec("qwen3moe_experts", "qwen3moe", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=2, head_dim=32,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q5_0, v=Q.Q8_0, o=Q.Q4_0, gate=Q.Q8_0, up=Q.Q5_1,
+                    down=Q.Q4_1, router=Q.F32),
+         eps=1e-6, rope_base=1e6, n_expert=8, n_expert_used=2, n_ff_exp=32,
+         features=["qk_norm", "gqa", "expert_weights_norm", "expert_slices", "expert_choice"], seed=13),
+    # qwen3moe with K-quant experts (Q4_K_M files mix Q4_K and Q6_K), two of four experts per
+    # token, a quantized router, an untied output and an expert_weights_scale of 2.5.
+    Spec("qwen3moe_kquants", "qwen3moe", dim=256, n_head=2, n_head_kv=1, n_ff=192, n_layer=2, head_dim=128,
+         types=dict(embd=Q.Q6_K, q=Q.Q4_K, k=Q.Q6_K, v=Q.Q6_K, o=Q.Q4_K, gate=Q.Q4_K, up=Q.Q6_K,
+                    down=Q.Q8_0, router=Q.Q8_0, output=Q.Q6_K),
+         tied=False, eps=1e-6, rope_base=1e6, n_expert=4, n_expert_used=2, n_ff_exp=64,
+         extra_kv={"expert_weights_scale": 2.5},
+         features=["expert_weights_norm", "expert_slices", "expert_weights_scale", "untied_output"], seed=14),
 ]
 
 
@@ -200,8 +219,12 @@ def kquant_blocks(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std:
     return raw.reshape(rows, cols // 256 * block_bytes)
 
 
-def encode(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float):
-    """A random (rows, cols) matrix stored as `qtype`: (array, raw_dtype) for GGUFWriter."""
+def encode(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float, experts: int = 0):
+    """A random (rows, cols) matrix stored as `qtype`, or `experts` of them as one 3-D tensor:
+    (array, raw_dtype) for GGUFWriter."""
+    if experts:
+        data, raw = zip(*(encode(rng, rows, cols, qtype, std) for _ in range(experts)))
+        return np.stack(data), raw[0]
     if qtype in (Q.Q4_K, Q.Q5_K, Q.Q6_K, Q.Q2_K):
         return kquant_blocks(rng, rows, cols, qtype, std), qtype
     w = (rng.standard_normal((rows, cols)) * std).astype(np.float32)
@@ -236,6 +259,10 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
         w.add_uint32(f"{a}.rope.dimension_count", spec.rope_dim)
     if spec.sliding_window:
         w.add_uint32(f"{a}.attention.sliding_window", spec.sliding_window)
+    if spec.n_expert:
+        w.add_uint32(f"{a}.expert_count", spec.n_expert)
+        w.add_uint32(f"{a}.expert_used_count", spec.n_expert_used)
+        w.add_uint32(f"{a}.expert_feed_forward_length", spec.n_ff_exp)
     for key, value in spec.extra_kv.items():
         (w.add_string if isinstance(value, str) else w.add_float32)(f"{a}.{key}", value)
     # A vocabulary of placeholder pieces, only so that llama.cpp loads the file for
@@ -247,7 +274,7 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
     w.add_token_scores([0.0] * VOCAB)
     w.add_token_types([2, 3, 3, 6, 3, 3, 3, 3] + [1] * (VOCAB - len(named)))
 
-    def matrix(name: str, role: str, rows: int, cols: int, std: float) -> None:
+    def matrix(name: str, role: str, rows: int, cols: int, std: float, experts: int = 0) -> None:
         qtype = spec.types[role]
         if retype and retype[0] == name:
             qtype = retype[1]
@@ -255,7 +282,7 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
             rows += 16
         if drop == name:
             return
-        data, raw = encode(rng, rows, cols, qtype, std)
+        data, raw = encode(rng, rows, cols, qtype, std, experts)
         w.add_tensor(name, data, raw_dtype=raw)
 
     def vector(name: str, n: int, mean: float, std: float) -> None:
@@ -277,7 +304,7 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
             vector(p + "attn_q.bias", q_dim, 0.0, 0.5)
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.5)
             vector(p + "attn_v.bias", kv_dim, 0.0, 0.5)
-        if a in ("qwen3", "gemma3"):
+        if a in ("qwen3", "qwen3moe", "gemma3"):
             vector(p + "attn_q_norm.weight", head_dim, 1.0, 0.3)
             vector(p + "attn_k_norm.weight", head_dim, 1.0, 0.3)
         matrix(p + "attn_output.weight", "o", spec.dim, q_dim, q_dim ** -0.5)
@@ -285,7 +312,12 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
             vector(p + "post_attention_norm.weight", spec.dim, 2.0, 0.5)
             vector(p + "post_ffw_norm.weight", spec.dim, 2.0, 0.5)
         vector(p + "ffn_norm.weight", spec.dim, 1.0, 0.2)
-        if a == "phi3":  # fused gate|up in ffn_up: the gate's rows first
+        if spec.n_expert:  # the router (its logits spread enough that the choice matters) and the experts
+            matrix(p + "ffn_gate_inp.weight", "router", spec.n_expert, spec.dim, 2.0 * spec.dim ** -0.5)
+            matrix(p + "ffn_gate_exps.weight", "gate", spec.n_ff_exp, spec.dim, spec.dim ** -0.5, spec.n_expert)
+            matrix(p + "ffn_up_exps.weight", "up", spec.n_ff_exp, spec.dim, spec.dim ** -0.5, spec.n_expert)
+            matrix(p + "ffn_down_exps.weight", "down", spec.dim, spec.n_ff_exp, spec.n_ff_exp ** -0.5, spec.n_expert)
+        elif a == "phi3":  # fused gate|up in ffn_up: the gate's rows first
             matrix(p + "ffn_up.weight", "up", 2 * spec.n_ff, spec.dim, spec.dim ** -0.5)
         else:
             matrix(p + "ffn_gate.weight", "gate", spec.n_ff, spec.dim, spec.dim ** -0.5)
@@ -391,6 +423,20 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
         cfg.sliding_window = 1 << 20  # the local layers kept (their RoPE), their window never reached
     elif feature == "local_rope":
         r.rope_inv_freq_local = ref.rope_inv_freq
+    elif feature == "expert_weights_norm":
+        cfg.expert_weights_norm = False
+    elif feature == "expert_weights_scale":
+        cfg.expert_weights_scale = 1.0
+    elif feature == "expert_slices":
+        # Each expert reading the next one's slice of the 3-D tensors, as a wrong offset would.
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            L.gate_exps, L.up_exps, L.down_exps = (m[1:] + m[:1] for m in (L.gate_exps, L.up_exps, L.down_exps))
+    elif feature == "expert_choice":
+        # The top-k taken from the router's logits in the wrong order (the least probable experts).
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            L.router = -L.router
     else:
         raise ValueError(feature)
     return r
@@ -458,10 +504,19 @@ def with_8bit_activations(ref: LlamaRef, spec: Spec, path: Path) -> LlamaRef:
             raw[f"blk.{i}.attn_v.weight"] = qkv[q_dim + kv_dim:]
             raw[f"blk.{i}.ffn_gate.weight"] = gate_up[:cfg.n_ff]
             raw[f"blk.{i}.ffn_up.weight"] = gate_up[cfg.n_ff:]
+    if spec.n_expert:  # no dense feed-forward: the router and each expert's slice instead
+        for key in ("w_gate", "w_up", "w_down"):
+            del names[key]
     r.layers = [copy.copy(L) for L in ref.layers]
     for i, L in enumerate(r.layers):
         for attr, (name, role) in names.items():
             setattr(L, attr, EightBitActivations(getattr(L, attr), spec.types[role], raw[f"blk.{i}.{name}.weight"]))
+        if spec.n_expert:
+            L.router = EightBitActivations(L.router, spec.types["router"], raw[f"blk.{i}.ffn_gate_inp.weight"])
+            for attr, name, role in (("gate_exps", "ffn_gate_exps", "gate"), ("up_exps", "ffn_up_exps", "up"),
+                                     ("down_exps", "ffn_down_exps", "down")):
+                tensor = raw[f"blk.{i}.{name}.weight"]
+                setattr(L, attr, [EightBitActivations(m, spec.types[role], tensor[e]) for e, m in enumerate(getattr(L, attr))])
     output = "token_embd.weight" if spec.tied else "output.weight"
     r.output = EightBitActivations(ref.output, spec.types["embd" if spec.tied else "output"], raw[output])
     return r
@@ -497,7 +552,9 @@ def make_model(spec: Spec, out: Path) -> dict:
                    "ffn_dim": c.n_ff, "vocab_size": c.n_vocab, "tied_embeddings": ref.tied_embeddings,
                    "qkv_bias": ref.layers[0].bq is not None, "neox": c.rope_neox,
                    "qk_norm": c.qk_norm, "post_norms": c.post_norms, "gelu": c.gelu,
-                   "sliding_window": c.sliding_window},
+                   "sliding_window": c.sliding_window, "num_experts": c.n_expert,
+                   "num_experts_used": c.n_expert_used, "expert_ffn_dim": c.n_ff_exp if c.n_expert else 0,
+                   "expert_weights_scale": c.expert_weights_scale},
         "weight_types": sorted({t.name for t in spec.types.values()}),
         "feature_effects": effects,
         "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],

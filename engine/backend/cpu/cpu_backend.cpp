@@ -2,6 +2,7 @@
 // (Llama's, with what Qwen 3 and Gemma 3 add), then logits.
 #include "engine/backend/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -92,8 +93,8 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
   v_.resize(n * c.kv_dim());
   attn_.resize(n * c.q_dim());
   proj_.resize(n * c.dim);
-  gate_.resize(n * c.ffn_dim);
-  up_.resize(n * c.ffn_dim);
+  gate_.resize(n * std::max(c.ffn_dim, c.expert_ffn_dim));
+  up_.resize(n * std::max(c.ffn_dim, c.expert_ffn_dim));
 
   // Embedding lookup.
   pool_.parallel_for(n, [&](int64_t t) {
@@ -115,7 +116,8 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
 
   for (int l = 0; l < c.num_layers; ++l) {
     attention_block(batch, l);
-    ffn_block(l, n);
+    if (c.is_moe()) moe_block(l, n);
+    else ffn_block(l, n);
   }
 
   // Final norm and the output projection, only for the rows whose logits are wanted.

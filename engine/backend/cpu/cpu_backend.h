@@ -7,6 +7,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/backend/cpu/cpu_matmul.h"
+#include "engine/backend/cpu/expert_routing.h"
 #include "engine/backend/cpu/kv_pool.h"
 #include "engine/backend/cpu/rope.h"
 #include "engine/common/thread_pool.h"
@@ -43,6 +44,8 @@ class CpuBackend final : public Backend {
  private:
   void attention_block(const ForwardBatch& batch, int layer);
   void ffn_block(int layer, int64_t num_tokens);
+  // A mixture-of-experts layer's feed-forward block (cpu_backend_moe.cpp).
+  void moe_block(int layer, int64_t num_tokens);
   // x += the block output in proj_, put through post_norm first when it is not empty.
   void add_residual(const std::vector<float>& post_norm, int64_t num_tokens);
 
@@ -56,6 +59,12 @@ class CpuBackend final : public Backend {
   cpu::PreparedActivations act_;
   // Scratch, sized per batch: [num_tokens, width]
   std::vector<float> x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_;
+  // Mixture of experts: router logits [num_tokens, experts], each token's experts and weights
+  // [num_tokens, experts used], one expert's rows in and out [its tokens, dim], and every
+  // (token, slot)'s weighted output [num_tokens * experts used, dim].
+  std::vector<float> router_logits_, route_weights_, expert_in_, expert_out_, slot_out_;
+  std::vector<int32_t> route_experts_;
+  cpu::ExpertGroups expert_groups_;
   std::vector<cpu::RopeAngles> rope_;        // [num_tokens]
   std::vector<cpu::RopeAngles> rope_local_;  // [num_tokens] of local (sliding-window) layers
   const std::vector<float>* rope_inv_freq_ = nullptr;  // the global layers', chosen for the KV's context

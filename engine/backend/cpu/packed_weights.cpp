@@ -1,5 +1,7 @@
 #include "engine/backend/cpu/packed_weights.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "engine/quant/panel.h"
@@ -9,12 +11,34 @@ namespace {
 // Source bytes a thread packs between two hand-backs of file pages: small against any model
 // (the peak above the file's size is about this times the thread count), large against a page.
 constexpr size_t kStretchBytes = 4u << 20;
+
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
 }  // namespace
+
+bool experts_fit_packed(const ModelWeights& weights) {
+  uint64_t expert_bytes = 0;
+  for (const LayerWeights& l : weights.layers)
+    for (const ExpertWeights& e : l.experts)
+      for (const WeightMatrix* m : {&e.gate, &e.up, &e.down}) expert_bytes += static_cast<uint64_t>(m->rows) * m->row_bytes;
+  return expert_bytes <= physical_memory_bytes() / 2;
+}
 
 PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, const LoadProgress& progress) {
   std::vector<const WeightMatrix*> all;
+  const bool pack_experts = experts_fit_packed(weights);
   for (const LayerWeights& l : weights.layers) {
-    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) all.push_back(m);
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo}) all.push_back(m);
+    if (l.experts.empty()) {
+      for (const WeightMatrix* m : {&l.w_gate, &l.w_up, &l.w_down}) all.push_back(m);
+      continue;
+    }
+    all.push_back(&l.router);
+    if (pack_experts)
+      for (const ExpertWeights& e : l.experts)
+        for (const WeightMatrix* m : {&e.gate, &e.up, &e.down}) all.push_back(m);
   }
   all.push_back(&weights.output);
   std::vector<const WeightMatrix*> todo;

@@ -9,6 +9,10 @@
 // so resident memory stays near the file's size throughout (docs/benchmarks.md measures it). A
 // later reader of a released original (a second backend, a CUDA upload) reads it from the file
 // again. The token embedding's pages stay: its rows are looked up every step.
+//
+// A mixture of experts is packed too when its experts take at most half of the machine's memory;
+// a larger one (a 30B-A3B file on a 16 GB machine) keeps its experts in the mapping, where the
+// kernel pages them in and out as the router picks them, and they run row by row (vec_dot_rows).
 
 #include <cstdint>
 #include <unordered_map>
@@ -26,6 +30,9 @@ struct PackedMatrix {
   int64_t rows, cols;
   PanelBytes bytes;  // panel_matrix_bytes(type, rows, cols)
 };
+
+// Whether the experts of `weights` (none: true) are small enough to be packed.
+bool experts_fit_packed(const ModelWeights& weights);
 
 class PackedWeights {
  public:

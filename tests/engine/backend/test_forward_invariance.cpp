@@ -10,6 +10,7 @@
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/model/model.h"
+#include "engine/model/random_model.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -42,6 +43,8 @@ std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& tokens
   const int n = static_cast<int>(tokens.size());
   auto blocks_for = [bs](int tokens) { return (tokens + bs - 1) / bs; };
   std::vector<int32_t> neighbour_a = prompt_tokens(5, 11), neighbour_b = prompt_tokens(37, 12);
+  for (auto* list : {&neighbour_a, &neighbour_b})
+    for (int32_t& t : *list) t %= c.vocab_size;
   const int blocks_needed = blocks_for(n), na = blocks_for(5), nb = blocks_for(37);
   const int num_blocks = 3 * blocks_needed + na + nb;
   backend.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, bs});
@@ -111,6 +114,17 @@ class TestForwardInvariance : public QObject {
     QVERIFY(same_bits(all_logits(*model_, tokens_, r), baseline_));
     r.chunk = 9;
     QVERIFY(same_bits(all_logits(*model_, tokens_, r), baseline_));
+  }
+
+  // A mixture of experts groups a step's tokens by expert, so which rows an expert's matmul takes
+  // changes with the batch; a token's result must not.
+  void mixtureOfExpertsIsBatchInvariant() {
+    const std::unique_ptr<Model> moe = make_random_model("tiny-moe", 5, 2);
+    std::vector<int32_t> tokens = prompt_tokens(45, 3);
+    for (int32_t& t : tokens) t %= moe->config().vocab_size;
+    const std::vector<float> want = all_logits(*moe, tokens, Run{});
+    for (Run r : {Run{4, 1 << 20, 2, false}, Run{16, 7, 2, false}, Run{16, 1, 1, true}, Run{8, 9, 3, true}})
+      QVERIFY2(same_bits(all_logits(*moe, tokens, r), want), qPrintable(QString("block %1 chunk %2").arg(r.block_size).arg(r.chunk)));
   }
 
   void threadCountDoesNotMatter() {

@@ -1,0 +1,63 @@
+// The CPU forward pass's mixture-of-experts block (qwen3moe): the router picks each token's
+// experts, the batch's tokens are grouped by expert, and each expert chosen by any token runs
+// once over all of its tokens, so its matrices are read once per step (through the same panels
+// as a dense block's when they were packed), however many of the batch's sequences chose it.
+#include <cstring>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/vector_ops.h"
+
+namespace pagedchat {
+
+void CpuBackend::moe_block(int l, int64_t n) {
+  const ModelConfig& c = w_.config;
+  const LayerWeights& L = w_.layers[l];
+  const int k = c.num_experts_used, f = c.expert_ffn_dim;
+  pool_.parallel_for(n, [&](int64_t t) {
+    cpu::rms_norm(x_.data() + t * c.dim, L.ffn_norm.data(), xn_.data() + t * c.dim, c.dim, c.rms_eps);
+  });
+  router_logits_.resize(static_cast<size_t>(n) * c.num_experts);
+  act_.prepare(xn_.data(), n, c.dim);
+  cpu::matmul({{&L.router, router_logits_.data(), c.num_experts, packed_.find(L.router)}}, act_, n, pool_, precision_);
+  route_experts_.resize(static_cast<size_t>(n) * k);
+  route_weights_.resize(static_cast<size_t>(n) * k);
+  cpu::route_experts(router_logits_.data(), n, c, route_experts_.data(), route_weights_.data());
+  cpu::group_by_expert(route_experts_.data(), n, k, c.num_experts, expert_groups_);
+
+  // Each (token, slot)'s weighted output is kept apart and summed in slot order afterwards, so a
+  // token's result has the same bits whichever other tokens chose its experts.
+  expert_in_.resize(static_cast<size_t>(n) * c.dim);
+  expert_out_.resize(static_cast<size_t>(n) * c.dim);
+  slot_out_.resize(static_cast<size_t>(n) * k * c.dim);
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(c.dim);
+  for (int e = 0; e < c.num_experts; ++e) {
+    const int32_t rows = expert_groups_.count(e);
+    if (rows == 0) continue;
+    const int32_t* entries = expert_groups_.entries.data() + expert_groups_.offset[e];
+    for (int32_t i = 0; i < rows; ++i)
+      std::memcpy(expert_in_.data() + static_cast<size_t>(i) * c.dim, xn_.data() + static_cast<size_t>(entries[i] / k) * c.dim,
+                  row_bytes);
+    const ExpertWeights& E = L.experts[e];
+    act_.prepare(expert_in_.data(), rows, c.dim);
+    cpu::matmul({{&E.gate, gate_.data(), f, packed_.find(E.gate)}, {&E.up, up_.data(), f, packed_.find(E.up)}}, act_, rows,
+                pool_, precision_);
+    pool_.parallel_for(rows, [&](int64_t i) { cpu::swiglu(gate_.data() + i * f, up_.data() + i * f, f); });
+    act_.prepare(gate_.data(), rows, f);
+    cpu::matmul({{&E.down, expert_out_.data(), c.dim, packed_.find(E.down)}}, act_, rows, pool_, precision_);
+    for (int32_t i = 0; i < rows; ++i) {
+      const float weight = route_weights_[entries[i]];
+      const float* y = expert_out_.data() + static_cast<size_t>(i) * c.dim;
+      float* out = slot_out_.data() + static_cast<size_t>(entries[i]) * c.dim;
+      for (int d = 0; d < c.dim; ++d) out[d] = y[d] * weight;
+    }
+  }
+  pool_.parallel_for(n, [&](int64_t t) {
+    float* p = proj_.data() + t * c.dim;
+    const float* slots = slot_out_.data() + static_cast<size_t>(t) * k * c.dim;
+    std::memcpy(p, slots, row_bytes);
+    for (int s = 1; s < k; ++s) cpu::add_inplace(p, slots + static_cast<size_t>(s) * c.dim, c.dim);
+  });
+  add_residual(L.post_ffn_norm, n);
+}
+
+}  // namespace pagedchat
