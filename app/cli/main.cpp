@@ -61,7 +61,7 @@ const char* kUsage =
     "            the OpenAI-compatible API (runs pagedchat-server; `pagedchat-cli serve --help` lists all options)\n"
     "  models    list [--folder DIR]... [--json] | info FILE | pull default | pull REPO FILE [--revision R]\n"
     "            the GGUFs on this machine (and other tools' caches) with whether each runs here; downloads\n"
-    "MODEL/BACKEND options: --model PATH | --random-weights tiny|llama-3.2-1b|llama-3.1-8b [--weights-seed S];\n"
+    "MODEL/BACKEND options: --model PATH | --random-weights tiny|tiny-moe|llama-3.2-1b|llama-3.1-8b [--weights-seed S];\n"
     "            --backend cpu|cuda [--kv-type f16|f32|q8_0 (cpu; default f16)] [--dtype bf16|f16]\n"
     "            [--gpu-memory-fraction F (default 0.9 of the memory free after the weights, for the KV pool)]\n"
     "            [--chat-template model|builtin|plain|FILE.jinja]   the model's own template (default), the\n"

@@ -38,7 +38,7 @@ void read_gemma3(const GgufFile& f, ModelConfig& c) {
 // Qwen 3's mixture of experts as llama.cpp reads it: the expert count, how many a token uses, and
 // each expert's feed-forward size (feed_forward_length / experts used when the key is missing);
 // the router's top probabilities are always renormalized (llama.cpp's qwen3moe graph passes
-// norm_w = true), then scaled by expert_weights_scale when the file gives one.
+// norm_w = true; it reads no expert_weights_scale for qwen3moe, so neither do we).
 void read_moe(const GgufFile& f, ModelConfig& c) {
   const std::string& a = c.architecture;
   c.num_experts = checked_int(f, a + ".expert_count", 1, 1 << 12);
@@ -48,9 +48,6 @@ void read_moe(const GgufFile& f, ModelConfig& c) {
                          : c.ffn_dim / c.num_experts_used;
   if (c.expert_ffn_dim < 1) fail("expert feed-forward size is 0");
   c.expert_weights_norm = true;
-  const double scale = f.opt_float(a + ".expert_weights_scale").value_or(0.0);
-  if (!(scale >= 0.0 && scale < 1e6)) fail("expert_weights_scale %g is not in [0, 1e6)", scale);
-  c.expert_weights_scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);
 }
 
 }  // namespace

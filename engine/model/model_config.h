@@ -69,13 +69,12 @@ struct ModelConfig {
   float rope_freq_base_local = 10000.0f;
   // Mixture of experts (qwen3moe): each layer's feed-forward block is num_experts gated blocks of
   // expert_ffn_dim; a router (softmax over the experts) picks num_experts_used of them per token,
-  // whose outputs are summed with the router's probabilities as weights: renormalized to sum to 1
-  // when expert_weights_norm, then times expert_weights_scale. 0 experts: a dense model.
+  // whose outputs are summed with the router's probabilities as weights, renormalized to sum to 1
+  // when expert_weights_norm. 0 experts: a dense model.
   int num_experts = 0;
   int num_experts_used = 0;
   int expert_ffn_dim = 0;
   bool expert_weights_norm = false;
-  float expert_weights_scale = 1.0f;
 
   bool is_local_layer(int layer) const {
     return sliding_window > 0 && (layer + 1) % sliding_window_pattern != 0;

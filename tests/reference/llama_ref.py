@@ -11,7 +11,7 @@ sees its last `sliding_window` positions only, rotated with base 10000 (the sixt
 base and scaling), as llama.cpp reads these files (its Gemma 3 norms hold 1 + w already: the
 converter adds the 1); for qwen3moe, qwen3's attention and a mixture of experts in place of the
 feed-forward block: softmax over the router's logits, the top expert_used_count experts, their
-probabilities renormalized to sum to 1 (and times expert_weights_scale when the file has one),
+probabilities renormalized to sum to 1 (llama.cpp reads no expert_weights_scale for qwen3moe),
 the weighted sum of those experts' SwiGLU blocks (Qwen3-MoE's norm_topk_prob, as HF's
 Qwen3MoeSparseMoeBlock computes it). Leaves out: shared experts, YaRN, logit soft-capping, anything else an arch may add. Weights are dequantized by the `gguf` package
 (gguf.quants.dequantize), never by our own code, so this checks the C++ dequantizers too.
@@ -74,7 +74,6 @@ class Config:
     n_expert: int = 0
     n_expert_used: int = 0
     n_ff_exp: int = 0
-    expert_weights_scale: float = 1.0
     expert_weights_norm: bool = True
 
     def is_local(self, il: int) -> bool:
@@ -141,7 +140,6 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         n_expert_used=int(a("expert_used_count", 0)),
         n_ff_exp=int(a("expert_feed_forward_length", 0)) or (
             a("feed_forward_length") // int(a("expert_used_count", 1))),
-        expert_weights_scale=float(a("expert_weights_scale", 0.0)) or 1.0,
     )
 
 
@@ -364,7 +362,7 @@ class LlamaRef:
         out = np.zeros_like(h)
         for t in range(h.shape[0]):
             chosen = np.argsort(-probs[t], kind="stable")[:cfg.n_expert_used]
-            weights = probs[t, chosen] * cfg.expert_weights_scale
+            weights = probs[t, chosen]
             if cfg.expert_weights_norm:
                 weights = weights / probs[t, chosen].sum()
             x = h[t:t + 1]

@@ -9,7 +9,7 @@ on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim 
 rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-norm, post-block
 norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
 own RoPE base), phi3 (fused Q|K|V and gate|up), qwen3moe (a router and experts: 3-D tensors
-sliced per expert, top-k of the softmax, renormalized, an expert_weights_scale), and the weight types F32, F16, BF16, Q4_0, Q4_1,
+sliced per expert, top-k of the softmax, renormalized), and the weight types F32, F16, BF16, Q4_0, Q4_1,
 Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
 feature is implemented, not merely that it did not matter.
@@ -173,13 +173,12 @@ MODELS = [
          eps=1e-6, rope_base=1e6, n_expert=8, n_expert_used=2, n_ff_exp=32,
          features=["qk_norm", "gqa", "expert_weights_norm", "expert_slices", "expert_choice"], seed=13),
     # qwen3moe with K-quant experts (Q4_K_M files mix Q4_K and Q6_K), two of four experts per
-    # token, a quantized router, an untied output and an expert_weights_scale of 2.5.
+    # token, a quantized router and an untied output.
     Spec("qwen3moe_kquants", "qwen3moe", dim=256, n_head=2, n_head_kv=1, n_ff=192, n_layer=2, head_dim=128,
          types=dict(embd=Q.Q6_K, q=Q.Q4_K, k=Q.Q6_K, v=Q.Q6_K, o=Q.Q4_K, gate=Q.Q4_K, up=Q.Q6_K,
                     down=Q.Q8_0, router=Q.Q8_0, output=Q.Q6_K),
          tied=False, eps=1e-6, rope_base=1e6, n_expert=4, n_expert_used=2, n_ff_exp=64,
-         extra_kv={"expert_weights_scale": 2.5},
-         features=["expert_weights_norm", "expert_slices", "expert_weights_scale", "untied_output"], seed=14),
+         features=["expert_weights_norm", "expert_slices", "untied_output"], seed=14),
 ]
 
 
@@ -322,7 +321,8 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
         else:
             matrix(p + "ffn_gate.weight", "gate", spec.n_ff, spec.dim, spec.dim ** -0.5)
             matrix(p + "ffn_up.weight", "up", spec.n_ff, spec.dim, spec.dim ** -0.5)
-        matrix(p + "ffn_down.weight", "down", spec.dim, spec.n_ff, spec.n_ff ** -0.5)
+        if not spec.n_expert:
+            matrix(p + "ffn_down.weight", "down", spec.dim, spec.n_ff, spec.n_ff ** -0.5)
     vector("output_norm.weight", spec.dim, 1.0, 0.2)
     if not spec.tied:
         matrix("output.weight", "output", VOCAB, spec.dim, spec.dim ** -0.5)
@@ -425,8 +425,6 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
         r.rope_inv_freq_local = ref.rope_inv_freq
     elif feature == "expert_weights_norm":
         cfg.expert_weights_norm = False
-    elif feature == "expert_weights_scale":
-        cfg.expert_weights_scale = 1.0
     elif feature == "expert_slices":
         # Each expert reading the next one's slice of the 3-D tensors, as a wrong offset would.
         r.layers = [copy.copy(L) for L in ref.layers]
@@ -553,8 +551,7 @@ def make_model(spec: Spec, out: Path) -> dict:
                    "qkv_bias": ref.layers[0].bq is not None, "neox": c.rope_neox,
                    "qk_norm": c.qk_norm, "post_norms": c.post_norms, "gelu": c.gelu,
                    "sliding_window": c.sliding_window, "num_experts": c.n_expert,
-                   "num_experts_used": c.n_expert_used, "expert_ffn_dim": c.n_ff_exp if c.n_expert else 0,
-                   "expert_weights_scale": c.expert_weights_scale},
+                   "num_experts_used": c.n_expert_used, "expert_ffn_dim": c.n_ff_exp if c.n_expert else 0},
         "weight_types": sorted({t.name for t in spec.types.values()}),
         "feature_effects": effects,
         "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],

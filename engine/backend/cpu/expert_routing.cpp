@@ -28,7 +28,7 @@ void route_experts(const float* logits, int64_t num_tokens, const ModelConfig& c
       chosen_sum += w[s];
     }
     const float divisor = c.expert_weights_norm ? std::max(chosen_sum, 6.103515625e-5f) : 1.0f;
-    for (int s = 0; s < k; ++s) w[s] = w[s] / divisor * c.expert_weights_scale;
+    for (int s = 0; s < k; ++s) w[s] = w[s] / divisor;
   }
 }
 

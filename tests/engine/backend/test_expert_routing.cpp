@@ -1,6 +1,6 @@
 // A mixture-of-experts router's choice (engine/backend/cpu/expert_routing.h) against a float64
 // computation written out here, on random logits and on the cases a plain top-k gets wrong:
-// equal probabilities, renormalization off and on, a scale, one expert far ahead; and
+// equal probabilities, renormalization off and on, one expert far ahead; and
 // the grouping by expert as a permutation of every (token, slot) in token order.
 
 #include <QtTest>
@@ -16,12 +16,11 @@ using namespace pagedchat;
 
 namespace {
 
-ModelConfig moe(int experts, int used, bool norm = true, float scale = 1.0f) {
+ModelConfig moe(int experts, int used, bool norm = true) {
   ModelConfig c;
   c.num_experts = experts;
   c.num_experts_used = used;
   c.expert_weights_norm = norm;
-  c.expert_weights_scale = scale;
   return c;
 }
 
@@ -46,9 +45,9 @@ class TestExpertRouting : public QObject {
   void randomLogitsMatchFloat64() {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 3.0f);
-    for (const auto& [experts, used, norm, scale] :
-         {std::tuple{8, 2, true, 1.0f}, {128, 8, true, 1.0f}, {4, 3, false, 1.0f}, {16, 4, true, 2.5f}, {6, 6, true, 1.0f}}) {
-      const ModelConfig c = moe(experts, used, norm, scale);
+    for (const auto& [experts, used, norm] :
+         {std::tuple{8, 2, true}, {128, 8, true}, {4, 3, false}, {16, 4, true}, {6, 6, true}}) {
+      const ModelConfig c = moe(experts, used, norm);
       const int tokens = 50;
       std::vector<float> logits(tokens * experts);
       for (float& z : logits) z = normal(rng);
@@ -65,7 +64,7 @@ class TestExpertRouting : public QObject {
         for (int s = 0; s < used; ++s) chosen += p[order[s]];
         for (int s = 0; s < used; ++s) {
           QCOMPARE(r.experts[t * used + s], order[s]);
-          const double expected = p[order[s]] / (norm ? chosen : 1.0) * scale;
+          const double expected = p[order[s]] / (norm ? chosen : 1.0);
           QVERIFY2(std::fabs(r.weights[t * used + s] - expected) <= 1e-6 * expected + 1e-9,
                    qPrintable(QStringLiteral("token %1 slot %2: %3 vs %4").arg(t).arg(s).arg(r.weights[t * used + s]).arg(expected)));
         }
