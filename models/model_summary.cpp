@@ -110,7 +110,15 @@ ModelSummary summarize_model(const std::string& path) {
   if (stem.size() > 5 && stem.ends_with(".gguf")) stem.resize(stem.size() - 5);
   s.name = f.opt_string("general.name").value_or(stem);
   if (s.name.empty()) s.name = stem;
-  for (const GgufTensorInfo& t : f.tensors()) s.parameters += static_cast<uint64_t>(t.num_elements());
+  // Experts are the 3-D tensors; a token uses expert_used_count of expert_count of them.
+  const uint64_t experts = s.architecture.empty() ? 0 : f.opt_uint(s.architecture + ".expert_count").value_or(0);
+  const uint64_t used = s.architecture.empty() ? 0 : f.opt_uint(s.architecture + ".expert_used_count").value_or(0);
+  for (const GgufTensorInfo& t : f.tensors()) {
+    const auto n = static_cast<uint64_t>(t.num_elements());
+    s.parameters += n;
+    const bool expert = t.shape.size() == 3 && experts > 0 && used <= experts && static_cast<uint64_t>(t.shape[2]) == experts;
+    s.active_parameters += expert ? n / experts * used : n;
+  }
   if (auto ft = f.opt_uint("general.file_type")) s.quantization = file_type_name(*ft);
   if (s.quantization.empty()) s.quantization = commonest_weight_type(f);
   if (!s.architecture.empty()) s.context_length = f.opt_uint(s.architecture + ".context_length").value_or(0);

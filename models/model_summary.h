@@ -13,6 +13,9 @@ struct ModelSummary {
   std::string name;             // general.name, else the file's name without .gguf
   std::string architecture;     // general.architecture
   uint64_t parameters = 0;      // elements of every tensor
+  // A mixture of experts' parameters used per token (its experts counted for those a token uses);
+  // equal to `parameters` for a dense model.
+  uint64_t active_parameters = 0;
   std::string quantization;     // general.file_type's name ("Q4_K_M"), else the commonest weight type
   uint64_t context_length = 0;  // {arch}.context_length, 0 when absent
   uint64_t file_size = 0;

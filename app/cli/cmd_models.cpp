@@ -34,6 +34,7 @@ nlohmann::json to_json(const ModelSummary& s) {
           {"name", s.name},
           {"architecture", s.architecture},
           {"parameters", s.parameters},
+          {"active_parameters", s.active_parameters},
           {"quantization", s.quantization},
           {"context_length", s.context_length},
           {"file_size", s.file_size},
@@ -114,7 +115,9 @@ int cmd_info(const std::vector<std::string>& argv) {
   std::printf("file           %s\n", s.path.c_str());
   std::printf("name           %s\n", s.name.c_str());
   std::printf("architecture   %s\n", s.architecture.c_str());
-  std::printf("parameters     %s (%llu)\n", models::format_parameters(s.parameters).c_str(), (unsigned long long)s.parameters);
+  std::printf("parameters     %s (%llu)", models::format_parameters(s.parameters).c_str(), (unsigned long long)s.parameters);
+  if (s.active_parameters != s.parameters) std::printf(", %s used per token", models::format_parameters(s.active_parameters).c_str());
+  std::printf("\n");
   std::printf("quantization   %s\n", s.quantization.c_str());
   std::printf("context        %llu tokens\n", (unsigned long long)s.context_length);
   std::printf("size           %s\n", models::format_bytes(s.file_size).c_str());

@@ -11,7 +11,9 @@ Usage: make_shape_model.py --shape 1b --type Q4_K_M [--type Q8_0 ...]
 Shapes: 135m (SmolLM2-135M), 360m (SmolLM2-360M), 1b (Llama 3.2 1B), 3b (Llama 3.2 3B),
 8b (Llama 3.1 8B); a3b-4l: four layers of Qwen3-30B-A3B (qwen3moe: 128 experts of 768, 8 used
 per token, 32 query heads of 128 over 4 KV heads), a twelfth of the model, whose time per layer
-and token is the whole model's (its F16 source is 5 GB; the whole model's would be 61 GB).
+and token is the whole model's (its F16 source is 5 GB; the whole model's would be 61 GB);
+moe-2b: the 1b shape's attention with 8 experts of 2048 per layer, 2 used per token (2.0B weights,
+0.67B used per token; qwen3moe).
 llama-quantize comes from installer/build-llama-server.sh.
 """
 
@@ -38,9 +40,10 @@ SHAPES = {
     "3b": (3072, 28, 24, 8, 8192),
     "8b": (4096, 32, 32, 8, 14336),
     "a3b-4l": (2048, 4, 32, 4, 6144),
+    "moe-2b": (2048, 16, 32, 8, 8192),
 }
 # Mixture-of-experts shapes: (experts, used per token, expert ffn, head_dim)
-MOE_SHAPES = {"a3b-4l": (128, 8, 768, 128)}
+MOE_SHAPES = {"a3b-4l": (128, 8, 768, 128), "moe-2b": (8, 2, 2048, 64)}
 
 
 def write_f16(path: Path, shape: str, tokenizer_model: Path) -> None:

@@ -51,7 +51,7 @@ class ModelSummaryTest : public QObject {
     QTest::newRow("mistral, sentencepiece") << "mistral" << "llama" << 0u << "";
     QTest::newRow("phi3") << "phi3" << "llama" << 0u << "";
     QTest::newRow("falcon") << "falcon" << "llama" << 0u
-                            << "architecture 'falcon' is not supported (llama, mistral, qwen2, qwen3, gemma3 and phi3 are)";
+                            << "architecture 'falcon' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3 and phi3 are)";
     QTest::newRow("rwkv tokenizer") << "llama" << "rwkv" << 0u << "tokenizer 'rwkv' is not supported (gpt2 and llama are)";
     QTest::newRow("split") << "llama" << "gpt2" << 3u
                            << "it is split into 3 files; split GGUFs are not supported yet (join them with llama-gguf-split --merge)";
@@ -73,7 +73,22 @@ class ModelSummaryTest : public QObject {
     QCOMPARE(s.supported, problem.isEmpty());
     QCOMPARE(s.architecture, m.architecture);
     QCOMPARE(s.parameters, uint64_t(8 * 4 + 8 * 2));
+    QCOMPARE(s.active_parameters, s.parameters);
     QCOMPARE(s.context_length, uint64_t(2048));
+  }
+
+  // A mixture of experts counts all its weights, and of its experts' only those a token uses.
+  void aMixtureOfExpertsSaysWhatATokenUses() {
+    QTemporaryDir dir;
+    test::FixtureModel m;
+    m.architecture = "qwen3moe";
+    m.experts = 4;
+    const QString path = dir.filePath("moe.gguf");
+    test::write_fixture(path, test::fixture_gguf(m));
+    const ModelSummary s = summarize_model(path.toStdString());
+    QVERIFY2(s.supported, s.problem.c_str());
+    QCOMPARE(s.parameters, uint64_t(8 * 4 + 8 * 2 + 8 * 4 * 4));
+    QCOMPARE(s.active_parameters, uint64_t(8 * 4 + 8 * 2 + 8 * 4));
   }
 
   // A template that cannot finish a short conversation is said before a load (issue 46); one

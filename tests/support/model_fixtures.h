@@ -30,6 +30,7 @@ struct FixtureModel {
   uint64_t context = 2048;
   uint32_t split_count = 0;  // > 1: a shard of a split GGUF
   bool long_rope = false;    // a rope_factors_long tensor without its short twin: a file we refuse
+  uint32_t experts = 0;      // > 0: expert_count (1 used per token) and one 8 x 4 x experts F32 expert tensor
 };
 
 inline QByteArray fixture_gguf(const FixtureModel& m) {
@@ -49,6 +50,11 @@ inline QByteArray fixture_gguf(const FixtureModel& m) {
   // token_embd: 8 x 4 in F32 (type 0), and a 8 x 2 F16 (type 1) norm-like tensor: 48 parameters.
   b.add_tensor("token_embd.weight", 0, {8, 4}, std::vector<uint8_t>(8 * 4 * 4, 0));
   if (m.long_rope) b.add_tensor("rope_factors_long.weight", 0, {2}, std::vector<uint8_t>(2 * 4, 0));
+  if (m.experts) {
+    b.add_u32(a + ".expert_count", m.experts);
+    b.add_u32(a + ".expert_used_count", 1);
+    b.add_tensor("blk.0.ffn_up_exps.weight", 0, {8, 4, m.experts}, std::vector<uint8_t>(8 * 4 * m.experts * 4, 0));
+  }
   b.add_tensor("output_norm.weight", 1, {8, 2}, std::vector<uint8_t>(8 * 2 * 2, 0));
   const std::vector<uint8_t> bytes = b.build();
   return QByteArray(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size()));
