@@ -4,7 +4,9 @@
 // of n = 4 parallel samples (whose prompt is computed once), and as the next turn of a parked
 // sequence or of a fork of it (copy-on-write of the shared last block), and held back by its
 // client mid-reply (Engine::hold) in a pool small enough that the held are preempted. Rests on the CPU forward giving
-// the same bits for a row whatever else is in the batch (test_forward_invariance).
+// the same bits for a row whatever else is in the batch (test_forward_invariance). Every case runs
+// on the default model and on a random mixture of experts (tiny-moe: the step's tokens grouped by
+// expert, so an expert's rows change with the batch; a request's tokens must not).
 
 #include <QtTest>
 
@@ -14,6 +16,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine/engine.h"
 #include "engine/model/model.h"
+#include "engine/model/random_model.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -77,10 +80,18 @@ Outcome run(Backend& backend, const Model& model, const EngineConfig& config, co
 class TestEngineDeterminism : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<CpuBackend> backend_;
+  struct Subject {
+    std::unique_ptr<Model> model;
+    std::unique_ptr<CpuBackend> backend;
+    std::vector<std::vector<int32_t>> prompts;
+    std::vector<std::vector<int32_t>> alone;  // each prompt's output, run alone
+  };
+  std::map<QString, Subject> subjects_;
+  // The current row's subject (init()).
+  const Model* model_ = nullptr;
+  CpuBackend* backend_ = nullptr;
   std::vector<std::vector<int32_t>> prompts_;
-  std::vector<std::vector<int32_t>> alone_;  // each prompt's output, run alone
+  std::vector<std::vector<int32_t>> alone_;
 
   // Blocks of 4 tokens, as many as the longest request (prompt + kMaxTokens) needs plus
   // `spare`: each request fits alone, all 8 together do not.
@@ -112,20 +123,44 @@ class TestEngineDeterminism : public QObject {
   }
 
  private slots:
+  void initTestCase_data() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("default model") << "default";
+    QTest::newRow("mixture of experts") << "tiny-moe";
+  }
+
   void initTestCase() {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
-    model_ = Model::load(path);
-    backend_ = std::make_unique<CpuBackend>(model_->weights, 2);
-    for (const char* p : kPrompts) prompts_.push_back(model_->tokenizer->encode(p, true, false));
-    for (const auto& p : prompts_) {
-      Outcome o = run(*backend_, *model_, EngineConfig{}, {greedy(p)});
-      QCOMPARE(o.tokens[1].size(), size_t(1));
-      QCOMPARE(o.tokens[1][0].size(), size_t(kMaxTokens));
-      QCOMPARE(o.finish[1], std::string("length"));
-      QCOMPARE(o.stats.num_prefill_tokens, static_cast<int64_t>(p.size()));
-      QCOMPARE(o.stats.num_decode_tokens, int64_t(kMaxTokens - 1));
-      alone_.push_back(o.tokens[1][0]);
+    subjects_["default"].model = Model::load(path);
+    subjects_["tiny-moe"].model = make_random_model("tiny-moe", 11, 2);
+    // The same prompts for both: the default model's tokens (taken modulo the random model's
+    // vocabulary), so the pools sized for them preempt the same way.
+    std::vector<std::vector<int32_t>> prompts;
+    for (const char* p : kPrompts) prompts.push_back(subjects_["default"].model->tokenizer->encode(p, true, false));
+    for (auto& [name, s] : subjects_) {
+      s.backend = std::make_unique<CpuBackend>(s.model->weights, 2);
+      s.prompts = prompts;
+      for (auto& p : s.prompts)
+        for (int32_t& t : p) t %= s.model->config().vocab_size;
+      for (const auto& p : s.prompts) {
+        Outcome o = run(*s.backend, *s.model, EngineConfig{}, {greedy(p)});
+        QCOMPARE(o.tokens[1].size(), size_t(1));
+        QCOMPARE(o.tokens[1][0].size(), size_t(kMaxTokens));
+        QCOMPARE(o.finish[1], std::string("length"));
+        QCOMPARE(o.stats.num_prefill_tokens, static_cast<int64_t>(p.size()));
+        QCOMPARE(o.stats.num_decode_tokens, int64_t(kMaxTokens - 1));
+        s.alone.push_back(o.tokens[1][0]);
+      }
     }
+  }
+
+  void init() {
+    QFETCH_GLOBAL(QString, model);
+    const Subject& s = subjects_.at(model);
+    model_ = s.model.get();
+    backend_ = s.backend.get();
+    prompts_ = s.prompts;
+    alone_ = s.alone;
   }
 
   void batched_with_seven_others() {
