@@ -16,12 +16,15 @@ std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t type_id) {
     case GgmlType::Q5_1: return GgmlTypeTraits{"Q5_1", 32, 24, true};
     case GgmlType::Q8_0: return GgmlTypeTraits{"Q8_0", 32, 34, true};
     case GgmlType::Q8_1: return GgmlTypeTraits{"Q8_1", 32, 36, false};
-    case GgmlType::Q2_K: return GgmlTypeTraits{"Q2_K", 256, 84, false};
-    case GgmlType::Q3_K: return GgmlTypeTraits{"Q3_K", 256, 110, false};
+    case GgmlType::Q2_K: return GgmlTypeTraits{"Q2_K", 256, 84, true};
+    case GgmlType::Q3_K: return GgmlTypeTraits{"Q3_K", 256, 110, true};
     case GgmlType::Q4_K: return GgmlTypeTraits{"Q4_K", 256, 144, true};
     case GgmlType::Q5_K: return GgmlTypeTraits{"Q5_K", 256, 176, true};
     case GgmlType::Q6_K: return GgmlTypeTraits{"Q6_K", 256, 210, true};
     case GgmlType::Q8_K: return GgmlTypeTraits{"Q8_K", 256, 292, false};
+    case GgmlType::IQ4_NL: return GgmlTypeTraits{"IQ4_NL", 32, 18, true};
+    case GgmlType::IQ4_XS: return GgmlTypeTraits{"IQ4_XS", 256, 136, true};
+    case GgmlType::MXFP4: return GgmlTypeTraits{"MXFP4", 32, 17, true};
   }
   return std::nullopt;
 }

@@ -141,7 +141,7 @@ void dequantize_row(GgmlType type, const void* src_row, float* y, int64_t n) {
     case GgmlType::F16: return convert_floats<F16>(src, y, n);
     case GgmlType::BF16: return convert_floats<BF16>(src, y, n);
     case GgmlType::F32: std::memcpy(y, src, static_cast<size_t>(n) * sizeof(float)); return;
-    default: return reference::dequantize_row(type, src_row, y, n);  // activation formats
+    default: return reference::dequantize_row(type, src_row, y, n);  // activation formats, types without a kernel
   }
 }
 

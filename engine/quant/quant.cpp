@@ -29,6 +29,7 @@ bool is_weight_type(GgmlType type) {
     case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16:
     case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1:
     case GgmlType::Q8_0: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+    case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: case GgmlType::MXFP4:
       return true;
     default:
       return false;
@@ -70,9 +71,12 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
 GgmlType dot_activation_type(GgmlType weight_type) {
   switch (weight_type) {
     case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: return GgmlType::F32;
-    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return GgmlType::Q8_0;
+    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: case GgmlType::MXFP4:
+      return GgmlType::Q8_0;
     case GgmlType::Q4_1: case GgmlType::Q5_1: return GgmlType::Q8_1;
-    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return GgmlType::Q8_K;
+    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: case GgmlType::Q2_K: case GgmlType::Q3_K:
+    case GgmlType::IQ4_XS:
+      return GgmlType::Q8_K;
     default: break;
   }
   fail("tensor type %s is not supported for matrix products", type_name(weight_type).c_str());
@@ -101,7 +105,7 @@ void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_
                   int64_t num_rows, const void* activation_row, float* out, WeightAccess access) {
   check_weight_row(weight_type, n);
 #if defined(PAGEDCHAT_QUANT_AVX2)
-  if (use_avx2()) {
+  if (use_avx2() && quant_avx2::has_vec_dot(weight_type)) {
     return quant_avx2::vec_dot_rows(weight_type, n, w, weight_row_stride, num_rows, activation_row, out, access);
   }
 #endif

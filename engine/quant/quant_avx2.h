@@ -29,6 +29,11 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 void quantize_activation_row(GgmlType weight_type, const float* x, void* dst, int64_t n);
 void vec_dot_rows(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride,
                   int64_t num_rows, const void* activation_row, float* out, WeightAccess access);
+// Whether vec_dot_rows has a kernel for the type (the others run the scalar reference).
+bool has_vec_dot(GgmlType weight_type);
+// vec_dot_rows for Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4 (vec_dot_low_bits_avx2.cpp).
+void vec_dot_rows_low_bits(GgmlType weight_type, int64_t n, const void* w, size_t weight_row_stride, int64_t num_rows,
+                           const void* activation_row, float* out, WeightAccess access);
 // panel.h's panel_dot; the caller has checked the type and cols.
 void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
                size_t act_row_bytes, const void* expanded, size_t expanded_row_bytes, int64_t num_tokens, float* out,

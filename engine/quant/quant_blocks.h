@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "engine/common/float16.h"
 
@@ -58,7 +59,52 @@ struct block_q8_1 {
   int8_t qs[kQK];
 };
 
+// IQ4_NL: 16 non-uniform levels (iq4_level), nibbles laid out as Q4_0's; x = d * level(q).
+struct block_iq4_nl {
+  static constexpr int num_elements = kQK;
+  uint16_t d;
+  uint8_t qs[kQK / 2];
+};
+// MXFP4 (OCP microscaling, gpt-oss's experts): a power-of-two scale e (E8M0) and 4-bit E2M1
+// values, nibbles laid out as Q4_0's; x = 2^(e - 128) * fp4_level(q), the levels doubled (0, 1,
+// 2, 3, 4, 6, 8, 12 and their negatives) so they are integers, and the scale halved to match.
+struct block_mxfp4 {
+  static constexpr int num_elements = kQK;
+  uint8_t e;
+  uint8_t qs[kQK / 2];
+};
+
 // ---- 256-element super-blocks (K-quants) ------------------------------------------------
+// Q2_K: 16 groups of 16, each with a 4-bit scale (low nibble) and a 4-bit min (high nibble) in
+// scales[g]; x = d * scale * q - dmin * min, q 2 bits. For each half h (128 elements) the 2-bit
+// quants of elements 128h + 32k + l (k < 4, l < 32) are bits 2k..2k+1 of qs[32h + l].
+struct block_q2_K {
+  static constexpr int num_elements = kQKK;
+  uint8_t scales[kQKK / 16];
+  uint8_t qs[kQKK / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+// Q3_K: 16 groups of 16 with 6-bit scales (minus 32) packed in 12 bytes (get_scale_q3_K);
+// x = d * scale * q, q = low 2 bits (laid out as Q2_K's) - 4 unless the element's bit of hmask
+// is set: bit 4h + k of hmask[l] for element 128h + 32k + l.
+struct block_q3_K {
+  static constexpr int num_elements = kQKK;
+  uint8_t hmask[kQKK / 8];
+  uint8_t qs[kQKK / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+// IQ4_XS: 8 sub-blocks of 32 with 6-bit scales (minus 32): low 4 bits in scales_l (nibble
+// ib % 2 of byte ib / 2), top 2 bits at bits 2ib of scales_h; each sub-block's 16 bytes of qs
+// hold its nibbles as Q4_0's do; x = (d * scale) * iq4_level(q).
+struct block_iq4_xs {
+  static constexpr int num_elements = kQKK;
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQKK / 64];
+  uint8_t qs[kQKK / 2];
+};
 // Q4_K/Q5_K: 8 sub-blocks of 32, each with a 6-bit scale and a 6-bit min packed into 12
 // bytes (see get_scale_min_k4); x = d * scale * q - dmin * min. The quants of sub-blocks
 // 2c and 2c+1 share qs[32c .. 32c+31]: low nibbles for 2c, high nibbles for 2c+1.
@@ -106,6 +152,11 @@ static_assert(sizeof(block_q4_K) == 144);
 static_assert(sizeof(block_q5_K) == 176);
 static_assert(sizeof(block_q6_K) == 210);
 static_assert(sizeof(block_q8_K) == 292);
+static_assert(sizeof(block_iq4_nl) == 18);
+static_assert(sizeof(block_mxfp4) == 17);
+static_assert(sizeof(block_q2_K) == 84);
+static_assert(sizeof(block_q3_K) == 110);
+static_assert(sizeof(block_iq4_xs) == 136);
 
 // ---- unpacking -----------------------------------------------------------------------------
 
@@ -134,7 +185,45 @@ PC_HOST_DEVICE inline int nibble32(const uint8_t* qs, int j) {
   return j < 16 ? (qs[j] & 0x0f) : (qs[j - 16] >> 4);
 }
 
-// The integer quant of element i of each type, as the format defines it (before scaling).
+// The 16 levels of IQ4_NL and IQ4_XS (ggml's kvalues_iq4nl) and MXFP4's doubled E2M1 values
+// (kvalues_mxfp4), packed in two words so that device code can index them too.
+PC_HOST_DEVICE inline int level_of(uint64_t low8, uint64_t high8, int q) {
+  return static_cast<int8_t>(((q < 8 ? low8 : high8) >> (8 * (q & 7))) & 0xff);
+}
+PC_HOST_DEVICE inline int iq4_level(int q) {
+  // -127, -104, -83, -65, -49, -35, -22, -10 | 1, 13, 25, 38, 53, 69, 89, 113
+  return level_of(0xf6eaddcfbfad9881ull, 0x7159453526190d01ull, q);
+}
+PC_HOST_DEVICE inline int fp4_level(int q) {
+  // 0, 1, 2, 3, 4, 6, 8, 12 | 0, -1, -2, -3, -4, -6, -8, -12
+  return level_of(0x0c08060403020100ull, 0xf4f8fafcfdfeff00ull, q);
+}
+
+// MXFP4's scale 2^(e - 127), halved for the doubled levels: 2^(e - 128), exact for every e
+// (e 0 and 1 are subnormal floats), as ggml_e8m0_to_fp32_half computes it.
+PC_HOST_DEVICE inline float e8m0_half(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// The 6-bit scale of group g (0..15) of a Q3_K super-block, minus 32: the low 4 bits are a
+// nibble of bytes 0-7 (groups 0-3: low nibbles of 0-3, 4-7: of 4-7, 8-11: high nibbles of 0-3,
+// 12-15: of 4-7), the top 2 bits are bits 2 (g / 4) of byte 8 + g % 4.
+PC_HOST_DEVICE inline int get_scale_q3_K(const uint8_t* scales, int g) {
+  const int j = g % 4, quarter = g / 4;
+  const int low = (scales[j + 4 * (quarter % 2)] >> (4 * (quarter / 2))) & 0x0f;
+  const int high = (scales[8 + j] >> (2 * quarter)) & 3;
+  return (low | high << 4) - 32;
+}
+
+// The 6-bit scale of sub-block ib (0..7) of an IQ4_XS super-block, minus 32.
+PC_HOST_DEVICE inline int get_scale_iq4_xs(const block_iq4_xs& b, int ib) {
+  const int low = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0f;
+  const int high = (b.scales_h >> (2 * ib)) & 3;
+  return (low | high << 4) - 32;
+}
 PC_HOST_DEVICE inline int quant_q4_0(const block_q4_0& b, int j) { return nibble32(b.qs, j) - 8; }
 PC_HOST_DEVICE inline int quant_q4_1(const block_q4_1& b, int j) { return nibble32(b.qs, j); }
 PC_HOST_DEVICE inline int quant_q5_0(const block_q5_0& b, int j) {
@@ -142,6 +231,20 @@ PC_HOST_DEVICE inline int quant_q5_0(const block_q5_0& b, int j) {
 }
 PC_HOST_DEVICE inline int quant_q5_1(const block_q5_1& b, int j) {
   return nibble32(b.qs, j) | static_cast<int>((load_qh32(b.qh) >> j) & 1u) << 4;
+}
+PC_HOST_DEVICE inline int quant_iq4_nl(const block_iq4_nl& b, int j) { return iq4_level(nibble32(b.qs, j)); }
+PC_HOST_DEVICE inline int quant_mxfp4(const block_mxfp4& b, int j) { return fp4_level(nibble32(b.qs, j)); }
+PC_HOST_DEVICE inline int quant_q2_K(const block_q2_K& b, int i) {
+  const int h = i / 128, k = (i % 128) / 32, l = i % 32;
+  return (b.qs[32 * h + l] >> (2 * k)) & 3;
+}
+PC_HOST_DEVICE inline int quant_q3_K(const block_q3_K& b, int i) {
+  const int h = i / 128, k = (i % 128) / 32, l = i % 32;
+  const int low = (b.qs[32 * h + l] >> (2 * k)) & 3;
+  return (b.hmask[l] >> (4 * h + k)) & 1 ? low : low - 4;
+}
+PC_HOST_DEVICE inline int quant_iq4_xs(const block_iq4_xs& b, int i) {
+  return iq4_level(nibble32(b.qs + 16 * (i / 32), i % 32));
 }
 PC_HOST_DEVICE inline int quant_q4_K(const block_q4_K& b, int i) {
   const int sub = i / 32, l = i % 32;
@@ -202,6 +305,28 @@ PC_HOST_DEVICE inline float dequantize_element(const block_q5_K& b, int i) {
 PC_HOST_DEVICE inline float dequantize_element(const block_q6_K& b, int i) {
   const float d = fp16_to_fp32(b.d) * static_cast<float>(b.scales[i / 16]);
   return d * static_cast<float>(quant_q6_K(b, i));
+}
+PC_HOST_DEVICE inline float dequantize_element(const block_iq4_nl& b, int j) {
+  return fp16_to_fp32(b.d) * static_cast<float>(quant_iq4_nl(b, j));
+}
+PC_HOST_DEVICE inline float dequantize_element(const block_mxfp4& b, int j) {
+  return static_cast<float>(quant_mxfp4(b, j)) * e8m0_half(b.e);
+}
+PC_HOST_DEVICE inline float dequantize_element(const block_q2_K& b, int i) {
+  const int sc = b.scales[i / 16];
+  const float d = fp16_to_fp32(b.d) * static_cast<float>(sc & 0x0f);
+  const float m = fp16_to_fp32(b.dmin) * static_cast<float>(sc >> 4);
+  return d * static_cast<float>(quant_q2_K(b, i)) - m;
+}
+PC_HOST_DEVICE inline float dequantize_element(const block_q3_K& b, int i) {
+  const float d = fp16_to_fp32(b.d) * static_cast<float>(get_scale_q3_K(b.scales, i / 16));
+  return d * static_cast<float>(quant_q3_K(b, i));
+}
+// The scale product rounds here (11 + 6 bits times a level of 8 bits can exceed a float's 24):
+// (d * scale) first, then the level, as ggml does.
+PC_HOST_DEVICE inline float dequantize_element(const block_iq4_xs& b, int i) {
+  const float d = fp16_to_fp32(b.d) * static_cast<float>(get_scale_iq4_xs(b, i / 32));
+  return d * static_cast<float>(quant_iq4_xs(b, i));
 }
 PC_HOST_DEVICE inline float dequantize_element(const block_q8_K& b, int i) {
   return b.d * static_cast<float>(b.qs[i]);

@@ -122,6 +122,75 @@ float dot_k_with_min(int64_t n, const void* w, const void* a, Quant quant) {
   return sum;
 }
 
+// 32-element blocks of levels (IQ4_NL: fp16 d; MXFP4: a power of two) against Q8_0:
+// scale * d_a * sum_j level_j q_a_j.
+template <typename Block, typename Quant, typename Scale>
+float dot_levels(int64_t n, const void* w, const void* a, Quant quant, Scale scale) {
+  const auto* x = static_cast<const Block*>(w);
+  const auto* y = static_cast<const block_q8_0*>(a);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n / kQK; ++i) {
+    int sumi = 0;
+    for (int j = 0; j < kQK; ++j) sumi += quant(x[i], j) * y[i].qs[j];
+    sum += scale(x[i]) * fp16_to_fp32(y[i].d) * static_cast<float>(sumi);
+  }
+  return sum;
+}
+
+// Q2_K against Q8_K: per super-block d d_a sum_g scale_g (q . q_a)_g - dmin d_a sum_g min_g bsum_g.
+float dot_q2_K(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const block_q2_K*>(w);
+  const auto* y = static_cast<const block_q8_K*>(a);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    int sumi = 0, summins = 0;
+    for (int g = 0; g < 16; ++g) {
+      int dot = 0;
+      for (int l = 0; l < 16; ++l) dot += quant_q2_K(x[i], 16 * g + l) * y[i].qs[16 * g + l];
+      sumi += (x[i].scales[g] & 0x0f) * dot;
+      summins += (x[i].scales[g] >> 4) * y[i].bsums[g];
+    }
+    const float d = y[i].d * fp16_to_fp32(x[i].d);
+    const float dmin = y[i].d * fp16_to_fp32(x[i].dmin);
+    sum += d * static_cast<float>(sumi) - dmin * static_cast<float>(summins);
+  }
+  return sum;
+}
+
+// Q3_K against Q8_K: per super-block d d_a sum_g scale_g (q . q_a)_g.
+float dot_q3_K(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const block_q3_K*>(w);
+  const auto* y = static_cast<const block_q8_K*>(a);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    int sumi = 0;
+    for (int g = 0; g < 16; ++g) {
+      int dot = 0;
+      for (int l = 0; l < 16; ++l) dot += quant_q3_K(x[i], 16 * g + l) * y[i].qs[16 * g + l];
+      sumi += get_scale_q3_K(x[i].scales, g) * dot;
+    }
+    sum += y[i].d * fp16_to_fp32(x[i].d) * static_cast<float>(sumi);
+  }
+  return sum;
+}
+
+// IQ4_XS against Q8_K: per super-block d d_a sum_s scale_s (level . q_a)_s.
+float dot_iq4_xs(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const block_iq4_xs*>(w);
+  const auto* y = static_cast<const block_q8_K*>(a);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    int sumi = 0;
+    for (int sub = 0; sub < 8; ++sub) {
+      int dot = 0;
+      for (int l = 0; l < 32; ++l) dot += quant_iq4_xs(x[i], 32 * sub + l) * y[i].qs[32 * sub + l];
+      sumi += get_scale_iq4_xs(x[i], sub) * dot;
+    }
+    sum += y[i].d * fp16_to_fp32(x[i].d) * static_cast<float>(sumi);
+  }
+  return sum;
+}
+
 float dot_q6_K(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const block_q6_K*>(w);
   const auto* y = static_cast<const block_q8_K*>(a);
@@ -166,6 +235,11 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
     case GgmlType::Q5_K: return dequantize_blocks<block_q5_K>(src, dst, n);
     case GgmlType::Q6_K: return dequantize_blocks<block_q6_K>(src, dst, n);
     case GgmlType::Q8_K: return dequantize_blocks<block_q8_K>(src, dst, n);
+    case GgmlType::Q2_K: return dequantize_blocks<block_q2_K>(src, dst, n);
+    case GgmlType::Q3_K: return dequantize_blocks<block_q3_K>(src, dst, n);
+    case GgmlType::IQ4_NL: return dequantize_blocks<block_iq4_nl>(src, dst, n);
+    case GgmlType::IQ4_XS: return dequantize_blocks<block_iq4_xs>(src, dst, n);
+    case GgmlType::MXFP4: return dequantize_blocks<block_mxfp4>(src, dst, n);
     default: break;
   }
   fail("cannot dequantize tensor type %s", std::string(ggml_type_name(static_cast<uint32_t>(type))).c_str());
@@ -203,6 +277,13 @@ float vec_dot(GgmlType weight_type, int64_t n, const void* w, const void* a) {
     case GgmlType::Q4_K: return dot_k_with_min<block_q4_K>(n, w, a, quant_q4_K);
     case GgmlType::Q5_K: return dot_k_with_min<block_q5_K>(n, w, a, quant_q5_K);
     case GgmlType::Q6_K: return dot_q6_K(n, w, a);
+    case GgmlType::Q2_K: return dot_q2_K(n, w, a);
+    case GgmlType::Q3_K: return dot_q3_K(n, w, a);
+    case GgmlType::IQ4_XS: return dot_iq4_xs(n, w, a);
+    case GgmlType::IQ4_NL:
+      return dot_levels<block_iq4_nl>(n, w, a, quant_iq4_nl, [](const block_iq4_nl& b) { return fp16_to_fp32(b.d); });
+    case GgmlType::MXFP4:
+      return dot_levels<block_mxfp4>(n, w, a, quant_mxfp4, [](const block_mxfp4& b) { return e8m0_half(b.e); });
     default: break;
   }
   fail("no dot product for tensor type %s", std::string(ggml_type_name(static_cast<uint32_t>(weight_type))).c_str());

@@ -8,27 +8,11 @@
 #include "engine/quant/quant_avx2.h"
 #include "engine/quant/quant_blocks.h"
 #include "engine/quant/simd_avx2.h"
+#include "engine/quant/vec_dot_rows_avx2.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX2)
 namespace pagedchat::quant_avx2 {
 namespace {
-
-constexpr int kRowsPerPass = 4;
-constexpr size_t kCacheLine = 64;
-constexpr size_t kPrefetchMinBytes = 64 << 10;
-
-// Prefetches `bytes` from `offset` of the R rows after these R, one pass ahead. The hardware
-// prefetcher sees R interleaved streams and falls behind: on a 64 MB matrix this measured
-// 20-60% faster (Q4_1, Q8_0, one thread).
-template <int R>
-static inline void prefetch_next_rows(const uint8_t* w, size_t stride, size_t offset, size_t bytes) {
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    for (size_t b = 0; b < bytes; b += kCacheLine) {
-      _mm_prefetch(reinterpret_cast<const char*>(w + (R + r) * stride + offset + b), _MM_HINT_T0);
-    }
-  }
-}
 
 // ---- 32-element blocks --------------------------------------------------------------------
 // Per block and row: the exact integer dot product in 8 int32 lanes, then
@@ -297,28 +281,6 @@ struct DotFloat {
   }
 };
 
-template <typename Kernel>
-void run_rows(int64_t n, const void* w, size_t stride, int64_t num_rows, const void* act, float* out,
-              WeightAccess access) {
-  const auto* base = static_cast<const uint8_t*>(w);
-  // Prefetching pays when the weights come from memory (decode: each matrix is read once per
-  // token), and costs up to a quarter of the speed (Q8_0) when they are already in L2. A call
-  // over less than this much is likely to be the latter, or too short to matter; a caller
-  // that knows says so.
-  const bool prefetch = access == WeightAccess::kStreaming ||
-                        (access == WeightAccess::kAuto && static_cast<size_t>(num_rows) * stride >= kPrefetchMinBytes);
-  int64_t r = 0;
-  for (; r + kRowsPerPass <= num_rows; r += kRowsPerPass) {
-    Kernel::template rows<kRowsPerPass>(n, base + r * stride, stride, act, out + r, prefetch);
-  }
-  switch (num_rows - r) {
-    case 3: Kernel::template rows<3>(n, base + r * stride, stride, act, out + r, false); break;
-    case 2: Kernel::template rows<2>(n, base + r * stride, stride, act, out + r, false); break;
-    case 1: Kernel::template rows<1>(n, base + r * stride, stride, act, out + r, false); break;
-    default: break;
-  }
-}
-
 }  // namespace
 
 void vec_dot_rows(GgmlType type, int64_t n, const void* w, size_t stride, int64_t num_rows,
@@ -335,7 +297,21 @@ void vec_dot_rows(GgmlType type, int64_t n, const void* w, size_t stride, int64_
     case GgmlType::F32: return run_rows<DotFloat<F32>>(n, w, stride, num_rows, act, out, access);
     case GgmlType::F16: return run_rows<DotFloat<F16>>(n, w, stride, num_rows, act, out, access);
     case GgmlType::BF16: return run_rows<DotFloat<BF16>>(n, w, stride, num_rows, act, out, access);
-    default: break;  // quant.cpp admits only the types above
+    case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: case GgmlType::MXFP4:
+      return vec_dot_rows_low_bits(type, n, w, stride, num_rows, act, out, access);
+    default: break;  // quant.cpp admits only the types has_vec_dot names
+  }
+}
+
+bool has_vec_dot(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::Q4_1: case GgmlType::Q5_1:
+    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: case GgmlType::F32: case GgmlType::F16:
+    case GgmlType::BF16: case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::IQ4_NL: case GgmlType::IQ4_XS:
+    case GgmlType::MXFP4:
+      return true;
+    default:
+      return false;
   }
 }
 

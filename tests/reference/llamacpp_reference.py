@@ -11,6 +11,10 @@ Writes tests/data/llamacpp/:
   an F32 copy of the file (every tensor dequantized by the gguf package) with an F32 KV cache:
   llama.cpp then multiplies in float32 without rounding activations to 8 bits, the arithmetic of
   the engine's float-activation path, so the two can be held to float rounding.
+- quant_formats.json: for the formats added with mixtures of experts (Q2_K, Q3_K, IQ4_NL, IQ4_XS,
+  MXFP4), the sha256 of make_quant.py's random blocks of each and of what llama.cpp's own
+  dequantize_row_<type> (libggml-base, called through ctypes) makes of them: test_quant
+  dequantizes the same blocks and must produce those float bytes exactly.
 - gemma3_greedy.json: on the real Gemma 3 270M file, twice: as it is with llama.cpp's defaults
   (f16 KV, its own quantized dot products), and as an F32 copy with an F32 KV cache (the
   arithmetic of the engine's float-activation path); several chat prompts in Gemma's format (one of them 1000 tokens
@@ -104,6 +108,31 @@ def tiny_models(work: Path) -> dict:
     return {"llama_cpp_python": llama_cpp.__version__, "models": models, "refused_by_llama_cpp": refused}
 
 
+def quant_formats(work: Path) -> dict:
+    import ctypes
+    subprocess.run([sys.executable, str(HERE / "make_quant.py"), "--out", str(work)], check=True)
+    lib = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / "lib" / "libggml-base.so"))
+    sys.path.insert(0, str(HERE))
+    from make_quant import NEW_TYPES  # noqa: E402
+    out = {}
+    for qtype in NEW_TYPES:
+        raw = (work / "quant" / f"{qtype.name}.raw").read_bytes()
+        block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
+        n = len(raw) // type_size * block_size
+        values = np.zeros(n, dtype=np.float32)
+        fn = getattr(lib, "dequantize_row_" + qtype.name.lower().replace("_k", "_K"))
+        fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int64]
+        fn(raw, values.ctypes.data, n)
+        ours = np.asarray(dequantize(np.frombuffer(raw, dtype=np.uint8).reshape(-1, type_size), qtype),
+                          dtype=np.float32).reshape(-1)
+        assert np.array_equal(values.view(np.uint32), ours.view(np.uint32)), f"gguf and llama.cpp differ on {qtype.name}"
+        out[qtype.name] = {"raw_sha256": hashlib.sha256(raw).hexdigest(),
+                           "llama_cpp_f32_sha256": hashlib.sha256(values.astype("<f4").tobytes()).hexdigest(),
+                           "elements": n}
+        print(f"{qtype.name}: {n} elements, llama.cpp = gguf", file=sys.stderr)
+    return {"llama_cpp_python": llama_cpp.__version__, "formats": out}
+
+
 def gemma_greedy(path: Path, f32: bool) -> list[dict]:
     """Greedy tokens after each prompt; f32: the F32 copy with an F32 KV cache (float arithmetic
     throughout), else the file as it is with llama.cpp's defaults."""
@@ -148,6 +177,7 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory() as work:
         (args.out / "tiny_models.json").write_text(json.dumps(tiny_models(Path(work))) + "\n")
+        (args.out / "quant_formats.json").write_text(json.dumps(quant_formats(Path(work)), indent=1) + "\n")
         (args.out / "gemma3_greedy.json").write_text(json.dumps(gemma(Path(work)), indent=1) + "\n")
 
 

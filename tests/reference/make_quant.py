@@ -26,8 +26,12 @@ SEED = 20240611
 HALF_FIELDS = {
     Q.Q4_0: [0], Q.Q4_1: [0, 2], Q.Q5_0: [0], Q.Q5_1: [0, 2], Q.Q8_0: [0],
     Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208],
+    Q.Q2_K: [80, 82], Q.Q3_K: [108], Q.IQ4_NL: [0], Q.IQ4_XS: [0], Q.MXFP4: [],
 }
-BLOCKS = {Q.Q4_K: 512, Q.Q5_K: 512, Q.Q6_K: 512}  # others: 4096 blocks
+BLOCKS = {Q.Q4_K: 512, Q.Q5_K: 512, Q.Q6_K: 512, Q.Q2_K: 512, Q.Q3_K: 512, Q.IQ4_XS: 512}  # others: 4096 blocks
+# Types whose blocks llama.cpp's own dequantize_row_* turns into the same floats
+# (tests/data/llamacpp/quant_formats.json, from llamacpp_reference.py).
+NEW_TYPES = [Q.Q2_K, Q.Q3_K, Q.IQ4_NL, Q.IQ4_XS, Q.MXFP4]
 
 
 def random_finite_halves(rng: np.random.Generator, count: int) -> np.ndarray:
@@ -44,6 +48,10 @@ def quant_rows(rng: np.random.Generator, qtype: Q) -> np.ndarray:
     for offset in HALF_FIELDS[qtype]:
         halves = random_finite_halves(rng, n_blocks)
         blocks[:, offset:offset + 2] = halves.view(np.uint8).reshape(n_blocks, 2)
+    if qtype == Q.MXFP4:
+        # Every E8M0 scale whose values stay finite (12 * 2^(e - 128) < 2^128: e <= 252), the
+        # subnormal 0 and 1 included.
+        blocks[:, 0] = np.arange(n_blocks) % 253
     # Rows of 8 blocks: the C++ side only needs the blocks in order.
     return blocks.reshape(n_blocks // 8, 8 * type_size)
 
@@ -83,7 +91,7 @@ def main() -> None:
     rng = np.random.default_rng(SEED)
 
     for qtype in [Q.F32, Q.F16, Q.BF16, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1, Q.Q8_0,
-                  Q.Q4_K, Q.Q5_K, Q.Q6_K]:
+                  Q.Q4_K, Q.Q5_K, Q.Q6_K] + NEW_TYPES:
         raw = float_rows(rng, qtype) if qtype in (Q.F32, Q.F16, Q.BF16) else quant_rows(rng, qtype)
         values = np.asarray(dequantize(raw, qtype), dtype=np.float32)
         assert np.isfinite(values).all(), qtype.name

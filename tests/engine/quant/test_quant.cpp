@@ -1,7 +1,10 @@
 // Tensor formats on the CPU: dequantization against the gguf package, the SIMD paths against
 // the scalar reference, and the dot products against float math with stated error bounds.
 
+#include <QCryptographicHash>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <cmath>
@@ -21,7 +24,8 @@ namespace {
 
 const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
                                  GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                                 GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                                 GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_K,
+                                 GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4};
 
 const char* name_of(GgmlType type) { return ggml_type_name(static_cast<uint32_t>(type)).data(); }
 
@@ -62,7 +66,11 @@ HalfFields half_fields(GgmlType type) {
     case GgmlType::Q4_K: return {{offsetof(block_q4_K, d)}, {offsetof(block_q4_K, dmin)}};
     case GgmlType::Q5_K: return {{offsetof(block_q5_K, d)}, {offsetof(block_q5_K, dmin)}};
     case GgmlType::Q6_K: return {{offsetof(block_q6_K, d)}, {}};
-    default: return {};
+    case GgmlType::Q2_K: return {{offsetof(block_q2_K, d)}, {offsetof(block_q2_K, dmin)}};
+    case GgmlType::Q3_K: return {{offsetof(block_q3_K, d)}, {}};
+    case GgmlType::IQ4_NL: return {{offsetof(block_iq4_nl, d)}, {}};
+    case GgmlType::IQ4_XS: return {{offsetof(block_iq4_xs, d)}, {}};
+    default: return {};  // MXFP4's scale is a power of two (random_weights sets it)
   }
 }
 
@@ -98,11 +106,13 @@ std::vector<uint8_t> random_weights(GgmlType type, int64_t n, std::mt19937& rng)
   const float d_range = block_size(type) == kQKK ? 0.002f : 0.02f;  // K scales multiply 0..63
   for (size_t b = 0; b < row.size(); b += type_size) {
     for (size_t off : fields.offsets) {
-      const float sign = off == 0 || type == GgmlType::Q6_K ? (byte(rng) & 1 ? 1.0f : -1.0f) : -1.0f;
+      const bool d_field = off == 0 || type == GgmlType::Q6_K || type == GgmlType::Q2_K || type == GgmlType::Q3_K;
+      const float sign = d_field ? (byte(rng) & 1 ? 1.0f : -1.0f) : -1.0f;
       const bool is_min = (type == GgmlType::Q4_1 || type == GgmlType::Q5_1) && off == 2;
       put_half(row.data() + b + off, is_min ? -0.2f * uniform(rng) : sign * d_range * (0.1f + uniform(rng)));
     }
     for (size_t off : fields.negative_in_formula) put_half(row.data() + b + off, d_range * uniform(rng));
+    if (type == GgmlType::MXFP4) row[b] = static_cast<uint8_t>(118 + byte(rng) % 6);  // 2^-10 .. 2^-5
   }
   return row;
 }
@@ -187,6 +197,7 @@ class TestQuant : public QObject {
   void float16ConversionsMatchNumpy();
   void referenceDequantizeMatchesGguf();
   void fastDequantizeMatchesReference();
+  void dequantizationIsLlamaCppsBitForBit();
   void activationQuantizationIsIdenticalAndBounded();
   void fastDotMatchesReference();
   void referenceDotMatchesFloatMath();
@@ -264,6 +275,35 @@ void TestQuant::fastDequantizeMatchesReference() {
     dequantize_row(type, shifted.data() + 1, got_shifted.data(), n);
     QVERIFY2(std::memcmp(want.data(), got.data(), n * 4) == 0, name_of(type));
     QVERIFY2(std::memcmp(want.data(), got_shifted.data(), n * 4) == 0, name_of(type));
+  }
+}
+
+// The formats that came with mixtures of experts, against llama.cpp's own dequantize_row_*
+// (tests/reference/llamacpp_reference.py ran it on make_quant.py's blocks and kept the sha256
+// of its floats): ours, fast path and reference, give the same bytes.
+void TestQuant::dequantizationIsLlamaCppsBitForBit() {
+  QFile file(qEnvironmentVariable("PAGEDCHAT_TEST_DATA") + "/llamacpp/quant_formats.json");
+  QVERIFY2(file.open(QIODevice::ReadOnly), "tests/data/llamacpp/quant_formats.json is missing");
+  const QJsonObject formats = QJsonDocument::fromJson(file.readAll()).object()["formats"].toObject();
+  QCOMPARE(formats.keys(), (QStringList{"IQ4_NL", "IQ4_XS", "MXFP4", "Q2_K", "Q3_K"}));
+  for (const QString& name : formats.keys()) {
+    const QJsonObject f = formats[name].toObject();
+    const QByteArray raw = read_reference(name + ".raw");
+    QVERIFY2(QCryptographicHash::hash(raw, QCryptographicHash::Sha256).toHex() == f["raw_sha256"].toString().toLatin1(),
+             qPrintable(name + ": make_quant.py's blocks are not the ones llama.cpp dequantized; rerun llamacpp_reference.py"));
+    GgmlType type = GgmlType::F32;
+    for (GgmlType t : kWeightTypes)
+      if (name == name_of(t)) type = t;
+    const int64_t n = f["elements"].toInteger();
+    QCOMPARE(static_cast<qsizetype>(ggml_row_size(type, n)), raw.size());
+    std::vector<float> fast(n), ref(n);
+    dequantize_row(type, raw.constData(), fast.data(), n);
+    reference::dequantize_row(type, raw.constData(), ref.data(), n);
+    for (const std::vector<float>* values : {&fast, &ref}) {
+      const QByteArray bytes(reinterpret_cast<const char*>(values->data()), static_cast<qsizetype>(n * sizeof(float)));
+      QVERIFY2(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex() == f["llama_cpp_f32_sha256"].toString().toLatin1(),
+               qPrintable(name + (values == &fast ? ": the fast path" : ": the reference") + " differs from llama.cpp"));
+    }
   }
 }
 
@@ -406,8 +446,11 @@ void TestQuant::vecDotRowsMatchesVecDotBitForBit() {
 void TestQuant::badTypesAndLengthsAreErrors() {
   std::vector<uint8_t> buffer(4096);
   std::vector<float> out(256);
-  QVERIFY_THROWS_EXCEPTION(Error, dot_activation_type(GgmlType::Q2_K));
-  QVERIFY_THROWS_EXCEPTION(Error, dequantize_row(GgmlType::Q3_K, buffer.data(), out.data(), 256));
+  const auto iq2_xxs = static_cast<GgmlType>(16);  // a type of the format we do not run
+  QVERIFY_THROWS_EXCEPTION(Error, dot_activation_type(iq2_xxs));
+  QVERIFY_THROWS_EXCEPTION(Error, dot_activation_type(GgmlType::Q8_K));  // an activation format only
+  QVERIFY_THROWS_EXCEPTION(Error, dequantize_row(iq2_xxs, buffer.data(), out.data(), 256));
+  QVERIFY_THROWS_EXCEPTION(Error, vec_dot(GgmlType::IQ4_XS, 128, buffer.data(), buffer.data()));
   QVERIFY_THROWS_EXCEPTION(Error, vec_dot(GgmlType::Q4_0, 48, buffer.data(), buffer.data()));
   QVERIFY_THROWS_EXCEPTION(Error, activation_row_size(GgmlType::Q6_K, 128));
   QCOMPARE(activation_row_size(GgmlType::Q4_1, 64), size_t{72});
