@@ -23,6 +23,16 @@ std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t type_id) {
     case GgmlType::Q6_K: return GgmlTypeTraits{"Q6_K", 256, 210, true};
     case GgmlType::Q8_K: return GgmlTypeTraits{"Q8_K", 256, 292, false};
     case GgmlType::IQ4_NL: return GgmlTypeTraits{"IQ4_NL", 32, 18, true};
+    // Known, so that a file holding them is read and refused by name, but not computed with.
+    case GgmlType::IQ2_XXS: return GgmlTypeTraits{"IQ2_XXS", 256, 66, false};
+    case GgmlType::IQ2_XS: return GgmlTypeTraits{"IQ2_XS", 256, 74, false};
+    case GgmlType::IQ3_XXS: return GgmlTypeTraits{"IQ3_XXS", 256, 98, false};
+    case GgmlType::IQ1_S: return GgmlTypeTraits{"IQ1_S", 256, 50, false};
+    case GgmlType::IQ3_S: return GgmlTypeTraits{"IQ3_S", 256, 110, false};
+    case GgmlType::IQ2_S: return GgmlTypeTraits{"IQ2_S", 256, 82, false};
+    case GgmlType::IQ1_M: return GgmlTypeTraits{"IQ1_M", 256, 56, false};
+    case GgmlType::TQ1_0: return GgmlTypeTraits{"TQ1_0", 256, 54, false};
+    case GgmlType::TQ2_0: return GgmlTypeTraits{"TQ2_0", 256, 66, false};
     case GgmlType::IQ4_XS: return GgmlTypeTraits{"IQ4_XS", 256, 136, true};
     case GgmlType::MXFP4: return GgmlTypeTraits{"MXFP4", 32, 17, true};
   }

@@ -96,9 +96,10 @@ class TestHubSearch : public QObject {
   }
 
   void whatRunsHereIsTheEnginesTypeTable() {
-    for (const char* runs : {"Q4_K_M", "Q4_K_S", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "F16", "BF16", "F32", "q4_k_m", ""})
+    for (const char* runs : {"Q4_K_M", "Q4_K_S", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "F16", "BF16", "F32",
+                             "q4_k_m", "", "Q2_K", "Q3_K_M", "Q3_K_L", "IQ4_XS", "IQ4_NL", "MXFP4"})
       QVERIFY2(quantization_runs_here(runs), runs);
-    for (const char* not_yet : {"IQ4_XS", "IQ2_XXS", "MXFP4", "TQ1_0"}) QVERIFY2(!quantization_runs_here(not_yet), not_yet);
+    for (const char* not_yet : {"IQ2_XXS", "IQ3_M", "IQ1_S", "TQ1_0"}) QVERIFY2(!quantization_runs_here(not_yet), not_yet);
   }
 
   void theFitIsTheWeightsATenthAndAPoolAgainstWhatIsFree() {
@@ -113,8 +114,8 @@ class TestHubSearch : public QObject {
     QCOMPARE(check_fit(q4, needed - 1).verdict, V::too_big);
     QCOMPARE(check_fit(q4, needed - 1).sentence.substr(0, 10), std::string("too big: n"));
     QCOMPARE(check_fit(q4, 0).sentence, std::string("needs about 1.37 GB of memory"));
-    QCOMPARE(check_fit({"m-IQ4_XS.gguf", gb, "IQ4_XS", 0}, 20 * gb).verdict, V::does_not_run);
-    QCOMPARE(check_fit({"m-IQ4_XS.gguf", gb, "IQ4_XS", 0}, 20 * gb).sentence, std::string("IQ4_XS weights do not run here yet"));
+    QCOMPARE(check_fit({"m-IQ2_XXS.gguf", gb, "IQ2_XXS", 0}, 20 * gb).verdict, V::does_not_run);
+    QCOMPARE(check_fit({"m-IQ2_XXS.gguf", gb, "IQ2_XXS", 0}, 20 * gb).sentence, std::string("IQ2_XXS weights do not run here yet"));
     QCOMPARE(check_fit({"a-00001-of-00002.gguf", gb, "Q8_0", 2}, 20 * gb).verdict, V::does_not_run);
     QVERIFY(available_memory() > 0);  // Linux says it
   }

@@ -10,7 +10,7 @@ rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-nor
 norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
 own RoPE base), phi3 (fused Q|K|V and gate|up), qwen3moe (a router and experts: 3-D tensors
 sliced per expert, top-k of the softmax, renormalized), and the weight types F32, F16, BF16, Q4_0, Q4_1,
-Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K. For every variant the script measures how much its
+Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
 feature is implemented, not merely that it did not matter.
 
@@ -179,6 +179,12 @@ MODELS = [
                     down=Q.Q8_0, router=Q.Q8_0, output=Q.Q6_K),
          tied=False, eps=1e-6, rope_base=1e6, n_expert=4, n_expert_used=2, n_ff_exp=64,
          features=["expert_weights_norm", "expert_slices", "untied_output"], seed=14),
+    # The low-bit formats people download (Q2_K and Q3_K mixes, IQ4_XS and IQ4_NL files) and
+    # gpt-oss's MXFP4, in every matrix role, on a llama; dims of 256 for the 256-blocks.
+    Spec("llama_low_bit_formats", "llama", dim=256, n_head=4, n_head_kv=2, n_ff=256, n_layer=2,
+         types=dict(embd=Q.IQ4_NL, q=Q.Q3_K, k=Q.Q2_K, v=Q.IQ4_XS, o=Q.MXFP4, gate=Q.Q2_K, up=Q.Q3_K,
+                    down=Q.IQ4_XS, output=Q.MXFP4),
+         tied=False, features=["gqa", "untied_output"], seed=15),
 ]
 
 
@@ -214,8 +220,45 @@ def kquant_blocks(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std:
         d = std / np.maximum(deq(raw).std(axis=1), 1e-3)
         raw[:, 208:210] = f16(d)
     else:
-        pass  # Q2_K etc.: random bytes are all a refusal test needs
+        pass  # IQ2_XXS etc.: random bytes are all a refusal test needs
     return raw.reshape(rows, cols // 256 * block_bytes)
+
+
+# The formats that came with mixtures of experts: byte offsets of the f16 scale d and of dmin
+# (None: no minimum); MXFP4's scale is the power-of-two byte at 0.
+LOW_BIT_SCALES = {Q.Q2_K: (80, 82), Q.Q3_K: (108, None), Q.IQ4_XS: (0, None), Q.IQ4_NL: (0, None)}
+
+
+def low_bit_blocks(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float) -> np.ndarray:
+    """Random blocks of Q2_K, Q3_K, IQ4_NL, IQ4_XS or MXFP4 (the gguf package quantizes none of
+    them), each block's scale chosen for about `std` spread (Q2_K: and zero mean), the scale
+    fields' places checked as kquant_blocks checks them."""
+    block_size, block_bytes = gguf.GGML_QUANT_SIZES[qtype]
+    n = rows * cols // block_size
+    raw = rng.integers(0, 256, (n, block_bytes), dtype=np.uint8)
+    f16 = lambda a: np.asarray(a, dtype=np.float16).reshape(n, 1).view(np.uint8)  # noqa: E731
+    deq = lambda b: dequantize(b, qtype).reshape(n, block_size).astype(np.float64)  # noqa: E731
+    if qtype == Q.MXFP4:
+        raw[:, 0] = 128                    # scale 2^0: the levels themselves
+        spread = np.maximum(deq(raw).std(axis=1), 1e-3)
+        raw[:, 0] = np.clip(np.rint(128 + np.log2(std / spread)), 2, 250).astype(np.uint8)
+        return raw.reshape(rows, cols // block_size * block_bytes)
+    d_at, dmin_at = LOW_BIT_SCALES[qtype]
+    raw[:, d_at:d_at + 2] = 0
+    if dmin_at is not None:
+        raw[:, dmin_at:dmin_at + 2] = 0
+    assert not deq(raw).any(), "the scales are not where expected"
+    raw[:, d_at:d_at + 2] = f16(np.ones(n))
+    a = deq(raw)
+    d = std / np.maximum(a.std(axis=1), 1e-3)
+    raw[:, d_at:d_at + 2] = f16(d)
+    if dmin_at is not None:
+        raw[:, d_at:d_at + 2] = f16(np.zeros(n))
+        raw[:, dmin_at:dmin_at + 2] = f16(np.ones(n))
+        b = deq(raw)                       # -m
+        dmin = np.clip(-(d * a.mean(axis=1)) / np.minimum(b.mean(axis=1), -1e-3), 0, None)
+        raw[:, d_at:d_at + 2], raw[:, dmin_at:dmin_at + 2] = f16(d), f16(dmin)
+    return raw.reshape(rows, cols // block_size * block_bytes)
 
 
 def encode(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float, experts: int = 0):
@@ -224,8 +267,10 @@ def encode(rng: np.random.Generator, rows: int, cols: int, qtype: Q, std: float,
     if experts:
         data, raw = zip(*(encode(rng, rows, cols, qtype, std) for _ in range(experts)))
         return np.stack(data), raw[0]
-    if qtype in (Q.Q4_K, Q.Q5_K, Q.Q6_K, Q.Q2_K):
+    if qtype in (Q.Q4_K, Q.Q5_K, Q.Q6_K, Q.IQ2_XXS):
         return kquant_blocks(rng, rows, cols, qtype, std), qtype
+    if qtype in (Q.Q2_K, Q.Q3_K, Q.IQ4_NL, Q.IQ4_XS, Q.MXFP4):
+        return low_bit_blocks(rng, rows, cols, qtype, std), qtype
     w = (rng.standard_normal((rows, cols)) * std).astype(np.float32)
     if qtype == Q.F32:
         return w, None
@@ -445,7 +490,9 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
 # f16 scale (Q8_0, Q8_1) for the legacy types, blocks of 256 with an f32 scale (Q8_K) for
 # K-quants; float weights meet f32 activations. (block size, f16 scale) per weight type:
 ACTIVATION_BLOCKS = {Q.Q4_0: (32, True), Q.Q4_1: (32, True), Q.Q5_0: (32, True), Q.Q5_1: (32, True),
-                     Q.Q8_0: (32, True), Q.Q4_K: (256, False), Q.Q5_K: (256, False), Q.Q6_K: (256, False)}
+                     Q.Q8_0: (32, True), Q.Q4_K: (256, False), Q.Q5_K: (256, False), Q.Q6_K: (256, False),
+                     Q.IQ4_NL: (32, True), Q.MXFP4: (32, True), Q.Q2_K: (256, False), Q.Q3_K: (256, False),
+                     Q.IQ4_XS: (256, False)}
 
 
 class EightBitActivations:
@@ -578,7 +625,7 @@ def make_broken(out: Path) -> list[dict]:
         ("wrong_output_shape", Spec(**{**base.__dict__, "tied": False, "types": {**base.types, "output": Q.Q8_0}}),
          {"reshape": "output.weight"}, ["output.weight", "shape"]),
         ("head_count_kv", Spec(**{**base.__dict__, "n_head_kv": 3}), {}, ["head_count", "head_count_kv"]),
-        ("type_q2_k", kq, {"retype": ("blk.1.ffn_gate.weight", Q.Q2_K)}, ["blk.1.ffn_gate.weight", "Q2_K"]),
+        ("type_iq2_xxs", kq, {"retype": ("blk.1.ffn_gate.weight", Q.IQ2_XXS)}, ["blk.1.ffn_gate.weight", "IQ2_XXS"]),
         ("rope_freqs_length", kq, {"rope_freqs_len": 32}, ["rope_freqs.weight", "elements"]),
         # Layers the header does not count would silently be skipped.
         ("block_count_short", base, {"block_count": base.n_layer - 1}, [f"blk.{base.n_layer - 1}.", "block_count"]),

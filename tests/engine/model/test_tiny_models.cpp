@@ -3,7 +3,7 @@
 // qwen2 (QKV bias, NEOX RoPE), Llama 3 RoPE scaling (tensor and keys), linear RoPE scaling, Q/K/V
 // bias on a llama file, untied output, GQA 1/2/4, head_dim 8-128, rope_dim < head_dim, the
 // "mistral" arch name, qwen3moe (experts sliced from 3-D tensors, routed by top-k), and all
-// eleven weight types; each in one batch of three sequences over
+// sixteen weight types; each in one batch of three sequences over
 // shuffled block tables, and again in chunks and decode steps. Broken files must be refused with
 // an Error that names the cause.
 
@@ -234,7 +234,7 @@ class TestTinyModels : public QObject {
     }
     QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2", "qwen3", "qwen3moe", "gemma3", "phi3"}));
     QCOMPARE(types, (std::set<QString>{"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K",
-                                       "Q5_K", "Q6_K"}));
+                                       "Q5_K", "Q6_K", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "MXFP4"}));
     QCOMPARE(features, (std::set<QString>{"gqa", "linear_scaling", "llama3_keys", "neox", "partial_rope",
                                           "qkv_bias", "rope_freqs", "untied_output", "qk_norm", "post_norms",
                                           "gelu", "embedding_scale", "sliding_window", "local_rope", "fused_split",

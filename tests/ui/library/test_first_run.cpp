@@ -282,7 +282,7 @@ class TestFirstRun : public QObject {
     hub.addRawFile("/api/models/owner/Tiny-GGUF/tree/main",
                    QStringLiteral(R"([{"type": "file", "path": "README.md", "size": 10},
                                       {"type": "file", "path": "tiny.Q4_1.gguf", "size": 134, "lfs": {"size": %1}},
-                                      {"type": "file", "path": "tiny.IQ4_XS.gguf", "size": 134, "lfs": {"size": 900000}},
+                                      {"type": "file", "path": "tiny.IQ2_XXS.gguf", "size": 134, "lfs": {"size": 900000}},
                                       {"type": "file", "path": "huge.Q8_0.gguf", "size": 134, "lfs": {"size": 100000000000000}}])")
                        .arg(tiny.size())
                        .toUtf8());
@@ -306,8 +306,8 @@ class TestFirstRun : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(repo->childCount() == 3 && !repo->child(0)->data(0, Qt::UserRole + 1).toString().isEmpty(), 10000);
     QCOMPARE(repo->child(0)->text(0), QString("huge.Q8_0.gguf"));
     QVERIFY2(repo->child(0)->text(2).startsWith("too big: needs about 110000.27 GB"), qPrintable(repo->child(0)->text(2)));
-    QCOMPARE(repo->child(1)->text(0), QString("tiny.IQ4_XS.gguf"));
-    QCOMPARE(repo->child(1)->text(2), QString("IQ4_XS weights do not run here yet"));
+    QCOMPARE(repo->child(1)->text(0), QString("tiny.IQ2_XXS.gguf"));
+    QCOMPARE(repo->child(1)->text(2), QString("IQ2_XXS weights do not run here yet"));
     QVERIFY(!(repo->child(1)->flags() & Qt::ItemIsEnabled));
     QTreeWidgetItem* file = repo->child(2);
     QCOMPARE(file->text(0), QString("tiny.Q4_1.gguf"));
