@@ -60,9 +60,8 @@ class CpuBackend final : public Backend {
   // Scratch, sized per batch: [num_tokens, width]
   std::vector<float> x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_;
   // Mixture of experts: router logits [num_tokens, experts], each token's experts and weights
-  // [num_tokens, experts used], one expert's rows in and out [its tokens, dim], and every
-  // (token, slot)'s weighted output [num_tokens * experts used, dim].
-  std::vector<float> router_logits_, route_weights_, expert_in_, expert_out_, slot_out_;
+  // [num_tokens, experts used], one expert's rows in and out [its tokens, dim].
+  std::vector<float> router_logits_, route_weights_, expert_in_, expert_out_;
   std::vector<int32_t> route_experts_;
   cpu::ExpertGroups expert_groups_;
   std::vector<cpu::RopeAngles> rope_;        // [num_tokens]

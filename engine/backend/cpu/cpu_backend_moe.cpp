@@ -2,6 +2,7 @@
 // experts, the batch's tokens are grouped by expert, and each expert chosen by any token runs
 // once over all of its tokens, so its matrices are read once per step (through the same panels
 // as a dense block's when they were packed), however many of the batch's sequences chose it.
+#include <algorithm>
 #include <cstring>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -24,11 +25,12 @@ void CpuBackend::moe_block(int l, int64_t n) {
   cpu::route_experts(router_logits_.data(), n, c, route_experts_.data(), route_weights_.data());
   cpu::group_by_expert(route_experts_.data(), n, k, c.num_experts, expert_groups_);
 
-  // Each (token, slot)'s weighted output is kept apart and summed in slot order afterwards, so a
-  // token's result has the same bits whichever other tokens chose its experts.
+  // A token's weighted expert outputs are added into its row in the order of the experts' indices,
+  // an order that depends on the token's own choice only: its result has the same bits whichever
+  // other tokens chose its experts.
   expert_in_.resize(static_cast<size_t>(n) * c.dim);
   expert_out_.resize(static_cast<size_t>(n) * c.dim);
-  slot_out_.resize(static_cast<size_t>(n) * k * c.dim);
+  std::fill(proj_.begin(), proj_.begin() + n * c.dim, 0.0f);
   const size_t row_bytes = sizeof(float) * static_cast<size_t>(c.dim);
   for (int e = 0; e < c.num_experts; ++e) {
     const int32_t rows = expert_groups_.count(e);
@@ -47,16 +49,10 @@ void CpuBackend::moe_block(int l, int64_t n) {
     for (int32_t i = 0; i < rows; ++i) {
       const float weight = route_weights_[entries[i]];
       const float* y = expert_out_.data() + static_cast<size_t>(i) * c.dim;
-      float* out = slot_out_.data() + static_cast<size_t>(entries[i]) * c.dim;
-      for (int d = 0; d < c.dim; ++d) out[d] = y[d] * weight;
+      float* out = proj_.data() + static_cast<size_t>(entries[i] / k) * c.dim;
+      for (int d = 0; d < c.dim; ++d) out[d] += y[d] * weight;
     }
   }
-  pool_.parallel_for(n, [&](int64_t t) {
-    float* p = proj_.data() + t * c.dim;
-    const float* slots = slot_out_.data() + static_cast<size_t>(t) * k * c.dim;
-    std::memcpy(p, slots, row_bytes);
-    for (int s = 1; s < k; ++s) cpu::add_inplace(p, slots + static_cast<size_t>(s) * c.dim, c.dim);
-  });
   add_residual(L.post_ffn_norm, n);
 }
 
