@@ -56,8 +56,9 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   ModelConfig c;
   c.architecture = f.get_string("general.architecture");
   const std::string& a = c.architecture;
-  if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "qwen3moe" && a != "gemma3" && a != "phi3")
-    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3 and phi3 are)", a.c_str());
+  if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "qwen3moe" && a != "gemma3" && a != "phi3" &&
+      a != "smollm3")
+    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3 and smollm3 are)", a.c_str());
   c.name = f.opt_string("general.name").value_or(a);
 
   c.num_layers = checked_int(f, a + ".block_count", 1, 1024);
@@ -93,6 +94,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.qk_norm = qwen3 || a == "gemma3";
   if (a == "gemma3") read_gemma3(f, c);
   if (a == "qwen3moe") read_moe(f, c);
+  if (a == "smollm3") c.no_rope_layer_step = 4;  // NoPE on every fourth layer, as llama.cpp hard-codes it
   if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")) {
     if (!f.find_tensor("rope_factors_long.weight") || !f.find_tensor("rope_factors_short.weight"))
       fail("long-context RoPE needs both rope_factors_long and rope_factors_short");

@@ -5,7 +5,8 @@
 // norms, GELU gate, scaled embeddings, sliding-window attention on five layers of six, with
 // their own RoPE base), phi3 (Phi-3 / Phi-4-mini: fused Q|K|V and gate|up tensors, split on
 // load; the long-context RoPE factors are refused for now), qwen3moe (qwen3's attention, and a
-// mixture of experts in place of each feed-forward block). Others are refused with a clear error.
+// mixture of experts in place of each feed-forward block), smollm3 (llama's layers, every fourth
+// without RoPE). Others are refused with a clear error.
 
 #include <cmath>
 #include <cstdint>
@@ -71,6 +72,9 @@ struct ModelConfig {
   // expert_ffn_dim; a router (softmax over the experts) picks num_experts_used of them per token,
   // whose outputs are summed with the router's probabilities as weights, renormalized to sum to 1
   // when expert_weights_norm. 0 experts: a dense model.
+  // Layers without rotary embedding (smollm3: NoPE on every fourth): layer l rotates unless
+  // (l + 1) % no_rope_layer_step == 0. 0: every layer rotates.
+  int no_rope_layer_step = 0;
   int num_experts = 0;
   int num_experts_used = 0;
   int expert_ffn_dim = 0;
@@ -85,9 +89,11 @@ struct ModelConfig {
   // Whether the forward pass is Llama's (what the CUDA backend implements).
   bool is_plain_llama() const {
     return !qk_norm && !post_norms && ffn_activation == FfnActivation::kSilu && embedding_scale == 1.0f &&
-           attention_scale == 0.0f && sliding_window == 0 && !rope_long_factors && !is_moe();
+           attention_scale == 0.0f && sliding_window == 0 && !rope_long_factors && !is_moe() &&
+           no_rope_layer_step == 0;
   }
   bool is_moe() const { return num_experts > 0; }
+  bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }
   int q_dim() const { return num_heads * head_dim; }
   int kv_dim() const { return num_kv_heads * head_dim; }
 

@@ -141,8 +141,9 @@ CudaBackend::CudaBackend(const ModelWeights& weights, CudaBackendConfig config)
   // Its kernels are Llama's layer: QK-norm, post-block norms, GeGLU, scaled embeddings, sliding
   // windows and experts (Qwen 3, Gemma 3, Qwen 3 MoE) are the CPU backend's for now.
   if (!c.is_plain_llama())
-    fail("the CUDA backend runs llama, mistral and qwen2 layers; %s (QK-norm%s%s) runs on the CPU backend (--backend cpu)",
-         c.architecture.c_str(), c.sliding_window > 0 ? ", sliding-window attention" : "", c.is_moe() ? ", experts" : "");
+    fail("the CUDA backend runs llama, mistral and qwen2 layers; %s (%s) runs on the CPU backend (--backend cpu)",
+         c.architecture.c_str(), c.is_moe() ? "experts" : c.no_rope_layer_step ? "layers without RoPE" :
+                                 c.sliding_window > 0 ? "QK-norm, sliding-window attention" : "QK-norm");
   if (cuda::device_count() <= config.device) fail("no CUDA device %d (found %d)", config.device, cuda::device_count());
   if (!attention_head_dim_supported(c.head_dim))
     fail("the CUDA backend supports head sizes 64, 128 and 256, not %d", c.head_dim);

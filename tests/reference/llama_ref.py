@@ -1,7 +1,8 @@
 """Independent NumPy reference forward pass of the Llama architecture, read from a GGUF file.
 
 Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama"; the
-arch name "mistral" reads the same), "qwen2", "qwen3", "qwen3moe", "gemma3" and "phi3" (its fused Q|K|V and gate|up tensors split by rows): GQA, RoPE (llama.cpp "normal"
+arch name "mistral" reads the same), "qwen2", "qwen3", "qwen3moe", "gemma3", "phi3" and "smollm3" (llama's
+layers with RoPE left out of every fourth, as llama.cpp hard-codes for it) (its fused Q|K|V and gate|up tensors split by rows): GQA, RoPE (llama.cpp "normal"
 or NEOX pairing), linear and Llama 3 RoPE scaling (a rope_freqs tensor, or rope.scaling.type
 "llama3"), RMSNorm, SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache; for qwen3 and
 gemma3 an RMSNorm over each Q and K head before RoPE; for gemma3 also embeddings scaled by
@@ -35,7 +36,7 @@ DTYPE = np.float64
 # converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
 # qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
 ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma3": True,
-                     "phi3": True}
+                     "phi3": True, "smollm3": False}
 GEMMA3_SWA_PATTERN = 6          # llama.cpp: layer il is global when (il + 1) % 6 == 0
 GEMMA3_LOCAL_ROPE_BASE = 10000.0
 
@@ -75,6 +76,7 @@ class Config:
     n_expert_used: int = 0
     n_ff_exp: int = 0
     expert_weights_norm: bool = True
+    no_rope_step: int = 0         # smollm3: layer il rotates unless (il + 1) % 4 == 0 (NoPE layers)
 
     def is_local(self, il: int) -> bool:
         return self.sliding_window > 0 and (il + 1) % self.swa_pattern != 0
@@ -136,6 +138,7 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         swa_pattern=GEMMA3_SWA_PATTERN if arch == "gemma3" else 0,
         rope_original_context=int(a("rope.scaling.original_context_length", a("context_length"))),
         rope_attn_factor=float(a("rope.scaling.attn_factor", 1.0)),
+        no_rope_step=4 if arch == "smollm3" else 0,
         n_expert=int(a("expert_count", 0)),
         n_expert_used=int(a("expert_used_count", 0)),
         n_ff_exp=int(a("expert_feed_forward_length", 0)) or (
@@ -324,7 +327,8 @@ class LlamaRef:
             q, k = self.rms_norm(q, layer.q_norm), self.rms_norm(k, layer.k_norm)
         inv_freq = self.rope_inv_freq_local if cfg.is_local(il) else self.rope_inv_freq
         mscale = 1.0 if cfg.is_local(il) else cfg.rope_attn_factor
-        q, k = self.rope(q, positions, inv_freq, mscale), self.rope(k, positions, inv_freq, mscale)
+        if not (cfg.no_rope_step and (il + 1) % cfg.no_rope_step == 0):
+            q, k = self.rope(q, positions, inv_freq, mscale), self.rope(k, positions, inv_freq, mscale)
         cache.k[il, p0:p0 + T] = k
         cache.v[il, p0:p0 + T] = v.reshape(T, cfg.n_head_kv, cfg.head_dim)
         keys, values = cache.k[il, :p0 + T], cache.v[il, :p0 + T]       # (S, n_head_kv, head_dim)

@@ -8,7 +8,7 @@ Llama 3 RoPE scaling (a rope_freqs tensor, or the scaling keys), linear RoPE sca
 on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim / head_count,
 rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-norm, post-block
 norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
-own RoPE base), phi3 (fused Q|K|V and gate|up), qwen3moe (a router and experts: 3-D tensors
+own RoPE base), phi3 (fused Q|K|V and gate|up), smollm3 (NoPE on every fourth layer), qwen3moe (a router and experts: 3-D tensors
 sliced per expert, top-k of the softmax, renormalized), and the weight types F32, F16, BF16, Q4_0, Q4_1,
 Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
@@ -179,6 +179,13 @@ MODELS = [
                     down=Q.Q8_0, router=Q.Q8_0, output=Q.Q6_K),
          tied=False, eps=1e-6, rope_base=1e6, n_expert=4, n_expert_used=2, n_ff_exp=64,
          features=["expert_weights_norm", "expert_slices", "untied_output"], seed=14),
+    # smollm3: llama's layers, every fourth without RoPE (four layers: the last is NoPE). One NoPE
+    # layer in four moves these random models' logits by 0.11-0.21 (seeds 16-21); seed 18's 0.21
+    # clears the 0.2 the 8-bit test needs (10x its flip tolerance).
+    Spec("smollm3_nope", "smollm3", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=4,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q4_0, v=Q.Q8_0, o=Q.Q5_1, gate=Q.Q8_0, up=Q.Q4_1,
+                    down=Q.Q8_0),
+         features=["no_rope_layers", "gqa"], seed=18),
     # The low-bit formats people download (Q2_K and Q3_K mixes, IQ4_XS and IQ4_NL files) and
     # gpt-oss's MXFP4, in every matrix role, on a llama; dims of 256 for the 256-blocks.
     Spec("llama_low_bit_formats", "llama", dim=256, n_head=4, n_head_kv=2, n_ff=256, n_layer=2,
@@ -468,6 +475,8 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
         cfg.sliding_window = 1 << 20  # the local layers kept (their RoPE), their window never reached
     elif feature == "local_rope":
         r.rope_inv_freq_local = ref.rope_inv_freq
+    elif feature == "no_rope_layers":
+        cfg.no_rope_step = 0  # every layer rotated
     elif feature == "expert_weights_norm":
         cfg.expert_weights_norm = False
     elif feature == "expert_slices":
@@ -598,7 +607,8 @@ def make_model(spec: Spec, out: Path) -> dict:
                    "qkv_bias": ref.layers[0].bq is not None, "neox": c.rope_neox,
                    "qk_norm": c.qk_norm, "post_norms": c.post_norms, "gelu": c.gelu,
                    "sliding_window": c.sliding_window, "num_experts": c.n_expert,
-                   "num_experts_used": c.n_expert_used, "expert_ffn_dim": c.n_ff_exp if c.n_expert else 0},
+                   "num_experts_used": c.n_expert_used, "expert_ffn_dim": c.n_ff_exp if c.n_expert else 0,
+                   "no_rope_layer_step": c.no_rope_step},
         "weight_types": sorted({t.name for t in spec.types.values()}),
         "feature_effects": effects,
         "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],

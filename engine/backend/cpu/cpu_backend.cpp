@@ -159,8 +159,10 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
       for (int h = 0; h < c.num_heads; ++h) cpu::rms_norm(q + h * c.head_dim, L.q_norm.data(), q + h * c.head_dim, c.head_dim, c.rms_eps);
       for (int h = 0; h < c.num_kv_heads; ++h) cpu::rms_norm(k + h * c.head_dim, L.k_norm.data(), k + h * c.head_dim, c.head_dim, c.rms_eps);
     }
-    cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, rope[t]);
-    cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, rope[t]);
+    if (c.rotates(l)) {
+      cpu::apply_rope(q, c.num_heads, c.head_dim, c.rope_dim, c.rope_layout, rope[t]);
+      cpu::apply_rope(k, c.num_kv_heads, c.head_dim, c.rope_dim, c.rope_layout, rope[t]);
+    }
     int64_t slot = batch.slot_mapping[t];
     for (int h = 0; h < c.num_kv_heads; ++h) kv_.store(l, slot, h, k + h * c.head_dim, v + h * c.head_dim);
   });
