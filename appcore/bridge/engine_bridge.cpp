@@ -155,6 +155,7 @@ ModelInfo EngineBridge::describeModel(const QString& path, const Config& setting
     // The header alone (mapped; only its pages are read): the parameter count and quantization.
     const pagedchat::models::ModelSummary summary = pagedchat::models::summarize_model(path.toStdString());
     info.parameters = QString::fromStdString(pagedchat::models::format_parameters(summary.parameters));
+    info.activeParameters = QString::fromStdString(pagedchat::models::format_parameters(summary.active_parameters));
     info.quantization = QString::fromStdString(summary.quantization);
     info.fileSize = QString::fromStdString(pagedchat::models::format_bytes(summary.file_size));
     info.baseModel = !summary.has_chat_template;
@@ -170,6 +171,9 @@ ModelInfo EngineBridge::describeModel(const QString& path, const Config& setting
   info.trainedContext = c.context_length;
   info.chatContext = m_engine.max_context;
   info.slidingWindow = c.sliding_window;
+  info.experts = c.num_experts;
+  info.expertsUsed = c.num_experts_used;
+  info.expertFfn = c.expert_ffn_dim;
   for (int l = 0; l < c.num_layers; ++l) info.localLayers += c.is_local_layer(l) ? 1 : 0;
   const pagedchat::ChatTemplate& tmpl = m_chatModel.chat_template();
   info.chatTemplate = QString::fromStdString(tmpl.describe());

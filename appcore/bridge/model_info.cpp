@@ -37,13 +37,15 @@ QVector<std::pair<QString, QString>> ModelInfo::rows() const {
   r.append({tr("File"), path});
   r.append({tr("File size"), fileSize});
   r.append({tr("Architecture"), architecture});
-  r.append({tr("Parameters"), parameters});
+  r.append({tr("Parameters"), experts > 0 ? tr("%1, of which a token uses %2").arg(parameters, activeParameters) : parameters});
   r.append({tr("Quantization"), quantization});
   r.append({tr("Layers"), tr("%1 (hidden size %2)").arg(layers).arg(hiddenSize)});
   r.append({tr("Attention heads"), kvHeads < heads ? tr("%1 query, %2 key/value (grouped-query), %3 dimensions each").arg(heads).arg(kvHeads).arg(headDim)
                                                    : tr("%1, %2 dimensions each").arg(heads).arg(headDim)});
   r.append({tr("Vocabulary"), tr("%1 tokens").arg(locale.toString(vocabulary))});
   r.append({tr("Context"), tr("%1 tokens per chat here (trained for %2)").arg(locale.toString(chatContext), locale.toString(trainedContext))});
+  if (experts > 0)
+    r.append({tr("Experts"), tr("%1 a layer, %2 used by each token (feed-forward size %3)").arg(experts).arg(expertsUsed).arg(expertFfn)});
   if (slidingWindow > 0)
     r.append({tr("Sliding window"), tr("%1 tokens on %2 of %3 layers").arg(slidingWindow).arg(localLayers).arg(layers)});
   r.append({tr("Chat template"), baseModel ? tr("none in the file: %1 Chats here: %2.").arg(baseModelSentence(), chatTemplate)

@@ -16,6 +16,10 @@ struct ModelInfo {
   int trainedContext = 0;  // what the file says the model was trained for
   int chatContext = 0;     // what one chat may hold here (the setting, capped by the model's)
   int slidingWindow = 0, localLayers = 0;
+  // A mixture of experts: experts per layer, used per token, each one's feed-forward size, and
+  // the parameters a token uses ("429M"); 0 experts: a dense model.
+  int experts = 0, expertsUsed = 0, expertFfn = 0;
+  QString activeParameters;
   QString chatTemplate;          // "the model's own template", "the built-in ChatML format"
   QString templateFallback;      // why the model's own is not used, when it is not
   // Its file carries no chat template: a base model, trained to continue text, not tuned to

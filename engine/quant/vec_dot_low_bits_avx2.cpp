@@ -107,6 +107,20 @@ struct DotQ2K {
   }
 };
 
+// The 16 signed scales of a Q3_K super-block (get_scale_q3_K) as bytes, four at a time: scales
+// 4q..4q+3 take the nibbles of bytes 0-3 or 4-7 (low for q < 2, high after) and their top two
+// bits from bits 2q of bytes 8-11, as ggml's dequantize_row_q3_K unpacks them.
+static inline __m128i unpack_scales_q3_K(const uint8_t* packed) {
+  const uint32_t a0 = load_u32(packed), a1 = load_u32(packed + 4), a2 = load_u32(packed + 8);
+  const uint32_t low4 = 0x0f0f0f0fu, two = 0x03030303u;
+  const uint32_t s0 = (a0 & low4) | ((a2 & two) << 4);
+  const uint32_t s1 = (a1 & low4) | (((a2 >> 2) & two) << 4);
+  const uint32_t s2 = ((a0 >> 4) & low4) | (((a2 >> 4) & two) << 4);
+  const uint32_t s3 = ((a1 >> 4) & low4) | (((a2 >> 6) & two) << 4);
+  const __m128i unsigned6 = _mm_set_epi32(static_cast<int>(s3), static_cast<int>(s2), static_cast<int>(s1), static_cast<int>(s0));
+  return _mm_sub_epi8(unsigned6, _mm_set1_epi8(32));
+}
+
 // Q3_K: q + 4 = low 2 bits | hmask bit << 2 is unsigned (0..7), so q . y = (q + 4) . y - 4 sum(y),
 // the second term per group from the activation's bsums.
 struct DotQ3K {
@@ -124,9 +138,7 @@ struct DotQ3K {
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const uint8_t* b = w + r * stride + i * sizeof(block_q3_K);
-        int8_t unpacked[16];
-        for (int g = 0; g < 16; ++g) unpacked[g] = static_cast<int8_t>(get_scale_q3_K(b + offsetof(block_q3_K, scales), g));
-        const __m128i scales8 = load_128(unpacked);
+        const __m128i scales8 = unpack_scales_q3_K(b + offsetof(block_q3_K, scales));
         const int offset = hsum(_mm256_madd_epi16(_mm256_cvtepi8_epi16(scales8), bsums));
         const __m256i hmask = load_256(b);
         __m256i sumi = _mm256_setzero_si256();

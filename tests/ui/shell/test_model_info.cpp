@@ -86,6 +86,24 @@ class TestModelInfo : public QObject {
     d->reject();
   }
 
+  // A mixture of experts says how many experts a layer has and a token uses, and what of its
+  // parameters a token uses (the engine bridge fills these from the config and the header).
+  void aMixtureOfExpertsSaysItsExperts() {
+    ModelInfo info;
+    info.path = QStringLiteral("/m/qwen3-30b-a3b.gguf");
+    info.parameters = QStringLiteral("30.5B");
+    info.activeParameters = QStringLiteral("3.3B");
+    info.experts = 128;
+    info.expertsUsed = 8;
+    info.expertFfn = 768;
+    QVERIFY(info.rows().contains(std::pair{QStringLiteral("Parameters"), QStringLiteral("30.5B, of which a token uses 3.3B")}));
+    QVERIFY(info.rows().contains(std::pair{QStringLiteral("Experts"),
+                                           QStringLiteral("128 a layer, 8 used by each token (feed-forward size 768)")}));
+    info.experts = 0;  // dense: neither
+    QVERIFY(info.rows().contains(std::pair{QStringLiteral("Parameters"), QStringLiteral("30.5B")}));
+    for (const auto& row : info.rows()) QVERIFY(row.first != QStringLiteral("Experts"));
+  }
+
   void aSlidingWindowModelSaysWhichLayers() {
     PC_REQUIRE_ENV(gemma, "PAGEDCHAT_TEST_GEMMA");
     AppServices services;
