@@ -97,10 +97,12 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
   up_.resize(n * std::max(c.ffn_dim, c.expert_ffn_dim));
 
   // Embedding lookup.
+  const WeightMatrix& e = w_.token_embedding;
+  const cpu::PackedMatrix* own = packed_.find(e);  // the backend's copy of its rows, once loaded
+  const uint8_t* embedding = own ? own->bytes.data() : e.data;
   pool_.parallel_for(n, [&](int64_t t) {
-    const WeightMatrix& e = w_.token_embedding;
     float* x = x_.data() + t * c.dim;
-    dequantize_row(e.type, e.row(batch.token_ids[t]), x, c.dim);
+    dequantize_row(e.type, embedding + static_cast<size_t>(batch.token_ids[t]) * e.row_bytes, x, c.dim);
     if (c.embedding_scale != 1.0f)
       for (int i = 0; i < c.dim; ++i) x[i] *= c.embedding_scale;
   });

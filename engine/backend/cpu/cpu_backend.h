@@ -38,7 +38,7 @@ class CpuBackend final : public Backend {
   void write_block(int32_t block, std::span<const uint8_t> bytes) override;
 
   int num_threads() const { return pool_.num_threads(); }
-  // Bytes of the matrices packed into panels (0 with float activations).
+  // Bytes of the backend's own copies of the weights, panels and rows (0 with float activations).
   size_t packed_bytes() const { return packed_.bytes(); }
 
  private:

@@ -109,7 +109,8 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
   int64_t num_tasks = 0;
   for (const MatmulJob& j : jobs) {
     const uint8_t* expanded =
-        j.packed && panel_expansion_pays(j.w->type, num_rows) ? x.expanded_for(j.w->type, pool) : nullptr;
+        j.packed && !j.packed->row_major && panel_expansion_pays(j.w->type, num_rows) ? x.expanded_for(j.w->type, pool)
+                                                                                      : nullptr;
     plans.push_back({&j, x.for_type(j.w->type, pool), x.row_bytes(j.w->type), expanded, num_tasks});
     num_tasks += (panels_of(j) + panels_per_task - 1) / panels_per_task;
   }
@@ -125,13 +126,15 @@ void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64
     const int64_t end_row = std::min(w.rows, first_row + panels_per_task * kRowsPerCall);
     for (int64_t row0 = first_row; row0 < end_row; row0 += kRowsPerCall) {
       const int64_t rows = std::min(kRowsPerCall, w.rows - row0);
-      if (const PackedMatrix* packed = plan.job->packed) {
+      const PackedMatrix* packed = plan.job->packed;
+      if (packed && !packed->row_major) {
         panel_dot(w.type, w.cols, packed->bytes.data(), row0 / kPanelRows, rows, plan.act, plan.act_row_bytes,
                   num_rows, plan.job->y + row0, plan.job->y_stride, plan.expanded);
         continue;
       }
+      const uint8_t* first = (packed ? packed->bytes.data() : w.data) + static_cast<size_t>(row0) * w.row_bytes;
       for (int64_t t = 0; t < num_rows; ++t) {
-        vec_dot_rows(w.type, w.cols, w.row(row0), w.row_bytes, rows, plan.act + plan.act_row_bytes * t,
+        vec_dot_rows(w.type, w.cols, first, w.row_bytes, rows, plan.act + plan.act_row_bytes * t,
                      plan.job->y + t * plan.job->y_stride + row0, access);
       }
     }

@@ -49,7 +49,7 @@ struct MatmulJob {
   const WeightMatrix* w;
   float* y;          // [num_rows, y_stride]; the job writes columns [0, w->rows)
   int64_t y_stride;
-  const PackedMatrix* packed = nullptr;  // w in panels, when the backend packed it
+  const PackedMatrix* packed = nullptr;  // the backend's copy of w (panels or rows), when it has one
 };
 
 // How activations meet the weights: converted to the weight type's 8-bit dot format (fast, as

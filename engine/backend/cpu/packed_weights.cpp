@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/quant/panel.h"
 
@@ -74,6 +75,24 @@ PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, cons
       const int64_t row0 = first * kPanelRows, row1 = std::min(m->rows, end * kPanelRows);
       if (release) weights.file.release_pages(m->row(row0), static_cast<size_t>(row1 - row0) * m->row_bytes);
       done_bytes += static_cast<uint64_t>(row1 - row0) * m->row_bytes;
+    }
+  }
+  // Everything else a step reads, row-major, so that no step reads the file (the header says why).
+  std::vector<const WeightMatrix*> rows_to_copy{&weights.token_embedding};
+  for (const WeightMatrix* m : all)
+    if (!packed_.contains(m)) rows_to_copy.push_back(m);
+  for (const WeightMatrix* m : rows_to_copy) {
+    PackedMatrix& p = packed_[m];
+    p = {m->type, m->rows, m->cols, true, {}};
+    const size_t total = static_cast<size_t>(m->rows) * m->row_bytes;
+    p.bytes.resize(total);
+    for (size_t first = 0; first < total; first += kStretchBytes * static_cast<size_t>(threads)) {
+      const size_t end = std::min(total, first + kStretchBytes * static_cast<size_t>(threads));
+      pool.parallel_for(static_cast<int64_t>((end - first + kStretchBytes - 1) / kStretchBytes), [&](int64_t s) {
+        const size_t from = first + static_cast<size_t>(s) * kStretchBytes, n = std::min(kStretchBytes, end - from);
+        std::memcpy(p.bytes.data() + from, m->data + from, n);
+      });
+      weights.file.release_pages(m->data + first, end - first);
     }
   }
   progress.report("packing weights", 1.0);

@@ -10,6 +10,12 @@
 // later reader of a released original (a second backend, a CUDA upload) reads it from the file
 // again. The token embedding's pages stay: its rows are looked up every step.
 //
+// The rest of what a step reads (the token embedding, matrices of a type without panels) is
+// copied row-major into the backend's memory the same way, a stretch at a time with its file
+// pages handed back, so that after the load no step touches the mapped file: a model file
+// truncated or overwritten under a running app or server (issue 46) can neither kill it with
+// SIGBUS nor change its weights.
+//
 // A mixture of experts is packed too when its experts take at most half of the machine's memory;
 // a larger one (a 30B-A3B file on a 16 GB machine) keeps its experts in the mapping, where the
 // kernel pages them in and out as the router picks them, and they run row by row (vec_dot_rows).
@@ -28,7 +34,8 @@ namespace pagedchat::cpu {
 struct PackedMatrix {
   GgmlType type;
   int64_t rows, cols;
-  PanelBytes bytes;  // panel_matrix_bytes(type, rows, cols)
+  bool row_major = false;  // a private copy of the rows as the file lays them out, not panels
+  PanelBytes bytes;        // panel_matrix_bytes(type, rows, cols), or rows * the row size
 };
 
 // Whether the experts of `weights` (none: true) are small enough to be packed.
@@ -41,7 +48,7 @@ class PackedWeights {
   // "packing weights" between stretches of a few megabytes (a cancel throws LoadCancelled there).
   PackedWeights(const ModelWeights& weights, ThreadPool& pool, const LoadProgress& progress = {});
 
-  // The packed copy of m, or null when m is used row-major.
+  // The backend's copy of m (panels, or its rows), or null when m is read from the mapped file.
   const PackedMatrix* find(const WeightMatrix& m) const;
   size_t bytes() const;
 
