@@ -1,6 +1,8 @@
 // pagedchat: the desktop app. Opens the main window on the model given by --model, or the
 // default model, or the welcome page on a first run; chats are restored from the app's data
-// folder, which one app holds at a time (a second start shows the first one's window).
+// folder, which one app holds at a time (a second start shows the first one's window). SIGTERM
+// or SIGINT closes it as the window's close does, after its local API's requests in flight
+// finish (up to 5 s; their streams end with [DONE] either way); a second one quits at once.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -11,8 +13,13 @@
 #include <cstdio>
 #include <memory>
 #include <string_view>
+#include <utility>
 
+#include "app/common/termination_signals.h"
 #include "appcore/session/app_services.h"
+#ifdef PAGEDCHAT_HAVE_SERVER
+#include "appcore/bridge/local_api_server.h"
+#endif
 #include "ui/shell/main_window.h"
 #include "ui/shell/screenshot_tour.h"
 
@@ -95,5 +102,18 @@ int main(int argc, char** argv) {
   if (parser.isSet(screenshotsOpt)) new ScreenshotTour(window, parser.value(screenshotsOpt));  // owned by the window
   // A first run (no --model, the default model not fetched yet) opens on the welcome page.
   window.openAtStart(parser.value(modelOpt), parser.isSet(threadsOpt) ? std::max(0, parser.value(threadsOpt).toInt()) : -1);
+  TerminationSignals termination;
+  bool ending = false;
+  QObject::connect(&termination, &TerminationSignals::requested, &window, [&](int) {
+    const auto close = [&window] {
+      window.close();  // saves the drafts and the layout, as a click on the close box does
+      QApplication::quit();
+    };
+    if (std::exchange(ending, true)) return close();
+#ifdef PAGEDCHAT_HAVE_SERVER
+    if (LocalApiServer* api = services->apiServer()) return api->shutdown(5000, close);
+#endif
+    close();
+  });
   return app.exec();
 }

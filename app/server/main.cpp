@@ -13,7 +13,7 @@
 #include <cstdio>
 
 #include "app/server/server_arguments.h"
-#include "app/server/termination_signals.h"
+#include "app/common/termination_signals.h"
 #include "server/api/api_server.h"
 #include "server/engine/engine_host.h"
 

@@ -39,6 +39,21 @@ void LocalApiServer::start(const ServerOptions& options) {
   }, Qt::QueuedConnection);
 }
 
+void LocalApiServer::shutdown(int graceMs, std::function<void()> done) {
+  if (!m_server) {
+    done();
+    return;
+  }
+  QMetaObject::invokeMethod(m_server, [this, server = m_server, graceMs, done = std::move(done)]() mutable {
+    server->shutdown(graceMs, [this, done = std::move(done)]() mutable {
+      QMetaObject::invokeMethod(this, [this, done = std::move(done)] {
+        stop();
+        done();
+      }, Qt::QueuedConnection);
+    });
+  }, Qt::QueuedConnection);
+}
+
 void LocalApiServer::stop() {
   if (!m_server) return;
   // Deleted on its own thread (its sockets live there), before that thread ends.

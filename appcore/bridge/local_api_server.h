@@ -9,6 +9,7 @@
 #include <QThread>
 #include <QVector>
 
+#include <functional>
 #include <memory>
 
 #include "server/api/api_server.h"
@@ -26,6 +27,10 @@ class LocalApiServer : public QObject {
   void start(const ServerOptions& options);
   // Stops at once: requests in flight are aborted, their blocks freed at the next step.
   void stop();
+  // Stops gracefully (a SIGTERM to the app): ApiServer::shutdown, whose requests in flight may
+  // finish for up to graceMs and whose streams end with [DONE] either way; then stops and calls
+  // `done` on this object's thread. At once when not running.
+  void shutdown(int graceMs, std::function<void()> done);
   bool isRunning() const { return m_server != nullptr; }
   QString url() const { return m_url; }  // "http://127.0.0.1:8080/v1" while running
   // The request log: the last kLogLength requests served since the app started, oldest first.

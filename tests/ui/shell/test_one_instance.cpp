@@ -3,13 +3,18 @@
 // holder does not answer, says so (stderr, and a box it then waits on) and opens nothing; a
 // lock left by an app killed with SIGKILL is taken over, its socket too. The suite takes the
 // app's own names and a throwaway XDG data folder, so both use the same chats.sqlite. And
-// --help and --version answer with no display to open, holding nothing.
+// --help and --version answer with no display to open, holding nothing. And a SIGTERM lets the
+// app's local API finish its streams ([DONE]) and leaves no lock (issue 46, item 6).
+
+#include <csignal>
 
 #include <QtTest>
 
 #include <QLocalSocket>
 #include <QLockFile>
 #include <QProcess>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 
 #include "support/test_env.h"
@@ -117,6 +122,68 @@ class TestOneInstance : public QObject {
     QCOMPARE(second.state(), QProcess::Running);  // the box waits for the user
     second.kill();
     QVERIFY(second.waitForFinished(10000));
+  }
+
+  // SIGTERM mid-stream: the reply of the app's local API goes on to its end or is cut with an
+  // error event, then [DONE]; the app exits 0 and its lock file is gone (it used to exit 143,
+  // cutting the stream, and leave the lock).
+  void aSigtermFinishesTheApiStreamsAndLeavesNoLock() {
+    PC_REQUIRE_ENV(model, "PAGEDCHAT_TEST_MODEL");
+    quint16 port = 0;
+    {
+      QTcpServer probe;  // a free port
+      QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+      port = probe.serverPort();
+    }
+    {
+      ChatDatabase db(chatsPath());
+      QVERIFY(db.setSetting(QStringLiteral("api_server_enabled"), QStringLiteral("1")));
+      QVERIFY(db.setSetting(QStringLiteral("api_server_port"), QString::number(port)));
+    }
+    QProcess app;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    app.setProcessEnvironment(env);
+    app.start(m_app, {QStringLiteral("--model"), QString::fromStdString(model)});
+    QVERIFY(app.waitForStarted());
+    // A streamed reply long enough to be mid-way when the signal comes.
+    const QByteArray name = QFileInfo(QString::fromStdString(model)).completeBaseName().toUtf8();  // the model's id
+    const QByteArray body = "{\"model\": \"" + name + "\", \"stream\": true, \"max_tokens\": 400, \"temperature\": 0, "
+                            "\"messages\": [{\"role\": \"user\", \"content\": \"Tell me a long story.\"}]}";
+    // Until the model has loaded the API answers 404 (no such model yet): ask again.
+    QTcpSocket socket;
+    QByteArray reply;
+    QTRY_VERIFY2_WITH_TIMEOUT(([&] {
+                                socket.abort();
+                                reply.clear();
+                                socket.connectToHost(QHostAddress::LocalHost, port);
+                                if (!socket.waitForConnected(200)) return false;
+                                socket.write("POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
+                                             "Content-Type: application/json\r\nContent-Length: " +
+                                             QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+                                while (socket.waitForReadyRead(2000) || socket.bytesAvailable()) {
+                                  reply += socket.readAll();
+                                  if (!reply.startsWith("HTTP/1.1 200") && reply.contains("\r\n\r\n")) return false;
+                                  if (reply.count("data: {") >= 3) return true;
+                                }
+                                return false;
+                              }()),
+                              reply.left(300).constData(), 60000);
+    QCOMPARE(::kill(static_cast<pid_t>(app.processId()), SIGTERM), 0);
+    QTRY_VERIFY_WITH_TIMEOUT((socket.waitForReadyRead(50), reply += socket.readAll(),
+                              socket.state() == QAbstractSocket::UnconnectedState),
+                             30000);
+    reply += socket.readAll();
+    // The last event is [DONE] (the HTTP chunking's last chunk follows it).
+    QVERIFY2(reply.contains("data: [DONE]") && reply.lastIndexOf("data: ") == reply.lastIndexOf("data: [DONE]"),
+             reply.right(300).constData());
+    QVERIFY(app.waitForFinished(30000));
+    QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(app.exitCode(), 0);
+    QVERIFY(!QFileInfo::exists(chatsPath() + QStringLiteral(".lock")));
+    ChatDatabase db(chatsPath());  // the next start finds the API as it was
+    QCOMPARE(db.setting(QStringLiteral("api_server_enabled")), QStringLiteral("1"));
+    QVERIFY(db.setSetting(QStringLiteral("api_server_enabled"), QStringLiteral("0")));
   }
 
   // An app killed mid-run leaves its lock file and its socket: the next start takes both, and

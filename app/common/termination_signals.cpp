@@ -1,5 +1,5 @@
 // The self-pipe behind TerminationSignals.
-#include "app/server/termination_signals.h"
+#include "app/common/termination_signals.h"
 
 #include <QSocketNotifier>
 
