@@ -3,6 +3,8 @@
 
 #include <QMetaObject>
 
+#include <utility>
+
 #include "server/engine/request_router.h"
 
 LocalApiServer::LocalApiServer(std::shared_ptr<RequestRouter> router, QObject* parent)
@@ -10,7 +12,11 @@ LocalApiServer::LocalApiServer(std::shared_ptr<RequestRouter> router, QObject* p
   m_thread.setObjectName(QStringLiteral("api"));
 }
 
-LocalApiServer::~LocalApiServer() { stop(); }
+// Not stop(): a shutdown's `done` (the app's close) is not called while the app is going anyway.
+LocalApiServer::~LocalApiServer() {
+  m_shutdownDone = nullptr;
+  stopServer();
+}
 
 void LocalApiServer::start(const ServerOptions& options) {
   stop();
@@ -44,17 +50,23 @@ void LocalApiServer::shutdown(int graceMs, std::function<void()> done) {
     done();
     return;
   }
-  QMetaObject::invokeMethod(m_server, [this, server = m_server, graceMs, done = std::move(done)]() mutable {
-    server->shutdown(graceMs, [this, done = std::move(done)]() mutable {
-      QMetaObject::invokeMethod(this, [this, done = std::move(done)] {
-        stop();
-        done();
+  m_shutdownDone = std::move(done);
+  QMetaObject::invokeMethod(m_server, [this, server = m_server, graceMs] {
+    server->shutdown(graceMs, [this, server] {
+      QMetaObject::invokeMethod(this, [this, server] {
+        if (server == m_server) stop();  // not one started since
       }, Qt::QueuedConnection);
     });
   }, Qt::QueuedConnection);
 }
 
 void LocalApiServer::stop() {
+  std::function<void()> done = std::exchange(m_shutdownDone, nullptr);
+  stopServer();
+  if (done) done();
+}
+
+void LocalApiServer::stopServer() {
   if (!m_server) return;
   // Deleted on its own thread (its sockets live there), before that thread ends.
   QMetaObject::invokeMethod(m_server, [server = m_server] { delete server; }, Qt::BlockingQueuedConnection);

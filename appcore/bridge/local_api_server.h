@@ -43,9 +43,14 @@ class LocalApiServer : public QObject {
   void requestLogged(const ApiLogEntry& entry);  // appended to log()
 
  private:
+  void stopServer();  // stop() without calling a pending shutdown's `done`
+
   std::shared_ptr<RequestRouter> m_router;
   QThread m_thread;
   ApiServer* m_server = nullptr;  // lives on m_thread
+  // shutdown()'s `done`, until it runs: when the drain ends, or when stop() ends the server first
+  // (the API switched off meanwhile), so that the app's SIGTERM is never lost.
+  std::function<void()> m_shutdownDone;
   QString m_url;
   QVector<ApiLogEntry> m_log;
 };

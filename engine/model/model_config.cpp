@@ -41,7 +41,7 @@ void read_gemma3(const GgufFile& f, ModelConfig& c) {
 // norm_w = true; it reads no expert_weights_scale for qwen3moe, so neither do we).
 void read_moe(const GgufFile& f, ModelConfig& c) {
   const std::string& a = c.architecture;
-  c.num_experts = checked_int(f, a + ".expert_count", 1, 1 << 12);
+  c.num_experts = checked_int(f, a + ".expert_count", 1, 1024);  // llama.cpp's LLAMA_MAX_EXPERTS
   c.num_experts_used = checked_int(f, a + ".expert_used_count", 1, c.num_experts);
   c.expert_ffn_dim = f.has(a + ".expert_feed_forward_length")
                          ? checked_int(f, a + ".expert_feed_forward_length", 1, 1 << 20)

@@ -68,13 +68,13 @@ struct ModelConfig {
   int sliding_window = 0;
   int sliding_window_pattern = 0;
   float rope_freq_base_local = 10000.0f;
+  // Layers without rotary embedding (smollm3: NoPE on every fourth): layer l rotates unless
+  // (l + 1) % no_rope_layer_step == 0. 0: every layer rotates.
+  int no_rope_layer_step = 0;
   // Mixture of experts (qwen3moe): each layer's feed-forward block is num_experts gated blocks of
   // expert_ffn_dim; a router (softmax over the experts) picks num_experts_used of them per token,
   // whose outputs are summed with the router's probabilities as weights, renormalized to sum to 1
   // when expert_weights_norm. 0 experts: a dense model.
-  // Layers without rotary embedding (smollm3: NoPE on every fourth): layer l rotates unless
-  // (l + 1) % no_rope_layer_step == 0. 0: every layer rotates.
-  int no_rope_layer_step = 0;
   int num_experts = 0;
   int num_experts_used = 0;
   int expert_ffn_dim = 0;

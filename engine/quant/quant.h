@@ -9,7 +9,8 @@
 // batch it runs in.
 //
 // Supported weight types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K,
-// Q6_K, IQ4_NL, IQ4_XS, MXFP4 (the last five have AVX2 vec_dot kernels but no panels). Any
+// Q6_K, IQ4_NL, IQ4_XS, MXFP4 (Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4 have AVX2 vec_dot kernels
+// but no panels). Any
 // other type, or an n that is not a multiple of the type's block size, throws Error (both come
 // from a model file). Block layouts and per-block math: quant_blocks.h.
 

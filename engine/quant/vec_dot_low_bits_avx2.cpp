@@ -1,6 +1,8 @@
 // AVX2 dot products of the low-bit formats that mixtures of experts ship in: IQ4_NL and MXFP4
 // against Q8_0, Q2_K, Q3_K and IQ4_XS against Q8_K. Each forms a block's (or super-block's)
-// integer sum exactly, as the scalar reference does, then acc = fma(d_w d_a, float(sum), acc).
+// integer sums exactly, as the scalar reference does; the float steps differ from the reference's
+// (DotLevels keeps 8 lanes of fma, Q2_K fmas its min term apart), within the rounding bound
+// test_quant holds them to.
 // The non-uniform levels of IQ4_NL/IQ4_XS and MXFP4 are a byte shuffle of the nibbles.
 
 #include "engine/quant/quant_avx2.h"
@@ -42,9 +44,9 @@ struct DotLevels {
     __m256 acc[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
-    constexpr int64_t kBlocksPerLine = (kCacheLine + block_bytes / 2) / block_bytes;
     for (int64_t i = 0; i < n / kQK; ++i) {
-      if (prefetch && i % kBlocksPerLine == 0) prefetch_next_rows<R>(w, stride, i * block_bytes, 1);
+      // Each line of the next rows once, as the blocks (17 or 18 bytes) enter it.
+      if (prefetch && i * block_bytes % kCacheLine < block_bytes) prefetch_next_rows<R>(w, stride, i * block_bytes, 1);
       const __m256i qy = load_256(y[i].qs);
       const float dy = half_at(&y[i].d);
 #pragma GCC unroll 8

@@ -144,6 +144,23 @@ CudaBackend::CudaBackend(const ModelWeights& weights, CudaBackendConfig config)
     fail("the CUDA backend runs llama, mistral and qwen2 layers; %s (%s) runs on the CPU backend (--backend cpu)",
          c.architecture.c_str(), c.is_moe() ? "experts" : c.no_rope_layer_step ? "layers without RoPE" :
                                  c.sliding_window > 0 ? "QK-norm, sliding-window attention" : "QK-norm");
+  // The device dequantizes at upload what dequantize.cu has kernels for; the rest is said here,
+  // before any device memory is taken (Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4 run on the CPU).
+  auto check_type = [](const WeightMatrix& m, const char* what) {
+    switch (m.type) {
+      case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: case GgmlType::Q4_0: case GgmlType::Q4_1:
+      case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q8_0: case GgmlType::Q4_K: case GgmlType::Q5_K:
+      case GgmlType::Q6_K:
+        return;
+      default:
+        fail("the CUDA backend does not read %s weights yet (%s); they run on the CPU backend (--backend cpu)",
+             std::string(ggml_type_name(static_cast<uint32_t>(m.type))).c_str(), what);
+    }
+  };
+  check_type(weights.token_embedding, "token_embd");
+  check_type(weights.output, "output");
+  for (const LayerWeights& L : weights.layers)
+    for (const WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) check_type(*m, "a layer's matrices");
   if (cuda::device_count() <= config.device) fail("no CUDA device %d (found %d)", config.device, cuda::device_count());
   if (!attention_head_dim_supported(c.head_dim))
     fail("the CUDA backend supports head sizes 64, 128 and 256, not %d", c.head_dim);

@@ -93,8 +93,10 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
   v_.resize(n * c.kv_dim());
   attn_.resize(n * c.q_dim());
   proj_.resize(n * c.dim);
-  gate_.resize(n * std::max(c.ffn_dim, c.expert_ffn_dim));
-  up_.resize(n * std::max(c.ffn_dim, c.expert_ffn_dim));
+  // A mixture of experts has no dense feed-forward block: its feed_forward_length is unused.
+  const int64_t ffn_width = c.is_moe() ? c.expert_ffn_dim : c.ffn_dim;
+  gate_.resize(n * ffn_width);
+  up_.resize(n * ffn_width);
 
   // Embedding lookup.
   const WeightMatrix& e = w_.token_embedding;

@@ -8,8 +8,10 @@ namespace pagedchat::cpu {
 
 void route_experts(const float* logits, int64_t num_tokens, const ModelConfig& c, int32_t* experts, float* weights) {
   const int n = c.num_experts, k = c.num_experts_used;
-  std::vector<float> probs(static_cast<size_t>(n));
-  std::vector<int32_t> order(static_cast<size_t>(n));
+  thread_local std::vector<float> probs;
+  thread_local std::vector<int32_t> order;
+  probs.resize(static_cast<size_t>(n));
+  order.resize(static_cast<size_t>(n));
   for (int64_t t = 0; t < num_tokens; ++t) {
     const float* z = logits + t * n;
     const float top = *std::max_element(z, z + n);

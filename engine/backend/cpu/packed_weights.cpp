@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 
 #include "engine/quant/panel.h"
 
@@ -13,9 +14,17 @@ namespace {
 // (the peak above the file's size is about this times the thread count), large against a page.
 constexpr size_t kStretchBytes = 4u << 20;
 
-uint64_t physical_memory_bytes() {
+uint64_t bytes_of(const WeightMatrix& m) { return static_cast<uint64_t>(m.rows) * m.row_bytes; }
+
+// The memory this process may use: the machine's, or less under a cgroup (v2) limit.
+uint64_t usable_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  if (std::ifstream limit("/sys/fs/cgroup/memory.max"); limit) {
+    uint64_t cgroup = 0;
+    if (limit >> cgroup && cgroup > 0) bytes = std::min(bytes, cgroup);  // "max" reads as no number
+  }
+  return bytes;
 }
 }  // namespace
 
@@ -23,8 +32,8 @@ bool experts_fit_packed(const ModelWeights& weights) {
   uint64_t expert_bytes = 0;
   for (const LayerWeights& l : weights.layers)
     for (const ExpertWeights& e : l.experts)
-      for (const WeightMatrix* m : {&e.gate, &e.up, &e.down}) expert_bytes += static_cast<uint64_t>(m->rows) * m->row_bytes;
-  return expert_bytes <= physical_memory_bytes() / 2;
+      for (const WeightMatrix* m : {&e.gate, &e.up, &e.down}) expert_bytes += bytes_of(*m);
+  return expert_bytes <= usable_memory_bytes() / 2;
 }
 
 PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, const LoadProgress& progress) {
@@ -43,14 +52,34 @@ PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, cons
   }
   all.push_back(&weights.output);
   std::vector<const WeightMatrix*> todo;
-  uint64_t total_bytes = 0;
+  uint64_t total_bytes = 0, panel_bytes = 0;
   for (const WeightMatrix* m : all) {
     if (panel_supported(m->type) && !packed_.contains(m)) {
-      packed_[m] = {m->type, m->rows, m->cols, {}};
+      packed_[m] = {m->type, m->rows, m->cols, false, {}};
       todo.push_back(m);
-      total_bytes += static_cast<uint64_t>(m->rows) * m->row_bytes;
+      panel_bytes += bytes_of(*m);
     }
   }
+  // Everything else a step reads is copied row-major (the header says why): the embedding, and
+  // what has no panels, once each (a tied output reads the embedding's copy). Unless the copies
+  // would not fit beside the panels in half the memory: then they stay in the mapping, where the
+  // kernel may drop their pages under pressure, and the file must stay as it is.
+  std::vector<const WeightMatrix*> rows_to_copy{&weights.token_embedding};
+  uint64_t copy_bytes = bytes_of(weights.token_embedding);
+  for (const WeightMatrix* m : all) {
+    if (packed_.contains(m) || std::find(rows_to_copy.begin(), rows_to_copy.end(), m) != rows_to_copy.end()) continue;
+    if (m->data == weights.token_embedding.data) {
+      aliases_[m] = &weights.token_embedding;
+      continue;
+    }
+    rows_to_copy.push_back(m);
+    copy_bytes += bytes_of(*m);
+  }
+  if (panel_bytes + copy_bytes > usable_memory_bytes() / 2) {
+    rows_to_copy.clear();
+    copy_bytes = 0;
+  }
+  total_bytes = panel_bytes + copy_bytes;
   uint64_t done_bytes = 0;
   const int64_t threads = pool.num_threads();
   for (const WeightMatrix* m : todo) {
@@ -77,22 +106,20 @@ PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, cons
       done_bytes += static_cast<uint64_t>(row1 - row0) * m->row_bytes;
     }
   }
-  // Everything else a step reads, row-major, so that no step reads the file (the header says why).
-  std::vector<const WeightMatrix*> rows_to_copy{&weights.token_embedding};
-  for (const WeightMatrix* m : all)
-    if (!packed_.contains(m)) rows_to_copy.push_back(m);
   for (const WeightMatrix* m : rows_to_copy) {
     PackedMatrix& p = packed_[m];
     p = {m->type, m->rows, m->cols, true, {}};
     const size_t total = static_cast<size_t>(m->rows) * m->row_bytes;
     p.bytes.resize(total);
     for (size_t first = 0; first < total; first += kStretchBytes * static_cast<size_t>(threads)) {
+      progress.report("packing weights", static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
       const size_t end = std::min(total, first + kStretchBytes * static_cast<size_t>(threads));
       pool.parallel_for(static_cast<int64_t>((end - first + kStretchBytes - 1) / kStretchBytes), [&](int64_t s) {
         const size_t from = first + static_cast<size_t>(s) * kStretchBytes, n = std::min(kStretchBytes, end - from);
         std::memcpy(p.bytes.data() + from, m->data + from, n);
       });
       weights.file.release_pages(m->data + first, end - first);
+      done_bytes += end - first;
     }
   }
   progress.report("packing weights", 1.0);
@@ -100,7 +127,9 @@ PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, cons
 
 const PackedMatrix* PackedWeights::find(const WeightMatrix& m) const {
   auto it = packed_.find(&m);
-  return it == packed_.end() ? nullptr : &it->second;
+  if (it != packed_.end()) return &it->second;
+  const auto alias = aliases_.find(&m);
+  return alias == aliases_.end() ? nullptr : find(*alias->second);
 }
 
 size_t PackedWeights::bytes() const {

@@ -1,22 +1,22 @@
 #pragma once
-// The CPU backend's own copy of the weight matrices that have a panel layout (quant/panel.h),
-// packed once when the backend is created. The mapped file keeps the row-major originals for
-// everything else (embedding lookups, the float-activation path, other backends).
+// The CPU backend's own copy of the weights a step reads, made once when the backend is created
+// with quantized activations: the matrices with a panel layout (quant/panel.h) packed into
+// panels, the rest (the token embedding, matrices of a type without panels) copied row-major.
+// The mapped file keeps the originals for other readers (another backend, a CUDA upload) and
+// for the float-activation path, which builds no copies.
 //
-// Memory: packing must not hold a model twice. Each packed buffer is allocated untouched (its
-// pages become resident only as they are written) and filled a few megabytes at a time, and the
-// file pages of a packed stretch are handed back to the kernel at once (GgufFile::release_pages),
-// so resident memory stays near the file's size throughout (docs/benchmarks.md measures it). A
-// later reader of a released original (a second backend, a CUDA upload) reads it from the file
-// again. The token embedding's pages stay: its rows are looked up every step.
+// Memory: a model must not be held twice. Each buffer is allocated untouched (its pages become
+// resident only as they are written) and filled a few megabytes at a time, and the file pages of
+// a done stretch are handed back to the kernel at once (GgufFile::release_pages), so resident
+// memory stays near the file's size throughout (docs/benchmarks.md measures it). A later reader
+// of a released original reads it from the file again.
 //
-// The rest of what a step reads (the token embedding, matrices of a type without panels) is
-// copied row-major into the backend's memory the same way, a stretch at a time with its file
-// pages handed back, so that after the load no step touches the mapped file: a model file
+// Why copy what has no panels: after the load no step touches the mapped file, so a model file
 // truncated or overwritten under a running app or server (issue 46) can neither kill it with
-// SIGBUS nor change its weights.
+// SIGBUS nor change its weights. When the copies would not fit beside the panels in half of the
+// usable memory (the machine's, or a cgroup's limit), they stay mapped and that protection lapses.
 //
-// A mixture of experts is packed too when its experts take at most half of the machine's memory;
+// A mixture of experts is packed too when its experts take at most half of the usable memory;
 // a larger one (a 30B-A3B file on a 16 GB machine) keeps its experts in the mapping, where the
 // kernel pages them in and out as the router picks them, and they run row by row (vec_dot_rows).
 
@@ -54,6 +54,8 @@ class PackedWeights {
 
  private:
   std::unordered_map<const WeightMatrix*, PackedMatrix> packed_;
+  // Matrices that read another's copy (a tied output without panels: the embedding's rows).
+  std::unordered_map<const WeightMatrix*, const WeightMatrix*> aliases_;
 };
 
 }  // namespace pagedchat::cpu
