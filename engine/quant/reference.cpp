@@ -157,50 +157,19 @@ float dot_q2_K(int64_t n, const void* w, const void* a) {
   return sum;
 }
 
-// Q3_K against Q8_K: per super-block d d_a sum_g scale_g (q . q_a)_g.
-float dot_q3_K(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q3_K*>(w);
+// Super-blocks without a minimum against Q8_K: per super-block d d_a sum_g scale_g (q . q_a)_g,
+// over groups of kGroup elements: Q3_K and Q6_K (16), IQ4_XS (32).
+template <typename Block, int kGroup, typename Quant, typename Scale>
+float dot_k_scaled(int64_t n, const void* w, const void* a, Quant quant, Scale scale) {
+  const auto* x = static_cast<const Block*>(w);
   const auto* y = static_cast<const block_q8_K*>(a);
   float sum = 0.0f;
   for (int64_t i = 0; i < n / kQKK; ++i) {
     int sumi = 0;
-    for (int g = 0; g < 16; ++g) {
+    for (int g = 0; g < kQKK / kGroup; ++g) {
       int dot = 0;
-      for (int l = 0; l < 16; ++l) dot += quant_q3_K(x[i], 16 * g + l) * y[i].qs[16 * g + l];
-      sumi += get_scale_q3_K(x[i].scales, g) * dot;
-    }
-    sum += y[i].d * fp16_to_fp32(x[i].d) * static_cast<float>(sumi);
-  }
-  return sum;
-}
-
-// IQ4_XS against Q8_K: per super-block d d_a sum_s scale_s (level . q_a)_s.
-float dot_iq4_xs(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_iq4_xs*>(w);
-  const auto* y = static_cast<const block_q8_K*>(a);
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n / kQKK; ++i) {
-    int sumi = 0;
-    for (int sub = 0; sub < 8; ++sub) {
-      int dot = 0;
-      for (int l = 0; l < 32; ++l) dot += quant_iq4_xs(x[i], 32 * sub + l) * y[i].qs[32 * sub + l];
-      sumi += get_scale_iq4_xs(x[i], sub) * dot;
-    }
-    sum += y[i].d * fp16_to_fp32(x[i].d) * static_cast<float>(sumi);
-  }
-  return sum;
-}
-
-float dot_q6_K(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q6_K*>(w);
-  const auto* y = static_cast<const block_q8_K*>(a);
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n / kQKK; ++i) {
-    int sumi = 0;
-    for (int g = 0; g < 16; ++g) {
-      int dot = 0;
-      for (int l = 0; l < 16; ++l) dot += quant_q6_K(x[i], 16 * g + l) * y[i].qs[16 * g + l];
-      sumi += x[i].scales[g] * dot;
+      for (int l = 0; l < kGroup; ++l) dot += quant(x[i], kGroup * g + l) * y[i].qs[kGroup * g + l];
+      sumi += scale(x[i], g) * dot;
     }
     sum += y[i].d * fp16_to_fp32(x[i].d) * static_cast<float>(sumi);
   }
@@ -276,10 +245,13 @@ float vec_dot(GgmlType weight_type, int64_t n, const void* w, const void* a) {
     case GgmlType::Q5_1: return dot_with_min<block_q5_1>(n, w, a, quant_q5_1);
     case GgmlType::Q4_K: return dot_k_with_min<block_q4_K>(n, w, a, quant_q4_K);
     case GgmlType::Q5_K: return dot_k_with_min<block_q5_K>(n, w, a, quant_q5_K);
-    case GgmlType::Q6_K: return dot_q6_K(n, w, a);
+    case GgmlType::Q6_K:
+      return dot_k_scaled<block_q6_K, 16>(n, w, a, quant_q6_K, [](const block_q6_K& b, int g) { return int{b.scales[g]}; });
     case GgmlType::Q2_K: return dot_q2_K(n, w, a);
-    case GgmlType::Q3_K: return dot_q3_K(n, w, a);
-    case GgmlType::IQ4_XS: return dot_iq4_xs(n, w, a);
+    case GgmlType::Q3_K:
+      return dot_k_scaled<block_q3_K, 16>(n, w, a, quant_q3_K,
+                                          [](const block_q3_K& b, int g) { return get_scale_q3_K(b.scales, g); });
+    case GgmlType::IQ4_XS: return dot_k_scaled<block_iq4_xs, 32>(n, w, a, quant_iq4_xs, get_scale_iq4_xs);
     case GgmlType::IQ4_NL:
       return dot_levels<block_iq4_nl>(n, w, a, quant_iq4_nl, [](const block_iq4_nl& b) { return fp16_to_fp32(b.d); });
     case GgmlType::MXFP4:

@@ -73,6 +73,21 @@ static inline __m256i two_bits(__m256i packed, int k) {
   return _mm256_and_si256(_mm256_srli_epi16(packed, 2 * k), _mm256_set1_epi8(3));
 }
 
+// sum_g scale_g (q . q_a)_g over a Q2_K/Q3_K super-block's 16 groups, the unsigned quants of
+// elements 128h + 32k + l given by quants(h, k, the half's 32 low-bit bytes), in 8 int32 lanes.
+template <typename Quants>
+static inline __m256i scaled_group_dots(const uint8_t* qs, const int8_t* qa, __m128i scales8, Quants quants) {
+  __m256i sumi = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const __m256i packed = load_256(qs + 32 * h);
+    for (int k = 0; k < 4; ++k) {
+      const __m256i p = _mm256_maddubs_epi16(quants(h, k, packed), load_256(qa + 128 * h + 32 * k));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scale_pair(scales8, 8 * h + 2 * k)));
+    }
+  }
+  return sumi;
+}
+
 struct DotQ2K {
   template <int R>
   static void rows(int64_t n, const uint8_t* w, size_t stride, const void* act, float* out, bool prefetch) {
@@ -92,14 +107,8 @@ struct DotQ2K {
         const __m128i scales8 = _mm_and_si128(packed_scales, _mm_set1_epi8(0x0f));
         const __m128i mins8 = _mm_and_si128(_mm_srli_epi16(packed_scales, 4), _mm_set1_epi8(0x0f));
         const int summins = hsum(_mm256_madd_epi16(bsums, _mm256_cvtepu8_epi16(mins8)));
-        __m256i sumi = _mm256_setzero_si256();
-        for (int h = 0; h < 2; ++h) {
-          const __m256i packed = load_256(b + offsetof(block_q2_K, qs) + 32 * h);
-          for (int k = 0; k < 4; ++k) {
-            const __m256i p = _mm256_maddubs_epi16(two_bits(packed, k), load_256(y[i].qs + 128 * h + 32 * k));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scale_pair(scales8, 8 * h + 2 * k)));
-          }
-        }
+        const __m256i sumi = scaled_group_dots(b + offsetof(block_q2_K, qs), y[i].qs, scales8,
+                                               [](int, int k, __m256i packed) { return two_bits(packed, k); });
         acc[r] = fma_ss(_mm_cvtss_f32(d_dmin), static_cast<float>(hsum(sumi)), acc[r]);
         acc[r] = fma_ss(-_mm_cvtss_f32(_mm_movehdup_ps(d_dmin)), static_cast<float>(summins), acc[r]);
       }
@@ -143,16 +152,10 @@ struct DotQ3K {
         const __m128i scales8 = unpack_scales_q3_K(b + offsetof(block_q3_K, scales));
         const int offset = hsum(_mm256_madd_epi16(_mm256_cvtepi8_epi16(scales8), bsums));
         const __m256i hmask = load_256(b);
-        __m256i sumi = _mm256_setzero_si256();
-        for (int h = 0; h < 2; ++h) {
-          const __m256i packed = load_256(b + offsetof(block_q3_K, qs) + 32 * h);
-          for (int k = 0; k < 4; ++k) {
-            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + k), one);
-            const __m256i q = _mm256_or_si256(two_bits(packed, k), _mm256_slli_epi16(high, 2));
-            const __m256i p = _mm256_maddubs_epi16(q, load_256(y[i].qs + 128 * h + 32 * k));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scale_pair(scales8, 8 * h + 2 * k)));
-          }
-        }
+        const __m256i sumi = scaled_group_dots(b + offsetof(block_q3_K, qs), y[i].qs, scales8, [&](int h, int k, __m256i packed) {
+          const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + k), one);
+          return _mm256_or_si256(two_bits(packed, k), _mm256_slli_epi16(high, 2));
+        });
         const float d = dy * half_at(b + offsetof(block_q3_K, d));
         acc[r] = fma_ss(d, static_cast<float>(hsum(sumi) - 4 * offset), acc[r]);
       }
