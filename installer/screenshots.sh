@@ -36,7 +36,8 @@ if [ -x "$VENV_PY" ] && "$VENV_PY" -c 'import mcp' 2>/dev/null; then
 else
   echo "note: no venv with the mcp SDK ($VENV_PY): the tour leaves out its tools scene" >&2
 fi
-XDG_DATA_HOME="$data" XDG_CONFIG_HOME="$data" \
+# Its own cache folder too: the KV disk tier would otherwise serve blocks an earlier tour wrote.
+XDG_DATA_HOME="$data" XDG_CONFIG_HOME="$data" XDG_CACHE_HOME="$data/cache" \
   xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$BUILD_DIR/app/gui/pagedchat" --model "$MODEL" --screenshots "$OUT_DIR"
 # Gemma 3 (sliding-window attention): the same tour, plus a chat that outgrows the window,
@@ -45,7 +46,7 @@ GEMMA="$HOME/.cache/pagedchat/models/gemma-3-270m-q4_k_m.gguf"
 if [ -f "$GEMMA" ]; then
   gemma_data="$data/gemma"
   mkdir -p "$gemma_data"
-  XDG_DATA_HOME="$gemma_data" XDG_CONFIG_HOME="$gemma_data" \
+  XDG_DATA_HOME="$gemma_data" XDG_CONFIG_HOME="$gemma_data" XDG_CACHE_HOME="$gemma_data/cache" \
     xvfb-run -a -s "-screen 0 1600x1000x24" \
     "$BUILD_DIR/app/gui/pagedchat" --model "$GEMMA" --screenshots "$OUT_DIR/gemma" ||
     echo "note: the Gemma tour stopped early (see above); its pictures so far are in $OUT_DIR/gemma" >&2
