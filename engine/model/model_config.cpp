@@ -50,6 +50,23 @@ void read_moe(const GgufFile& f, ModelConfig& c) {
   c.expert_weights_norm = true;
 }
 
+// Granite (IBM) as llama.cpp reads it: the logit scale is required, the others optional (0 or
+// absent: none); rope.scaling.finetuned false means no layer rotates (NoPE throughout).
+void read_granite(const GgufFile& f, ModelConfig& c) {
+  auto positive = [&](const std::string& key, double fallback) {
+    const double v = f.opt_float("granite." + key).value_or(fallback);
+    if (!(v >= 0.0 && v < 1e6)) fail("granite.%s %g is not in [0, 1e6)", key.c_str(), v);
+    return static_cast<float>(v);
+  };
+  if (!f.has("granite.logit_scale")) fail("metadata 'granite.logit_scale' is missing");
+  c.logit_scale = positive("logit_scale", 1.0);
+  if (c.logit_scale == 0.0f) fail("granite.logit_scale is 0");
+  if (const float s = positive("residual_scale", 0.0); s != 0.0f) c.residual_scale = s;
+  if (const float s = positive("embedding_scale", 0.0); s != 0.0f) c.embedding_scale = s;
+  c.attention_scale = positive("attention.scale", 0.0);
+  if (f.opt_bool("granite.rope.scaling.finetuned") == false) c.no_rope_layer_step = 1;
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
@@ -57,8 +74,9 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.architecture = f.get_string("general.architecture");
   const std::string& a = c.architecture;
   if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "qwen3moe" && a != "gemma3" && a != "phi3" &&
-      a != "smollm3")
-    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3 and smollm3 are)", a.c_str());
+      a != "smollm3" && a != "granite")
+    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3, smollm3 and granite are)",
+         a.c_str());
   c.name = f.opt_string("general.name").value_or(a);
 
   c.num_layers = checked_int(f, a + ".block_count", 1, 1024);
@@ -95,6 +113,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   if (a == "gemma3") read_gemma3(f, c);
   if (a == "qwen3moe") read_moe(f, c);
   if (a == "smollm3") c.no_rope_layer_step = 4;  // NoPE on every fourth layer, as llama.cpp hard-codes it
+  if (a == "granite") read_granite(f, c);
   if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")) {
     if (!f.find_tensor("rope_factors_long.weight") || !f.find_tensor("rope_factors_short.weight"))
       fail("long-context RoPE needs both rope_factors_long and rope_factors_short");

@@ -6,7 +6,8 @@
 // their own RoPE base), phi3 (Phi-3 / Phi-4-mini: fused Q|K|V and gate|up tensors, split on
 // load; the long-context RoPE factors are refused for now), qwen3moe (qwen3's attention, and a
 // mixture of experts in place of each feed-forward block), smollm3 (llama's layers, every fourth
-// without RoPE). Others are refused with a clear error.
+// without RoPE), granite (llama's layers with IBM's multipliers on the embeddings, the scores,
+// each block's output and the logits). Others are refused with a clear error.
 
 #include <cmath>
 #include <cstdint>
@@ -61,6 +62,8 @@ struct ModelConfig {
   FfnActivation ffn_activation = FfnActivation::kSilu;
   float embedding_scale = 1.0f;  // token embeddings are multiplied by this (gemma3: sqrt(dim))
   float attention_scale = 0.0f;  // scores are q.k times this; 0: 1/sqrt(head_dim)
+  float residual_scale = 1.0f;   // each block's output times this before its residual add (granite)
+  float logit_scale = 1.0f;      // the logits divided by this (granite)
   // Sliding-window attention (gemma3): on a local layer a token attends to its last
   // sliding_window positions only (itself included), and RoPE uses rope_freq_base_local,
   // unscaled; every sliding_window_pattern-th layer is global (every position, the file's
@@ -90,7 +93,7 @@ struct ModelConfig {
   bool is_plain_llama() const {
     return !qk_norm && !post_norms && ffn_activation == FfnActivation::kSilu && embedding_scale == 1.0f &&
            attention_scale == 0.0f && sliding_window == 0 && !rope_long_factors && !is_moe() &&
-           no_rope_layer_step == 0;
+           no_rope_layer_step == 0 && residual_scale == 1.0f && logit_scale == 1.0f;
   }
   bool is_moe() const { return num_experts > 0; }
   bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }

@@ -1,8 +1,9 @@
 """Independent NumPy reference forward pass of the Llama architecture, read from a GGUF file.
 
 Covers GGUF arch "llama" (also Mistral 7B-style files, which llama.cpp converts to "llama"; the
-arch name "mistral" reads the same), "qwen2", "qwen3", "qwen3moe", "gemma3", "phi3" and "smollm3" (llama's
-layers with RoPE left out of every fourth, as llama.cpp hard-codes for it) (its fused Q|K|V and gate|up tensors split by rows): GQA, RoPE (llama.cpp "normal"
+arch name "mistral" reads the same), "qwen2", "qwen3", "qwen3moe", "gemma3", "phi3", "smollm3" (llama's
+layers with RoPE left out of every fourth, as llama.cpp hard-codes for it) and "granite" (llama's layers
+with multipliers on the embeddings, the scores, each block's output and the logits) (its fused Q|K|V and gate|up tensors split by rows): GQA, RoPE (llama.cpp "normal"
 or NEOX pairing), linear and Llama 3 RoPE scaling (a rope_freqs tensor, or rope.scaling.type
 "llama3"), RMSNorm, SwiGLU, optional Q/K/V bias, tied embeddings, a KV cache; for qwen3 and
 gemma3 an RMSNorm over each Q and K head before RoPE; for gemma3 also embeddings scaled by
@@ -36,7 +37,7 @@ DTYPE = np.float64
 # converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
 # qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
 ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma3": True,
-                     "phi3": True, "smollm3": False}
+                     "phi3": True, "smollm3": False, "granite": False}
 GEMMA3_SWA_PATTERN = 6          # llama.cpp: layer il is global when (il + 1) % 6 == 0
 GEMMA3_LOCAL_ROPE_BASE = 10000.0
 
@@ -77,6 +78,9 @@ class Config:
     n_ff_exp: int = 0
     expert_weights_norm: bool = True
     no_rope_step: int = 0         # smollm3: layer il rotates unless (il + 1) % 4 == 0 (NoPE layers)
+    attention_scale: float = 0.0  # granite: scores are q.k times this (0: 1/sqrt(head_dim))
+    residual_scale: float = 1.0   # granite: each block's output times this before its residual add
+    logit_scale: float = 1.0      # granite: the logits divided by this
 
     def is_local(self, il: int) -> bool:
         return self.sliding_window > 0 and (il + 1) % self.swa_pattern != 0
@@ -133,7 +137,10 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         qk_norm=arch in ("qwen3", "qwen3moe", "gemma3"),
         post_norms=arch == "gemma3",
         gelu=arch == "gemma3",
-        embedding_scale=math.sqrt(dim) if arch == "gemma3" else 1.0,
+        embedding_scale=math.sqrt(dim) if arch == "gemma3" else float(a("embedding_scale", 0.0)) or 1.0,
+        attention_scale=float(a("attention.scale", 0.0)) if arch == "granite" else 0.0,
+        residual_scale=float(a("residual_scale", 0.0)) or 1.0 if arch == "granite" else 1.0,
+        logit_scale=float(a("logit_scale", 1.0)) if arch == "granite" else 1.0,
         sliding_window=int(a("attention.sliding_window", 0)) if arch == "gemma3" else 0,
         swa_pattern=GEMMA3_SWA_PATTERN if arch == "gemma3" else 0,
         rope_original_context=int(a("rope.scaling.original_context_length", a("context_length"))),
@@ -336,7 +343,8 @@ class LlamaRef:
         # GQA: query head j reads kv head j // group (consecutive query heads share one).
         group = cfg.n_head // cfg.n_head_kv
         qg = q.reshape(T, cfg.n_head_kv, group, cfg.head_dim)
-        scores = np.einsum("tkgd,skd->kgts", qg, keys) / math.sqrt(cfg.head_dim)
+        scale = cfg.attention_scale or 1.0 / math.sqrt(cfg.head_dim)
+        scores = np.einsum("tkgd,skd->kgts", qg, keys) * scale
         masked = np.arange(p0 + T)[None, :] > positions[:, None]          # (T, S) future keys
         if cfg.is_local(il):  # and keys that slid out of the window: query p sees (p - window, p]
             masked |= np.arange(p0 + T)[None, :] <= positions[:, None] - cfg.sliding_window
@@ -387,13 +395,13 @@ class LlamaRef:
         x = self.tok_embd[np.asarray(tokens)] * self.cfg.embedding_scale  # (T, dim)
         for il, layer in enumerate(self.layers):
             a = self.attention(layer, il, self.rms_norm(x, layer.attn_norm), cache)
-            x = x + (self.rms_norm(a, layer.post_attn_norm) if layer.post_attn_norm is not None else a)
+            x = x + (self.rms_norm(a, layer.post_attn_norm) if layer.post_attn_norm is not None else a) * self.cfg.residual_scale
             f = self.ffn(layer, self.rms_norm(x, layer.ffn_norm))
-            x = x + (self.rms_norm(f, layer.post_ffn_norm) if layer.post_ffn_norm is not None else f)
+            x = x + (self.rms_norm(f, layer.post_ffn_norm) if layer.post_ffn_norm is not None else f) * self.cfg.residual_scale
         cache.length += T
         if not all_logits:
             x = x[-1:]
-        logits = self.rms_norm(x, self.output_norm) @ self.output.T
+        logits = self.rms_norm(x, self.output_norm) @ self.output.T / self.cfg.logit_scale
         return logits if all_logits else logits[0]
 
     def greedy(self, prompt: list[int], n_new: int) -> tuple[np.ndarray, list[dict]]:

@@ -8,7 +8,7 @@ Llama 3 RoPE scaling (a rope_freqs tensor, or the scaling keys), linear RoPE sca
 on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim / head_count,
 rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-norm, post-block
 norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
-own RoPE base), phi3 (fused Q|K|V and gate|up), smollm3 (NoPE on every fourth layer), qwen3moe (a router and experts: 3-D tensors
+own RoPE base), phi3 (fused Q|K|V and gate|up), smollm3 (NoPE on every fourth layer), granite (four multipliers), qwen3moe (a router and experts: 3-D tensors
 sliced per expert, top-k of the softmax, renormalized), and the weight types F32, F16, BF16, Q4_0, Q4_1,
 Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
@@ -186,6 +186,14 @@ MODELS = [
          types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q4_0, v=Q.Q8_0, o=Q.Q5_1, gate=Q.Q8_0, up=Q.Q4_1,
                     down=Q.Q8_0),
          features=["no_rope_layers", "gqa"], seed=18),
+    # granite: llama's layers with IBM's four multipliers, each far enough from its default to show
+    # (attention.scale 0.5 against 1/sqrt(16); at 1.0 and a residual scale of 2 this random model
+    # turned chaotic: one 8-bit rounding flip moved every later position).
+    Spec("granite_multipliers", "granite", dim=64, n_head=4, n_head_kv=2, n_ff=96, n_layer=2,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.Q8_0, v=Q.Q5_0, o=Q.Q8_0, gate=Q.Q4_0, up=Q.Q8_0,
+                    down=Q.Q8_0),
+         extra_kv={"logit_scale": 4.0, "residual_scale": 1.5, "embedding_scale": 2.0, "attention.scale": 0.5},
+         features=["logit_scale", "residual_scale", "granite_embedding_scale", "attention_scale", "gqa"], seed=17),
     # The low-bit formats people download (Q2_K and Q3_K mixes, IQ4_XS and IQ4_NL files) and
     # gpt-oss's MXFP4, in every matrix role, on a llama; dims of 256 for the 256-blocks.
     Spec("llama_low_bit_formats", "llama", dim=256, n_head=4, n_head_kv=2, n_ff=256, n_layer=2,
@@ -475,6 +483,14 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
         cfg.sliding_window = 1 << 20  # the local layers kept (their RoPE), their window never reached
     elif feature == "local_rope":
         r.rope_inv_freq_local = ref.rope_inv_freq
+    elif feature == "logit_scale":
+        cfg.logit_scale = 1.0
+    elif feature == "residual_scale":
+        cfg.residual_scale = 1.0
+    elif feature == "granite_embedding_scale":
+        cfg.embedding_scale = 1.0
+    elif feature == "attention_scale":
+        cfg.attention_scale = 0.0
     elif feature == "no_rope_layers":
         cfg.no_rope_step = 0  # every layer rotated
     elif feature == "expert_weights_norm":
@@ -608,7 +624,9 @@ def make_model(spec: Spec, out: Path) -> dict:
                    "qk_norm": c.qk_norm, "post_norms": c.post_norms, "gelu": c.gelu,
                    "sliding_window": c.sliding_window, "num_experts": c.n_expert,
                    "num_experts_used": c.n_expert_used, "expert_ffn_dim": c.n_ff_exp if c.n_expert else 0,
-                   "no_rope_layer_step": c.no_rope_step},
+                   "no_rope_layer_step": c.no_rope_step, "residual_scale": c.residual_scale,
+                   "logit_scale": c.logit_scale, "query_scale": c.attention_scale or 1.0 / math.sqrt(c.head_dim),
+                   "embedding_scale": c.embedding_scale},
         "weight_types": sorted({t.name for t in spec.types.values()}),
         "feature_effects": effects,
         "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],

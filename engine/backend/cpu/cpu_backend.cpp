@@ -132,6 +132,10 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
   logits.resize(static_cast<size_t>(num_logits) * c.vocab_size);
   act_.prepare(xn_.data(), num_logits, c.dim);
   cpu::matmul({{&w_.output, logits.data(), c.vocab_size, packed_.find(w_.output)}}, act_, num_logits, pool_, precision_);
+  if (c.logit_scale != 1.0f) {
+    const float inverse = 1.0f / c.logit_scale;  // llama.cpp multiplies by the float reciprocal
+    for (float& l : logits) l *= inverse;
+  }
 }
 
 void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
@@ -187,6 +191,8 @@ void CpuBackend::add_residual(const std::vector<float>& post_norm, int64_t n) {
       float* p = proj_.data() + t * c.dim;
       cpu::rms_norm(p, post_norm.data(), p, c.dim, c.rms_eps);
     });
+  if (c.residual_scale != 1.0f)
+    for (int64_t i = 0; i < n * c.dim; ++i) proj_[i] *= c.residual_scale;
   cpu::add_inplace(x_.data(), proj_.data(), n * c.dim);
 }
 
