@@ -1,7 +1,10 @@
 #include "server/api/pool_event_stream.h"
 
+#include <QDateTime>
 #include <QTcpSocket>
 #include <QTimer>
+
+#include <sys/ioctl.h>
 
 #include <algorithm>
 #include <utility>
@@ -13,20 +16,13 @@ PoolEventStream::PoolEventStream(QTcpSocket* socket, RequestRouter& router, bool
     : m_socket(socket), m_router(router), m_once(once), m_maxQueuedBytes(maxQueuedBytes) {
   connect(socket, &QTcpSocket::disconnected, this, &QObject::deleteLater);
   connect(socket, &QObject::destroyed, this, &QObject::deleteLater);
+  m_slowReaderTimeoutMs = slowReaderTimeoutMs;
+  m_lastProgressMs = QDateTime::currentMSecsSinceEpoch();
+  connect(socket, &QTcpSocket::bytesWritten, this, [this](qint64 n) { m_toKernel += n; });
   m_slowReader = new QTimer(this);
-  m_slowReader->setSingleShot(true);
-  m_slowReader->setInterval(slowReaderTimeoutMs);
-  connect(m_slowReader, &QTimer::timeout, this, [this] {
-    if (m_socket) m_socket->abort();  // nothing taken for too long: the connection goes
-    deleteLater();
-  });
-  // The clock measures the client's progress, not the frames: any bytes it takes start it again,
-  // an emptied buffer stops it. (Stopping it whenever a frame fitted let a client that never
-  // reads stay connected for good when the last frames happened to fit under the limit.)
-  connect(socket, &QTcpSocket::bytesWritten, this, [this] {
-    if (m_socket && m_socket->bytesToWrite() > 0) m_slowReader->start();
-    else m_slowReader->stop();
-  });
+  m_slowReader->setInterval(std::max(25, slowReaderTimeoutMs / 4));
+  connect(m_slowReader, &QTimer::timeout, this, &PoolEventStream::checkSlowReader);
+  m_slowReader->start();
   if (!m_once) {
     writeChunkedHead(socket, 200, "text/event-stream; charset=utf-8");
     m_keepAlive = new QTimer(this);
@@ -59,6 +55,17 @@ void PoolEventStream::onFrame(const std::shared_ptr<const PoolWatchFrame>& frame
     m_lastFrameBytes = json.size();
     writeChunk(m_socket, "event: pool\ndata: " + json + "\n\n");
   }
-  // Bytes wait for the client: it has the timeout to take some (m_slowReader).
-  if (m_socket->bytesToWrite() > 0 && !m_slowReader->isActive()) m_slowReader->start();
+}
+
+void PoolEventStream::checkSlowReader() {
+  if (!m_socket) return;
+  int queued = 0;  // in the kernel's send queue, not yet acknowledged by the peer
+  if (::ioctl(static_cast<int>(m_socket->socketDescriptor()), TIOCOUTQ, &queued) != 0) queued = 0;
+  const qint64 acknowledged = m_toKernel - queued;
+  const qint64 now = QDateTime::currentMSecsSinceEpoch();
+  if (acknowledged > m_acknowledged || m_socket->bytesToWrite() + queued == 0) m_lastProgressMs = now;
+  m_acknowledged = std::max(m_acknowledged, acknowledged);
+  if (now - m_lastProgressMs < m_slowReaderTimeoutMs) return;
+  m_socket->abort();  // nothing taken for too long: the connection goes
+  deleteLater();
 }

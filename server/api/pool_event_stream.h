@@ -34,6 +34,14 @@ class PoolEventStream : public QObject {
   qint64 m_maxQueuedBytes;
   int m_watch = -1;
   QTimer* m_keepAlive = nullptr;  // an idle pool sends no frames: a comment keeps the stream alive
-  QTimer* m_slowReader = nullptr;  // runs while bytes wait and the client takes none
+  // The slow-reader check, every quarter of the timeout: what waits for the client counts the
+  // kernel's send queue too (on loopback it grows to megabytes, and a client that never reads
+  // left our own buffer empty, so it was never let go); progress is what the peer acknowledged.
+  void checkSlowReader();
+  QTimer* m_slowReader = nullptr;
+  int m_slowReaderTimeoutMs = 0;
+  qint64 m_toKernel = 0;        // bytes the socket handed to the kernel (bytesWritten)
+  qint64 m_acknowledged = -1;   // of those, taken by the peer at the last check
+  qint64 m_lastProgressMs = 0;  // when it last took some, or nothing waited
   qint64 m_lastFrameBytes = 0;
 };
