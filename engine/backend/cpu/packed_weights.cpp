@@ -67,7 +67,7 @@ PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, cons
   std::vector<const WeightMatrix*> rows_to_copy{&weights.token_embedding};
   uint64_t copy_bytes = bytes_of(weights.token_embedding);
   for (const WeightMatrix* m : all) {
-    if (packed_.contains(m) || std::find(rows_to_copy.begin(), rows_to_copy.end(), m) != rows_to_copy.end()) continue;
+    if (packed_.contains(m)) continue;
     if (m->data == weights.token_embedding.data) {
       aliases_[m] = &weights.token_embedding;
       continue;
@@ -109,7 +109,7 @@ PackedWeights::PackedWeights(const ModelWeights& weights, ThreadPool& pool, cons
   for (const WeightMatrix* m : rows_to_copy) {
     PackedMatrix& p = packed_[m];
     p = {m->type, m->rows, m->cols, true, {}};
-    const size_t total = static_cast<size_t>(m->rows) * m->row_bytes;
+    const size_t total = bytes_of(*m);
     p.bytes.resize(total);
     for (size_t first = 0; first < total; first += kStretchBytes * static_cast<size_t>(threads)) {
       progress.report("packing weights", static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
