@@ -26,6 +26,7 @@ int cmd_check_backend(const std::vector<std::string>& args);  // `check backend`
 int cmd_bench_decode(const std::vector<std::string>& args);   // `bench decode`: batch-1 ms/token (floor on CUDA)
 int cmd_bench_kernels(const std::vector<std::string>& args);  // `bench kernels` (CUDA builds)
 int cmd_models(const std::vector<std::string>& args);  // `models list | info | pull`
-int cmd_serve(const std::vector<std::string>& args);  // runs pagedchat-server (Qt) with these arguments
+int cmd_serve(const std::vector<std::string>& args);
+int cmd_quantize(const std::vector<std::string>& args);  // `quantize SOURCE [OUTPUT] TYPE`: write a quantized GGUF  // runs pagedchat-server (Qt) with these arguments
 
 }  // namespace pagedchat::cli

@@ -61,6 +61,10 @@ const char* kUsage =
     "            the OpenAI-compatible API (runs pagedchat-server; `pagedchat-cli serve --help` lists all options)\n"
     "  models    list [--folder DIR]... [--json] | info FILE | pull default | pull REPO FILE [--revision R]\n"
     "            the GGUFs on this machine (and other tools' caches) with whether each runs here; downloads\n"
+    "  quantize  SOURCE.gguf [OUTPUT.gguf] TYPE [--imatrix FILE] [--threads N] [--allow-requantize] [--dry-run]\n"
+    "            a 16/32-bit GGUF into TYPE (Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q4_0, ... `quantize --help` lists\n"
+    "            them): the file llama-quantize writes, byte for byte; --imatrix weighs each column's\n"
+    "            rounding error by its activations (llama.cpp's imatrix files)\n"
     "MODEL/BACKEND options: --model PATH | --random-weights tiny|tiny-moe|llama-3.2-1b|llama-3.1-8b [--weights-seed S];\n"
     "            --backend cpu|cuda [--kv-type f16|f32|q8_0 (cpu; default f16)] [--dtype bf16|f16]\n"
     "            [--gpu-memory-fraction F (default 0.9 of the memory free after the weights, for the KV pool)]\n"
@@ -85,6 +89,7 @@ int main(int argc, char** argv) {
     if (command == "check") return pagedchat::cli::cmd_check(args);
     if (command == "models") return pagedchat::cli::cmd_models(args);
     if (command == "serve") return pagedchat::cli::cmd_serve(args);
+    if (command == "quantize") return pagedchat::cli::cmd_quantize(args);
     std::fprintf(stderr, "pagedchat-cli: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;
   } catch (const pagedchat::Error& e) {

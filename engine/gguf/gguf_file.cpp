@@ -232,11 +232,13 @@ void GgufFile::parse() {
   for (uint64_t k = 0; k < num_keys; ++k) {
     std::string key(r.read_string("metadata key", version_));
     if (key.empty()) fail("metadata entry %llu has an empty key", (unsigned long long)k);
+    const uint64_t value_start = r.pos();
     uint32_t t = r.read<uint32_t>("metadata value type");
     if (!valid_value_type(t)) fail("metadata '%s' has unknown value type %u", key.c_str(), t);
     GgufValue v;
     v.type = static_cast<GgufValueType>(t);
     read_value(r, v, key, version_, 0);
+    v.encoded = std::span<const uint8_t>(data_ + value_start, r.pos() - value_start);
     if (values_.count(key)) fail("metadata key '%s' appears twice", key.c_str());
     keys_.push_back(key);
     values_.emplace(std::move(key), std::move(v));

@@ -1,8 +1,7 @@
 #pragma once
 // Reader for GGUF files (versions 2 and 3), memory-mapped. Every count, offset, size and type
 // is checked against the file before use, so a corrupt or hostile file produces an Error that
-// names what is wrong and never reads out of bounds. Writing GGUF is left out (tests build
-// small files with GgufBuilder, tests/support/gguf_builder.h).
+// names what is wrong and never reads out of bounds. Writing is gguf_writer.h's.
 
 #include <cstdint>
 #include <memory>
@@ -36,6 +35,9 @@ struct GgufValue {
   uint64_t array_count = 0;
   const uint8_t* array_data = nullptr;  // numeric arrays: packed little-endian elements
   std::vector<std::string_view> array_strings;  // string arrays
+  // The value as the file encodes it, from its type id to its end: what a writer copies to keep
+  // a key exactly as it was (engine/gguf/gguf_writer.h).
+  std::span<const uint8_t> encoded;
 
   bool is_integer() const;
   bool is_float() const;

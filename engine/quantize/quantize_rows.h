@@ -1,0 +1,31 @@
+#pragma once
+// Float rows into a weight type's blocks: what writing a quantized model file does to each
+// tensor. Every type rounds as llama.cpp's quantize_<type> does (its reference functions, and
+// with an importance matrix its weighted ones), so our output and llama-quantize's are the
+// same bytes (tests/engine/quantize/test_quantize_rows.cpp checks against ggml's own output).
+//
+// `importance` (optional) holds row_length non-negative weights, one per column: how much an
+// error in that input channel costs (the mean square of the activations it meets, from an
+// importance matrix). Every row of the call uses the same weights. F32, F16, BF16 and Q8_0
+// have no use for them.
+
+#include <cstdint>
+
+#include "engine/common/ggml_type.h"
+
+namespace pagedchat::quantize {
+
+// Whether quantize_rows can write this type (F32, F16, BF16, the legacy types, Q2_K-Q6_K).
+bool can_write(GgmlType type);
+
+// dst: rows * ggml_row_size(type, row_length) bytes. row_length must be a multiple of the
+// type's block size, src finite. Rows are independent: splitting a call by rows gives the
+// same bytes.
+void quantize_rows(GgmlType type, const float* src, void* dst, int64_t rows, int64_t row_length,
+                   const float* importance = nullptr);
+
+// One row of each family (quantize_rows dispatches to them).
+void quantize_legacy_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
+void quantize_k_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
+
+}  // namespace pagedchat::quantize
