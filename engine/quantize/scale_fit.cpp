@@ -11,13 +11,6 @@ namespace {
 constexpr float kGroupMaxEps = 1e-15f;
 }  // namespace
 
-int nearest_int(float x) {
-  const float shifted = x + 12582912.f;
-  int32_t bits;
-  std::memcpy(&bits, &shifted, sizeof bits);
-  return (bits & 0x007fffff) - 0x00400000;
-}
-
 float fit_symmetric(int n, int nmax, const float* x, int8_t* levels, const float* weights) {
   float max = 0, amax = 0;
   for (int i = 0; i < n; ++i) {
@@ -110,11 +103,14 @@ float fit_symmetric_refined(int n, int nmax, const float* x, int8_t* levels) {
 
 namespace {
 
-// The search fit_affine and fit_affine_weighted share once the group's sums are known.
-float search_affine(int n, int nmax, const float* x, const float* weights, bool square_weights,
+// The search fit_affine and fit_affine_weighted share once the group's sums are known (a
+// template on the weighting, so the innermost loops carry no branch: this is most of the time
+// a quantization takes).
+template <bool kSquareWeights>
+float search_affine(int n, int nmax, const float* x, const float* weights,
                     uint8_t* levels, float* neg_min, uint8_t* scratch, float min, float max,
                     float sum_w, float sum_x, float rmin, float rdelta, int nstep, bool use_abs) {
-  auto weight = [&](int i) { return square_weights ? x[i] * x[i] : weights[i]; };
+  auto weight = [&](int i) { return kSquareWeights ? x[i] * x[i] : weights[i]; };
   float iscale = static_cast<float>(nmax) / (max - min);
   float scale = 1 / iscale;
   float best_error = 0;
@@ -186,8 +182,8 @@ float fit_affine(int n, int nmax, const float* x, const float* weights, uint8_t*
     *neg_min = -min;
     return 0.f;
   }
-  return search_affine(n, nmax, x, weights, false, levels, neg_min, scratch, min, max, sum_w, sum_x,
-                       rmin, rdelta, nstep, use_abs);
+  return search_affine<false>(n, nmax, x, weights, levels, neg_min, scratch, min, max, sum_w, sum_x,
+                              rmin, rdelta, nstep, use_abs);
 }
 
 float fit_affine_weighted(int n, int nmax, const float* x, const float* weights, uint8_t* levels,
@@ -210,8 +206,10 @@ float fit_affine_weighted(int n, int nmax, const float* x, const float* weights,
     *neg_min = -min;
     return 0.f;
   }
-  return search_affine(n, nmax, x, weights, square, levels, neg_min, scratch, min, max, sum_w, sum_x,
-                       rmin, rdelta, nstep, use_abs);
+  return square ? search_affine<true>(n, nmax, x, weights, levels, neg_min, scratch, min, max, sum_w, sum_x,
+                                      rmin, rdelta, nstep, use_abs)
+                : search_affine<false>(n, nmax, x, weights, levels, neg_min, scratch, min, max, sum_w, sum_x,
+                                       rmin, rdelta, nstep, use_abs);
 }
 
 float fit_positive(int n, int nmax, const float* x, uint8_t* levels, const float* weights) {

@@ -11,12 +11,19 @@
 // statistics times the element's own size, or the element's square when there is none).
 
 #include <cstdint>
+#include <cstring>
 
 namespace pagedchat::quantize {
 
 // Rounds to the nearest integer, ties to even, by adding 1.5 * 2^23 (valid for |x| < 2^22):
-// what the K-quants' reference rounds with, kept so ties break as they do there.
-int nearest_int(float x);
+// what the K-quants' reference rounds with, kept so ties break as they do there. Inline: the
+// searches call it for every element of every trial scale.
+inline int nearest_int(float x) {
+  const float shifted = x + 12582912.f;
+  int32_t bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  return (bits & 0x007fffff) - 0x00400000;
+}
 
 // Symmetric levels in [-nmax, nmax - 1] (stored as level + nmax in `levels`) for n elements:
 // the scale of least weighted error among -max/(nmax + 0.1 i), i in [-9, 9]. weights == nullptr
