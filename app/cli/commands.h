@@ -16,6 +16,7 @@ int cmd_bench_memory(const std::vector<std::string>& args);      // `bench memor
 int cmd_bench_chat(const std::vector<std::string>& args);        // `bench chat`: prompt tokens a growing chat computes
 int cmd_bench_attention(const std::vector<std::string>& args);   // `bench attention`: CPU attention alone
 int cmd_bench_kv_quality(const std::vector<std::string>& args);  // `bench kv-quality`: KL of f16/q8_0 KV vs f32
+int cmd_bench_quant_quality(const std::vector<std::string>& args);  // `bench quant-quality`: KL of quantized weights, plain vs imatrix
 int cmd_bench_speculative(const std::vector<std::string>& args);  // `bench speculative`: plain vs drafts
 int cmd_bench_beam(const std::vector<std::string>& args);         // `bench beam`: KV blocks beams hold
 int cmd_bench_structured(const std::vector<std::string>& args);   // `bench structured`: what grammar masks cost
@@ -27,6 +28,7 @@ int cmd_bench_decode(const std::vector<std::string>& args);   // `bench decode`:
 int cmd_bench_kernels(const std::vector<std::string>& args);  // `bench kernels` (CUDA builds)
 int cmd_models(const std::vector<std::string>& args);  // `models list | info | pull`
 int cmd_serve(const std::vector<std::string>& args);
-int cmd_quantize(const std::vector<std::string>& args);  // `quantize SOURCE [OUTPUT] TYPE`: write a quantized GGUF  // runs pagedchat-server (Qt) with these arguments
+int cmd_quantize(const std::vector<std::string>& args);
+int cmd_imatrix(const std::vector<std::string>& args);   // `imatrix --model M --text FILE`: measure an importance matrix  // `quantize SOURCE [OUTPUT] TYPE`: write a quantized GGUF  // runs pagedchat-server (Qt) with these arguments
 
 }  // namespace pagedchat::cli

@@ -45,6 +45,9 @@ const char* kUsage =
     "  bench kv-quality [--text PATH (default /usr/share/common-licenses/GPL-3)] [--tokens 4000] [--threads N]\n"
     "            [--chunk 512] [--float-activations] [--json]   KL divergence and top-1 agreement of f16 and\n"
     "            q8_0 KV against f32\n"
+    "  bench quant-quality --model F16.gguf [--types Q4_K_M,Q3_K_M,Q2_K] [--text PATH (default Apache-2.0)]\n"
+    "            [--calibration PATH (default GPL-3) | --imatrix FILE] [--tokens 2048] [--chunk 512] [--keep DIR]\n"
+    "            [--json]   KL, top-1 and perplexity of each type quantized plainly and with an importance matrix\n"
     "  bench speculative [--threads 1,2] [--max-tokens 128] [--rounds 2] [--ngram-tokens 6] [--draft-model PATH]\n"
     "            [--draft-tokens 4] [--fixed-draft] [--json]   decode tok/s plain vs prompt lookup vs a draft\n"
     "            model, copy-heavy and chat workloads; checks the outputs are identical\n"
@@ -65,6 +68,9 @@ const char* kUsage =
     "            a 16/32-bit GGUF into TYPE (Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q4_0, ... `quantize --help` lists\n"
     "            them): the file llama-quantize writes, byte for byte; --imatrix weighs each column's\n"
     "            rounding error by its activations (llama.cpp's imatrix files)\n"
+    "  imatrix   [--model PATH] --text FILE [--output PATH] [--chunk 512] [--chunks N] [--threads N]\n"
+    "            an importance matrix for quantize --imatrix: the sums of each matrix's input squares over\n"
+    "            a calibration text, measured by this engine (llama.cpp's imatrix GGUF form)\n"
     "MODEL/BACKEND options: --model PATH | --random-weights tiny|tiny-moe|llama-3.2-1b|llama-3.1-8b [--weights-seed S];\n"
     "            --backend cpu|cuda [--kv-type f16|f32|q8_0 (cpu; default f16)] [--dtype bf16|f16]\n"
     "            [--gpu-memory-fraction F (default 0.9 of the memory free after the weights, for the KV pool)]\n"
@@ -90,6 +96,7 @@ int main(int argc, char** argv) {
     if (command == "models") return pagedchat::cli::cmd_models(args);
     if (command == "serve") return pagedchat::cli::cmd_serve(args);
     if (command == "quantize") return pagedchat::cli::cmd_quantize(args);
+    if (command == "imatrix") return pagedchat::cli::cmd_imatrix(args);
     std::fprintf(stderr, "pagedchat-cli: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;
   } catch (const pagedchat::Error& e) {

@@ -87,6 +87,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "speculative") return cmd_bench_speculative({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "kv-disk") return cmd_bench_kv_disk({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "kv-quality") return cmd_bench_kv_quality({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "quant-quality") return cmd_bench_quant_quality({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant") {
     // Dot-product throughput per weight type (no model needed).
     Args args(std::vector<std::string>(argv.begin() + 1, argv.end()), {"threads"}, {});

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/bench/next_token_stats.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_argument.h"
@@ -34,22 +35,9 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// log softmax of one row, in double.
-void log_softmax(const float* logits, int n, std::vector<double>& out) {
-  out.resize(n);
-  double mx = -INFINITY;
-  for (int i = 0; i < n; ++i) mx = std::max(mx, static_cast<double>(logits[i]));
-  double sum = 0.0;
-  for (int i = 0; i < n; ++i) sum += std::exp(logits[i] - mx);
-  const double lse = mx + std::log(sum);
-  for (int i = 0; i < n; ++i) out[i] = logits[i] - lse;
-}
-
 struct TypeStats {
   KvType type;
-  std::vector<double> kl;  // per position
-  int64_t top1_same = 0;
-  double nll = 0.0;  // of the text's next tokens
+  NextTokenStats s;
 };
 
 }  // namespace
@@ -81,7 +69,7 @@ int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
   for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0}) {
     backends.push_back(std::make_unique<CpuBackend>(model->weights, threads, t, precision));
     backends.back()->allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, num_blocks, block_size});
-    stats.push_back({t, {}, 0, 0.0});
+    stats.push_back({t, {}});
   }
 
   std::vector<std::vector<float>> logits(backends.size());
@@ -96,14 +84,9 @@ int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
     for (int i = 0; i < n; ++i) {
       const int pos = start + i;
       log_softmax(logits[0].data() + static_cast<size_t>(i) * c.vocab_size, c.vocab_size, ref);
-      const int ref_top = static_cast<int>(std::max_element(ref.begin(), ref.end()) - ref.begin());
       for (size_t b = 0; b < backends.size(); ++b) {
         log_softmax(logits[b].data() + static_cast<size_t>(i) * c.vocab_size, c.vocab_size, other);
-        double kl = 0.0;
-        for (int v = 0; v < c.vocab_size; ++v) kl += std::exp(ref[v]) * (ref[v] - other[v]);
-        stats[b].kl.push_back(std::max(kl, 0.0));
-        stats[b].top1_same += std::max_element(other.begin(), other.end()) - other.begin() == ref_top;
-        if (pos + 1 < want) stats[b].nll -= other[tokens[pos + 1]];
+        stats[b].s.add(ref, other, pos + 1 < want ? tokens[pos + 1] : -1);
       }
     }
   }
@@ -115,22 +98,16 @@ int cmd_bench_kv_quality(const std::vector<std::string>& argv) {
                 c.name.c_str(), text_path.c_str(), want, chunk,
                 precision == cpu::MatmulPrecision::kFloatActivations ? "f32" : "8-bit", "kv", "mean KL", "p99 KL", "max KL", "top-1 same",
                 "perplexity", "KV B/token");
-  for (TypeStats& s : stats) {
-    std::vector<double> sorted = s.kl;
-    std::sort(sorted.begin(), sorted.end());
-    double mean = 0.0;
-    for (double k : sorted) mean += k;
-    mean /= static_cast<double>(sorted.size());
-    const double p99 = sorted[std::min(sorted.size() - 1, sorted.size() * 99 / 100)];
-    const double top1 = static_cast<double>(s.top1_same) / static_cast<double>(sorted.size());
-    const double ppl = std::exp(s.nll / (want - 1));
-    const int64_t token_bytes = kv_token_bytes(s.type, c.num_layers, c.num_kv_heads, c.head_dim);
+  for (TypeStats& t : stats) {
+    const NextTokenStats& s = t.s;
+    const double mean = s.mean_kl(), p99 = s.quantile_kl(0.99), top1 = s.top1(), ppl = s.perplexity();
+    const int64_t token_bytes = kv_token_bytes(t.type, c.num_layers, c.num_kv_heads, c.head_dim);
     if (json)
       std::printf("{\"bench\":\"kv-quality\",\"activations\":\"%s\",\"kv_type\":\"%s\",\"tokens\":%d,\"mean_kl\":%.3e,\"p99_kl\":%.3e,"
                   "\"max_kl\":%.3e,\"top1_agreement\":%.5f,\"perplexity\":%.4f,\"kv_bytes_per_token\":%lld}\n",
-                  precision == cpu::MatmulPrecision::kFloatActivations ? "f32" : "8-bit", kv_type_name(s.type), want, mean, p99, sorted.back(), top1, ppl, static_cast<long long>(token_bytes));
+                  precision == cpu::MatmulPrecision::kFloatActivations ? "f32" : "8-bit", kv_type_name(t.type), want, mean, p99, s.max_kl(), top1, ppl, static_cast<long long>(token_bytes));
     else
-      std::printf("%6s %12.3e %12.3e %12.3e %9.2f%% %12.4f %14lld\n", kv_type_name(s.type), mean, p99, sorted.back(),
+      std::printf("%6s %12.3e %12.3e %12.3e %9.2f%% %12.4f %14lld\n", kv_type_name(t.type), mean, p99, s.max_kl(),
                   100.0 * top1, ppl, static_cast<long long>(token_bytes));
   }
   return 0;

@@ -38,6 +38,8 @@ class CpuBackend final : public Backend {
   void write_block(int32_t block, std::span<const uint8_t> bytes) override;
 
   int num_threads() const { return pool_.num_threads(); }
+  // Shows every matmul's input to `observer` (nullptr: none) from the next forward on.
+  void set_matmul_observer(cpu::MatmulObserver* observer) { act_.set_observer(observer); }
   // Bytes of the backend's own copies of the weights, panels and rows (0 with float activations).
   size_t packed_bytes() const { return packed_.bytes(); }
 

@@ -89,6 +89,8 @@ void matmul_float(std::initializer_list<MatmulJob> jobs, PreparedActivations& x,
 
 void matmul(std::initializer_list<MatmulJob> jobs, PreparedActivations& x, int64_t num_rows, ThreadPool& pool,
             MatmulPrecision precision) {
+  if (MatmulObserver* observer = x.observer())
+    for (const MatmulJob& j : jobs) observer->observe(*j.w, x.rows_f32(), num_rows);
   if (precision == MatmulPrecision::kFloatActivations) return matmul_float(jobs, x, num_rows, pool);
   struct Plan {
     const MatmulJob* job;

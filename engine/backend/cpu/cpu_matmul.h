@@ -13,9 +13,22 @@
 
 namespace pagedchat::cpu {
 
+// Sees every matmul's f32 input before it is multiplied: an importance matrix is the sum of its
+// squares per input column (engine/quantize/importance_collector.h). Called on the thread that
+// runs the forward pass, once per matrix per matmul.
+class MatmulObserver {
+ public:
+  virtual ~MatmulObserver() = default;
+  // x: [num_rows, w.cols], the rows multiplied by w.
+  virtual void observe(const WeightMatrix& w, const float* x, int64_t num_rows) = 0;
+};
+
 // Activation rows prepared for the dot products of one or more weight types.
 class PreparedActivations {
  public:
+  // Optional; kept across prepare() calls.
+  void set_observer(MatmulObserver* observer) { observer_ = observer; }
+  MatmulObserver* observer() const { return observer_; }
   // x: [num_rows, cols] f32, kept by pointer until the next prepare().
   void prepare(const float* x, int64_t num_rows, int64_t cols);
   const float* rows_f32() const { return x_; }
@@ -30,6 +43,7 @@ class PreparedActivations {
  private:
   const float* x_ = nullptr;
   int64_t num_rows_ = 0, cols_ = 0;
+  MatmulObserver* observer_ = nullptr;
   struct Expansion {
     GgmlType weight_type;
     std::vector<uint8_t> bytes;
