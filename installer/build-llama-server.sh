@@ -3,12 +3,12 @@
 # 0.3.36 sdist (PyPI, the one source of llama.cpp this machine can reach) into
 # ~/.cache/pagedchat/llama.cpp, never the repo. Prints the binary's path; a later run reuses it.
 # The same tree gives the benchmarks' peers (tests/bench): llama-batched-bench, llama-bench,
-# llama-quantize and llama-perplexity, built with it.
+# llama-quantize, llama-imatrix and llama-perplexity, built with it.
 # Exits non-zero (the tests that need it then skip, saying why) when it cannot be built.
 set -euo pipefail
 CACHE="$HOME/.cache/pagedchat/llama.cpp"
 BIN="$CACHE/build/bin/llama-server"
-TARGETS=(llama-server llama-batched-bench llama-bench llama-quantize llama-perplexity)
+TARGETS=(llama-server llama-batched-bench llama-bench llama-quantize llama-perplexity llama-imatrix)
 # AMX off: -march=native turns on ggml's AMX kernels where the CPU lists AMX, but the virtual
 # machines we run on do not grant the tile state, and the first AMX matmul dies with SIGILL
 # (seen on a Xeon with amx_tile in /proc/cpuinfo). A build made without this is made again.
