@@ -23,6 +23,7 @@
 #include "appcore/library/model_download.h"
 #include "ui/library/hub_search_box.h"
 #include "ui/library/model_list_widget.h"
+#include "ui/library/quantize_dialog.h"
 #include "ui/theme/app_theme.h"
 
 ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QStringList& recent, const QString& inUse,
@@ -84,10 +85,14 @@ QLayout* ModelLibraryDialog::buildActionRow() {
   m_delete = new QPushButton(tr("Delete download…"), this);
   m_delete->setObjectName(QStringLiteral("libraryDelete"));
   m_delete->setToolTip(tr("Deletes a model PagedChat downloaded (files of other tools are left alone)"));
+  m_quantize = new QPushButton(tr("Quantize…"), this);
+  m_quantize->setObjectName(QStringLiteral("libraryQuantize"));
+  m_quantize->setToolTip(tr("Writes the model in a smaller type (Q4_K_M, Q8_0, …) into PagedChat's models folder"));
   auto* rescanButton = new QPushButton(tr("Rescan"), this);
   actions->addWidget(m_load);
   actions->addWidget(m_reveal);
   actions->addWidget(m_delete);
+  actions->addWidget(m_quantize);
   actions->addStretch(1);
   actions->addWidget(rescanButton);
   connect(m_load, &QPushButton::clicked, this, [this] {
@@ -105,6 +110,7 @@ QLayout* ModelLibraryDialog::buildActionRow() {
         QMessageBox::Yes)
       deleteModel(path);
   });
+  connect(m_quantize, &QPushButton::clicked, this, [this] { openQuantize(m_list->selectedPath()); });
   connect(rescanButton, &QPushButton::clicked, this, &ModelLibraryDialog::rescan);
   return actions;
 }
@@ -201,6 +207,18 @@ void ModelLibraryDialog::say(const QString& text, bool error) {
   m_message->setStyleSheet(error ? QStringLiteral("color: %1;").arg(textColors().error.name()) : QString());
 }
 
+QuantizeDialog* ModelLibraryDialog::openQuantize(const QString& path) {
+  if (path.isEmpty()) return nullptr;
+  auto* dialog = new QuantizeDialog(path, m_modelsDir, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QuantizeDialog::quantized, this, [this](const QString& out) {
+    say(tr("Quantized: %1").arg(out));
+    rescan();
+  });
+  dialog->show();
+  return dialog;
+}
+
 void ModelLibraryDialog::rescan() {
   say(tr("Looking for models…"));
   m_list->refresh(m_folders, m_recent);
@@ -261,6 +279,7 @@ void ModelLibraryDialog::updateButtons() {
   const QString path = m_list->selectedPath();
   m_load->setEnabled(m_list->selectedSupported());
   m_reveal->setEnabled(!path.isEmpty());
+  m_quantize->setEnabled(!path.isEmpty());
   const QString dir = QFileInfo(m_modelsDir).canonicalFilePath();
   m_delete->setEnabled(!path.isEmpty() && !dir.isEmpty() && QFileInfo(path).canonicalFilePath().startsWith(dir + QLatin1Char('/')));
   m_removeFolder->setEnabled(m_folderList->currentItem() != nullptr);

@@ -5,7 +5,7 @@
 // folder: other tools' files are theirs); a model's folder revealed in the file manager; the
 // hub searched by a model's name, each file said to fit this machine or not (hub_search_box.h);
 // and a download from a Hugging Face repository by its name and file name, with progress and
-// Cancel.
+// Cancel; and a model quantized into a smaller type (quantize_dialog.h), listed when written.
 // The window keeps it once made: closing it hides it, and a download in it goes on.
 
 #include <QDialog>
@@ -21,6 +21,7 @@ class QListWidget;
 class QProgressBar;
 class QPushButton;
 class QTabWidget;
+class QuantizeDialog;
 
 class ModelLibraryDialog : public QDialog {
   Q_OBJECT
@@ -36,6 +37,8 @@ class ModelLibraryDialog : public QDialog {
   void setModelInUse(const QString& path);
   void setRecent(const QStringList& recent);  // listed from the next rescan
   void rescan();
+  // Quantize… on a model: the dialog, shown (it deletes itself when closed).
+  QuantizeDialog* openQuantize(const QString& path);
   ModelListWidget* modelList() const { return m_list; }
   ModelDownload* download() const { return m_download; }
   HubSearchBox* hubSearch() const { return m_hubSearch; }
@@ -61,7 +64,7 @@ class ModelLibraryDialog : public QDialog {
   ModelListWidget* m_list;
   HubSearchBox* m_hubSearch;
   QListWidget* m_folderList;
-  QPushButton *m_load, *m_reveal, *m_delete, *m_removeFolder, *m_hubGet, *m_hubCancel;
+  QPushButton *m_load, *m_reveal, *m_delete, *m_quantize, *m_removeFolder, *m_hubGet, *m_hubCancel;
   QLineEdit *m_repo, *m_file;
   QProgressBar* m_progress;
   QLabel* m_message;

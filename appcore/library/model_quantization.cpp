@@ -1,0 +1,153 @@
+// Quantizing a model on its own thread (see model_quantization.h).
+#include "appcore/library/model_quantization.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QMetaObject>
+#include <QPointer>
+#include <QThread>
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/common/error.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model.h"
+#include "engine/quantize/calibration.h"
+#include "engine/quantize/model_quantizer.h"
+#include "models/model_summary.h"
+
+namespace q = pagedchat::quantize;
+
+ModelQuantization::ModelQuantization(QObject* parent) : QObject(parent) {}
+
+ModelQuantization::~ModelQuantization() {
+  if (m_thread) {
+    m_cancel->store(true);
+    m_thread->wait();
+    delete m_thread;
+  }
+}
+
+QString ModelQuantization::defaultOutput(const QString& source, const QString& type, const QString& modelsDir) {
+  QString stem = QFileInfo(source).completeBaseName();
+  for (const char* marker : {"-F32", "-F16", "-BF16", ".F32", ".F16", ".BF16"}) {
+    if (stem.endsWith(QLatin1String(marker), Qt::CaseInsensitive)) {
+      stem.chop(static_cast<int>(qstrlen(marker)));
+      break;
+    }
+  }
+  return QDir(modelsDir).filePath(stem + "-" + type + ".gguf");
+}
+
+QList<QPair<QString, QString>> ModelQuantization::fileTypes() {
+  QList<QPair<QString, QString>> out;
+  for (const auto& info : q::file_types())
+    out.append({QString::fromLatin1(info.name.data(), static_cast<int>(info.name.size())),
+                QString::fromUtf8(info.description.data(), static_cast<int>(info.description.size()))});
+  return out;
+}
+
+QString ModelQuantization::requantizeWarning(const QString& source) {
+  try {
+    const auto file = pagedchat::GgufFile::open(source.toStdString());
+    for (const auto& t : file.tensors()) {
+      if (t.shape.size() < 2) continue;
+      if (t.type == pagedchat::GgmlType::F32 || t.type == pagedchat::GgmlType::F16 || t.type == pagedchat::GgmlType::BF16)
+        continue;
+      // The file's own name for its mix ("Q4_K_M"), as the library lists it.
+      const auto summary = pagedchat::models::summarize_model(source.toStdString());
+      return tr("This model is already quantized (%1). Quantizing it again loses more than quantizing its "
+                "16-bit original, if you have it.")
+          .arg(QString::fromStdString(summary.quantization));
+    }
+  } catch (const std::exception& e) {
+    return QString::fromUtf8(e.what());
+  }
+  return {};
+}
+
+void ModelQuantization::cancel() {
+  if (m_cancel) m_cancel->store(true);
+}
+
+void ModelQuantization::start(const Request& r) {
+  if (m_thread) return;
+  m_cancel = std::make_shared<std::atomic<bool>>(false);
+  QPointer<ModelQuantization> self(this);
+  auto flag = m_cancel;
+  auto post = [self](auto f) {
+    QMetaObject::invokeMethod(self.data(), [self, f] {
+      if (self) f(*self);
+    }, Qt::QueuedConnection);
+  };
+  m_thread = QThread::create([r, flag, post] {
+    // Progress is posted at most every 1/10 %, so the UI thread is not flooded.
+    int lastPosted = -1;
+    auto report = [&](const QString& stage, double fraction) {
+      const int step = static_cast<int>(fraction * 1000);
+      if (step == lastPosted) return;
+      lastPosted = step;
+      post([stage, fraction](ModelQuantization& m) { emit m.progress(stage, fraction); });
+    };
+    try {
+      const auto type = q::file_type_from_name(r.type.toStdString());
+      if (!type) throw pagedchat::Error("unknown type " + r.type.toStdString());
+      q::QuantizeOptions o;
+      o.source_path = r.source.toStdString();
+      o.output_path = r.output.toStdString();
+      o.file_type = *type;
+      o.allow_requantize = r.allowRequantize;
+      o.num_threads = r.threads;
+      QDir().mkpath(QFileInfo(r.output).absolutePath());  // PagedChat's models folder may not exist yet
+      q::ImportanceMatrix importance;
+      const double measured_share = r.calibrationText.isEmpty() ? 0.0 : 0.4;
+      if (!r.calibrationText.isEmpty()) {
+        std::ifstream in(r.calibrationText.toStdString(), std::ios::binary);
+        if (!in) throw pagedchat::Error("cannot read the calibration text " + r.calibrationText.toStdString());
+        std::stringstream text;
+        text << in.rdbuf();
+        report(tr("Loading the model to measure which weights matter"), 0.0);
+        auto model = pagedchat::Model::load(o.source_path);
+        q::CalibrationOptions c;
+        c.max_chunks = r.calibrationChunks;
+        c.num_threads = r.threads;
+        c.dataset_name = QFileInfo(r.calibrationText).fileName().toStdString();
+        importance = q::measure_importance(*model, text.str(), c, [&](const q::CalibrationProgress& p) {
+          report(tr("Measuring importance: chunk %1 of %2 (perplexity %3)").arg(p.chunk).arg(p.num_chunks).arg(p.perplexity, 0, 'f', 2),
+                 measured_share * p.chunk / p.num_chunks);
+        }, flag.get());
+        o.importance = &importance;
+        o.importance_path = "measured on " + c.dataset_name;
+      }
+      const auto summary = q::quantize_model(o, [&](const q::QuantizeProgress& p) {
+        const double done = p.source_bytes_total ? double(p.source_bytes_done) / double(p.source_bytes_total) : 0.0;
+        report(tr("Writing %1 (%2 of %3)").arg(QString::fromStdString(p.tensor_name)).arg(p.tensor + 1).arg(p.num_tensors),
+               measured_share + (1.0 - measured_share) * done);
+      }, flag.get());
+      const auto checked = pagedchat::models::summarize_model(o.output_path);
+      const QString text =
+          tr("%1: %2 (%3 bits per weight)%4")
+              .arg(r.type, QString::fromStdString(pagedchat::models::format_bytes(summary.output_bytes)))
+              .arg(8.0 * double(summary.output_bytes) / double(summary.num_elements), 0, 'f', 2)
+              .arg(checked.supported ? QString() : tr("; this build cannot run it: %1").arg(QString::fromStdString(checked.problem)));
+      const QString path = r.output;
+      post([path, text](ModelQuantization& m) { m.finish(); emit m.finished(path, text); });
+    } catch (const std::exception& e) {
+      if (flag->load()) {
+        post([](ModelQuantization& m) { m.finish(); emit m.cancelled(); });
+        return;
+      }
+      const QString message = QString::fromUtf8(e.what());
+      post([message](ModelQuantization& m) { m.finish(); emit m.failed(message); });
+    }
+  });
+  m_thread->start();
+}
+
+void ModelQuantization::finish() {
+  if (!m_thread) return;
+  m_thread->wait();
+  delete m_thread;
+  m_thread = nullptr;
+}
