@@ -206,6 +206,9 @@ QuantizeSummary quantize_model(const QuantizeOptions& options,
       if (progress) progress(state);
     });
     out.write_zeros(header.padding_after(i));
+    // Done with this tensor's source pages: handed back, so resident memory stays near one
+    // tensor and a slab however large the model (they are the file's, read again if needed).
+    source.release_pages(source.tensor_data(*p.source), p.source->num_bytes);
   }
   summary.output_bytes = out.bytes_written();
   out.commit();

@@ -75,16 +75,17 @@ ModelLibraryDialog::ModelLibraryDialog(const QStringList& folders, const QString
   updateButtons();
 }
 
-// Load, Show in file manager, Delete download, Rescan: on the model selected in the list.
+// Load, Show in file manager, Delete, Quantize, Rescan: on the model selected in the list.
 QLayout* ModelLibraryDialog::buildActionRow() {
   auto* actions = new QHBoxLayout;
   m_load = new QPushButton(tr("Load"), this);
   m_load->setObjectName(QStringLiteral("libraryLoad"));
   m_reveal = new QPushButton(tr("Show in file manager"), this);
   m_reveal->setObjectName(QStringLiteral("libraryReveal"));
-  m_delete = new QPushButton(tr("Delete download…"), this);
+  m_delete = new QPushButton(tr("Delete…"), this);
   m_delete->setObjectName(QStringLiteral("libraryDelete"));
-  m_delete->setToolTip(tr("Deletes a model PagedChat downloaded (files of other tools are left alone)"));
+  m_delete->setToolTip(tr("Deletes a model in PagedChat's own folder, downloaded or quantized here (files of other "
+                          "tools are left alone)"));
   m_quantize = new QPushButton(tr("Quantize…"), this);
   m_quantize->setObjectName(QStringLiteral("libraryQuantize"));
   m_quantize->setToolTip(tr("Writes the model in a smaller type (Q4_K_M, Q8_0, …) into PagedChat's models folder"));

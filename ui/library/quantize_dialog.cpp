@@ -2,6 +2,8 @@
 #include "ui/library/quantize_dialog.h"
 
 #include <QCheckBox>
+#include <QCloseEvent>
+#include <QMessageBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -23,6 +25,12 @@ QuantizeDialog::QuantizeDialog(const QString& source, const QString& modelsDir, 
   resize(720, 360);
   m_job = new ModelQuantization(this);
   auto* v = new QVBoxLayout(this);
+  auto* intro = new QLabel(tr("Writes a copy of the model with smaller weights: a smaller file that runs faster and "
+                              "answers a little less well. The copy goes into PagedChat's models folder and is listed "
+                              "in the library; the model itself is not changed."),
+                           this);
+  intro->setWordWrap(true);
+  v->addWidget(intro);
   auto* form = new QFormLayout;
   auto* sourceLabel = new QLabel(QFileInfo(source).fileName(), this);
   sourceLabel->setToolTip(source);
@@ -31,17 +39,24 @@ QuantizeDialog::QuantizeDialog(const QString& source, const QString& modelsDir, 
   m_type->setObjectName(QStringLiteral("quantizeType"));
   for (const auto& [name, description] : ModelQuantization::fileTypes()) m_type->addItem(name + " — " + description, name);
   m_type->setCurrentIndex(m_type->findData(QStringLiteral("Q4_K_M")));
+  m_type->setToolTip(tr("Bits per weight as on a 7B model: a small model's embedding, kept at 6-8 bits, is a larger "
+                        "share of its file, so its copy is larger than that"));
   form->addRow(tr("Type"), m_type);
   auto* calibrationRow = new QHBoxLayout;
   m_calibration = new QLineEdit(this);
   m_calibration->setObjectName(QStringLiteral("quantizeCalibration"));
   m_calibration->setPlaceholderText(tr("Optional: a text the model should read well (better at 4 bits and below)"));
-  auto* browse = new QPushButton(tr("Choose…"), this);
+  m_calibration->setToolTip(tr("A plain text file (notes, a chapter, some chats): the model reads it first, and the "
+                               "weights that meet large activations on it are kept more exactly. About a minute "
+                               "for a small model."));
+  m_browse = new QPushButton(tr("Choose…"), this);
+  auto* browse = m_browse;
   calibrationRow->addWidget(m_calibration, 1);
   calibrationRow->addWidget(browse);
   form->addRow(tr("Calibration text"), calibrationRow);
   m_output = new QLineEdit(this);
   m_output->setObjectName(QStringLiteral("quantizeOutput"));
+  m_output->setToolTip(tr("A new file; an existing one is never replaced"));
   form->addRow(tr("Save as"), m_output);
   v->addLayout(form);
   m_warning = new QLabel(ModelQuantization::requantizeWarning(source), this);
@@ -51,17 +66,19 @@ QuantizeDialog::QuantizeDialog(const QString& source, const QString& modelsDir, 
   v->addWidget(m_warning);
   m_requantize = new QCheckBox(tr("Quantize it anyway"), this);
   m_requantize->setObjectName(QStringLiteral("quantizeAnyway"));
-  m_requantize->setVisible(m_warning->isVisible());
+  m_requantize->setVisible(!m_warning->text().isEmpty());  // (isVisible() is false until the dialog is shown)
   v->addWidget(m_requantize);
   m_progress = new QProgressBar(this);
   m_progress->setObjectName(QStringLiteral("quantizeProgress"));
   m_progress->setRange(0, 1000);
+  m_progress->setVisible(false);  // until a run starts: an empty bar says nothing
   v->addWidget(m_progress);
   m_message = new QLabel(this);
   m_message->setObjectName(QStringLiteral("quantizeMessage"));
   m_message->setWordWrap(true);
   m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(m_message, 1);
+  v->addWidget(m_message);
+  v->addStretch(1);
   auto* buttons = new QHBoxLayout;
   m_start = new QPushButton(tr("Quantize"), this);
   m_start->setObjectName(QStringLiteral("quantizeStart"));
@@ -76,7 +93,11 @@ QuantizeDialog::QuantizeDialog(const QString& source, const QString& modelsDir, 
   v->addLayout(buttons);
 
   auto refreshOutput = [this] {
-    m_output->setText(ModelQuantization::defaultOutput(m_source, m_type->currentData().toString(), m_modelsDir));
+    // The default name, or the first free one after it: a second run must not stop on a name.
+    const QString base = ModelQuantization::defaultOutput(m_source, m_type->currentData().toString(), m_modelsDir);
+    QString path = base;
+    for (int n = 2; QFileInfo::exists(path); ++n) path = base.chopped(5) + QStringLiteral("-%1.gguf").arg(n);
+    m_output->setText(path);
   };
   refreshOutput();
   connect(m_type, &QComboBox::currentIndexChanged, this, refreshOutput);
@@ -86,15 +107,20 @@ QuantizeDialog::QuantizeDialog(const QString& source, const QString& modelsDir, 
   });
   connect(m_requantize, &QCheckBox::toggled, this, &QuantizeDialog::updateButtons);
   connect(m_start, &QPushButton::clicked, this, &QuantizeDialog::start);
-  connect(m_cancel, &QPushButton::clicked, m_job, &ModelQuantization::cancel);
+  connect(m_cancel, &QPushButton::clicked, this, [this] {
+    m_job->cancel();
+    m_cancel->setEnabled(false);
+    say(tr("Cancelling… (the step under way finishes first)"));
+  });
   connect(m_close, &QPushButton::clicked, this, &QDialog::close);
   connect(m_job, &ModelQuantization::progress, this, [this](const QString& stage, double fraction) {
     m_progress->setValue(static_cast<int>(fraction * 1000));
     say(stage);
   });
-  connect(m_job, &ModelQuantization::finished, this, [this](const QString& path, const QString& summary) {
+  connect(m_job, &ModelQuantization::finished, this, [this, refreshOutput](const QString& path, const QString& summary) {
     m_progress->setValue(1000);
     say(tr("Done. %1\nSaved as %2; it is listed in the library.").arg(summary, path));
+    refreshOutput();
     updateButtons();
     emit quantized(path);
   });
@@ -128,7 +154,10 @@ void QuantizeDialog::start() {
   if (QFileInfo(r.output).absoluteFilePath() == QFileInfo(m_source).absoluteFilePath())
     return say(tr("That would replace the model itself; choose another name."), true);
   if (QFileInfo::exists(r.output)) return say(tr("%1 exists already; choose another name.").arg(r.output), true);
+  if (r.type == QLatin1String("Q2_K_S") && r.calibrationText.isEmpty())
+    return say(tr("Q2_K_S needs a calibration text: without one its 2-bit weights are unusable."), true);
   m_progress->setValue(0);
+  m_progress->setVisible(true);
   say(tr("Starting…"));
   m_job->start(r);
   updateButtons();
@@ -141,6 +170,19 @@ void QuantizeDialog::updateButtons() {
   m_type->setEnabled(!running);
   m_output->setEnabled(!running);
   m_calibration->setEnabled(!running);
+  m_browse->setEnabled(!running);
+}
+
+// Closing while a run goes on asks first: the run stops, and nothing is written.
+void QuantizeDialog::closeEvent(QCloseEvent* event) {
+  if (m_job->isRunning() &&
+      QMessageBox::question(this, tr("Stop quantizing?"), tr("The model is being quantized. Stop, and write nothing?")) !=
+          QMessageBox::Yes) {
+    event->ignore();
+    return;
+  }
+  m_job->cancel();
+  QDialog::closeEvent(event);
 }
 
 void QuantizeDialog::say(const QString& text, bool error) {

@@ -31,6 +31,7 @@ class QuantizeDialog : public QDialog {
   void quantized(const QString& path);
 
  private:
+  void closeEvent(QCloseEvent* event) override;
   void say(const QString& text, bool error = false);
   void updateButtons();
 
@@ -41,5 +42,5 @@ class QuantizeDialog : public QDialog {
   QCheckBox* m_requantize;
   QLabel *m_warning, *m_message;
   QProgressBar* m_progress;
-  QPushButton *m_start, *m_cancel, *m_close;
+  QPushButton *m_start, *m_cancel, *m_close, *m_browse;
 };

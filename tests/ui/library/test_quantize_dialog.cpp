@@ -10,6 +10,7 @@
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QPushButton>
@@ -75,7 +76,10 @@ class TestQuantizeDialog : public QObject {
     QVERIFY2(warning->text().contains("already quantized (Q4_1)"), qPrintable(warning->text()));
     auto* start = child<QPushButton>(dialog, "quantizeStart");
     QVERIFY(!start->isEnabled());
-    child<QCheckBox>(dialog, "quantizeAnyway")->setChecked(true);
+    auto* anyway = child<QCheckBox>(dialog, "quantizeAnyway");
+    QVERIFY2(anyway->isVisible(), "the way past the warning must be there to click");
+    QTest::mouseClick(anyway, Qt::LeftButton, {}, QPoint(8, anyway->height() / 2));  // on the box itself
+    QVERIFY(anyway->isChecked());
     QVERIFY(start->isEnabled());
 
     dialog->setType("Q8_0");
@@ -94,7 +98,9 @@ class TestQuantizeDialog : public QObject {
     QVERIFY2(row->text(ModelListWidget::kRuns).startsWith("yes"), qPrintable(row->text(ModelListWidget::kRuns)));
     QCOMPARE(row->text(ModelListWidget::kQuantization), QString("Q8_0"));
 
-    // The same name again is refused before anything starts.
+    // The next run is offered a free name; one that exists is refused before anything starts.
+    QCOMPARE(dialog->outputPath(), m_modelsDir + "/SmolLM2-135M-Instruct.Q4_1-Q8_0-2.gguf");
+    dialog->findChild<QLineEdit*>("quantizeOutput")->setText(out);
     QTest::mouseClick(start, Qt::LeftButton);
     QVERIFY2(dialog->message().contains("exists already"), qPrintable(dialog->message()));
     QVERIFY(!dialog->job()->isRunning());
@@ -113,6 +119,8 @@ class TestQuantizeDialog : public QObject {
     dialog.start();
     QTRY_VERIFY_WITH_TIMEOUT(dialog.message().startsWith("Measuring importance"), 60000);
     QTest::mouseClick(child<QPushButton>(&dialog, "quantizeCancel"), Qt::LeftButton);
+    QVERIFY2(dialog.message().startsWith("Cancelling"), qPrintable(dialog.message()));  // said at once
+    QVERIFY(!child<QPushButton>(&dialog, "quantizeCancel")->isEnabled());
     QTRY_COMPARE_WITH_TIMEOUT(dialog.message(), QString("Cancelled; nothing was written."), 60000);
     QVERIFY(!QFile::exists(dialog.outputPath()));
     QVERIFY(!QFile::exists(dialog.outputPath() + ".part"));
