@@ -15,6 +15,7 @@
 #include "engine/model/model.h"
 #include "engine/quantize/calibration.h"
 #include "engine/quantize/model_quantizer.h"
+#include "engine/quantize/quantize_rows.h"
 #include "models/model_summary.h"
 
 namespace q = pagedchat::quantize;
@@ -53,8 +54,7 @@ QString ModelQuantization::requantizeWarning(const QString& source) {
     const auto file = pagedchat::GgufFile::open(source.toStdString());
     for (const auto& t : file.tensors()) {
       if (t.shape.size() < 2) continue;
-      if (t.type == pagedchat::GgmlType::F32 || t.type == pagedchat::GgmlType::F16 || t.type == pagedchat::GgmlType::BF16)
-        continue;
+      if (!q::is_quantized(t.type)) continue;
       // The file's own name for its mix ("Q4_K_M"), as the library lists it.
       const auto summary = pagedchat::models::summarize_model(source.toStdString());
       return tr("This model is already quantized (%1). Quantizing it again loses more than quantizing its "

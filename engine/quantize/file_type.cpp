@@ -9,7 +9,7 @@ namespace pagedchat::quantize {
 namespace {
 // Largest first, as a list to choose from reads; the bits are those of a 7B-8B model (a small
 // model's embedding, kept at 6-8 bits, is a larger share of its file).
-constexpr std::array<FileTypeInfo, 18> kFileTypes = {{
+constexpr std::array<FileTypeInfo, 21> kFileTypes = {{
     {FileType::F32, "F32", GgmlType::F32, "32-bit floats, unquantized"},
     {FileType::F16, "F16", GgmlType::F16, "16-bit floats"},
     {FileType::BF16, "BF16", GgmlType::BF16, "bfloat16"},
@@ -23,6 +23,9 @@ constexpr std::array<FileTypeInfo, 18> kFileTypes = {{
     {FileType::Q4_K_M, "Q4_K_M", GgmlType::Q4_K, "4.9 bits per weight, some tensors Q6_K: the usual choice"},
     {FileType::Q4_K_S, "Q4_K_S", GgmlType::Q4_K, "4.6 bits per weight"},
     {FileType::Q4_0, "Q4_0", GgmlType::Q4_0, "4.5 bits per weight (legacy)"},
+    {FileType::IQ4_NL, "IQ4_NL", GgmlType::IQ4_NL, "4.5 bits per weight, non-linear levels"},
+    {FileType::IQ4_XS, "IQ4_XS", GgmlType::IQ4_XS, "4.25 bits per weight, non-linear levels"},
+    {FileType::MXFP4_MOE, "MXFP4_MOE", GgmlType::MXFP4, "a mixture's experts in MXFP4 (4.25 bits), the rest Q8_0"},
     {FileType::Q3_K_L, "Q3_K_L", GgmlType::Q3_K, "4.3 bits per weight, some tensors Q5_K"},
     {FileType::Q3_K_M, "Q3_K_M", GgmlType::Q3_K, "3.9 bits per weight, some tensors Q4_K/Q5_K"},
     {FileType::Q3_K_S, "Q3_K_S", GgmlType::Q3_K, "3.5 bits per weight"},

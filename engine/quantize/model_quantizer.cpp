@@ -21,8 +21,6 @@ constexpr int64_t kRowsPerTask = 4;
 // The version of the quantized formats' layouts a file declares (ggml's GGML_QNT_VERSION).
 constexpr uint32_t kQuantizationVersion = 2;
 
-bool is_quantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16; }
-
 std::string type_name(GgmlType t) { return std::string(ggml_type_traits(t).name); }
 
 // llama-quantize writes a string override of at most 127 bytes.

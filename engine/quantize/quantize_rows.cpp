@@ -13,6 +13,7 @@ bool can_write(GgmlType type) {
     case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16:
     case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q8_0:
     case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+    case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: case GgmlType::MXFP4:
       return true;
     default:
       return false;
@@ -48,6 +49,9 @@ void quantize_rows(GgmlType type, const float* src, void* dst, int64_t rows, int
         break;
       case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
         quantize_k_row(type, x, y, row_length, importance);
+        break;
+      case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: case GgmlType::MXFP4:
+        quantize_nonlinear_row(type, x, y, row_length, importance);
         break;
       default:
         quantize_legacy_row(type, x, y, row_length, importance);

@@ -6,8 +6,8 @@
 //
 // `importance` (optional) holds row_length non-negative weights, one per column: how much an
 // error in that input channel costs (the mean square of the activations it meets, from an
-// importance matrix). Every row of the call uses the same weights. F32, F16, BF16 and Q8_0
-// have no use for them.
+// importance matrix). Every row of the call uses the same weights. F32, F16, BF16, Q8_0 and
+// MXFP4 have no use for them.
 
 #include <cstdint>
 
@@ -15,7 +15,11 @@
 
 namespace pagedchat::quantize {
 
-// Whether quantize_rows can write this type (F32, F16, BF16, the legacy types, Q2_K-Q6_K).
+// Whether a type is a quantized one (not F32, F16 or BF16).
+inline bool is_quantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16; }
+
+// Whether quantize_rows can write this type (F32, F16, BF16, the legacy types, Q2_K-Q6_K,
+// IQ4_NL, IQ4_XS, MXFP4).
 bool can_write(GgmlType type);
 
 // dst: rows * ggml_row_size(type, row_length) bytes. row_length must be a multiple of the
@@ -27,5 +31,6 @@ void quantize_rows(GgmlType type, const float* src, void* dst, int64_t rows, int
 // One row of each family (quantize_rows dispatches to them).
 void quantize_legacy_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
 void quantize_k_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
+void quantize_nonlinear_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
 
 }  // namespace pagedchat::quantize

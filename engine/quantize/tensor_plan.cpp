@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "engine/common/error.h"
+#include "engine/quantize/quantize_rows.h"
 
 namespace pagedchat::quantize {
 
@@ -106,16 +107,20 @@ GgmlType mix_rule(const ModelFacts& m, Counters& c, FileType ft, GgmlType type, 
   const Category cat = category_of(t.name);
   const int64_t row = t.shape[0];
   const bool falcon = m.arch == "falcon";
+  const bool iq4 = ft == FileType::IQ4_NL || ft == FileType::IQ4_XS;
   if (cat == Category::output || (m.tied_embeddings && cat == Category::token_embd)) {
-    if (falcon || row % ggml_type_traits(type).block_size != 0) return GgmlType::Q8_0;
+    if (ft == FileType::MXFP4_MOE || falcon || row % ggml_type_traits(type).block_size != 0) return GgmlType::Q8_0;
     return type != GgmlType::Q8_0 ? GgmlType::Q6_K : type;
   }
+  // MXFP4_MOE: the experts (3-D tensors) in MXFP4, everything else in Q8_0.
+  if (ft == FileType::MXFP4_MOE) return t.shape.size() > 2 && t.shape[2] > 1 ? GgmlType::MXFP4 : GgmlType::Q8_0;
   if (cat == Category::token_embd) return type;
   if (is_value_projection(cat)) {
     if (ft == FileType::Q2_K) type = m.gqa >= 4 ? GgmlType::Q4_K : GgmlType::Q3_K;
     else if (ft == FileType::Q2_K_S && m.gqa >= 4) type = GgmlType::Q4_K;
     else if (ft == FileType::Q3_K_M) type = c.value_projection < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
     else if (ft == FileType::Q3_K_L) type = GgmlType::Q5_K;
+    else if (iq4 && m.gqa >= 4) type = GgmlType::Q5_K;
     else if ((ft == FileType::Q4_K_M || ft == FileType::Q5_K_M) &&
              use_more_bits(c.value_projection, m.num_value_projections))
       type = GgmlType::Q6_K;
@@ -137,7 +142,8 @@ GgmlType mix_rule(const ModelFacts& m, Counters& c, FileType ft, GgmlType type, 
     else if (ft == FileType::Q4_K_M) {
       if (falcon) type = layer < n / 16 ? GgmlType::Q6_K : use_more_bits(layer, n) ? GgmlType::Q5_K : GgmlType::Q4_K;
       else if (use_more_bits(layer, n)) type = GgmlType::Q6_K;
-    } else if (ft == FileType::Q5_K_M && use_more_bits(layer, n)) type = GgmlType::Q6_K;
+    } else if (layer < n / 8 && iq4 && !has_importance) type = GgmlType::Q5_K;
+    else if (ft == FileType::Q5_K_M && use_more_bits(layer, n)) type = GgmlType::Q6_K;
     else if (ft == FileType::Q4_K_S && !falcon && layer < n / 8) type = GgmlType::Q5_K;
     else if ((ft == FileType::Q4_0 || ft == FileType::Q5_0) && has_importance && layer < n / 8)
       // Q4_0/Q5_0 go wrong in the first FFN down projections even with an importance matrix.
@@ -149,7 +155,7 @@ GgmlType mix_rule(const ModelFacts& m, Counters& c, FileType ft, GgmlType type, 
     if (!falcon) {
       if (m.num_experts == 8) {
         if (ft == FileType::Q2_K || ft == FileType::Q3_K_S || ft == FileType::Q3_K_M || ft == FileType::Q4_K_S ||
-            ft == FileType::Q4_K_M)
+            ft == FileType::Q4_K_M || iq4)
           type = GgmlType::Q5_K;
       } else if (ft == FileType::Q2_K) type = GgmlType::Q3_K;
       else if (ft == FileType::Q3_K_M) type = GgmlType::Q4_K;
@@ -179,12 +185,11 @@ GgmlType fit_row_length(GgmlType type, int64_t row, bool* fell_back) {
     case GgmlType::Q4_K: smaller = GgmlType::Q5_0; break;
     case GgmlType::Q5_K: smaller = GgmlType::Q5_1; break;
     case GgmlType::Q6_K: smaller = GgmlType::Q8_0; break;
+    case GgmlType::IQ4_XS: smaller = GgmlType::IQ4_NL; break;
     default: break;
   }
   return row % ggml_type_traits(smaller).block_size == 0 ? smaller : GgmlType::F16;
 }
-
-bool is_quantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16; }
 
 // Name parts of tensors llama-quantize never quantizes (besides norms and vectors).
 constexpr std::string_view kKeptAsIs[] = {

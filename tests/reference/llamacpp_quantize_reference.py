@@ -25,15 +25,17 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 LLAMA_QUANTIZE = Path.home() / ".cache/pagedchat/llama.cpp/build/bin/llama-quantize"
 ALL_TYPES = ["F32", "F16", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S",
-             "Q4_1", "Q4_0", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K"]
+             "Q4_1", "Q4_0", "IQ4_NL", "IQ4_XS", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K"]
 CASES = (
     [("llama16-f16.gguf", t, None) for t in ALL_TYPES]
     + [("llama16-f16.gguf", t, "imatrix-llama16.gguf")
-       for t in ["Q2_K_S", "Q2_K", "Q3_K_M", "Q4_K_M", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q5_K_M", "Q6_K"]]
+       for t in ["Q2_K_S", "Q2_K", "Q3_K_M", "Q4_K_M", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q5_K_M", "Q6_K", "IQ4_NL",
+                 "IQ4_XS"]]
     + [("llama16-f16.gguf", "Q4_K_M", "imatrix-llama16.dat")]
-    + [("tied-bf16.gguf", t, None) for t in ["Q4_K_M", "Q2_K", "Q3_K_L", "Q8_0", "Q4_0", "Q6_K", "F16"]]
-    + [("moe8-f32.gguf", t, None) for t in ["Q4_K_M", "Q3_K_M", "Q2_K", "Q5_K_M", "Q8_0", "Q4_K_S", "BF16"]]
-    + [("moe8-f32.gguf", t, "imatrix-moe8.gguf") for t in ["Q4_K_M", "Q2_K_S", "Q3_K_S"]]
+    + [("tied-bf16.gguf", t, None) for t in ["Q4_K_M", "Q2_K", "Q3_K_L", "Q8_0", "Q4_0", "Q6_K", "F16", "IQ4_XS"]]
+    + [("moe8-f32.gguf", t, None)
+       for t in ["Q4_K_M", "Q3_K_M", "Q2_K", "Q5_K_M", "Q8_0", "Q4_K_S", "BF16", "IQ4_XS", "MXFP4_MOE"]]
+    + [("moe8-f32.gguf", t, "imatrix-moe8.gguf") for t in ["Q4_K_M", "Q2_K_S", "Q3_K_S", "IQ4_NL"]]
 )
 
 

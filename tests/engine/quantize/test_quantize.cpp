@@ -464,7 +464,8 @@ class TestQuantize : public QObject {
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i)) * (1.0f + float(i % 97) / 10.0f);
     for (size_t i = 0; i < importance.size(); ++i) importance[i] = 0.1f + float(i % 13);
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
-                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::BF16}) {
+                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4, GgmlType::F16,
+                       GgmlType::BF16}) {
       for (const float* w : {static_cast<const float*>(nullptr), static_cast<const float*>(importance.data())}) {
         const size_t row = ggml_row_size(t, kCols);
         std::vector<uint8_t> whole(row * kRows), single(row * kRows);
