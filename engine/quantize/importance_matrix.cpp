@@ -60,8 +60,12 @@ ImportanceMatrix load_gguf(const GgufFile& f) {
 // calls summed (int32), the value count (int32) and the values (already divided by the calls'
 // count and multiplied back by the calls); then optionally the chunk count and a dataset name.
 ImportanceMatrix load_legacy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail("cannot open it");
+  const auto file_size = static_cast<int64_t>(in.tellg());
+  in.seekg(0);
+  // What a count may claim: no more than the bytes left (a damaged count must not allocate).
+  auto bytes_left = [&] { return file_size - static_cast<int64_t>(in.tellg()); };
   auto read_i32 = [&](const char* what) {
     int32_t v = 0;
     in.read(reinterpret_cast<char*>(&v), sizeof v);
@@ -79,7 +83,8 @@ ImportanceMatrix load_legacy(const std::string& path) {
     in.read(name.data(), len);
     const int32_t calls = read_i32("a call count");
     const int32_t num_values = read_i32("a value count");
-    if (!in || num_values < 1 || num_values > 1 << 28) fail("entry '%s' has %d values", name.c_str(), num_values);
+    if (!in || num_values < 1 || int64_t{num_values} * 4 > bytes_left())
+      fail("entry '%s' claims %d values, more than the file holds", name.c_str(), num_values);
     ImportanceEntry e;
     e.sums.resize(static_cast<size_t>(num_values));
     in.read(reinterpret_cast<char*>(e.sums.data()), static_cast<std::streamsize>(e.sums.size() * sizeof(float)));

@@ -456,6 +456,44 @@ class TestQuantize : public QObject {
     }
   }
 
+  // A damaged importance matrix (either form: every truncation, and bytes flipped throughout)
+  // is read or refused with an Error naming the file; never a crash or a silent half-read.
+  void damagedImportanceMatricesAreRefused() {
+    QTemporaryDir dir;
+    int refused = 0, read = 0;
+    for (const char* name : {"imatrix-llama16.dat", "imatrix-moe8.gguf"}) {
+      const QByteArray good = file_bytes(dir_ + "/" + name);
+      QVERIFY(!good.isEmpty());
+      auto attempt = [&](const QByteArray& bytes) {
+        const QString path = dir.path() + "/damaged";
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(bytes);
+        f.close();
+        try {
+          const ImportanceMatrix m = ImportanceMatrix::load(path.toStdString());
+          for (const auto& [n, e] : m.entries) QVERIFY(!e.counts.empty() && e.sums.size() % e.counts.size() == 0);
+          ++read;
+        } catch (const Error& e) {
+          QVERIFY2(std::string(e.what()).find("importance matrix '") == 0, e.what());
+          ++refused;
+        }
+      };
+      for (qsizetype cut = 0; cut < good.size(); cut += std::max<qsizetype>(1, good.size() / 300)) attempt(good.left(cut));
+      uint32_t rng = 12345;
+      for (int i = 0; i < 300; ++i) {
+        QByteArray bytes = good;
+        for (int k = 0; k < 4; ++k) {
+          rng = rng * 1664525u + 1013904223u;
+          bytes[qsizetype(rng % uint32_t(bytes.size()))] = char(rng >> 24);
+        }
+        attempt(bytes);
+      }
+    }
+    qInfo("%d damaged files refused, %d read (the damage fell in values)", refused, read);
+    QVERIFY(refused > 300);
+  }
+
   // Rows are independent: one call over many rows and one call per row give the same bytes,
   // so splitting a tensor across threads and slabs cannot change the file.
   void rowsAreIndependent() {
