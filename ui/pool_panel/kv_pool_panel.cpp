@@ -101,6 +101,12 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(splitter);
+  m_caption = new QLabel(this);
+  m_caption->setObjectName(QStringLiteral("kvPresentCaption"));
+  m_caption->setWordWrap(true);
+  m_caption->setTextFormat(Qt::PlainText);
+  m_caption->setVisible(false);
+  layout->addWidget(m_caption);
 
   connect(m_view, &KvPoolView::sequenceClicked, this, [this](SequenceId seq) {
     selectSequence(seq);
@@ -166,6 +172,44 @@ void KvPoolPanel::refresh() {
   m_legend->setSelectedSequence(m_selected);
   m_table->setFrame(m_frame);
   if ((m_frame->slidingWindow.window > 0) != m_keyShowsWindow || m_frame->stats.disk_tier != m_keyShowsDisk) updateStateKey();
+  if (m_presenting) updateCaption();
+}
+
+void KvPoolPanel::setPresenting(bool on) {
+  if (on == m_presenting) return;
+  m_presenting = on;
+  auto* splitter = findChild<QSplitter*>(QStringLiteral("kvSplitter"));
+  if (on) {
+    m_splitterBeforePresenting = splitter->saveState();
+    // The grid most of the height; the numbers only while the contiguous strip is the story;
+    // the block table folded; the events or steps a short band.
+    const int h = std::max(200, splitter->height());
+    splitter->setSizes({h * 7 / 10, m_stripInView ? h / 5 : 0, 0, m_stripInView ? h / 10 : h * 3 / 10});
+    // Large enough to read from the back of a room: a thirtieth of the window's height.
+    QFont f = m_caption->font();
+    f.setPixelSize(std::max(22, window()->height() / 30));
+    m_caption->setFont(f);
+    updateCaption();
+  } else {
+    splitter->restoreState(m_splitterBeforePresenting);
+  }
+  m_caption->setVisible(on);
+}
+
+void KvPoolPanel::setCaption(const QString& text) {
+  m_captionText = text;
+  if (m_presenting) updateCaption();
+}
+
+QString KvPoolPanel::captionShown() const { return m_caption->isVisible() ? m_caption->text() : QString(); }
+
+void KvPoolPanel::updateCaption() {
+  QString text = m_captionText;
+  if (text.isEmpty() && m_log) {
+    const QStringList lines = m_log->shownLines();
+    if (!lines.isEmpty()) text = lines.last();
+  }
+  m_caption->setText(text);
 }
 
 void KvPoolPanel::showStepTimeline(bool steps) {

@@ -56,6 +56,14 @@ class KvPoolPanel : public QWidget {
   // The numbers' pane scrolled to its top, or (strip) made tall enough for the contiguous strip
   // and scrolled to it: the contiguous lesson is told by the strip's two bars.
   void showContiguousStrip(bool strip);
+  // Presenting (the main window's present mode, a lesson's): the grid takes most of the panel,
+  // the numbers and the block table fold away, and a caption under the grid says the sentence
+  // of the moment in large type: setCaption's, else the event log's newest line.
+  void setPresenting(bool on);
+  bool presenting() const { return m_presenting; }
+  void setCaption(const QString& text);  // empty: follow the event log
+  QString captionShown() const;
+  QLabel* captionLabel() const { return m_caption; }
 
  public slots:
   void setFrame(const PoolFrame& frame);
@@ -69,6 +77,7 @@ class KvPoolPanel : public QWidget {
  private:
   void refresh();
   void updateStateKey();
+  void updateCaption();
 
   std::shared_ptr<const PoolFrame> m_frame;
   bool m_keyShowsWindow = false;  // the state key lists the sliding window's mark
@@ -86,4 +95,8 @@ class KvPoolPanel : public QWidget {
   KvEventLogView* m_log = nullptr;
   KvStepTimeline* m_timeline = nullptr;
   KvBlockTableView* m_table;
+  QLabel* m_caption = nullptr;
+  QString m_captionText;  // setCaption's; empty: the event log's newest line
+  bool m_presenting = false;
+  QByteArray m_splitterBeforePresenting;
 };

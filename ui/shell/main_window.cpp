@@ -63,6 +63,7 @@ MainWindow::MainWindow(AppServices& services, QWidget* parent)
   buildLessonsDock();
   buildActions();
   buildViewMenu();
+  buildPresentMode();
   buildHelpMenu();
   m_status = new StatusLine(tr("No model"), this);
   m_status->setObjectName(QStringLiteral("status"));
@@ -142,8 +143,10 @@ void MainWindow::fitOnScreen() {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   m_chatPanel->saveDrafts();
+  // The layout saved is the user's own, not the presenting one.
+  const QByteArray state = m_presenting ? m_stateBeforePresenting : saveState();
   m_db->setSetting(kGeometryKey, QString::fromLatin1(saveGeometry().toBase64()));
-  m_db->setSetting(kStateKey, QString::fromLatin1(saveState().toBase64()));
+  m_db->setSetting(kStateKey, QString::fromLatin1(state.toBase64()));
   QMainWindow::closeEvent(event);
 }
 

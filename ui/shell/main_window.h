@@ -76,6 +76,14 @@ class MainWindow : public QMainWindow {
   bool isReplying(ChatId id) const;
   const ModelInfo& modelInfo() const { return m_session.modelInfo(); }
   LessonRunner* lessons() const { return m_lessons; }
+  // Present the pool (View > Present the pool, F5; on by itself while a lesson runs, off when
+  // it is left): the pool view takes most of the window, the chats (their list, the lessons
+  // beside it) a narrow strip and the transcript steps aside, the sentence of the moment under
+  // the pool in large type. Off restores the layout as it was.
+  // ui/shell/main_window_present.cpp.
+  void setPresenting(bool on);
+  bool presenting() const { return m_presenting; }
+  KvDock* kvDock() const { return m_kvDock; }
   int contextUsed(ChatId id) const;
   ReplyMetrics sampleMetrics(ChatId id, int sample) const;  // of the compare turn shown or awaiting a pick
 
@@ -134,6 +142,7 @@ class MainWindow : public QMainWindow {
   void showModelInfo();  // the model in use (ModelInfoDialog)
   void buildKvDock();
   void buildLessonsDock();  // ui/lessons/
+  void buildPresentMode();  // F5 and the lessons' own presenting (main_window_present.cpp)
   void buildActions();
   // ui/shell/main_window_settings.cpp: the File menu, settings, compare columns.
   void buildFileMenu();
@@ -167,6 +176,10 @@ class MainWindow : public QMainWindow {
   RemoteMenus* m_remoteMenus = nullptr;
   QMenu* m_chatMenu = nullptr;  // also the chat list's context menu
   QMenu* m_viewMenu = nullptr;
+  QAction* m_presentAction = nullptr;
+  bool m_presenting = false;
+  bool m_presentingForLesson = false;  // turned on by a lesson's start (not by F5): off when it is left
+  QByteArray m_stateBeforePresenting;  // the docks as they were
   QAction* m_pinAction = nullptr;
   QHash<ChatId, QString> m_chatStatus;
   ChatListPanel* m_chatList = nullptr;
