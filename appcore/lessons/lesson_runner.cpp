@@ -158,6 +158,13 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
     batching.showsSteps = true;
     batching.onlyHere = tr("a remote server's frames carry its blocks, not what each step computed");
     v << batching;
+    v << lesson("beams", "Beam search: beams are forks that share blocks",
+                "Chat A asks for the best of 4 beams. After the prompt, each beam is a fork of it: the prompt's blocks are "
+                "shared four ways, and a beam's tokens are written into its own blocks only where it differs (copy on "
+                "write). Each step keeps the 4 best continuations: a beam that falls behind is dropped and its blocks go "
+                "back to the pool while the others go on. Press Next event until a beam is dropped.",
+                KvEventKind::finish);
+    v.back().onlyHere = tr("a remote server's frames do not say which sequences are beams of one request");
     LessonInfo disk = lesson(
         "disk", "Blocks on disk: a chat evicted, then read back",
         "Each full block was written to disk as it was computed (the event log said so). Since then Chats B, C and D have "
@@ -257,11 +264,12 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
   co_return true;
 }
 
-void LessonRunner::sendPaused(const QString& text, int samples) {
+void LessonRunner::sendPaused(const QString& text, int samples, bool beams) {
   // One reply a turn unless the lesson asks for more, whatever the compare box was left at; the
   // chat's own sampling (newSceneChat) wins over the app's.
   TurnSettings turn = m_session.settings().sampling;
   turn.numSamples = samples;
+  turn.beamSearch = beams;
   turn.contextPolicy = m_session.settings().contextPolicy;
   m_session.chats().send(m_sceneCurrent, text, turn, {});
   if (m_remote) ++m_remoteSent;
@@ -402,6 +410,9 @@ QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generatio
     sendPaused(tr(kLongAsk));
     newSceneChat(chatB, story);
     sendPaused(tr(kOtherLongAsk));
+  } else if (lesson.id == QLatin1String("beams")) {
+    newSceneChat(chatA, brief);
+    sendPaused(tr("Complete the sentence: The best way to learn a language is"), 4, true);
   } else if (lesson.id == QLatin1String("batching")) {
     QPointer<LessonRunner> self(this);
     newSceneChat(chatA, brief);
@@ -538,6 +549,14 @@ QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) c
     const KvPoolNumbers n = computeKvPoolNumbers(frame);
     return line + QLatin1Char(' ') + kvContiguousCaption(computeLayoutComparison(frame), n) + QStringLiteral(". ") +
            kvPagedCaption(n) + QLatin1Char('.');
+  }
+  if (m_current && m_current->id == QLatin1String("beams")) {
+    // "Chat A ends" would read as the reply's end: the sequence was one beam of several.
+    int going = 0;
+    for (const PoolFrameSequence& s : frame.sequences) going += s.chatTitle == tr("Chat A");
+    return line + QLatin1Char(' ') +
+           tr("That sequence was one of Chat A's beams, dropped because the others scored better; %1 beams go on.")
+               .arg(going);
   }
   return line;
 }

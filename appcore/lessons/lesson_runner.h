@@ -36,7 +36,7 @@
 class AppSession;
 
 struct LessonInfo {
-  QString id;       // "allocation", "contiguous", "fork", "prefix", "parallel", "eviction", ...
+  QString id;       // "allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "beams", ...
   QString title;
   QString intro;    // what the class is about to see, said before the first step
   pagedchat::KvEventKind keyEvent = pagedchat::KvEventKind::allocate;  // reached when one happens
@@ -110,7 +110,8 @@ class LessonRunner : public QObject {
   QCoro::Task<bool> diskScene(TurnSettings brief, int generation);
   TurnSettings briefTurns() const;
   bool failedReply(const QString& chat);
-  void sendPaused(const QString& text, int samples = 1);  // submitted; it waits for the class's steps
+  // Submitted; it waits for the class's steps. samples > 1: that many samples, or beams.
+  void sendPaused(const QString& text, int samples = 1, bool beams = false);
   void setPaused(bool paused);
   void setState(State state, const QString& message = {});
   void onFrame(const PoolFrame& frame);

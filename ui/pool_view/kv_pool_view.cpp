@@ -17,6 +17,7 @@ namespace {
 constexpr int kMargin = 4;
 constexpr int kTickMs = 16;
 constexpr int kTextFrom = 12;  // cell pitch from which the ref count is drawn
+constexpr int kNumbersFrom = 28;  // ... and from which each cell's block number is
 
 QString toolTipHtml(const QString& plain) {
   QString html = QStringLiteral("<p style='white-space:pre-wrap'>") + plain.toHtmlEscaped() + QStringLiteral("</p>");
@@ -250,6 +251,20 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
       if (model.cells[i].kind == KvCellKind::Shared)
         p.drawPixmap(g.cellRect(static_cast<int>(i)).topLeft(),
                      countLabel(model.cells[i].refCount, g.cellSize, readableTextOn(m_colors.fill(model.cells[i]))));
+  }
+  if (g.cellSize >= kNumbersFrom) {
+    // Cells this large (a lesson's small pool, presented) carry their block numbers, so that
+    // "block #63" in a sentence can be found on the screen: small, in the bottom-left corner,
+    // clear of the ref count in the middle and of the disk mark at the bottom right.
+    QFont f = font();
+    f.setPixelSize(std::max(9, g.cellSize / 4));
+    p.setFont(f);
+    for (size_t i = 0; i < model.cells.size(); ++i) {
+      const QRect r = g.cellRect(static_cast<int>(i)).adjusted(2, 0, 0, -1);
+      p.setPen(readableTextOn(m_colors.fill(model.cells[i])));
+      p.drawText(r, Qt::AlignLeft | Qt::AlignBottom, QString::number(i));
+    }
+    p.setFont(font());
   }
 }
 

@@ -78,7 +78,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.tabifiedDockWidgets(dock).size(), 1);  // a tab beside the chat list
     QStringList ids;
     for (const LessonInfo& l : LessonRunner::lessons()) ids << l.id;
-    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching", "disk"}));
+    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching", "beams", "disk"}));
   }
 
   void aForkCopiesItsSharedPartialBlockOnceOnWrite() {
@@ -248,6 +248,23 @@ class TestLessons : public QObject {
     w.chatPanel()->send();
     QVERIFY(done.wait(120000));
     QCOMPARE(lastReply(w, alone), recomputedB);
+  }
+
+  // Beam search: the beams are forks of the prompt (its blocks shared, not copied), and a beam
+  // that falls behind is dropped, its blocks freed, while the search goes on.
+  void beamsAreForksAndDroppedBeamsFreeTheirBlocks() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    runLesson(w, QStringLiteral("beams"));
+    QVERIFY2(w.lessons()->eventCount(KvEventKind::fork) >= 3, qPrintable(QString::number(w.lessons()->eventCount(KvEventKind::fork))));
+    QVERIFY(w.lessons()->eventCount(KvEventKind::finish) >= 1);  // beams dropped (two may go in one step) ...
+    QVERIFY(w.isReplying(w.lessons()->sceneChat(QStringLiteral("Chat A"))));  // ... while the search goes on
+    QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("one of Chat A's beams")), qPrintable(w.lessons()->lastSentence()));
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
+    QVERIFY(done.wait(120000));
   }
 
   void continuousBatchingRunsAPromptChunkBesideADecode() {
