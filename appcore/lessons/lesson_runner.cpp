@@ -40,7 +40,7 @@ LessonInfo lesson(const char* id, const char* title, const char* intro, KvEventK
 // Two different stories: with the same one, B's blocks would match A's by content and come back
 // from the prefix cache instead of from host memory.
 const QString kSceneChatsKey = QStringLiteral("lessons/scene_chats");  // ids of the scene's chats, space-separated
-// The user's engine before the lesson: "preset blocks host_blocks" (rememberUserEngine).
+// The user's engine before the lesson: "preset blocks host_blocks speculation" (rememberUserEngine).
 const QString kUserEngineKey = QStringLiteral("lessons/user_engine");
 const char* const kLongAsk = "Tell me a long story about a dragon who learns to read.";
 const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keeper and a lost ship.";
@@ -165,6 +165,16 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
                 "back to the pool while the others go on. Press Next event until a beam is dropped.",
                 KvEventKind::finish);
     v.back().onlyHere = tr("a remote server's frames do not say which sequences are beams of one request");
+    LessonInfo speculative = lesson(
+        "speculative", "Speculative decoding: drafts written, checked, cut back",
+        "Chat A is asked to repeat a sentence it was given. The engine guesses the next few tokens from the prompt "
+        "(prompt lookup), writes them into Chat A's blocks as drafts, and checks them all in one forward pass: the ones "
+        "the model agrees with stay, and from the first it does not the drafts are cut off (rewind), their slots and "
+        "any block they alone filled going back to the pool. Press Next event until a cut.",
+        KvEventKind::rewind);
+    speculative.speculates = true;
+    speculative.onlyHere = tr("a remote server drafts (or not) by its own settings");
+    v << speculative;
     LessonInfo disk = lesson(
         "disk", "Blocks on disk: a chat evicted, then read back",
         "Each full block was written to disk as it was computed (the event log said so). Since then Chats B, C and D have "
@@ -219,17 +229,22 @@ void LessonRunner::leave() {
 
 void LessonRunner::rememberUserEngine() {
   const AppSettings& s = m_session.settings();
-  m_session.database().setSetting(kUserEngineKey, QStringLiteral("%1 %2 %3").arg(s.teachingPreset ? 1 : 0).arg(s.teachingBlocks).arg(s.teachingHostBlocks));
+  m_session.database().setSetting(kUserEngineKey, QStringLiteral("%1 %2 %3 %4")
+                                                      .arg(s.teachingPreset ? 1 : 0)
+                                                      .arg(s.teachingBlocks)
+                                                      .arg(s.teachingHostBlocks)
+                                                      .arg(s.speculation));
 }
 
 void LessonRunner::restoreUserEngine() {
   const QStringList saved = m_session.database().setting(kUserEngineKey).split(QLatin1Char(' '), Qt::SkipEmptyParts);
   m_session.database().setSetting(kUserEngineKey, QString());
-  if (saved.size() != 3) return;
+  if (saved.size() != 3 && saved.size() != 4) return;  // (3: saved before the lessons set speculation)
   AppSettings s = m_session.settings();
   s.teachingPreset = saved[0] == QLatin1String("1");
   s.teachingBlocks = saved[1].toInt();
   s.teachingHostBlocks = saved[2].toInt();
+  if (saved.size() == 4) s.speculation = saved[3];
   m_session.applySettings(s);  // the model reloads with them (once a load under way has ended)
 }
 
@@ -255,6 +270,8 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
   s.teachingBlocks = lesson.poolBlocks;
   s.teachingHostBlocks = lesson.hostBlocks;
   s.teachingKvDisk = lesson.kvDisk;
+  // Drafts only where they are the lesson: elsewhere their rewinds would crowd the story.
+  s.speculation = lesson.speculates ? QStringLiteral("ngram") : QStringLiteral("off");
   // An empty disk at each start: the scene writes its blocks, then reads them back, replay after replay.
   if (lesson.kvDisk) QDir(AppSettings::kvDiskLessonFolder()).removeRecursively();
   auto ready = qCoro(&m_session, &AppSession::modelReady, kTurnTimeout);
@@ -413,6 +430,10 @@ QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generatio
   } else if (lesson.id == QLatin1String("beams")) {
     newSceneChat(chatA, brief);
     sendPaused(tr("Complete the sentence: The best way to learn a language is"), 4, true);
+  } else if (lesson.id == QLatin1String("speculative")) {
+    newSceneChat(chatA, brief);
+    sendPaused(tr("Repeat this sentence exactly, twice: The small red boat sailed past the old lighthouse at dawn, "
+                  "and the fishermen on the pier waved their caps."));
   } else if (lesson.id == QLatin1String("batching")) {
     QPointer<LessonRunner> self(this);
     newSceneChat(chatA, brief);

@@ -46,6 +46,7 @@ struct LessonInfo {
   int hostBlocks = 0;        // its host (swap) pool; 0: a preemption recomputes
   bool kvDisk = false;       // its engine has a disk tier (in a folder of the lesson's own, emptied first)
   bool showsSteps = false;   // the pool panel shows its step timeline rather than its event log
+  bool speculates = false;   // its engine drafts by prompt lookup (every other lesson's does not)
   QString onlyHere;          // why it cannot be told on a remote pool; empty: it can
 };
 

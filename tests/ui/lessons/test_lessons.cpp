@@ -78,7 +78,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.tabifiedDockWidgets(dock).size(), 1);  // a tab beside the chat list
     QStringList ids;
     for (const LessonInfo& l : LessonRunner::lessons()) ids << l.id;
-    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching", "beams", "disk"}));
+    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching", "beams", "speculative", "disk"}));
   }
 
   void aForkCopiesItsSharedPartialBlockOnceOnWrite() {
@@ -265,6 +265,28 @@ class TestLessons : public QObject {
     QSignalSpy done(&w, &MainWindow::turnDone);
     w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
     QVERIFY(done.wait(120000));
+  }
+
+  // Speculative decoding by prompt lookup: drafts are written into the chat's blocks and the
+  // ones the model rejects are cut off (rewind) in the same step (that drafts leave the reply
+  // unchanged is test_speculative's); leaving the lesson gives the user's own setting back.
+  void speculationWritesDraftsAndCutsTheRejectedOnes() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    QCOMPARE(w.settings().speculation, QString("off"));
+    runLesson(w, QStringLiteral("speculative"));
+    QCOMPARE(w.settings().speculation, QString("ngram"));
+    QVERIFY(w.lessons()->eventCount(KvEventKind::rewind) >= 1);
+    QVERIFY2(w.lessons()->lastSentence().contains(QStringLiteral("Chat A is cut back to")), qPrintable(w.lessons()->lastSentence()));
+    QSignalSpy done(&w, &MainWindow::turnDone);
+    w.findChild<QPushButton*>(QStringLiteral("lessonRunToEnd"))->click();
+    QVERIFY(done.wait(120000));
+    const QString drafted = lastReply(w, w.lessons()->sceneChat(QStringLiteral("Chat A")));
+    QVERIFY(!drafted.isEmpty());
+    w.lessons()->leave();
+    QTRY_COMPARE_WITH_TIMEOUT(w.settings().speculation, QString("off"), 60000);
   }
 
   void continuousBatchingRunsAPromptChunkBesideADecode() {
