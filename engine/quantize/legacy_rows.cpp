@@ -22,23 +22,24 @@ int truncate(float v) { return static_cast<int>(v); }
 
 // The largest-magnitude element, keeping its sign (the symmetric types scale by it).
 float signed_absmax(const float* x) {
-  float amax = 0.0f, max = 0.0f;
-  for (int j = 0; j < kQK; ++j) {
-    if (amax < std::fabs(x[j])) {
-      amax = std::fabs(x[j]);
-      max = x[j];
-    }
-  }
-  return max;
+  float magnitude;
+  return quantize::signed_absmax(kQK, x, &magnitude);
 }
 
-void min_max(const float* x, float* min, float* max) {
+// The affine types' block: the minimum and the step of `steps` levels from it, stored as fp16;
+// returns the step's reciprocal (0 for a constant block) and the minimum in *min.
+float affine_block(const float* x, int steps, uint16_t* d16, uint16_t* m16, float* min) {
+  float max;
   *min = FLT_MAX;
-  *max = -FLT_MAX;
+  max = -FLT_MAX;
   for (int j = 0; j < kQK; ++j) {
     if (x[j] < *min) *min = x[j];
-    if (x[j] > *max) *max = x[j];
+    if (x[j] > max) max = x[j];
   }
+  const float d = (max - *min) / static_cast<float>(steps);
+  *d16 = fp32_to_fp16(d);
+  *m16 = fp32_to_fp16(*min);
+  return d != 0 ? 1.0f / d : 0.0f;
 }
 
 // Bit 4 of each 5-bit level into the qh word: element j at bit j.
@@ -65,12 +66,8 @@ void q4_0_plain(const float* x, block_q4_0* y) {
 }
 
 void q4_1_plain(const float* x, block_q4_1* y) {
-  float min, max;
-  min_max(x, &min, &max);
-  const float d = (max - min) / 15;
-  const float id = d != 0 ? 1.0f / d : 0.0f;
-  y->d = fp32_to_fp16(d);
-  y->m = fp32_to_fp16(min);
+  float min;
+  const float id = affine_block(x, 15, &y->d, &y->m, &min);
   for (int j = 0; j < kQK / 2; ++j) {
     const int lo = std::min(15, truncate((x[j] - min) * id + 0.5f));
     const int hi = std::min(15, truncate((x[j + kQK / 2] - min) * id + 0.5f));
@@ -88,12 +85,8 @@ void q5_0_plain(const float* x, block_q5_0* y) {
 }
 
 void q5_1_plain(const float* x, block_q5_1* y) {
-  float min, max;
-  min_max(x, &min, &max);
-  const float d = (max - min) / 31;
-  const float id = d != 0 ? 1.0f / d : 0.0f;
-  y->d = fp32_to_fp16(d);
-  y->m = fp32_to_fp16(min);
+  float min;
+  const float id = affine_block(x, 31, &y->d, &y->m, &min);
   uint8_t levels[kQK];
   for (int j = 0; j < kQK; ++j) levels[j] = static_cast<uint8_t>(truncate((x[j] - min) * id + 0.5f));
   put_high_bits(levels, y->qs, y->qh);

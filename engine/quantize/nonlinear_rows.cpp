@@ -56,11 +56,8 @@ void iq4_super_block(int size, const float* x, uint16_t* d_out, uint8_t* q4, uin
     uint8_t* lb = levels + ib * kGroup;
     for (int j = 0; j < kGroup; ++j)
       weight[j] = importance ? importance[ib * kGroup + j] * std::sqrt(sigma2 + xb[j] * xb[j]) : xb[j] * xb[j];
-    float amax = 0, max = 0;
-    for (int j = 0; j < kGroup; ++j) {
-      const float ax = std::fabs(xb[j]);
-      if (ax > amax) { amax = ax; max = xb[j]; }
-    }
+    float amax;
+    const float max = signed_absmax(kGroup, xb, &amax);
     if (amax < kGroupMaxEps) {
       scales[ib] = 0;
       continue;

@@ -12,11 +12,8 @@ constexpr float kGroupMaxEps = 1e-15f;
 }  // namespace
 
 float fit_symmetric(int n, int nmax, const float* x, int8_t* levels, const float* weights) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) { amax = ax; max = x[i]; }
-  }
+  float amax;
+  const float max = signed_absmax(n, x, &amax);
   if (amax < kGroupMaxEps) {
     for (int i = 0; i < n; ++i) levels[i] = 0;
     return 0.f;
@@ -56,11 +53,8 @@ float fit_symmetric(int n, int nmax, const float* x, int8_t* levels, const float
 }
 
 float fit_symmetric_refined(int n, int nmax, const float* x, int8_t* levels) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) { amax = ax; max = x[i]; }
-  }
+  float amax;
+  const float max = signed_absmax(n, x, &amax);
   if (amax < kGroupMaxEps) {
     for (int i = 0; i < n; ++i) levels[i] = 0;
     return 0.f;

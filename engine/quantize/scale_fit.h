@@ -25,6 +25,20 @@ inline int nearest_int(float x) {
   return (bits & 0x007fffff) - 0x00400000;
 }
 
+// The element of largest magnitude, with its sign (the first of equals); *magnitude: |it|.
+inline float signed_absmax(int n, const float* x, float* magnitude) {
+  float amax = 0, max = 0;
+  for (int i = 0; i < n; ++i) {
+    const float ax = x[i] < 0 ? -x[i] : x[i];
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  *magnitude = amax;
+  return max;
+}
+
 // Symmetric levels in [-nmax, nmax - 1] (stored as level + nmax in `levels`) for n elements:
 // the scale of least weighted error among -max/(nmax + 0.1 i), i in [-9, 9]. weights == nullptr
 // weighs each element by its square. Returns the scale (x ~ scale * level). (make_qx_quants,
