@@ -77,6 +77,10 @@ std::vector<float> importance_for(const PlannedTensor& p, const QuantizeOptions&
   const int64_t cols = p.source->shape[0];
   const int64_t matrices = p.source->num_rows() / p.source->shape[1];
   if (w.empty()) {
+    // As llama-quantize: a type unusable without importance weights is refused, not written plain.
+    if (needs_importance(p, o.file_type))
+      fail("the importance matrix has no entry for tensor '%s', which %s needs", p.source->name.c_str(),
+           std::string(file_type_info(o.file_type).name).c_str());
     ++summary.without_importance;
     return w;
   }

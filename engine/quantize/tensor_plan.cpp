@@ -101,76 +101,90 @@ int layer_for_rule(const ModelFacts& m, int counter, const std::string& name) {
   return layer;
 }
 
+// The value projection (any of its forms) under each mix; advances its counter.
+GgmlType value_projection_type(const ModelFacts& m, Counters& c, FileType ft, GgmlType type) {
+  const bool iq4 = ft == FileType::IQ4_NL || ft == FileType::IQ4_XS;
+  if (ft == FileType::Q2_K) type = m.gqa >= 4 ? GgmlType::Q4_K : GgmlType::Q3_K;
+  else if (ft == FileType::Q2_K_S && m.gqa >= 4) type = GgmlType::Q4_K;
+  else if (ft == FileType::Q3_K_M) type = c.value_projection < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
+  else if (ft == FileType::Q3_K_L) type = GgmlType::Q5_K;
+  else if (iq4 && m.gqa >= 4) type = GgmlType::Q5_K;
+  else if ((ft == FileType::Q4_K_M || ft == FileType::Q5_K_M) && use_more_bits(c.value_projection, m.num_value_projections))
+    type = GgmlType::Q6_K;
+  else if (ft == FileType::Q4_K_S && c.value_projection < 4) type = GgmlType::Q5_K;
+  if (m.is_70b && (type == GgmlType::Q3_K || type == GgmlType::Q4_K)) type = GgmlType::Q5_K;
+  if (m.num_experts == 8) type = GgmlType::Q8_0;
+  ++c.value_projection;
+  return type;
+}
+
+// The FFN down projection of `layer` under each mix.
+GgmlType ffn_down_type(const ModelFacts& m, FileType ft, GgmlType type, int layer, bool has_importance) {
+  const int n = m.num_layers;
+  const bool falcon = m.arch == "falcon";
+  const bool iq4 = ft == FileType::IQ4_NL || ft == FileType::IQ4_XS;
+  if (ft == FileType::Q2_K) return GgmlType::Q3_K;
+  if (ft == FileType::Q2_K_S) return layer < n / 8 ? GgmlType::Q4_K : type;
+  if (ft == FileType::Q3_K_M)
+    return layer < n / 16 ? GgmlType::Q5_K : (!falcon || use_more_bits(layer, n)) ? GgmlType::Q4_K : GgmlType::Q3_K;
+  if (ft == FileType::Q3_K_L) return falcon ? GgmlType::Q4_K : GgmlType::Q5_K;
+  if (ft == FileType::Q4_K_M) {
+    if (falcon) return layer < n / 16 ? GgmlType::Q6_K : use_more_bits(layer, n) ? GgmlType::Q5_K : GgmlType::Q4_K;
+    return use_more_bits(layer, n) ? GgmlType::Q6_K : type;
+  }
+  if (layer < n / 8 && iq4 && !has_importance) return GgmlType::Q5_K;
+  if (ft == FileType::Q5_K_M) return use_more_bits(layer, n) ? GgmlType::Q6_K : type;
+  if (ft == FileType::Q4_K_S && !falcon && layer < n / 8) return GgmlType::Q5_K;
+  if ((ft == FileType::Q4_0 || ft == FileType::Q5_0) && has_importance && layer < n / 8)
+    // Q4_0/Q5_0 go wrong in the first FFN down projections even with an importance matrix.
+    return ft == FileType::Q4_0 ? GgmlType::Q4_1 : GgmlType::Q5_1;
+  return type;
+}
+
+// The attention output projection under each mix.
+GgmlType attention_output_type(const ModelFacts& m, FileType ft, GgmlType type) {
+  const bool iq4 = ft == FileType::IQ4_NL || ft == FileType::IQ4_XS;
+  if (m.arch == "falcon") return ft == FileType::Q3_K_L ? GgmlType::Q4_K : type;
+  if (m.num_experts == 8)
+    return ft == FileType::Q2_K || ft == FileType::Q3_K_S || ft == FileType::Q3_K_M || ft == FileType::Q4_K_S ||
+                   ft == FileType::Q4_K_M || iq4
+               ? GgmlType::Q5_K
+               : type;
+  if (ft == FileType::Q2_K) return GgmlType::Q3_K;
+  if (ft == FileType::Q3_K_M) return GgmlType::Q4_K;
+  if (ft == FileType::Q3_K_L) return GgmlType::Q5_K;
+  return type;
+}
+
 // llama_tensor_get_type_impl, for the file types we write.
 GgmlType mix_rule(const ModelFacts& m, Counters& c, FileType ft, GgmlType type, const GgufTensorInfo& t,
                   bool has_importance) {
   const Category cat = category_of(t.name);
-  const int64_t row = t.shape[0];
-  const bool falcon = m.arch == "falcon";
-  const bool iq4 = ft == FileType::IQ4_NL || ft == FileType::IQ4_XS;
   if (cat == Category::output || (m.tied_embeddings && cat == Category::token_embd)) {
-    if (ft == FileType::MXFP4_MOE || falcon || row % ggml_type_traits(type).block_size != 0) return GgmlType::Q8_0;
+    if (ft == FileType::MXFP4_MOE || m.arch == "falcon" || t.shape[0] % ggml_type_traits(type).block_size != 0)
+      return GgmlType::Q8_0;
     return type != GgmlType::Q8_0 ? GgmlType::Q6_K : type;
   }
   // MXFP4_MOE: the experts (3-D tensors) in MXFP4, everything else in Q8_0.
   if (ft == FileType::MXFP4_MOE) return t.shape.size() > 2 && t.shape[2] > 1 ? GgmlType::MXFP4 : GgmlType::Q8_0;
-  if (cat == Category::token_embd) return type;
-  if (is_value_projection(cat)) {
-    if (ft == FileType::Q2_K) type = m.gqa >= 4 ? GgmlType::Q4_K : GgmlType::Q3_K;
-    else if (ft == FileType::Q2_K_S && m.gqa >= 4) type = GgmlType::Q4_K;
-    else if (ft == FileType::Q3_K_M) type = c.value_projection < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
-    else if (ft == FileType::Q3_K_L) type = GgmlType::Q5_K;
-    else if (iq4 && m.gqa >= 4) type = GgmlType::Q5_K;
-    else if ((ft == FileType::Q4_K_M || ft == FileType::Q5_K_M) &&
-             use_more_bits(c.value_projection, m.num_value_projections))
-      type = GgmlType::Q6_K;
-    else if (ft == FileType::Q4_K_S && c.value_projection < 4) type = GgmlType::Q5_K;
-    if (m.is_70b && (type == GgmlType::Q3_K || type == GgmlType::Q4_K)) type = GgmlType::Q5_K;
-    if (m.num_experts == 8) type = GgmlType::Q8_0;
-    ++c.value_projection;
-    return type;
-  }
-  if (cat == Category::attention_k) return m.num_experts == 8 ? GgmlType::Q8_0 : type;
-  if (cat == Category::attention_q) return type;
-  if (cat == Category::ffn_down) {
-    const int layer = layer_for_rule(m, c.ffn_down, t.name), n = m.num_layers;
-    if (ft == FileType::Q2_K) type = GgmlType::Q3_K;
-    else if (ft == FileType::Q2_K_S) { if (layer < n / 8) type = GgmlType::Q4_K; }
-    else if (ft == FileType::Q3_K_M)
-      type = layer < n / 16 ? GgmlType::Q5_K : (!falcon || use_more_bits(layer, n)) ? GgmlType::Q4_K : GgmlType::Q3_K;
-    else if (ft == FileType::Q3_K_L) type = falcon ? GgmlType::Q4_K : GgmlType::Q5_K;
-    else if (ft == FileType::Q4_K_M) {
-      if (falcon) type = layer < n / 16 ? GgmlType::Q6_K : use_more_bits(layer, n) ? GgmlType::Q5_K : GgmlType::Q4_K;
-      else if (use_more_bits(layer, n)) type = GgmlType::Q6_K;
-    } else if (layer < n / 8 && iq4 && !has_importance) type = GgmlType::Q5_K;
-    else if (ft == FileType::Q5_K_M && use_more_bits(layer, n)) type = GgmlType::Q6_K;
-    else if (ft == FileType::Q4_K_S && !falcon && layer < n / 8) type = GgmlType::Q5_K;
-    else if ((ft == FileType::Q4_0 || ft == FileType::Q5_0) && has_importance && layer < n / 8)
-      // Q4_0/Q5_0 go wrong in the first FFN down projections even with an importance matrix.
-      type = ft == FileType::Q4_0 ? GgmlType::Q4_1 : GgmlType::Q5_1;
-    ++c.ffn_down;
-    return type;
-  }
-  if (cat == Category::attention_output) {
-    if (!falcon) {
-      if (m.num_experts == 8) {
-        if (ft == FileType::Q2_K || ft == FileType::Q3_K_S || ft == FileType::Q3_K_M || ft == FileType::Q4_K_S ||
-            ft == FileType::Q4_K_M || iq4)
-          type = GgmlType::Q5_K;
-      } else if (ft == FileType::Q2_K) type = GgmlType::Q3_K;
-      else if (ft == FileType::Q3_K_M) type = GgmlType::Q4_K;
-      else if (ft == FileType::Q3_K_L) type = GgmlType::Q5_K;
-    } else if (ft == FileType::Q3_K_L) {
-      type = GgmlType::Q4_K;
+  switch (cat) {
+    case Category::token_embd: case Category::attention_q: case Category::other: return type;
+    case Category::attention_v: case Category::attention_qkv: case Category::attention_kv_b:
+      return value_projection_type(m, c, ft, type);
+    case Category::attention_k: return m.num_experts == 8 ? GgmlType::Q8_0 : type;
+    case Category::ffn_down: {
+      const int layer = layer_for_rule(m, c.ffn_down, t.name);
+      ++c.ffn_down;
+      return ffn_down_type(m, ft, type, layer, has_importance);
     }
-    return type;
-  }
-  if (cat == Category::ffn_gate) {
-    layer_for_rule(m, c.ffn_gate, t.name);  // (checks the name, as llama.cpp does)
-    ++c.ffn_gate;
-  } else if (cat == Category::ffn_up) {
-    layer_for_rule(m, c.ffn_up, t.name);
-    ++c.ffn_up;
+    case Category::attention_output: return attention_output_type(m, ft, type);
+    case Category::ffn_gate:
+      layer_for_rule(m, c.ffn_gate++, t.name);  // (checks the name, as llama.cpp does)
+      return type;
+    case Category::ffn_up:
+      layer_for_rule(m, c.ffn_up++, t.name);
+      return type;
+    case Category::output: return type;  // (handled above)
   }
   return type;
 }
