@@ -123,6 +123,7 @@ class MainWindow : public QMainWindow {
   // saved, the docks take a share of the window that leaves the chat most of it.
   void showEvent(QShowEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;  // presenting: the pool keeps the room (main_window_present.cpp)
 
  private:
   QWidget* buildLeftPanel();  // the chat list above the system prompt
@@ -143,6 +144,7 @@ class MainWindow : public QMainWindow {
   void buildKvDock();
   void buildLessonsDock();  // ui/lessons/
   void buildPresentMode();  // F5 and the lessons' own presenting (main_window_present.cpp)
+  void layOutPresenting();
   void buildActions();
   // ui/shell/main_window_settings.cpp: the File menu, settings, compare columns.
   void buildFileMenu();

@@ -4,9 +4,11 @@
 #include <QAction>
 #include <QDockWidget>
 #include <QMenu>
+#include <QResizeEvent>
 
 #include "appcore/lessons/lesson_runner.h"
 #include "ui/pool_panel/kv_dock.h"
+#include "ui/pool_panel/kv_event_log.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/shell/main_window.h"
 
@@ -32,7 +34,12 @@ void MainWindow::buildPresentMode() {
       setPresenting(true);
       m_presentingForLesson = true;
     }
-    if (state == LessonRunner::State::ready && m_lessons->current()) panel->setCaption(m_lessons->current()->intro);
+    if (state == LessonRunner::State::ready && m_lessons->current()) {
+      // The story is told from here (the lesson counts its events from here too): the lines of
+      // an earlier lesson, or of this one's scene being set, would read as part of it.
+      panel->eventLog()->clear();
+      panel->setCaption(m_lessons->current()->intro);
+    }
     if (state == LessonRunner::State::idle) {
       panel->setCaption(QString());
       if (m_presentingForLesson) setPresenting(false);
@@ -58,9 +65,16 @@ void MainWindow::setPresenting(bool on) {
   m_kvDock->show();
   m_kvDock->raise();
   // The transcript steps aside (it needs some 460 px to lay out its input row, a third of a
-  // 1366 px window); the left docks (the chat list and the lessons, tabbed) stay as a strip with
-  // the lesson's buttons; the pool takes the rest.
+  // 1366 px window).
   centralWidget()->hide();
+  layOutPresenting();
+  panel->setPresenting(true);
+}
+
+// The left docks (the chat list and the lessons, tabbed) a strip with the lesson's buttons; the
+// pool the rest. Again at each resize: a window made larger while presenting gives the pool
+// the room.
+void MainWindow::layOutPresenting() {
   QList<QDockWidget*> docks{m_kvDock};
   QList<int> widths{width() * 5 / 6};
   for (const char* name : {"lessonsDock", "chatsDock"}) {
@@ -72,5 +86,9 @@ void MainWindow::setPresenting(bool on) {
     }
   }
   resizeDocks(docks, widths, Qt::Horizontal);
-  panel->setPresenting(true);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  if (m_presenting) layOutPresenting();
 }

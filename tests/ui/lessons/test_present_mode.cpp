@@ -17,6 +17,7 @@
 #include "support/window_driver.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/pool_panel/kv_dock.h"
+#include "ui/pool_panel/kv_event_log.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/shell/main_window.h"
@@ -43,6 +44,9 @@ class TestPresentMode : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(w.size(), size, 5000);
     startLesson(w, QStringLiteral("allocation"));
     QVERIFY(w.presenting());
+    // The event log tells this lesson's story only: no line of a step before the scene's.
+    for (const QString& line : w.kvDock()->panel()->eventLog()->shownLines())
+      QVERIFY2(!line.contains(QStringLiteral("Chat B")), qPrintable(line));
     KvPoolPanel* panel = w.kvDock()->panel();
     QTRY_VERIFY_WITH_TIMEOUT(panel->captionShown() == w.lessons()->current()->intro, 5000);
     QTest::qWait(50);  // (the docks' new sizes are laid out)
@@ -113,6 +117,15 @@ class TestPresentMode : public QObject {
     MainWindow w(services);
     w.show();
     pagedchat::test::loadAndWait(w, m_model);
+    // A lesson with three chats first: its lines (Chat B's, Chat C's) must not stay in the log of the next.
+    startLesson(w, QStringLiteral("contiguous"));
+    auto* step = w.findChild<QPushButton*>(QStringLiteral("lessonStep"));
+    auto logNamesChatB = [&] { return w.kvDock()->panel()->eventLog()->shownLines().join(' ').contains(QStringLiteral("Chat B")); };
+    for (int i = 0; i < 30 && !logNamesChatB(); ++i) {
+      step->click();
+      QTest::qWait(200);
+    }
+    QVERIFY(logNamesChatB());
     lessonIsOnStage(w, QSize(1920, 1080));
   }
 };
