@@ -24,17 +24,6 @@ using pagedchat::KvEventKind;
 namespace {
 QString tr(const char* text) { return QCoreApplication::translate("LessonRunner", text); }
 constexpr std::chrono::milliseconds kTurnTimeout{180000};
-constexpr int kPool = AppSettings::kTeachingBlocks;
-
-LessonInfo lesson(const char* id, const char* title, const char* intro, KvEventKind key, int poolBlocks = kPool) {
-  LessonInfo l;
-  l.id = QString::fromLatin1(id);
-  l.title = tr(title);
-  l.intro = tr(intro);
-  l.keyEvent = key;
-  l.poolBlocks = poolBlocks;
-  return l;
-}
 
 // A story long enough that two of them outgrow a pool of one context.
 // Two different stories: with the same one, B's blocks would match A's by content and come back
@@ -99,95 +88,6 @@ std::optional<QString> LessonRunner::sceneChatTitle(ChatId id) const {
   for (const auto& [name, chat] : m_sceneChats)
     if (chat == id) return name;
   return std::nullopt;
-}
-
-const QVector<LessonInfo>& LessonRunner::lessons() {
-  static const QVector<LessonInfo> all = [] {
-    QVector<LessonInfo> v;
-    v << lesson("allocation", "Blocks on demand",
-                "Chat A's prompt is about to be computed. Paged memory gives it blocks of 4 tokens as its tokens arrive, not a "
-                "slab for its whole context: only its last block has empty slots. Press Next event.",
-                KvEventKind::allocate);
-    LessonInfo contiguous = lesson(
-        "contiguous", "Contiguous slabs against paged blocks",
-        "Three chats start at once. Given a slab of their whole context each (256 tokens, as before paging), the pool's 512 "
-        "slots would hold two of them and the third could not start; paged, each takes blocks of 4 as its tokens come. The "
-        "two bars under the pool's numbers draw the same chats both ways. Press Next event until Chat C gets its blocks.",
-        KvEventKind::allocate);
-    contiguous.keyChat = tr("Chat C");
-    contiguous.onlyHere = tr("a remote server's frames do not say how long a context it gives each request");
-    v << contiguous;
-    v << lesson("fork", "A fork shares its blocks, then copies on write",
-                "Chat B is a fork of Chat A: it holds every block of A (ref count 2), nothing copied. Its first new token goes "
-                "into the shared, partly filled last block, which must be copied first. Press Next event.",
-                KvEventKind::copy_on_write);
-    v.back().onlyHere = tr("on a remote server a fork is a new request, whose blocks its prefix cache shares (nothing is copied on write)");
-    v << lesson("prefix", "A shared system prompt through the prefix cache",
-                "Chat A has read the shared system prompt; Chat B starts with the same one. Its prompt's full blocks are found "
-                "in the prefix cache and shared, not computed again. Press Next event.",
-                KvEventKind::cache_hit);
-    v << lesson("parallel", "Parallel sampling: three samples of one prompt",
-                "Chat A asks for three samples of one answer. The prompt is computed once; the two other samples are forks "
-                "that share its blocks (ref count 3), and each copies only the last, partly filled block when it writes its "
-                "own first token. Press Next event.",
-                KvEventKind::share);
-    v << lesson("eviction", "Cached blocks evicted, least recently used first",
-                "The pool (48 blocks) is nearly full of earlier chats' blocks. Chat D's prompt needs more than is free: the "
-                "oldest parked chat is reclaimed (its full blocks stay cached), then cached blocks are evicted, least "
-                "recently used first. Press Next event until a block is evicted.",
-                KvEventKind::evict, 48);
-    v << lesson("recompute", "Preemption by recompute",
-                "Chats A and B each write a long story in a pool of 64 blocks, one context. Together they outgrow it: the "
-                "latest to arrive is preempted, its blocks freed, and its tokens are computed again when there is room. "
-                "Press Next event until the preemption (or Step ×10).",
-                KvEventKind::preempt, 64);
-    LessonInfo swap = lesson("swap", "Preemption by swap to host memory",
-                             "The same two stories in the same pool, now with 64 blocks of host memory to swap to: the chat "
-                             "preempted is copied out to host blocks (h0, h1, ...) and back in later, nothing computed again, "
-                             "its text unchanged. Press Next event until the swap (or Step ×10).",
-                             KvEventKind::swap_out, 64);
-    swap.hostBlocks = 64;
-    v << swap;
-    LessonInfo batching = lesson(
-        "batching", "Continuous batching: a long prompt in chunks beside decodes",
-        "Chat A is writing its answer, one token a step. Chat B sends a long text: the engine computes it in chunks (32 tokens "
-        "a step at most) in the same forward pass as Chat A's next token, so A never stops. The Steps tab draws each step "
-        "as a column. Press Step.",
-        KvEventKind::allocate);
-    batching.keyIsMixedStep = true;
-    batching.showsSteps = true;
-    batching.onlyHere = tr("a remote server's frames carry its blocks, not what each step computed");
-    v << batching;
-    v << lesson("beams", "Beam search: beams are forks that share blocks",
-                "Chat A asks for the best of 4 beams. After the prompt, each beam is a fork of it: the prompt's blocks are "
-                "shared four ways, and a beam's tokens are written into its own blocks only where it differs (copy on "
-                "write). Each step keeps the 4 best continuations: a beam that falls behind is dropped and its blocks go "
-                "back to the pool while the others go on. Press Next event until a beam is dropped.",
-                KvEventKind::finish);
-    v.back().onlyHere = tr("a remote server's frames do not say which sequences are beams of one request");
-    LessonInfo speculative = lesson(
-        "speculative", "Speculative decoding: drafts written, checked, cut back",
-        "Chat A is asked to repeat a sentence it was given. The engine guesses the next few tokens from the prompt "
-        "(prompt lookup), writes them into Chat A's blocks as drafts, and checks them all in one forward pass: the ones "
-        "the model agrees with stay, and from the first it does not the drafts are cut off (rewind), their slots and "
-        "any block they alone filled going back to the pool. Press Next event until a cut.",
-        KvEventKind::rewind);
-    speculative.speculates = true;
-    speculative.onlyHere = tr("a remote server drafts (or not) by its own settings");
-    v << speculative;
-    LessonInfo disk = lesson(
-        "disk", "Blocks on disk: a chat evicted, then read back",
-        "Each full block was written to disk as it was computed (the event log said so). Since then Chats B, C and D have "
-        "filled the pool: Chat A was reclaimed and its own blocks evicted (the system prompt's, shared by every chat, stay "
-        "cached). Chat A now asks again: its history's blocks are read back from disk into fresh blocks instead of being "
-        "computed. Press Next event.",
-        KvEventKind::disk_read, 48);
-    disk.kvDisk = true;
-    disk.onlyHere = tr("a remote server's disk tier is its own (pagedchat-server --kv-disk)");
-    v << disk;
-    return v;
-  }();
-  return all;
 }
 
 void LessonRunner::start(const QString& id) {

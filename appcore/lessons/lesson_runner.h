@@ -58,7 +58,7 @@ class LessonRunner : public QObject {
 
   // session outlives the runner.
   explicit LessonRunner(AppSession& session, QObject* parent = nullptr);
-  static const QVector<LessonInfo>& lessons();
+  static const QVector<LessonInfo>& lessons();  // the catalogue: lesson_catalog.cpp
 
   // Sets the lesson's scene up on a freshly loaded engine (the preset and pool it needs, its
   // chats, its turns), then pauses just before its mechanism: stateChanged(ready). Starting
