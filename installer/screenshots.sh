@@ -7,7 +7,8 @@
 # longer than the context, refused with its reason), base-model-reply-*.png (Gemma's tour only: a base
 # model continuing the text typed), tool-call-*.png, tool-result-*.png and tool-servers.png (a tool
 # call's card, its result opened, the Tool servers dialog) and lesson-<id>.png for each of the
-# lessons (allocation, contiguous, fork, prefix, parallel, eviction, recompute, swap, batching, beams, speculative, disk;
+# lessons (allocation, contiguous, fork, prefix, parallel, eviction, recompute, swap, prefill, batching, beams,
+# speculative, disk;
 # each at its key event, 1366x768) into OUT_DIR. The tour's chats
 # go to a throwaway data folder.
 # Then a first run: the app in an empty home (with the models laid out as Hugging Face's cache

@@ -16,6 +16,7 @@ int cmd_bench_memory(const std::vector<std::string>& args);      // `bench memor
 int cmd_bench_chat(const std::vector<std::string>& args);        // `bench chat`: prompt tokens a growing chat computes
 int cmd_bench_attention(const std::vector<std::string>& args);   // `bench attention`: CPU attention alone
 int cmd_bench_kv_quality(const std::vector<std::string>& args);  // `bench kv-quality`: KL of f16/q8_0 KV vs f32
+int cmd_bench_roofline(const std::vector<std::string>& args);  // `bench roofline`: the machine's ceilings, and the steps against them
 int cmd_bench_quant_quality(const std::vector<std::string>& args);  // `bench quant-quality`: KL of quantized weights, plain vs imatrix
 int cmd_bench_speculative(const std::vector<std::string>& args);  // `bench speculative`: plain vs drafts
 int cmd_bench_beam(const std::vector<std::string>& args);         // `bench beam`: KV blocks beams hold

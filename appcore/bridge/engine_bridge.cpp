@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/bench/roofline.h"
 #include "engine/chat/context_fit.h"
 #include "engine/chat/reasoning.h"
 #include "engine/model/model.h"
@@ -527,6 +529,17 @@ void EngineBridge::deliverToolSample(ChatId id, Chat& c, size_t i, const pagedch
 }
 
 void EngineBridge::sendFrame() { emitFrame(QString()); }
+
+void EngineBridge::measureRoofline() {
+  const auto* cpu = m_engine ? dynamic_cast<const pagedchat::CpuBackend*>(m_engine.backend.get()) : nullptr;
+  if (!cpu) return emit rooflineMeasured(0, 0, 0);
+  try {
+    const pagedchat::RooflineCeilings roof = pagedchat::measure_cpu_roofline(*m_engine.model, cpu->num_threads(), cpu->kv_type());
+    emit rooflineMeasured(roof.peak_flops, roof.read_bandwidth, roof.threads);
+  } catch (const std::exception&) {
+    emit rooflineMeasured(0, 0, 0);  // no memory for the probe's backend: the chart says it was not measured
+  }
+}
 
 void EngineBridge::emitFrame(const QString& stepSummary) {
   if (!m_engine) return;

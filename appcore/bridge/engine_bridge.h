@@ -140,6 +140,9 @@ class EngineBridge : public QObject {
   // early when the engine has nothing to do.
   void stepMany(int steps, bool untilKvEvent);
   void sendFrame();  // the pool as it is now, in a frame (the view comes back to this pool)
+  // This machine's roofline for the model (engine/bench/roofline.h), measured here between
+  // steps (a second or so, on a backend of its own, the engine's threads): rooflineMeasured.
+  void measureRoofline();
 
  signals:
   void modelLoaded(const QString& description, int contextLength);
@@ -165,6 +168,8 @@ class EngineBridge : public QObject {
   void chatMeasured(ChatId chat, int conversationTokens, int blocksHeld);
   void draftMeasured(ChatId chat, const QString& draft, int draftTokens, int tokensWithDraft);
   void poolFrame(const PoolFrame& frame);
+  // FLOP/s and bytes/s (both 0: the engine is not this machine's CPU backend, or no model), threads.
+  void rooflineMeasured(double peakFlops, double readBandwidth, int threads);
 
  private:
   // The chat as the model reads it, in tokens (the built-in format's count, close to it, when

@@ -69,14 +69,28 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
                              KvEventKind::swap_out, 64);
     swap.hostBlocks = 64;
     v << swap;
+    LessonInfo prefill = lesson(
+        "prefill", "Prefill against decode: compute-bound and memory-bound steps",
+        "Chat A's prompt is about to be computed, 32 tokens a step, then its answer, one token a step. The Roofline tab "
+        "draws this machine's limits, measured just now: the slope is memory (bytes read per second), the flat roof is "
+        "arithmetic (FLOP per second), and they meet at the ridge. Every step must read all the weights once: a prompt "
+        "step multiplies each weight it reads by 32 tokens and lands right of the ridge, under the compute roof; a decode "
+        "step reads every weight and the whole context for one token and lands far left, under the memory slope. Press "
+        "Step.",
+        KvEventKind::allocate);
+    prefill.keyStep = LessonInfo::KeyStep::decodeAfterPrompt;
+    prefill.history = LessonInfo::History::roofline;
+    prefill.measuresRoofline = true;
+    prefill.onlyHere = tr("a remote server's frames carry its blocks, not what each step computed nor how long it took");
+    v << prefill;
     LessonInfo batching = lesson(
         "batching", "Continuous batching: a long prompt in chunks beside decodes",
         "Chat A is writing its answer, one token a step. Chat B sends a long text: the engine computes it in chunks (32 tokens "
         "a step at most) in the same forward pass as Chat A's next token, so A never stops. The Steps tab draws each step "
         "as a column. Press Step.",
         KvEventKind::allocate);
-    batching.keyIsMixedStep = true;
-    batching.showsSteps = true;
+    batching.keyStep = LessonInfo::KeyStep::mixed;
+    batching.history = LessonInfo::History::steps;
     batching.onlyHere = tr("a remote server's frames carry its blocks, not what each step computed");
     v << batching;
     v << lesson("beams", "Beam search: beams are forks that share blocks",

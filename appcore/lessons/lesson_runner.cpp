@@ -33,6 +33,12 @@ const QString kSceneChatsKey = QStringLiteral("lessons/scene_chats");  // ids of
 const QString kUserEngineKey = QStringLiteral("lessons/user_engine");
 const char* const kLongAsk = "Tell me a long story about a dragon who learns to read.";
 const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keeper and a lost ship.";
+// A prompt of about a hundred tokens: several chunks of the teaching preset's 32.
+const char* const kRiverSummary =
+    "Summarise this in one sentence: The river rises in the hills as a spring, runs through a valley of farms and "
+    "orchards, turns the wheels of three old mills, passes under a stone bridge built by the Romans, widens into a slow "
+    "brown stream at the town, and at last meets the sea in a wide estuary full of birds, mud flats and small fishing "
+    "boats.";
 }  // namespace
 
 LessonRunner::LessonRunner(AppSession& session, QObject* parent) : QObject(parent), m_session(session) {
@@ -125,6 +131,11 @@ void LessonRunner::leave() {
   if (remote) m_session.pool().resetWatchedPool(0, 0, 0, 0, 0);  // the server's own pool, once its turns end
   restoreUserEngine();
   setPaused(false);
+}
+
+void LessonRunner::nextEvent() {
+  if (m_current && m_current->keyStep == LessonInfo::KeyStep::decodeAfterPrompt && isActive()) m_session.pool().step();
+  else m_session.pool().stepToNextEvent();
 }
 
 void LessonRunner::rememberUserEngine() {
@@ -227,6 +238,9 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_counting = false;
   m_counts.fill(0);
   m_mixedSteps = 0;
+  m_tally = {};
+  m_roofline = {};
+  m_fullestPromptStep = {};
   m_lastSentence.clear();
   m_sceneChats.clear();
   m_titles.clear();
@@ -250,7 +264,9 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
     if (!stale() && !m_remote) setState(State::failed, tr("The teaching preset's model did not load."));
     co_return;
   }
-  emit sceneShown(lesson.showsSteps, lesson.id == QLatin1String("contiguous"));
+  if (lesson.measuresRoofline && !co_await measureRoofline()) co_return;
+  if (stale()) co_return;
+  emit sceneShown(static_cast<int>(lesson.history), lesson.id == QLatin1String("contiguous"));
   if (!co_await setScene(lesson, generation) || stale()) co_return;
   // Paused, a remote server holds the turns sent; the class steps once it has them all (and
   // named them: the frames call the chats as this app does).
@@ -330,6 +346,11 @@ QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generatio
   } else if (lesson.id == QLatin1String("beams")) {
     newSceneChat(chatA, brief);
     sendPaused(tr("Complete the sentence: The best way to learn a language is"), 4, true);
+  } else if (lesson.id == QLatin1String("prefill")) {
+    TurnSettings shortAnswer = brief;
+    shortAnswer.maxTokens = 24;
+    newSceneChat(chatA, shortAnswer);
+    sendPaused(tr(kRiverSummary));
   } else if (lesson.id == QLatin1String("speculative")) {
     newSceneChat(chatA, brief);
     sendPaused(tr("Repeat this sentence exactly, twice: The small red boat sailed past the old lighthouse at dawn, "
@@ -342,12 +363,72 @@ QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generatio
     if (!self || generation != m_generation) co_return false;
     if (!decoding) co_return failedReply(chatA);
     newSceneChat(chatB, brief);
-    sendPaused(tr("Summarise this in one sentence: The river rises in the hills as a spring, runs through a valley of "
-                  "farms and orchards, turns the wheels of three old mills, passes under a stone bridge built by the "
-                  "Romans, widens into a slow brown stream at the town, and at last meets the sea in a wide estuary full "
-                  "of birds, mud flats and small fishing boats."));
+    sendPaused(tr(kRiverSummary));
   }
   co_return true;
+}
+
+// The prefill/decode lesson's roofline, measured on the engine thread once the model is loaded
+// (the engine paused, so nothing else runs meanwhile). False: it could not be measured (said).
+QCoro::Task<bool> LessonRunner::measureRoofline() {
+  QPointer<LessonRunner> self(this);
+  setState(State::preparing, tr("Measuring this machine's memory bandwidth and compute…"));
+  auto measured = qCoro(&m_session.pool(), &PoolControl::rooflineMeasured, kTurnTimeout);
+  m_session.pool().measureRoofline();
+  const auto roof = co_await std::move(measured);
+  if (!self) co_return false;
+  if (roof) m_roofline = *roof;
+  if (m_roofline.ridge() > 0) co_return true;
+  setState(State::failed, tr("This machine's roofline could not be measured (it is measured on the CPU backend only)."));
+  co_return false;
+}
+
+// A step of a lesson told by steps: its sentence, the tallies, and the key sentence when it is
+// the lesson's key step.
+void LessonRunner::tellStep(const pagedchat::StepRecord& st, const std::function<QString(pagedchat::SequenceId)>& title,
+                            QString& key) {
+  QString line = describeStepRecord(st, title);
+  const bool costs = m_current->keyStep == LessonInfo::KeyStep::decodeAfterPrompt;
+  if (costs) line += QLatin1Char(' ') + describeStepCost(st, m_roofline);
+  m_lastSentence = line;
+  emit sentence(line);
+  if (m_current->keyStep == LessonInfo::KeyStep::mixed && isMixedStep(st)) {
+    ++m_mixedSteps;
+    if (key.isEmpty()) key = line;
+  }
+  if (!costs || st.chunks.empty()) return;
+  const bool decodes = std::all_of(st.chunks.begin(), st.chunks.end(), [](const auto& c) { return c.is_decode; });
+  const bool prompts = std::none_of(st.chunks.begin(), st.chunks.end(), [](const auto& c) { return c.is_decode; });
+  const bool computeBound = isComputeBound(st, m_roofline);
+  if (prompts) {
+    ++m_tally.prompt;
+    m_tally.promptComputeBound += computeBound ? 1 : 0;
+    auto tokens = [](const pagedchat::StepRecord& r) {
+      int n = 0;
+      for (const auto& c : r.chunks) n += c.num_tokens;
+      return n;
+    };
+    if (tokens(st) >= tokens(m_fullestPromptStep)) m_fullestPromptStep = st;  // the fullest: the prompt's end may be a sliver
+  } else if (decodes) {
+    ++m_tally.decode;
+    m_tally.decodeMemoryBound += computeBound ? 0 : 1;
+    if (m_tally.prompt > 0 && key.isEmpty() && m_state == State::ready) {
+      // The two regimes side by side: about the same bytes read, a thirtieth of the work.
+      const pagedchat::StepRecord& p = m_fullestPromptStep;
+      int promptTokens = 0;
+      for (const auto& c : p.chunks) promptTokens += c.num_tokens;
+      key = line + QLatin1Char(' ') +
+            tr("Step %6 read %1 MiB to compute %2 prompt tokens in %3 ms; this one reads %4 MiB for one token in %5 "
+               "ms. Every step pays for reading the weights; only a prompt has the tokens to keep the arithmetic busy while "
+               "it does, which is why many chats decoding together cost little more than one.")
+                .arg(p.cost.bytes_read / 1048576.0, 0, 'f', 1)
+                .arg(promptTokens)
+                .arg(p.forward_seconds * 1e3, 0, 'f', 1)
+                .arg(st.cost.bytes_read / 1048576.0, 0, 'f', 1)
+                .arg(st.forward_seconds * 1e3, 0, 'f', 1)
+                .arg(p.step_index);
+    }
+  }
 }
 
 // Says that a scene chat's reply did not end; false, for co_return.
@@ -493,19 +574,11 @@ void LessonRunner::onFrame(const PoolFrame& frame) {
   if (!m_counting) return;
   auto title = [&](pagedchat::SequenceId seq) { return m_titles.value(seq); };
   QString key;  // the key event's sentence, when this frame has it
-  if (m_current && m_current->keyIsMixedStep) {
-    // Continuous batching is told by steps, not by blocks.
-    for (const pagedchat::StepRecord& st : frame.steps) {
-      m_lastSentence = describeStepRecord(st, title);
-      emit sentence(m_lastSentence);
-      if (isMixedStep(st)) {
-        ++m_mixedSteps;
-        if (key.isEmpty()) key = m_lastSentence;
-      }
-    }
-  }
+  const bool bySteps = m_current && m_current->keyStep != LessonInfo::KeyStep::none;
+  if (bySteps)
+    for (const pagedchat::StepRecord& st : frame.steps) tellStep(st, title, key);
   for (const pagedchat::KvEvent& e : frame.events) ++m_counts[static_cast<size_t>(e.kind)];
-  if (!frame.events.empty() && !(m_current && m_current->keyIsMixedStep)) {
+  if (!frame.events.empty() && !bySteps) {
     for (const KvEventLine& line : narrateKvEvents(frame.events, title)) {
       m_lastSentence = tr("Step %1: %2").arg(frame.stepIndex).arg(line.text);
       const bool keyLine = m_current && line.kind == m_current->keyEvent &&

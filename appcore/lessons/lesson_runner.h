@@ -23,6 +23,7 @@
 #include <QVector>
 
 #include <array>
+#include <functional>
 #include <optional>
 
 #include <qcoro/qcorotask.h>
@@ -32,20 +33,31 @@
 #include "appcore/chat/chat_types.h"
 #include "appcore/pool/pool_frame.h"
 #include "appcore/session/app_settings.h"
+#include "engine/bench/roofline.h"
+#include "engine/engine/engine.h"
 
 class AppSession;
 
 struct LessonInfo {
+  // A lesson told by steps rather than by KV events: reached at its key step.
+  enum class KeyStep {
+    none,               // reached at keyEvent
+    mixed,              // a step computes a prompt chunk beside a decode (continuous batching)
+    decodeAfterPrompt,  // the first step of decodes only, after a prompt step (prefill against decode)
+  };
+  // The pool panel's history tab for the scene (KvPoolPanel's tabs, in this order).
+  enum class History { events, steps, roofline };
   QString id;       // "allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "beams", ...
   QString title;
   QString intro;    // what the class is about to see, said before the first step
   pagedchat::KvEventKind keyEvent = pagedchat::KvEventKind::allocate;  // reached when one happens
   QString keyChat;           // ... of this chat only (a title), or of any chat when empty
-  bool keyIsMixedStep = false;  // instead: a step computes a prompt chunk beside a decode
+  KeyStep keyStep = KeyStep::none;
   int poolBlocks = 0;        // the teaching preset's pool for this scene (blocks of 4 tokens)
   int hostBlocks = 0;        // its host (swap) pool; 0: a preemption recomputes
   bool kvDisk = false;       // its engine has a disk tier (in a folder of the lesson's own, emptied first)
-  bool showsSteps = false;   // the pool panel shows its step timeline rather than its event log
+  History history = History::events;
+  bool measuresRoofline = false;  // the machine's roofline is measured for it (engine/bench/roofline.h)
   bool speculates = false;   // its engine drafts by prompt lookup (every other lesson's does not)
   QString onlyHere;          // why it cannot be told on a remote pool; empty: it can
 };
@@ -70,6 +82,14 @@ class LessonRunner : public QObject {
   // The KV events since the scene was ready, by kind (what the tests assert).
   int eventCount(pagedchat::KvEventKind kind) const { return m_counts[static_cast<size_t>(kind)]; }
   int mixedSteps() const { return m_mixedSteps; }  // steps since ready with a prompt chunk beside a decode
+  // The prefill/decode lesson's steps since ready: prompt steps (no decode in them) and decode
+  // steps (only decodes), and of those the ones the roofline measured for it calls compute-bound
+  // and memory-bound.
+  struct StepTally {
+    int prompt = 0, promptComputeBound = 0, decode = 0, decodeMemoryBound = 0;
+  };
+  StepTally stepTally() const { return m_tally; }
+  const pagedchat::RooflineCeilings& roofline() const { return m_roofline; }
   QString lastSentence() const { return m_lastSentence; }
   // The chats the scene made, by the names the lesson gave them ("Chat A", ...).
   ChatId sceneChat(const QString& title) const;
@@ -87,17 +107,22 @@ class LessonRunner : public QObject {
   // pool, block size and context they had before the lesson, reloaded when the lesson's
   // differ), and the state is idle with a sentence saying so. Nothing while no lesson is up.
   void leave();
+  // "Next event" on the pool the lesson is told on: steps until one changes a block, or, in a
+  // lesson told by its steps' costs (prefill against decode), one step: each is its event.
+  void nextEvent();
 
  signals:
   void stateChanged(LessonRunner::State state, const QString& message);
   void sentence(const QString& text);  // each event line of the lesson's steps, in order
   void chatShown(ChatId id);  // the scene's newest chat, to show
-  // The pool panel's scene: its step timeline rather than its event log, its contiguous strip.
-  void sceneShown(bool stepTimeline, bool contiguousStrip);
+  // The pool panel's scene: its history tab (LessonInfo::History as an int), its contiguous strip.
+  void sceneShown(int historyTab, bool contiguousStrip);
 
  private:
   QCoro::Task<> run(LessonInfo lesson, int generation);
   QCoro::Task<bool> prepare(const LessonInfo& lesson);  // a fresh engine of the lesson's pool, paused
+  QCoro::Task<bool> measureRoofline();  // this machine's, for the model just loaded (m_roofline)
+  void tellStep(const pagedchat::StepRecord& step, const std::function<QString(pagedchat::SequenceId)>& title, QString& key);
   QCoro::Task<bool> prepareRemote(const LessonInfo& lesson);  // the same on the watched server
   QCoro::Task<bool> remoteRequestsTaken();  // paused there: the server has taken every turn sent
   QCoro::Task<bool> replyFully(const QString& text);    // one turn run to its end, then paused again
@@ -143,6 +168,9 @@ class LessonRunner : public QObject {
   bool m_counting = false;
   std::array<int, pagedchat::kNumKvEventKinds> m_counts{};
   int m_mixedSteps = 0;
+  StepTally m_tally;
+  pagedchat::RooflineCeilings m_roofline;
+  pagedchat::StepRecord m_fullestPromptStep;  // the prefill/decode lesson's largest prompt step, for the key step's comparison
   QString m_lastSentence;
   int m_freeBlocks = 0;        // in the last frame
   bool m_lastStepDecoded = false;  // the last frame's steps computed a decode

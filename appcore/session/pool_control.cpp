@@ -22,7 +22,12 @@ const QString kVllmKey = QStringLiteral("remote/vllm_kv_events");
 PoolControl::PoolControl(EngineBridge* bridge, const ChatController& chats, ChatDatabase& db, RemoteEndpoints& endpoints,
                          RemoteBridge& remote, QObject* parent)
     : QObject(parent), m_bridge(bridge), m_chats(chats), m_db(db), m_endpoints(endpoints) {
-  if (m_bridge) connect(m_bridge, &EngineBridge::poolFrame, this, &PoolControl::nameLocalFrame);
+  if (m_bridge) {
+    connect(m_bridge, &EngineBridge::poolFrame, this, &PoolControl::nameLocalFrame);
+    connect(m_bridge, &EngineBridge::rooflineMeasured, this, [this](double flops, double bandwidth, int threads) {
+      emit rooflineMeasured({flops, bandwidth, threads});
+    });
+  }
   connect(&remote, &RemoteBridge::requestStarted, this, [this](ChatId id, const QString& url, const QString& response) {
     m_remoteRequests.insert(url + QLatin1Char(' ') + response, id);
     emit remoteRequestStarted(id);
@@ -137,6 +142,11 @@ void PoolControl::step(int steps) {
   if (control("step", steps)) return;
   if (steps == 1) onEngineThread(m_bridge, [](EngineBridge& b) { b.stepOnce(); });
   else onEngineThread(m_bridge, [steps](EngineBridge& b) { b.stepMany(steps, false); });
+}
+
+void PoolControl::measureRoofline() {
+  if (!m_bridge) return emit rooflineMeasured({});
+  onEngineThread(m_bridge, [](EngineBridge& b) { b.measureRoofline(); });
 }
 
 void PoolControl::stepToNextEvent() {

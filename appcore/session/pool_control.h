@@ -14,6 +14,7 @@
 
 #include "appcore/chat/chat_types.h"
 #include "appcore/pool/pool_frame.h"
+#include "engine/bench/roofline.h"
 
 class ChatController;
 class ChatDatabase;
@@ -65,6 +66,10 @@ class PoolControl : public QObject {
   // it or this object goes.
   bool resetWatchedPool(int numBlocks, int numHostBlocks, int blockSize, int maxContext, int stepTokens);
 
+  // This machine's roofline for the model loaded (engine/bench/roofline.h): measured on the
+  // engine thread between steps (about a second for the default model), then rooflineMeasured.
+  void measureRoofline();
+
  signals:
   // The pool shown changed: title empty for this machine's, else what the view's dock says.
   void shownChanged(const QString& title);
@@ -74,6 +79,8 @@ class PoolControl : public QObject {
   void pausedChanged(bool paused);
   void remoteRequestStarted(ChatId chat);  // a remote server took a request of this chat's turn
   void note(const QString& sentence);      // for the status line: a refusal, a pool no longer shown
+  // Its ceilings; zero when they could not be measured (no model, or not the CPU backend).
+  void rooflineMeasured(const pagedchat::RooflineCeilings& roof);
 
  private:
   void leaveShownPool();
@@ -94,3 +101,5 @@ class PoolControl : public QObject {
   QString m_lessonPoolOf;  // the watched server whose pool a lesson reset (given back on leaving)
   bool m_paused = false;
 };
+
+Q_DECLARE_METATYPE(pagedchat::RooflineCeilings)

@@ -3,6 +3,7 @@
 #include "engine/engine/engine_live.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cassert>
 
 #include "engine/common/error.h"
@@ -35,6 +36,7 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
       scheduler_({config_.max_batched_tokens, config_.max_num_seqs,
                   config_.num_host_blocks > 0 ? PreemptMode::swap : PreemptMode::recompute}) {
   const ModelConfig& c = model.config();
+  step_cost_ = StepCostModel(model.weights, static_cast<int64_t>(backend_.kv_block_bytes(1)));
   backend_.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, config_.num_blocks, config_.block_size, config_.max_context});
   if (config_.num_host_blocks > 0) backend_.allocate_host_kv(config_.num_host_blocks);
   open_disk_tier();
@@ -278,7 +280,7 @@ bool Engine::step() {
 
 void Engine::record_step(const ScheduledStep& step) {
   for (const ScheduledChunk& c : step.chunks)
-    last_step_.chunks.push_back({c.seq->id, c.start, c.num_tokens, c.is_decode, c.num_recomputed});
+    last_step_.chunks.push_back({c.seq->id, c.start, c.num_tokens, c.is_decode, c.num_recomputed, c.num_logits()});
   last_step_.preempted = step.preempted;
   last_step_.swapped_out = step.swapped_out;
   last_step_.swapped_in = step.swapped_in;
@@ -307,7 +309,10 @@ void Engine::run_forward(const ScheduledStep& step) {
       }
     }
     if (step.empty()) return;  // only transfers (a swap-out) this step
+    const auto t0 = std::chrono::steady_clock::now();
     backend_.forward(batch, logits_);
+    last_step_.forward_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    last_step_.cost = step_cost_.cost(last_step_);
   } catch (const std::exception& e) {
     kv_.take_sealed();  // the batch's blocks hold no K/V
     fail_batch(step, e.what());

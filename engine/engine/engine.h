@@ -14,6 +14,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/engine/events.h"
+#include "engine/engine/step_cost.h"
 #include "engine/engine/request.h"
 #include "engine/grammar/token_masker.h"
 #include "engine/kv/disk/kv_disk_store.h"
@@ -82,9 +83,14 @@ struct StepRecord {
     int32_t num_tokens = 0;
     bool is_decode = false;   // the sequence's next token (else prompt or recompute work)
     int32_t num_recomputed = 0;  // of num_tokens, those a preemption had dropped
+    int32_t num_logits = 0;      // rows whose logits were taken (the last of a prompt, a decode and its drafts)
   };
   int64_t step_index = 0;  // EngineStats::num_steps after it
   std::vector<Chunk> chunks;  // in batch order
+  // The forward pass: its wall time, and what it computed and read as its shapes count them
+  // (step_cost.h). Zero for a step of transfers only.
+  double forward_seconds = 0.0;
+  StepCost cost;
   std::vector<SequenceId> preempted, swapped_out, swapped_in, reclaimed;
   bool empty() const { return chunks.empty() && preempted.empty() && swapped_out.empty() && swapped_in.empty(); }
 };
@@ -230,6 +236,7 @@ class Engine {
   uint64_t next_arrival_ = 0;
   EngineStats counters_;
   StepRecord last_step_;
+  StepCostModel step_cost_;  // the model's shapes, for each step's cost
   std::vector<float> logits_;
   std::vector<SequenceId> drafted_;  // sequences given drafts this step
   TokenProbs target_probs_, residual_;

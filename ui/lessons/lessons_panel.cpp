@@ -48,7 +48,7 @@ LessonsPanel::LessonsPanel(PoolControl& pool, LessonRunner& runner, QWidget* par
     connect(b, &QPushButton::clicked, this, std::move(act));
     return b;
   };
-  m_next = button(tr("Next event"), "lessonNextEvent", [this] { m_pool.stepToNextEvent(); });
+  m_next = button(tr("Next event"), "lessonNextEvent", [this] { m_runner.nextEvent(); });
   m_step = button(tr("Step"), "lessonStep", [this] { m_pool.step(); });
   m_ten = button(tr("Step ×10"), "lessonStep10", [this] { m_pool.step(10); });
   m_end = button(tr("Run to end"), "lessonRunToEnd", [this] { m_pool.setPaused(false); });

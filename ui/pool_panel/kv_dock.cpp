@@ -7,6 +7,7 @@
 #include "appcore/session/pool_control.h"
 #include "ui/pool_panel/engine_tool_bar.h"
 #include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_panel/kv_roofline_chart.h"
 #include "ui/pool_view/kv_pool_view.h"
 
 KvDock::KvDock(AppSession& session, QWidget* parent) : QDockWidget(tr("KV blocks"), parent) {
@@ -30,6 +31,13 @@ KvDock::KvDock(AppSession& session, QWidget* parent) : QDockWidget(tr("KV blocks
   });
   connect(&pool, &PoolControl::remoteFrame, m_panel, &KvPoolPanel::setFrame);
   connect(&pool, &PoolControl::vllmFrame, m_panel, &KvPoolPanel::setFrame);
+  // The roofline is this machine's for the model loaded: measured when its tab asks, dropped
+  // when another model loads.
+  connect(&pool, &PoolControl::rooflineMeasured, m_panel->rooflineChart(), &KvRooflineChart::setCeilings);
+  connect(m_panel, &KvPoolPanel::rooflineWanted, &pool, [this, &pool] {
+    if (m_showsLocalPool) pool.measureRoofline();
+  });
+  connect(&session, &AppSession::modelReady, m_panel->rooflineChart(), [this] { m_panel->rooflineChart()->setCeilings({}); });
 }
 
 void KvDock::showPoolOf(const QString& title) {

@@ -22,6 +22,7 @@
 #include "ui/pool_panel/kv_event_log.h"
 #include "appcore/pool/kv_pool_numbers.h"
 #include "ui/pool_view/kv_pool_view.h"
+#include "ui/pool_panel/kv_roofline_chart.h"
 #include "ui/pool_panel/kv_stats_panel.h"
 #include "ui/pool_panel/kv_step_timeline.h"
 #include "ui/pool_panel/kv_time_chart.h"
@@ -43,6 +44,7 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   m_table = new KvBlockTableView;
   m_log = new KvEventLogView;
   m_timeline = new KvStepTimeline;
+  m_roofline = new KvRooflineChart;
 
   // Each part that can outgrow its room scrolls down, never sideways (its width is the dock's).
   auto scrolled = [](QWidget* content, const char* name, bool framed) {
@@ -90,6 +92,13 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   history->addTab(scrolled(m_timeline, "kvStepTimelineScroll", true), tr("Steps"));
   history->setTabToolTip(1, tr("Continuous batching: a column per engine step, a row per chat; a number is a chunk of "
                                "that many prompt tokens, a thin bar a chat's next token, hatched: tokens computed again"));
+  history->addTab(m_roofline, tr("Roofline"));
+  history->setTabToolTip(2, tr("Prefill against decode: each step at its FLOP per byte read and the FLOP/s it reached, under "
+                               "this machine's memory slope and compute roof"));
+  connect(history, &QTabWidget::currentChanged, this, [this](int tab) {
+    if (tab == rooflineTab && m_roofline->ceilings().ridge() <= 0) emit rooflineWanted();
+    if (m_presenting) layOutStage();  // the roofline takes more of the stage than the events
+  });
   splitter->addWidget(history);
   connect(middleScroll->verticalScrollBar(), &QScrollBar::rangeChanged, this, [this, middleScroll](int, int max) {
     if (m_stripInView) middleScroll->verticalScrollBar()->setValue(max);  // stillScrolledToStrip
@@ -150,6 +159,7 @@ void KvPoolPanel::setFrame(const PoolFrame& frame) {
   m_view->setFrame(m_frame);  // at once: every frame's events flash
   m_log->addFrame(frame);     // and are told, each
   m_timeline->addFrame(frame);  // every step, however many one frame spans
+  m_roofline->addFrame(frame);
   if (m_refreshPending) return;
   m_refreshPending = true;
   QTimer::singleShot(0, this, [this] {
@@ -181,10 +191,7 @@ void KvPoolPanel::setPresenting(bool on) {
   auto* splitter = findChild<QSplitter*>(QStringLiteral("kvSplitter"));
   if (on) {
     m_splitterBeforePresenting = splitter->saveState();
-    // The grid most of the height; the numbers only while the contiguous strip is the story;
-    // the block table folded; the events or steps a short band.
-    const int h = std::max(200, splitter->height());
-    splitter->setSizes({h * 7 / 10, m_stripInView ? h / 5 : 0, 0, m_stripInView ? h / 10 : h * 3 / 10});
+    layOutStage();
     // Large enough to read from the back of a room: a thirtieth of the window's height.
     QFont f = m_caption->font();
     f.setPixelSize(std::max(22, window()->height() / 30));
@@ -194,6 +201,18 @@ void KvPoolPanel::setPresenting(bool on) {
     splitter->restoreState(m_splitterBeforePresenting);
   }
   m_caption->setVisible(on);
+}
+
+// Presenting: the grid most of the height; the numbers only while the contiguous strip is the
+// story; the block table folded; the events or steps a short band, the roofline more.
+void KvPoolPanel::layOutStage() {
+  auto* splitter = findChild<QSplitter*>(QStringLiteral("kvSplitter"));
+  auto* tabs = findChild<QTabWidget*>(QStringLiteral("kvHistoryTabs"));
+  const int h = std::max(200, splitter->height());
+  if (tabs && tabs->currentIndex() == rooflineTab)  // the chart is the story: it needs the height to be read
+    splitter->setSizes({h * 4 / 10, 0, 0, h * 6 / 10});
+  else
+    splitter->setSizes({h * 7 / 10, m_stripInView ? h / 5 : 0, 0, m_stripInView ? h / 10 : h * 3 / 10});
 }
 
 void KvPoolPanel::setCaption(const QString& text) {
@@ -212,8 +231,8 @@ void KvPoolPanel::updateCaption() {
   m_caption->setText(text);
 }
 
-void KvPoolPanel::showStepTimeline(bool steps) {
-  if (auto* tabs = findChild<QTabWidget*>(QStringLiteral("kvHistoryTabs"))) tabs->setCurrentIndex(steps ? 1 : 0);
+void KvPoolPanel::showHistoryTab(int tab) {
+  if (auto* tabs = findChild<QTabWidget*>(QStringLiteral("kvHistoryTabs"))) tabs->setCurrentIndex(tab);
 }
 
 void KvPoolPanel::showContiguousStrip(bool strip) {

@@ -2,7 +2,8 @@
 // The KV block-pool view, the panel the main window docks: the cell grid with the chat legend
 // and a colour key, the live numbers, a one-minute chart of used / cached / free blocks, the
 // contiguous-allocation strip, the selected chat's block table, and what happened as events in
-// sentences (the event log) or as steps (the step timeline of continuous batching). Fed one PoolFrame at a
+// sentences (the event log), as steps (the step timeline of continuous batching), or as steps
+// against this machine's roofline (prefill against decode). Fed one PoolFrame at a
 // time (setFrame, a queued slot); the grid takes each frame at once (its events flash), the
 // rest refresh once per event-loop pass from the latest frame.
 
@@ -22,6 +23,7 @@ class KvContiguousStrip;
 class KvEventLogView;
 class KvPoolView;
 class KvStatsPanel;
+class KvRooflineChart;
 class KvStepTimeline;
 class KvTimeChart;
 
@@ -51,8 +53,10 @@ class KvPoolPanel : public QWidget {
   KvChatLegend* chatLegend() const { return m_legend; }
   KvEventLogView* eventLog() const { return m_log; }
   KvStepTimeline* stepTimeline() const { return m_timeline; }
-  // The Events or Steps tab in front (a lesson shows the one it is about).
-  void showStepTimeline(bool steps);
+  KvRooflineChart* rooflineChart() const { return m_roofline; }
+  // The history tab in front (a lesson shows the one it is about): 0 Events, 1 Steps, 2 Roofline.
+  enum HistoryTab { eventsTab = 0, stepsTab = 1, rooflineTab = 2 };
+  void showHistoryTab(int tab);
   // The numbers' pane scrolled to its top, or (strip) made tall enough for the contiguous strip
   // and scrolled to it: the contiguous lesson is told by the strip's two bars.
   void showContiguousStrip(bool strip);
@@ -70,6 +74,8 @@ class KvPoolPanel : public QWidget {
 
  signals:
   void sequenceSelected(pagedchat::SequenceId seq);
+  // The Roofline tab was shown with no ceilings: the window has this machine's measured.
+  void rooflineWanted();
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -78,6 +84,7 @@ class KvPoolPanel : public QWidget {
   void refresh();
   void updateStateKey();
   void updateCaption();
+  void layOutStage();  // presenting: the splitter's shares
 
   std::shared_ptr<const PoolFrame> m_frame;
   bool m_keyShowsWindow = false;  // the state key lists the sliding window's mark
@@ -94,6 +101,7 @@ class KvPoolPanel : public QWidget {
   KvContiguousStrip* m_strip;
   KvEventLogView* m_log = nullptr;
   KvStepTimeline* m_timeline = nullptr;
+  KvRooflineChart* m_roofline = nullptr;
   KvBlockTableView* m_table;
   QLabel* m_caption = nullptr;
   QString m_captionText;  // setCaption's; empty: the event log's newest line

@@ -207,8 +207,8 @@ void MainWindow::buildLessonsDock() {
   m_lessons = new LessonRunner(m_session, this);
   // What a lesson tells the window: the chat to show, the pool panel's scene.
   connect(m_lessons, &LessonRunner::chatShown, this, &MainWindow::selectChat);
-  connect(m_lessons, &LessonRunner::sceneShown, this, [this](bool stepTimeline, bool contiguousStrip) {
-    m_kvDock->panel()->showStepTimeline(stepTimeline);
+  connect(m_lessons, &LessonRunner::sceneShown, this, [this](int historyTab, bool contiguousStrip) {
+    m_kvDock->panel()->showHistoryTab(historyTab);
     m_kvDock->panel()->showContiguousStrip(contiguousStrip);
   });
   auto* dock = new QDockWidget(tr("Lessons"), this);

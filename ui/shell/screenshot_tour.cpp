@@ -1,8 +1,8 @@
 #include "ui/shell/screenshot_tour.h"
 
-#include <QAction>
 #include <QApplication>
 #include <QDockWidget>
+#include <QPushButton>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -177,7 +177,7 @@ bool ScreenshotTour::shootLessons() {
     pressing.start();
     for (int press = 0; press < 300 && runner->state() != State::reached && pressing.elapsed() < kLessonTimeoutMs; ++press) {
       const QString before = runner->lastSentence();
-      m_window.findChild<QAction*>(QStringLiteral("stepToNextKvEvent"))->trigger();
+      m_window.findChild<QPushButton*>(QStringLiteral("lessonNextEvent"))->click();  // as the class presses it
       waitFor([&] { return runner->lastSentence() != before || runner->state() == State::reached; }, 5000);
     }
     if (runner->state() != State::reached) {

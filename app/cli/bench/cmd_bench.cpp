@@ -19,8 +19,8 @@
 #include "engine/backend/cpu/attention/attention_kernel.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/bench/quant_bench.h"
+#include "engine/bench/roofline.h"
 #include "engine/common/error.h"
-#include "engine/common/thread_pool.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
 #include "engine/quant/panel.h"
@@ -43,30 +43,6 @@ std::vector<int32_t> bench_prompt(const Model& model, int n) {
   return out;
 }
 
-// Bytes per second `threads` threads read from memory: the best of 5 passes summing a 512 MiB
-// buffer (far past any cache), each thread its own contiguous share.
-double read_bandwidth(int threads) {
-  const size_t n = (512u << 20) / sizeof(uint64_t);
-  std::vector<uint64_t> buf(n, 1);
-  ThreadPool pool(threads);
-  std::vector<uint64_t> sums(pool.num_threads());
-  double best = 0.0;
-  for (int pass = 0; pass < 5; ++pass) {
-    const auto t0 = std::chrono::steady_clock::now();
-    pool.parallel_for(pool.num_threads(), [&](int64_t t) {
-      const size_t begin = n * t / pool.num_threads(), end = n * (t + 1) / pool.num_threads();
-      uint64_t s = 0;
-      for (size_t i = begin; i < end; ++i) s += buf[i];
-      sums[t] = s;
-    });
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, n * sizeof(uint64_t) / seconds);
-  }
-  for (uint64_t s : sums)
-    if (s == 0) fail("bandwidth probe read nothing");  // keeps the sums alive
-  return best;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -87,6 +63,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "speculative") return cmd_bench_speculative({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "kv-disk") return cmd_bench_kv_disk({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "kv-quality") return cmd_bench_kv_quality({argv.begin() + 1, argv.end()});
+  if (!argv.empty() && argv[0] == "roofline") return cmd_bench_roofline({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant-quality") return cmd_bench_quant_quality({argv.begin() + 1, argv.end()});
   if (!argv.empty() && argv[0] == "quant") {
     // Dot-product throughput per weight type (no model needed).
@@ -114,7 +91,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 "decode tok/s", "decode MiB/token", "floor tok/s");
   for (int threads : thread_list) {
     // The decode floor: a step must read the weights and the context's KV at least once.
-    const double bandwidth = read_bandwidth(threads);
+    const double bandwidth = measure_read_bandwidth(threads);
     if (!json) std::printf("%d threads: memory read bandwidth %.1f GB/s\n", threads, bandwidth / 1e9);
     CpuBackend backend(model->weights, threads, kv_type);
     for (int prompt_tokens : prompt_list) {

@@ -148,7 +148,7 @@ class TestAppSession : public QObject {
     QCOMPARE(loads.first().at(0).toString(), m_model);
     QVERIFY(session.pool().paused());
     QCOMPARE(scene.count(), 1);
-    QCOMPARE(scene.first(), (QVariantList{false, false}));
+    QCOMPARE(scene.first(), (QVariantList{static_cast<int>(LessonInfo::History::events), false}));
     const ChatId a = runner.sceneChat(QStringLiteral("Chat A")), b = runner.sceneChat(QStringLiteral("Chat B"));
     QVERIFY(a >= 0 && b >= 0);
     QCOMPARE(session.chats().chat(b)->record.parentId, a);

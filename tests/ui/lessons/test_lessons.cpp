@@ -21,6 +21,7 @@
 #include "support/test_env.h"
 #include "ui/pool_panel/kv_contiguous_strip.h"
 #include "ui/pool_panel/kv_pool_panel.h"
+#include "ui/pool_panel/kv_roofline_chart.h"
 #include "ui/pool_panel/kv_step_timeline.h"
 #include "support/window_driver.h"
 #include "appcore/lessons/lesson_runner.h"
@@ -78,7 +79,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.tabifiedDockWidgets(dock).size(), 1);  // a tab beside the chat list
     QStringList ids;
     for (const LessonInfo& l : LessonRunner::lessons()) ids << l.id;
-    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "batching", "beams", "speculative", "disk"}));
+    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "prefill", "batching", "beams", "speculative", "disk"}));
   }
 
   void aForkCopiesItsSharedPartialBlockOnceOnWrite() {
@@ -287,6 +288,41 @@ class TestLessons : public QObject {
     QVERIFY(!drafted.isEmpty());
     w.lessons()->leave();
     QTRY_COMPARE_WITH_TIMEOUT(w.settings().speculation, QString("off"), 60000);
+  }
+
+  // Prefill against decode: the roofline is measured for the lesson; the prompt's steps (32
+  // tokens each) sit past its ridge and the decodes short of it, by the engine's own counts of
+  // FLOP and bytes; the key step says both; the Roofline tab draws every step under the roof.
+  void promptStepsAreComputeBoundAndDecodeStepsMemoryBound() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    runLesson(w, QStringLiteral("prefill"));
+    const pagedchat::RooflineCeilings roof = w.lessons()->roofline();
+    QVERIFY(roof.peak_flops > 0 && roof.read_bandwidth > 0);
+    const LessonRunner::StepTally t = w.lessons()->stepTally();
+    QVERIFY2(t.prompt >= 3 && t.decode >= 1, qPrintable(QStringLiteral("%1 prompt, %2 decode").arg(t.prompt).arg(t.decode)));
+    QCOMPARE(t.promptComputeBound, t.prompt);
+    QCOMPARE(t.decodeMemoryBound, t.decode);
+    const QString said = w.lessons()->lastSentence();
+    QVERIFY2(said.contains(QStringLiteral("Chat A's next token")) && said.contains(QStringLiteral("memory-bound")) &&
+                 said.contains(QStringLiteral("prompt tokens in")),
+             qPrintable(said));
+    auto* panel = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
+    QCOMPARE(panel->findChild<QTabWidget*>(QStringLiteral("kvHistoryTabs"))->currentIndex(), int(KvPoolPanel::rooflineTab));
+    const KvRooflineChart* chart = panel->rooflineChart();
+    QCOMPARE(chart->ceilings().peak_flops, roof.peak_flops);
+    QTRY_COMPARE(chart->points().size(), t.prompt + t.decode);
+    for (const KvRooflineChart::Point& p : chart->points()) {
+      QVERIFY((p.kind == KvRooflineChart::Point::Kind::decode) == (p.intensity < roof.ridge()));
+      // Nothing runs faster than its roof (a tenth over, for a timer's grain on a short step).
+      QVERIFY2(p.flopsPerSecond <= 1.1 * roof.attainable(p.intensity) || p.kind != KvRooflineChart::Point::Kind::decode,
+               qPrintable(QStringLiteral("step %1: %2 GFLOP/s").arg(p.step).arg(p.flopsPerSecond / 1e9)));
+    }
+    pagedchat::test::runLessonToEnd(w);
+    QVERIFY(w.lessons()->stepTally().decode >= 10);
+    QCOMPARE(w.lessons()->stepTally().decodeMemoryBound, w.lessons()->stepTally().decode);
   }
 
   void continuousBatchingRunsAPromptChunkBesideADecode() {

@@ -1,0 +1,178 @@
+// What the engine says each step computed and read (engine/engine/step_cost.h), against a count
+// made the slow way: every token of every chunk, layer by layer, each matrix by its shape, each
+// key a token attends to, each expert some token of the step routes to (at most). The closed
+// forms of StepCostModel must agree to the last bit of a double's integer range; and the engine
+// stamps every step with that cost and its forward pass's time.
+
+#include <QtTest>
+
+#include <algorithm>
+#include <memory>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/engine/engine.h"
+#include "engine/engine/step_cost.h"
+#include "engine/model/random_model.h"
+
+using namespace pagedchat;
+
+namespace {
+
+WeightMatrix matrix(int64_t rows, int64_t cols, size_t row_bytes) {
+  WeightMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.row_bytes = row_bytes;
+  return m;
+}
+
+// A model's shapes without its bytes: Gemma 3's pattern (5 local layers of a window of 8, then a
+// global one), GQA, matrices whose rows take odd byte counts (as quantized ones do).
+ModelWeights slidingWindowShapes() {
+  ModelWeights w;
+  ModelConfig& c = w.config;
+  c.num_layers = 6;
+  c.dim = 64;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_dim = 16;
+  c.ffn_dim = 96;
+  c.vocab_size = 300;
+  c.sliding_window = 8;
+  c.sliding_window_pattern = 6;
+  for (int l = 0; l < c.num_layers; ++l) {
+    LayerWeights L;
+    L.wq = matrix(64, 64, 36 + l);
+    L.wk = matrix(32, 64, 36);
+    L.wv = matrix(32, 64, 34);
+    L.wo = matrix(64, 64, 36);
+    L.w_gate = matrix(96, 64, 40);
+    L.w_up = matrix(96, 64, 40);
+    L.w_down = matrix(64, 96, 54);
+    w.layers.push_back(L);
+  }
+  w.output = matrix(300, 64, 72);
+  return w;
+}
+
+struct Slow {
+  double flops = 0, bytes = 0;
+};
+
+// The count the slow way. kv_token_bytes: one token's K and V over all layers.
+Slow countSlowly(const ModelWeights& w, int64_t kv_token_bytes, const std::vector<StepCostModel::Chunk>& chunks) {
+  const ModelConfig& c = w.config;
+  Slow s;
+  double tokens = 0, logits = 0;
+  for (const auto& ch : chunks) tokens += ch.num_tokens, logits += ch.num_logits;
+  auto add = [&](const WeightMatrix& m, double times, bool read) {
+    s.flops += 2.0 * times * m.rows * m.cols;
+    if (read) s.bytes += static_cast<double>(m.rows) * m.row_bytes;
+  };
+  for (const LayerWeights& L : w.layers) {
+    for (const WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.router}) add(*m, tokens, true);
+    if (!L.experts.empty()) {
+      const double touched = std::min<double>(c.num_experts, tokens * c.num_experts_used);
+      for (int e = 0; e < c.num_experts; ++e)
+        for (const WeightMatrix* m : {&L.experts[e].gate, &L.experts[e].up, &L.experts[e].down})
+          add(*m, tokens * c.num_experts_used / c.num_experts, e < touched);
+    }
+  }
+  add(w.output, logits, logits > 0);
+  for (const auto& ch : chunks)
+    for (int l = 0; l < c.num_layers; ++l) {
+      const int64_t window = c.window_of(l);
+      int64_t lowest = INT64_MAX, highest = -1;
+      for (int64_t p = ch.start; p < ch.start + ch.num_tokens; ++p) {
+        const int64_t lo = window > 0 ? std::max<int64_t>(0, p + 1 - window) : 0;
+        for (int64_t key = lo; key <= p; ++key) s.flops += 4.0 * c.num_heads * c.head_dim;  // q.k and p.v
+        lowest = std::min(lowest, lo);
+        highest = std::max(highest, p);
+      }
+      if (highest >= 0) s.bytes += static_cast<double>(kv_token_bytes) / c.num_layers * static_cast<double>(highest - lowest + 1);
+    }
+  return s;
+}
+
+}  // namespace
+
+class TestStepCost : public QObject {
+  Q_OBJECT
+
+  // Chunks a scheduler makes: a prompt from 0, a chunk in the middle, decodes deep in and at the
+  // window's edge, a verification of drafts.
+  const std::vector<std::vector<StepCostModel::Chunk>> kSteps = {
+      {{0, 1, 1}},
+      {{0, 32, 1}},
+      {{0, 7, 0}, {0, 8, 0}, {0, 9, 1}},
+      {{40, 32, 0}},
+      {{7, 1, 1}, {8, 1, 1}, {100, 1, 1}, {3, 5, 5}},
+      {{500, 16, 0}, {17, 1, 1}},
+  };
+
+  void compare(const ModelWeights& w, int64_t kvTokenBytes) {
+    const StepCostModel model(w, kvTokenBytes);
+    for (const auto& chunks : kSteps) {
+      const StepCost fast = model.cost(chunks.data(), chunks.size());
+      const Slow slow = countSlowly(w, kvTokenBytes, chunks);
+      QCOMPARE(fast.flops, slow.flops);
+      QCOMPARE(fast.bytes_read, slow.bytes);
+      QVERIFY(fast.intensity() > 0);
+    }
+    QCOMPARE(model.cost(nullptr, 0).flops, 0.0);
+  }
+
+ private slots:
+  void slidingWindowLayersSeeOnlyTheirWindow() { compare(slidingWindowShapes(), 6 * 2 * 2 * 16 * 2); }
+
+  void aMixtureOfExpertsReadsOnlyTheExpertsItCanUse() {
+    const auto m = make_random_model("tiny-moe", 5, 1);
+    QVERIFY(m->config().is_moe());
+    compare(m->weights, m->config().num_layers * 2 * m->config().num_kv_heads * m->config().head_dim * 2);
+  }
+
+  void denseLlamaWithATiedHead() {
+    const auto m = make_random_model("tiny", 5, 1);
+    compare(m->weights, m->config().num_layers * 2 * m->config().num_kv_heads * m->config().head_dim * 4);
+  }
+
+  // The engine stamps each step: the chunks' logit rows, the forward pass's time, and the cost the
+  // model gives those chunks; a prompt step reads about what a decode step reads, for many
+  // times the arithmetic.
+  void everyStepCarriesItsCostAndTime() {
+    const auto m = make_random_model("tiny", 5, 1);
+    CpuBackend backend(m->weights, 1, KvType::F32);
+    EngineConfig ec;
+    ec.block_size = 4;
+    ec.max_context = 64;
+    ec.max_batched_tokens = 16;
+    Engine engine(*m, backend, ec);
+    const StepCostModel costs(m->weights, static_cast<int64_t>(backend.kv_block_bytes(1)));
+    Request r;
+    for (int i = 0; i < 20; ++i) r.prompt.push_back(10 + i);
+    r.params.max_tokens = 3;
+    r.params.ignore_eos = true;
+    engine.submit(r);
+    std::vector<StepRecord> steps;
+    for (bool more = true; more;) {
+      more = engine.step();
+      if (!engine.last_step().chunks.empty()) steps.push_back(engine.last_step());
+    }
+    QCOMPARE(steps.size(), size_t{4});  // 16 prompt tokens, then 4 and the first sampled, then 2 decodes
+    QCOMPARE(steps[0].chunks[0].num_tokens, 16);
+    QCOMPARE(steps[0].chunks[0].num_logits, 0);  // the prompt's end is not in this chunk
+    QCOMPARE(steps[1].chunks[0].num_logits, 1);
+    QVERIFY(steps[2].chunks[0].is_decode);
+    QCOMPARE(steps[2].chunks[0].num_logits, 1);
+    for (const StepRecord& s : steps) {
+      QVERIFY(s.forward_seconds > 0);
+      const StepCostModel::Chunk c{s.chunks[0].start, s.chunks[0].num_tokens, s.chunks[0].num_logits};
+      QCOMPARE(s.cost.flops, costs.cost(&c, 1).flops);
+      QCOMPARE(s.cost.bytes_read, costs.cost(&c, 1).bytes_read);
+    }
+    QVERIFY(steps[0].cost.intensity() > 8 * steps[2].cost.intensity());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestStepCost)
+#include "test_step_cost.moc"
