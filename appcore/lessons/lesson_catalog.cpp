@@ -110,6 +110,18 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
     speculative.speculates = true;
     speculative.onlyHere = tr("a remote server drafts (or not) by its own settings");
     v << speculative;
+    LessonInfo kvTypes = lesson(
+        "kvtypes", "KV element types: the same chat in f32, f16 and q8_0",
+        "The same question was just asked twice, each time on a fresh engine whose pool had the same memory: as Chat A "
+        "(f32), its keys and values stored as 4-byte floats, then as Chat A (f16), 2 bytes a number, where that memory "
+        "holds twice the blocks. Now the engine stores them in q8_0, about a byte a number, and Chat A (q8_0) asks once "
+        "more. Press Next event until it is parked: the same tokens, the same number of blocks, a quarter of the bytes; "
+        "then compare the three replies.",
+        KvEventKind::park, 32);
+    kvTypes.kvType = QStringLiteral("f32");
+    kvTypes.keyChat = tr("Chat A (q8_0)");
+    kvTypes.onlyHere = tr("a remote server's KV element type is its own (pagedchat-server --kv-type)");
+    v << kvTypes;
     LessonInfo disk = lesson(
         "disk", "Blocks on disk: a chat evicted, then read back",
         "Each full block was written to disk as it was computed (the event log said so). Since then Chats B, C and D have "

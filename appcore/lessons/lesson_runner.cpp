@@ -1,4 +1,6 @@
-// Each lesson's scene, written as a user would set it up, awaited step by step (QCoro).
+// The lesson runner: a lesson's start and end, the user's engine kept aside, the engine set up
+// and paused, and each frame told (the scenes: lesson_scenes.cpp; lessons told by steps:
+// lesson_steps.cpp).
 #include "appcore/lessons/lesson_runner.h"
 
 #include <QDir>
@@ -23,22 +25,10 @@ using pagedchat::KvEventKind;
 
 namespace {
 QString tr(const char* text) { return QCoreApplication::translate("LessonRunner", text); }
-constexpr std::chrono::milliseconds kTurnTimeout{180000};
 
-// A story long enough that two of them outgrow a pool of one context.
-// Two different stories: with the same one, B's blocks would match A's by content and come back
-// from the prefix cache instead of from host memory.
 const QString kSceneChatsKey = QStringLiteral("lessons/scene_chats");  // ids of the scene's chats, space-separated
-// The user's engine before the lesson: "preset blocks host_blocks speculation" (rememberUserEngine).
+// The user's engine before the lesson: "preset blocks host_blocks speculation kv_type" (rememberUserEngine).
 const QString kUserEngineKey = QStringLiteral("lessons/user_engine");
-const char* const kLongAsk = "Tell me a long story about a dragon who learns to read.";
-const char* const kOtherLongAsk = "Tell me a long story about a lighthouse keeper and a lost ship.";
-// A prompt of about a hundred tokens: several chunks of the teaching preset's 32.
-const char* const kRiverSummary =
-    "Summarise this in one sentence: The river rises in the hills as a spring, runs through a valley of farms and "
-    "orchards, turns the wheels of three old mills, passes under a stone bridge built by the Romans, widens into a slow "
-    "brown stream at the town, and at last meets the sea in a wide estuary full of birds, mud flats and small fishing "
-    "boats.";
 }  // namespace
 
 LessonRunner::LessonRunner(AppSession& session, QObject* parent) : QObject(parent), m_session(session) {
@@ -140,23 +130,30 @@ void LessonRunner::nextEvent() {
 
 void LessonRunner::rememberUserEngine() {
   const AppSettings& s = m_session.settings();
-  m_session.database().setSetting(kUserEngineKey, QStringLiteral("%1 %2 %3 %4")
+  m_session.database().setSetting(kUserEngineKey, QStringLiteral("%1 %2 %3 %4 %5")
                                                       .arg(s.teachingPreset ? 1 : 0)
                                                       .arg(s.teachingBlocks)
                                                       .arg(s.teachingHostBlocks)
-                                                      .arg(s.speculation));
+                                                      .arg(s.speculation, s.kvType));
 }
 
 void LessonRunner::restoreUserEngine() {
   const QStringList saved = m_session.database().setting(kUserEngineKey).split(QLatin1Char(' '), Qt::SkipEmptyParts);
   m_session.database().setSetting(kUserEngineKey, QString());
-  if (saved.size() != 3 && saved.size() != 4) return;  // (3: saved before the lessons set speculation)
+  // (3 fields: saved before the lessons set speculation; 4: before they set the KV type)
+  if (saved.size() < 3 || saved.size() > 5) return;
   AppSettings s = m_session.settings();
   s.teachingPreset = saved[0] == QLatin1String("1");
   s.teachingBlocks = saved[1].toInt();
   s.teachingHostBlocks = saved[2].toInt();
-  if (saved.size() == 4) s.speculation = saved[3];
+  if (saved.size() >= 4) s.speculation = saved[3];
+  if (saved.size() == 5) s.kvType = saved[4];
   m_session.applySettings(s);  // the model reloads with them (once a load under way has ended)
+}
+
+QString LessonRunner::userKvType() const {
+  const QStringList saved = m_session.database().setting(kUserEngineKey).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  return saved.size() == 5 ? saved[4] : m_session.settings().kvType;
 }
 
 ChatId LessonRunner::sceneChat(const QString& title) const {
@@ -172,13 +169,14 @@ void LessonRunner::setState(State state, const QString& message) {
 
 void LessonRunner::setPaused(bool paused) { m_session.pool().setPaused(paused); }
 
-QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson) {
+QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson, const QString& kvType, int poolBlocks) {
   // A fresh engine every time: the scene's block numbers are the same on each replay, and no
   // chat of an earlier lesson holds blocks that this one's pressure would have to reclaim.
   if (m_session.modelInfo().path.isEmpty()) co_return false;  // no model yet
   AppSettings s = m_session.settings();
   s.teachingPreset = true;
-  s.teachingBlocks = lesson.poolBlocks;
+  s.teachingBlocks = poolBlocks > 0 ? poolBlocks : lesson.poolBlocks;
+  s.kvType = !kvType.isEmpty() ? kvType : !lesson.kvType.isEmpty() ? lesson.kvType : userKvType();
   s.teachingHostBlocks = lesson.hostBlocks;
   s.teachingKvDisk = lesson.kvDisk;
   // Drafts only where they are the lesson: elsewhere their rewinds would crowd the story.
@@ -239,6 +237,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_counts.fill(0);
   m_mixedSteps = 0;
   m_tally = {};
+  m_kvRuns.clear();
   m_roofline = {};
   m_fullestPromptStep = {};
   m_lastSentence.clear();
@@ -295,233 +294,6 @@ QCoro::Task<bool> LessonRunner::stopReplies() {
   co_return true;
 }
 
-// Greedy replies, the same every time, short questions that end quickly; room enough that a
-// reply ends by itself (a reply cut by its length is not continued by the next turn's text:
-// the fork would be prompted whole instead of shared).
-TurnSettings LessonRunner::briefTurns() const {
-  TurnSettings brief = m_session.settings().sampling;
-  brief.temperature = 0;
-  brief.maxTokens = 64;
-  return brief;
-}
-
-// The lesson's chats and turns, sent as a user would send them. False: it failed (said) or a
-// new start made it stale.
-QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generation) {
-  const TurnSettings brief = briefTurns();
-  const QString chatA = tr("Chat A"), chatB = tr("Chat B"), chatC = tr("Chat C"), chatD = tr("Chat D");
-  if (lesson.id == QLatin1String("allocation")) {
-    newSceneChat(chatA, brief);
-    sendPaused(tr("Name three rivers of Europe."));
-  } else if (lesson.id == QLatin1String("contiguous")) {
-    // Three of different lengths: a slab wastes most of each, the blocks only their last slots.
-    newSceneChat(chatA, brief);
-    sendPaused(tr("Hi!"));
-    newSceneChat(chatB, brief);
-    sendPaused(tr("Name three rivers of Europe."));
-    newSceneChat(chatC, brief);
-    sendPaused(tr("Explain in two sentences why the sky looks blue on a clear day and red at sunset."));
-  } else if (lesson.id == QLatin1String("fork")) {
-    co_return co_await forkScene(brief, generation);
-  } else if (lesson.id == QLatin1String("prefix")) {
-    co_return co_await prefixScene(brief, generation);
-  } else if (lesson.id == QLatin1String("parallel")) {
-    // Sampled (not greedy), so that the three differ; seeded, so that a replay shows the same.
-    TurnSettings varied = brief;
-    varied.temperature = 0.9;
-    varied.seed = 7;
-    newSceneChat(chatA, varied);
-    sendPaused(tr("Give a name for a friendly robot."), 3);
-  } else if (lesson.id == QLatin1String("eviction")) {
-    co_return co_await evictionScene(brief, generation);
-  } else if (lesson.id == QLatin1String("disk")) {
-    co_return co_await diskScene(brief, generation);
-  } else if (lesson.id == QLatin1String("recompute") || lesson.id == QLatin1String("swap")) {
-    TurnSettings story = brief;
-    story.maxTokens = 180;
-    newSceneChat(chatA, story);
-    sendPaused(tr(kLongAsk));
-    newSceneChat(chatB, story);
-    sendPaused(tr(kOtherLongAsk));
-  } else if (lesson.id == QLatin1String("beams")) {
-    newSceneChat(chatA, brief);
-    sendPaused(tr("Complete the sentence: The best way to learn a language is"), 4, true);
-  } else if (lesson.id == QLatin1String("prefill")) {
-    TurnSettings shortAnswer = brief;
-    shortAnswer.maxTokens = 24;
-    newSceneChat(chatA, shortAnswer);
-    sendPaused(tr(kRiverSummary));
-  } else if (lesson.id == QLatin1String("speculative")) {
-    newSceneChat(chatA, brief);
-    sendPaused(tr("Repeat this sentence exactly, twice: The small red boat sailed past the old lighthouse at dawn, "
-                  "and the fishermen on the pier waved their caps."));
-  } else if (lesson.id == QLatin1String("batching")) {
-    QPointer<LessonRunner> self(this);
-    newSceneChat(chatA, brief);
-    sendPaused(tr("Name three rivers of Europe and the seas they flow into."));
-    const bool decoding = co_await stepUntilDecoding();
-    if (!self || generation != m_generation) co_return false;
-    if (!decoding) co_return failedReply(chatA);
-    newSceneChat(chatB, brief);
-    sendPaused(tr(kRiverSummary));
-  }
-  co_return true;
-}
-
-// The prefill/decode lesson's roofline, measured on the engine thread once the model is loaded
-// (the engine paused, so nothing else runs meanwhile). False: it could not be measured (said).
-QCoro::Task<bool> LessonRunner::measureRoofline() {
-  QPointer<LessonRunner> self(this);
-  setState(State::preparing, tr("Measuring this machine's memory bandwidth and compute…"));
-  auto measured = qCoro(&m_session.pool(), &PoolControl::rooflineMeasured, kTurnTimeout);
-  m_session.pool().measureRoofline();
-  const auto roof = co_await std::move(measured);
-  if (!self) co_return false;
-  if (roof) m_roofline = *roof;
-  if (m_roofline.ridge() > 0) co_return true;
-  setState(State::failed, tr("This machine's roofline could not be measured (it is measured on the CPU backend only)."));
-  co_return false;
-}
-
-// A step of a lesson told by steps: its sentence, the tallies, and the key sentence when it is
-// the lesson's key step.
-void LessonRunner::tellStep(const pagedchat::StepRecord& st, const std::function<QString(pagedchat::SequenceId)>& title,
-                            QString& key) {
-  QString line = describeStepRecord(st, title);
-  const bool costs = m_current->keyStep == LessonInfo::KeyStep::decodeAfterPrompt;
-  if (costs) line += QLatin1Char(' ') + describeStepCost(st, m_roofline);
-  m_lastSentence = line;
-  emit sentence(line);
-  if (m_current->keyStep == LessonInfo::KeyStep::mixed && isMixedStep(st)) {
-    ++m_mixedSteps;
-    if (key.isEmpty()) key = line;
-  }
-  if (!costs || st.chunks.empty()) return;
-  const bool decodes = std::all_of(st.chunks.begin(), st.chunks.end(), [](const auto& c) { return c.is_decode; });
-  const bool prompts = std::none_of(st.chunks.begin(), st.chunks.end(), [](const auto& c) { return c.is_decode; });
-  const bool computeBound = isComputeBound(st, m_roofline);
-  if (prompts) {
-    ++m_tally.prompt;
-    m_tally.promptComputeBound += computeBound ? 1 : 0;
-    auto tokens = [](const pagedchat::StepRecord& r) {
-      int n = 0;
-      for (const auto& c : r.chunks) n += c.num_tokens;
-      return n;
-    };
-    if (tokens(st) >= tokens(m_fullestPromptStep)) m_fullestPromptStep = st;  // the fullest: the prompt's end may be a sliver
-  } else if (decodes) {
-    ++m_tally.decode;
-    m_tally.decodeMemoryBound += computeBound ? 0 : 1;
-    if (m_tally.prompt > 0 && key.isEmpty() && m_state == State::ready) {
-      // The two regimes side by side: about the same bytes read, a thirtieth of the work.
-      const pagedchat::StepRecord& p = m_fullestPromptStep;
-      int promptTokens = 0;
-      for (const auto& c : p.chunks) promptTokens += c.num_tokens;
-      key = line + QLatin1Char(' ') +
-            tr("Step %6 read %1 MiB to compute %2 prompt tokens in %3 ms; this one reads %4 MiB for one token in %5 "
-               "ms. Every step pays for reading the weights; only a prompt has the tokens to keep the arithmetic busy while "
-               "it does, which is why many chats decoding together cost little more than one.")
-                .arg(p.cost.bytes_read / 1048576.0, 0, 'f', 1)
-                .arg(promptTokens)
-                .arg(p.forward_seconds * 1e3, 0, 'f', 1)
-                .arg(st.cost.bytes_read / 1048576.0, 0, 'f', 1)
-                .arg(st.forward_seconds * 1e3, 0, 'f', 1)
-                .arg(p.step_index);
-    }
-  }
-}
-
-// Says that a scene chat's reply did not end; false, for co_return.
-bool LessonRunner::failedReply(const QString& chat) {
-  setState(State::failed, tr("%1's reply did not end.").arg(chat));
-  return false;
-}
-
-QCoro::Task<bool> LessonRunner::forkScene(TurnSettings brief, int generation) {
-  QPointer<LessonRunner> self(this);
-  auto stale = [&] { return !self || generation != m_generation; };
-  const QString chatA = tr("Chat A"), chatB = tr("Chat B");
-  const ChatId a = newSceneChat(chatA, brief);
-  // The copy-on-write needs a partly filled last block: another short turn while A's tokens
-  // end on a block's edge.
-  const QString questions[] = {tr("What is 2+2?"), tr("And 3+3?"), tr("And 4+4?")};
-  for (const QString& q : questions) {
-    const bool ended = co_await replyFully(q);
-    if (stale()) co_return false;
-    if (!ended) co_return failedReply(chatA);
-    if (contextUsed(a) % AppSettings::kTeachingBlockSize != 0) break;
-  }
-  const ChatId b = m_session.chats().fork(a, static_cast<int>(m_session.chats().chat(a)->record.messages.size()));
-  m_session.chats().rename(b, chatB);
-  addToScene(chatB, b);
-  // Paused, the fork itself is done in the next step: one step, so that B holds A's blocks
-  // before its turn is sent (else the turn would be prompted whole, through the prefix cache).
-  m_session.pool().step();
-  for (int wait = 0; wait < 100 && contextUsed(b) == 0; ++wait) {
-    co_await qCoro(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(100));
-    if (stale()) co_return false;
-  }
-  sendPaused(tr("And in Spanish?"));
-  co_return true;
-}
-
-QCoro::Task<bool> LessonRunner::prefixScene(TurnSettings brief, int generation) {
-  QPointer<LessonRunner> self(this);
-  // Each chat's own system prompt, the same text (the user's shared prompt is left as it is).
-  auto ownPrompt = [&] {
-    m_session.chats().setChatSystemPrompt(
-        m_sceneCurrent, true, tr("You are a patient teacher. Answer in one short sentence, with plain words, and never use lists."));
-    m_session.chats().saveSystemPrompts(m_sceneCurrent);
-  };
-  newSceneChat(tr("Chat A"), brief);
-  ownPrompt();
-  const bool ended = co_await replyFully(tr("What is a river?"));
-  if (!self || generation != m_generation) co_return false;
-  if (!ended) co_return failedReply(tr("Chat A"));
-  newSceneChat(tr("Chat B"), brief);
-  ownPrompt();
-  sendPaused(tr("What is a lake?"));
-  co_return true;
-}
-
-QCoro::Task<bool> LessonRunner::evictionScene(TurnSettings brief, int generation) {
-  QPointer<LessonRunner> self(this);
-  // Earlier chats fill the pool, each parked with its blocks, until little is free.
-  const QString asks[] = {tr("What is a river?"), tr("What is a mountain?"), tr("What is a forest?")};
-  const QString names[] = {tr("Chat A"), tr("Chat B"), tr("Chat C")};
-  for (int i = 0; i < 3 && (i < 2 || m_freeBlocks > 6); ++i) {
-    newSceneChat(names[i], brief);
-    const bool ended = co_await replyFully(asks[i]);
-    if (!self || generation != m_generation) co_return false;
-    if (!ended) co_return failedReply(names[i]);
-  }
-  newSceneChat(tr("Chat D"), brief);
-  sendPaused(tr("Describe a desert in three sentences: the sand, the heat by day, and the cold at night."));
-  co_return true;
-}
-
-// Chat A answers (its full blocks written to disk), then B, C and D fill the pool of 48: A is
-// reclaimed and its own blocks evicted, least recently used first (the system prompt's, shared
-// with the others, stay cached). A's next question is sent, paused: its history comes back from disk.
-QCoro::Task<bool> LessonRunner::diskScene(TurnSettings brief, int generation) {
-  QPointer<LessonRunner> self(this);
-  const QString asks[] = {tr("What is a river?"), tr("What is a mountain?"), tr("What is a forest?"),
-                          tr("Describe a desert in three sentences: the sand, the heat by day, and the cold at night.")};
-  const QString names[] = {tr("Chat A"), tr("Chat B"), tr("Chat C"), tr("Chat D")};
-  ChatId a = -1;
-  for (int i = 0; i < 4; ++i) {
-    const ChatId id = newSceneChat(names[i], brief);
-    if (i == 0) a = id;
-    const bool ended = co_await replyFully(asks[i]);
-    if (!self || generation != m_generation) co_return false;
-    if (!ended) co_return failedReply(names[i]);
-  }
-  m_sceneCurrent = a;
-  emit chatShown(a);
-  sendPaused(tr("And what is a lake?"));
-  co_return true;
-}
-
 // A chat of the scene, named, sampling as the lesson says, on the watched server when the
 // lesson is told there; shown, and the one the next turn goes to.
 ChatId LessonRunner::newSceneChat(const QString& title, const TurnSettings& sampling) {
@@ -552,6 +324,7 @@ QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) c
     return line + QLatin1Char(' ') + kvContiguousCaption(computeLayoutComparison(frame), n) + QStringLiteral(". ") +
            kvPagedCaption(n) + QLatin1Char('.');
   }
+  if (m_current && m_current->id == QLatin1String("kvtypes")) return kvTypesSentence(line);
   if (m_current && m_current->id == QLatin1String("beams")) {
     // "Chat A ends" would read as the reply's end: the sequence was one beam of several.
     int going = 0;
@@ -563,6 +336,36 @@ QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) c
   return line;
 }
 
+// The KV types lesson's key: the three runs side by side, their memory and their tokens.
+QString LessonRunner::kvTypesSentence(const QString& line) const {
+  if (m_kvRuns.size() != 3) return line;
+  const KvTypeRun &f32 = m_kvRuns[0], &f16 = m_kvRuns[1], &q8 = m_kvRuns[2];
+  auto kib = [](qint64 bytes) { return QString::number(bytes / 1024.0, 'f', 1); };
+  // Where a run's tokens part from f32's (the prompt is the same: they part in the reply, if at all).
+  auto against = [&](const KvTypeRun& r) {
+    size_t same = 0;
+    while (same < r.tokens.size() && same < f32.tokens.size() && r.tokens[same] == f32.tokens[same]) ++same;
+    if (same == r.tokens.size() && same == f32.tokens.size())
+      return tr("%1's %2 tokens are f32's, token for token").arg(r.type).arg(r.tokens.size());
+    return tr("%1's tokens are f32's up to token %2 of %3, then its reply goes its own way").arg(r.type).arg(same).arg(r.tokens.size());
+  };
+  return line + QLatin1Char(' ') +
+         tr("It holds %1 blocks for its %2 tokens; the f32 and f16 runs held %3 and %4. A block of %5 tokens takes %6 KiB "
+            "in f32, %7 KiB in f16 and %8 KiB in q8_0 (a byte a number, with a 2-byte scale for each 32), so the same "
+            "%9 MiB of pool holds %10, %11 and %12 blocks. %13; %14.")
+             .arg(q8.blocksHeld)
+             .arg(q8.tokens.size())
+             .arg(f32.blocksHeld)
+             .arg(f16.blocksHeld)
+             .arg(AppSettings::kTeachingBlockSize)
+             .arg(kib(f32.blockBytes), kib(f16.blockBytes), kib(q8.blockBytes))
+             .arg(f32.poolBlocks * f32.blockBytes / 1048576.0, 0, 'f', 1)
+             .arg(f32.poolBlocks)
+             .arg(f16.poolBlocks)
+             .arg(q8.poolBlocks)
+             .arg(against(f16), against(q8));
+}
+
 void LessonRunner::onFrame(const PoolFrame& frame) {
   m_freeBlocks = 0;
   for (const pagedchat::KvBlockInfo& b : frame.snapshot.blocks) m_freeBlocks += b.state == pagedchat::BlockState::free;
@@ -571,6 +374,10 @@ void LessonRunner::onFrame(const PoolFrame& frame) {
   // A sequence this frame no longer lists (preempted, finished) keeps the name it had.
   for (const PoolFrameSequence& s : frame.sequences)
     if (!s.chatTitle.isEmpty()) m_titles[s.id] = s.chatTitle;
+  // The KV types lesson's chats, as each engine's frames last showed them.
+  for (KvTypeRun& run : m_kvRuns)
+    for (const PoolFrameSequence& s : frame.sequences)
+      if (s.chatTitle == run.chat) run.tokens = s.tokens, run.blocksHeld = static_cast<int>(s.blockTable.size());
   if (!m_counting) return;
   auto title = [&](pagedchat::SequenceId seq) { return m_titles.value(seq); };
   QString key;  // the key event's sentence, when this frame has it

@@ -23,6 +23,7 @@
 #include <QVector>
 
 #include <array>
+#include <chrono>
 #include <functional>
 #include <optional>
 
@@ -59,6 +60,7 @@ struct LessonInfo {
   History history = History::events;
   bool measuresRoofline = false;  // the machine's roofline is measured for it (engine/bench/roofline.h)
   bool speculates = false;   // its engine drafts by prompt lookup (every other lesson's does not)
+  QString kvType;            // its engine's KV element type ("f32", ...); empty: the user's
   QString onlyHere;          // why it cannot be told on a remote pool; empty: it can
 };
 
@@ -90,6 +92,17 @@ class LessonRunner : public QObject {
   };
   StepTally stepTally() const { return m_tally; }
   const pagedchat::RooflineCeilings& roofline() const { return m_roofline; }
+  // The KV types lesson's runs of the same question, in order (f32, f16, q8_0): each engine's
+  // pool (the f32 pool's memory), a block's bytes, and the chat's tokens and blocks as its
+  // frames last showed them.
+  struct KvTypeRun {
+    QString type, chat;
+    int poolBlocks = 0;
+    qint64 blockBytes = 0;
+    std::vector<int32_t> tokens;
+    int blocksHeld = 0;
+  };
+  const QVector<KvTypeRun>& kvTypeRuns() const { return m_kvRuns; }
   QString lastSentence() const { return m_lastSentence; }
   // The chats the scene made, by the names the lesson gave them ("Chat A", ...).
   ChatId sceneChat(const QString& title) const;
@@ -119,8 +132,11 @@ class LessonRunner : public QObject {
   void sceneShown(int historyTab, bool contiguousStrip);
 
  private:
+  static constexpr std::chrono::milliseconds kTurnTimeout{180000};  // a scene's turn, a load, a measurement
+
   QCoro::Task<> run(LessonInfo lesson, int generation);
-  QCoro::Task<bool> prepare(const LessonInfo& lesson);  // a fresh engine of the lesson's pool, paused
+  // A fresh engine of the lesson's pool, paused; kvType and poolBlocks (when given) instead of the lesson's.
+  QCoro::Task<bool> prepare(const LessonInfo& lesson, const QString& kvType = {}, int poolBlocks = 0);
   QCoro::Task<bool> measureRoofline();  // this machine's, for the model just loaded (m_roofline)
   void tellStep(const pagedchat::StepRecord& step, const std::function<QString(pagedchat::SequenceId)>& title, QString& key);
   QCoro::Task<bool> prepareRemote(const LessonInfo& lesson);  // the same on the watched server
@@ -134,6 +150,13 @@ class LessonRunner : public QObject {
   QCoro::Task<bool> prefixScene(TurnSettings brief, int generation);
   QCoro::Task<bool> evictionScene(TurnSettings brief, int generation);
   QCoro::Task<bool> diskScene(TurnSettings brief, int generation);
+  QCoro::Task<bool> kvTypesScene(const LessonInfo& lesson, TurnSettings brief, int generation);
+  QString userKvType() const;  // the user's KV element type, kept aside while lessons run
+  // The KV types lesson: blocks of the teaching preset in `type` that the memory of its f32 pool
+  // (LessonInfo::poolBlocks blocks) holds.
+  int blocksInF32Memory(const LessonInfo& lesson, const QString& type) const;
+  qint64 kvBlockBytes(const QString& type) const;  // a teaching block's keys and values, all layers
+  QString kvTypesSentence(const QString& line) const;  // the key sentence: the three runs compared
   TurnSettings briefTurns() const;
   bool failedReply(const QString& chat);
   // Submitted; it waits for the class's steps. samples > 1: that many samples, or beams.
@@ -170,6 +193,7 @@ class LessonRunner : public QObject {
   int m_mixedSteps = 0;
   StepTally m_tally;
   pagedchat::RooflineCeilings m_roofline;
+  QVector<KvTypeRun> m_kvRuns;
   pagedchat::StepRecord m_fullestPromptStep;  // the prefill/decode lesson's largest prompt step, for the key step's comparison
   QString m_lastSentence;
   int m_freeBlocks = 0;        // in the last frame

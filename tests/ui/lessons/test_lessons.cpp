@@ -19,6 +19,8 @@
 #include <QTabWidget>
 
 #include "support/test_env.h"
+#include "engine/backend/kv_type.h"
+#include "ui/pool_view/kv_pool_view.h"
 #include "ui/pool_panel/kv_contiguous_strip.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_panel/kv_roofline_chart.h"
@@ -79,7 +81,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.tabifiedDockWidgets(dock).size(), 1);  // a tab beside the chat list
     QStringList ids;
     for (const LessonInfo& l : LessonRunner::lessons()) ids << l.id;
-    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "prefill", "batching", "beams", "speculative", "disk"}));
+    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "prefill", "batching", "beams", "speculative", "kvtypes", "disk"}));
   }
 
   void aForkCopiesItsSharedPartialBlockOnceOnWrite() {
@@ -323,6 +325,39 @@ class TestLessons : public QObject {
     pagedchat::test::runLessonToEnd(w);
     QVERIFY(w.lessons()->stepTally().decode >= 10);
     QCOMPARE(w.lessons()->stepTally().decodeMemoryBound, w.lessons()->stepTally().decode);
+  }
+
+  // KV element types: the same question on three engines whose pools have the same memory; the
+  // pool of q8_0 holds what f32's bytes over q8_0's say (kv_type.h's row sizes), the chat's
+  // blocks follow its tokens, and leaving gives the user's own KV type back.
+  void theSameChatTakesAHalfAndAQuarterOfTheBytes() {
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    const QString userType = w.settings().kvType;
+    runLesson(w, QStringLiteral("kvtypes"));
+    QCOMPARE(w.settings().kvType, QString("q8_0"));
+    const auto& runs = w.lessons()->kvTypeRuns();
+    QCOMPARE(runs.size(), 3);
+    const ModelInfo& m = w.modelInfo();
+    const pagedchat::KvType types[] = {pagedchat::KvType::F32, pagedchat::KvType::F16, pagedchat::KvType::Q8_0};
+    for (int i = 0; i < 3; ++i) {
+      const qint64 row = pagedchat::kv_row_bytes(types[i], m.headDim);
+      QCOMPARE(runs[i].blockBytes, qint64(4) * m.layers * 2 * m.kvHeads * row);
+      QCOMPARE(runs[i].poolBlocks, int(32 * pagedchat::kv_row_bytes(pagedchat::KvType::F32, m.headDim) / row));
+      QVERIFY(!runs[i].tokens.empty());
+      QCOMPARE(runs[i].blocksHeld, int((runs[i].tokens.size() + 3) / 4));
+    }
+    QCOMPARE(runs[1].poolBlocks, 64);
+    auto* panel = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
+    QTRY_COMPARE(int(panel->poolView()->frame()->snapshot.blocks.size()), runs[2].poolBlocks);
+    const QString said = w.lessons()->lastSentence();
+    QVERIFY2(said.contains(QStringLiteral("Chat A (q8_0)")) && said.contains(QStringLiteral("in q8_0")) &&
+                 said.contains(QStringLiteral("f16's")),
+             qPrintable(said));
+    w.lessons()->leave();
+    QTRY_COMPARE_WITH_TIMEOUT(w.settings().kvType, userType, 60000);
   }
 
   void continuousBatchingRunsAPromptChunkBesideADecode() {
