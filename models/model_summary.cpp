@@ -122,6 +122,7 @@ ModelSummary summarize_model(const std::string& path) {
   if (auto ft = f.opt_uint("general.file_type")) s.quantization = file_type_name(*ft);
   if (s.quantization.empty()) s.quantization = commonest_weight_type(f);
   if (!s.architecture.empty()) s.context_length = f.opt_uint(s.architecture + ".context_length").value_or(0);
+  if (!s.architecture.empty()) s.sliding_window = f.opt_uint(s.architecture + ".attention.sliding_window").value_or(0);
   s.has_chat_template = f.has("tokenizer.chat_template");
   s.problem = first_problem(f);
   s.supported = s.problem.empty();

@@ -18,6 +18,7 @@ struct ModelSummary {
   uint64_t active_parameters = 0;
   std::string quantization;     // general.file_type's name ("Q4_K_M"), else the commonest weight type
   uint64_t context_length = 0;  // {arch}.context_length, 0 when absent
+  uint64_t sliding_window = 0;  // {arch}.attention.sliding_window (Gemma 3's local layers), 0 when absent
   uint64_t file_size = 0;
   bool has_chat_template = false;  // tokenizer.chat_template
   // Whether this build can run it; otherwise `problem` says why in one sentence

@@ -110,6 +110,20 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
     speculative.speculates = true;
     speculative.onlyHere = tr("a remote server drafts (or not) by its own settings");
     v << speculative;
+    LessonInfo window = lesson(
+        "window", "A sliding window: blocks the local layers no longer read",
+        "Gemma 3 attends in two ways: on five layers of six (local) a token sees only the last 512 positions, on every "
+        "sixth (global) it sees them all. This lesson runs such a model (yours, or the smallest one found on this "
+        "machine) with blocks of 16 tokens, and Chat A's text is about 600 tokens long: as its chunks are computed, the "
+        "window's start moves along its blocks, and the pool marks the blocks wholly before it (dotted). Press Next "
+        "event until the first block falls out of the window.",
+        KvEventKind::allocate, 80);
+    window.slidingWindow = true;
+    window.blockSize = 16;
+    window.context = 1024;
+    window.keyIsWindowEdge = true;
+    window.onlyHere = tr("a remote server's model is its own");
+    v << window;
     LessonInfo kvTypes = lesson(
         "kvtypes", "KV element types: the same chat in f32, f16 and q8_0",
         "The same question was just asked twice, each time on a fresh engine whose pool had the same memory: as Chat A "

@@ -4,6 +4,7 @@
 #include "appcore/lessons/lesson_runner.h"
 
 #include <QDir>
+#include <QFileInfo>
 
 #include <QCoreApplication>
 
@@ -14,11 +15,13 @@
 #include <qcoro/qcorotimer.h>
 
 #include "appcore/chat/chat_database.h"
+#include "appcore/pool/kv_cell_model.h"
 #include "appcore/pool/kv_event_text.h"
 #include "appcore/pool/kv_layout_comparison.h"
 #include "appcore/pool/kv_step_text.h"
 #include "appcore/session/app_session.h"
 #include "appcore/session/chat_controller.h"
+#include "appcore/session/model_load.h"
 #include "appcore/session/pool_control.h"
 
 using pagedchat::KvEventKind;
@@ -29,6 +32,7 @@ QString tr(const char* text) { return QCoreApplication::translate("LessonRunner"
 const QString kSceneChatsKey = QStringLiteral("lessons/scene_chats");  // ids of the scene's chats, space-separated
 // The user's engine before the lesson: "preset blocks host_blocks speculation kv_type" (rememberUserEngine).
 const QString kUserEngineKey = QStringLiteral("lessons/user_engine");
+const QString kUserModelKey = QStringLiteral("lessons/user_model");  // the model in use before the lesson
 }  // namespace
 
 LessonRunner::LessonRunner(AppSession& session, QObject* parent) : QObject(parent), m_session(session) {
@@ -135,6 +139,7 @@ void LessonRunner::rememberUserEngine() {
                                                       .arg(s.teachingBlocks)
                                                       .arg(s.teachingHostBlocks)
                                                       .arg(s.speculation, s.kvType));
+  m_session.database().setSetting(kUserModelKey, m_session.modelLoad().currentPath());
 }
 
 void LessonRunner::restoreUserEngine() {
@@ -148,7 +153,18 @@ void LessonRunner::restoreUserEngine() {
   s.teachingHostBlocks = saved[2].toInt();
   if (saved.size() >= 4) s.speculation = saved[3];
   if (saved.size() == 5) s.kvType = saved[4];
-  m_session.applySettings(s);  // the model reloads with them (once a load under way has ended)
+  s.teachingBlockSize = AppSettings::kTeachingBlockSize;
+  s.teachingContext = AppSettings::kTeachingContext;
+  const QString model = m_session.database().setting(kUserModelKey);
+  m_session.database().setSetting(kUserModelKey, QString());
+  // The model reloads with them (once a load under way has ended), the user's own again where a
+  // lesson loaded another.
+  m_session.applySettings(s, QFileInfo::exists(model) ? model : QString());
+}
+
+QString LessonRunner::userModel() const {
+  const QString saved = m_session.database().setting(kUserModelKey);
+  return !saved.isEmpty() && QFileInfo::exists(saved) ? saved : m_session.modelLoad().currentPath();
 }
 
 QString LessonRunner::userKvType() const {
@@ -176,6 +192,14 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson, const QString&
   AppSettings s = m_session.settings();
   s.teachingPreset = true;
   s.teachingBlocks = poolBlocks > 0 ? poolBlocks : lesson.poolBlocks;
+  s.teachingBlockSize = lesson.blockSize > 0 ? lesson.blockSize : AppSettings::kTeachingBlockSize;
+  s.teachingContext = lesson.context > 0 ? lesson.context : AppSettings::kTeachingContext;
+  const QString model = lesson.slidingWindow ? slidingWindowModel() : userModel();
+  if (model.isEmpty()) {
+    setState(State::failed, tr("This lesson needs a model with a sliding window, such as Gemma 3 (gemma-3-270m is 240 MB): "
+                               "get one in the model library, then start the lesson again."));
+    co_return false;
+  }
   s.kvType = !kvType.isEmpty() ? kvType : !lesson.kvType.isEmpty() ? lesson.kvType : userKvType();
   s.teachingHostBlocks = lesson.hostBlocks;
   s.teachingKvDisk = lesson.kvDisk;
@@ -184,7 +208,7 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson, const QString&
   // An empty disk at each start: the scene writes its blocks, then reads them back, replay after replay.
   if (lesson.kvDisk) QDir(AppSettings::kvDiskLessonFolder()).removeRecursively();
   auto ready = qCoro(&m_session, &AppSession::modelReady, kTurnTimeout);
-  if (!m_session.loadFresh(s)) co_return false;  // the window shows the load as any other
+  if (!m_session.loadFresh(s, model)) co_return false;  // the window shows the load as any other
   if (!co_await std::move(ready)) co_return false;
   setPaused(true);
   co_return true;
@@ -238,6 +262,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_mixedSteps = 0;
   m_tally = {};
   m_kvRuns.clear();
+  m_windowedBlocks = 0;
   m_roofline = {};
   m_fullestPromptStep = {};
   m_lastSentence.clear();
@@ -260,7 +285,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   if (m_remote) prepared = co_await prepareRemote(lesson);
   else prepared = co_await prepare(lesson);
   if (!prepared || stale()) {
-    if (!stale() && !m_remote) setState(State::failed, tr("The teaching preset's model did not load."));
+    if (!stale() && !m_remote && m_state != State::failed) setState(State::failed, tr("The teaching preset's model did not load."));
     co_return;
   }
   if (lesson.measuresRoofline && !co_await measureRoofline()) co_return;
@@ -325,6 +350,7 @@ QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) c
            kvPagedCaption(n) + QLatin1Char('.');
   }
   if (m_current && m_current->id == QLatin1String("kvtypes")) return kvTypesSentence(line);
+  if (m_current && m_current->id == QLatin1String("window")) return windowSentence(frame, line);
   if (m_current && m_current->id == QLatin1String("beams")) {
     // "Chat A ends" would read as the reply's end: the sequence was one beam of several.
     int going = 0;
@@ -332,6 +358,37 @@ QString LessonRunner::keySentence(const PoolFrame& frame, const QString& line) c
     return line + QLatin1Char(' ') +
            tr("That sequence was one of Chat A's beams, dropped because the others scored better; %1 beams go on.")
                .arg(going);
+  }
+  return line;
+}
+
+int LessonRunner::blocksOutsideWindow(const PoolFrame& frame) const {
+  for (const PoolFrameSequence& s : frame.sequences)
+    if (s.chatTitle == tr("Chat A"))
+      return kvBlocksOutsideWindow(s.storedTokens(), frame.slidingWindow.window, frame.snapshot.block_size);
+  return 0;
+}
+
+// The sliding-window lesson's key: the chat's first block wholly before the window, and why it
+// stays in the pool.
+QString LessonRunner::windowSentence(const PoolFrame& frame, const QString& line) const {
+  const PoolFrameWindow& w = frame.slidingWindow;
+  for (const PoolFrameSequence& s : frame.sequences) {
+    if (s.chatTitle != tr("Chat A") || s.blockTable.empty()) continue;
+    const int bs = frame.snapshot.block_size, out = blocksOutsideWindow(frame);
+    return line + QLatin1Char(' ') +
+           tr("Chat A now holds %1 tokens, and its newest token's local layers see only the last %2: %3 wholly "
+              "before that window. On %4 of the model's %5 layers no token of this chat will read them again; the %6 "
+              "global layers still do, so they stay in the pool: one block holds every layer's keys and values for its "
+              "tokens. A pool for each kind of layer (vLLM's hybrid allocator) could give the local layers' %4/%5 of "
+              "them back.")
+               .arg(s.storedTokens())
+               .arg(w.window)
+               .arg(out == 1 ? tr("its block #%1 (tokens 0-%2) lies").arg(s.blockTable.front()).arg(bs - 1)
+                             : tr("its first %1 blocks (from #%2, tokens 0-%3) lie").arg(out).arg(s.blockTable.front()).arg(out * bs - 1))
+               .arg(w.numLocalLayers)
+               .arg(w.numLayers)
+               .arg(w.numLayers - w.numLocalLayers);
   }
   return line;
 }
@@ -388,11 +445,16 @@ void LessonRunner::onFrame(const PoolFrame& frame) {
   if (!frame.events.empty() && !bySteps) {
     for (const KvEventLine& line : narrateKvEvents(frame.events, title)) {
       m_lastSentence = tr("Step %1: %2").arg(frame.stepIndex).arg(line.text);
-      const bool keyLine = m_current && line.kind == m_current->keyEvent &&
+      const bool keyLine = m_current && !m_current->keyIsWindowEdge && line.kind == m_current->keyEvent &&
                            (m_current->keyChat.isEmpty() || title(line.seq) == m_current->keyChat);
       if (keyLine && key.isEmpty()) key = keySentence(frame, m_lastSentence);
       emit sentence(m_lastSentence);
     }
+  }
+  if (m_current && m_current->keyIsWindowEdge) {
+    const int outside = blocksOutsideWindow(frame);
+    if (outside > m_windowedBlocks && key.isEmpty()) key = windowSentence(frame, m_lastSentence);
+    m_windowedBlocks = outside;
   }
   if (m_state == State::ready && !key.isEmpty()) {
     // The sentence left on screen is the lesson's: the key event, not what the step did after it.

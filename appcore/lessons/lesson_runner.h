@@ -61,6 +61,10 @@ struct LessonInfo {
   bool measuresRoofline = false;  // the machine's roofline is measured for it (engine/bench/roofline.h)
   bool speculates = false;   // its engine drafts by prompt lookup (every other lesson's does not)
   QString kvType;            // its engine's KV element type ("f32", ...); empty: the user's
+  // Its engine's block size and context; 0: the teaching preset's (4 and 256).
+  int blockSize = 0, context = 0;
+  bool slidingWindow = false;  // it needs a model with a sliding window (the user's, else one found here)
+  bool keyIsWindowEdge = false;  // reached when a block of the scene's chat first falls wholly before its window
   QString onlyHere;          // why it cannot be told on a remote pool; empty: it can
 };
 
@@ -152,6 +156,12 @@ class LessonRunner : public QObject {
   QCoro::Task<bool> diskScene(TurnSettings brief, int generation);
   QCoro::Task<bool> kvTypesScene(const LessonInfo& lesson, TurnSettings brief, int generation);
   QString userKvType() const;  // the user's KV element type, kept aside while lessons run
+  QString userModel() const;   // the user's model, kept aside while lessons run (one may load another)
+  // The model a sliding-window lesson runs: the user's when it has a window, else the smallest
+  // with one among the models on this machine (the model library's places); empty: none.
+  QString slidingWindowModel() const;
+  QString windowSentence(const PoolFrame& frame, const QString& line) const;  // its key sentence
+  int blocksOutsideWindow(const PoolFrame& frame) const;  // of the scene's chat, in the frame
   // The KV types lesson: blocks of the teaching preset in `type` that the memory of its f32 pool
   // (LessonInfo::poolBlocks blocks) holds.
   int blocksInF32Memory(const LessonInfo& lesson, const QString& type) const;
@@ -194,6 +204,7 @@ class LessonRunner : public QObject {
   StepTally m_tally;
   pagedchat::RooflineCeilings m_roofline;
   QVector<KvTypeRun> m_kvRuns;
+  int m_windowedBlocks = 0;  // the sliding-window lesson's: its chat's blocks before the window, last frame
   pagedchat::StepRecord m_fullestPromptStep;  // the prefill/decode lesson's largest prompt step, for the key step's comparison
   QString m_lastSentence;
   int m_freeBlocks = 0;        // in the last frame

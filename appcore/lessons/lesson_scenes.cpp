@@ -2,6 +2,7 @@
 #include "appcore/lessons/lesson_runner.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 
 #include <qcoro/qcorosignal.h>
 
@@ -9,6 +10,9 @@
 #include "appcore/session/chat_controller.h"
 #include "appcore/session/pool_control.h"
 #include "engine/backend/kv_type.h"
+#include "models/model_scan.h"
+#include "models/model_summary.h"
+#include "appcore/session/model_load.h"
 
 using pagedchat::KvEventKind;
 
@@ -26,6 +30,31 @@ const char* const kRiverSummary =
     "orchards, turns the wheels of three old mills, passes under a stone bridge built by the Romans, widens into a slow "
     "brown stream at the town, and at last meets the sea in a wide estuary full of birds, mud flats and small fishing "
     "boats.";
+// Some 600 tokens of plain prose: past a 512-token sliding window before its end.
+const char* const kLongPassage =
+    "The lighthouse stood on a spit of black rock at the mouth of the bay, and for a hundred and forty years a keeper "
+    "had climbed its hundred and twelve steps every evening to light the lamp. The first keepers burned whale oil, "
+    "then colza oil pressed from rapeseed, then paraffin, and at last the station was wired for electricity, though "
+    "the old brass burner was kept polished in a cupboard in case the cable from the town ever failed in a storm. "
+    "Each keeper kept a log. The logs were bound in green cloth and stacked on shelves in the watch room, and anyone "
+    "who read them in order would learn the weather of a century: the winter the bay froze from shore to shore, the "
+    "summer of the great drought when the spring behind the cottage ran dry, the night in October when three fishing "
+    "boats came home through a gale by the light of the lamp alone. The entries were short. Wind north-west, force "
+    "seven. Lamp lit at sunset, extinguished at dawn. Schooner sighted at noon, bound south. Glass falling. Painted "
+    "the gallery rail. Sometimes a keeper wrote more: a line about a daughter born in the spring, or a son gone to "
+    "sea, or a dog that had followed him up the steps every night for eleven years and then one night did not. The "
+    "last keeper was a woman named Ada Marsh, who came to the station as a girl of nineteen to help her father and "
+    "stayed for forty-one years after he died. She mended the roof herself, grew potatoes and beans in the lee of the "
+    "tower, and rowed across the bay once a week for flour, tea, lamp glass and the newspapers, which she read to the "
+    "end, advertisements and all. When the light was automated she was offered a pension and a house in the town. She "
+    "took the pension and refused the house, and for six more years she lived in the cottage beside the tower and "
+    "climbed the steps each evening out of habit, to watch the lamp come on by itself. Visitors who found her there "
+    "asked whether she missed the work. She said the work had never been the lamp. The work had been watching: the "
+    "sea, the sky, the boats, the birds on the rocks at low tide, the way the light changed on the water before a "
+    "storm. A machine could light a lamp, she said, but nobody had yet built one that could worry about a boat that "
+    "was late. Her logs stop in the spring of the year she turned eighty-six. The final entry reads, in a steady hand: "
+    "Wind south, light. Sea calm. All boats in. Then, below it, in the same hand, a last line that was not about the "
+    "weather at all, and that the keepers who read the logs today always read twice before they close the book:";
 }  // namespace
 
 // Greedy replies, the same every time, short questions that end quickly; room enough that a
@@ -84,6 +113,9 @@ QCoro::Task<bool> LessonRunner::setScene(const LessonInfo& lesson, int generatio
     shortAnswer.maxTokens = 24;
     newSceneChat(chatA, shortAnswer);
     sendPaused(tr(kRiverSummary));
+  } else if (lesson.id == QLatin1String("window")) {
+    newSceneChat(chatA, brief);
+    sendPaused(tr(kLongPassage));
   } else if (lesson.id == QLatin1String("kvtypes")) {
     co_return co_await kvTypesScene(lesson, brief, generation);
   } else if (lesson.id == QLatin1String("speculative")) {
@@ -242,4 +274,27 @@ QCoro::Task<bool> LessonRunner::kvTypesScene(const LessonInfo& lesson, TurnSetti
   }
   sendPaused(ask);
   co_return true;
+}
+
+QString LessonRunner::slidingWindowModel() const {
+  // The scene's text (some 600 tokens) passes a window of 512 at most.
+  const auto fits = [](uint64_t window) { return window > 0 && window <= 512; };
+  if (fits(m_session.modelInfo().slidingWindow) && m_session.modelLoad().currentPath() == userModel()) return userModel();
+  // The model library's places and the recent models: the smallest with a window loads fastest.
+  std::vector<pagedchat::models::ScanPlace> places = pagedchat::models::standard_places();
+  for (const QString& f : m_session.modelLoad().recentModels())
+    places.push_back({"Recent", f.toStdString(), pagedchat::models::PlaceLayout::kFile});
+  QString best;
+  uint64_t bestSize = 0;
+  for (const pagedchat::models::FoundModel& found : pagedchat::models::scan_places(places)) {
+    try {
+      const pagedchat::models::ModelSummary m = pagedchat::models::summarize_model(found.path);
+      if (!m.supported || !fits(m.sliding_window) || (!best.isEmpty() && m.file_size >= bestSize)) continue;
+      best = QString::fromStdString(found.path);
+      bestSize = m.file_size;
+    } catch (const std::exception&) {
+      // not a readable GGUF: not this lesson's model
+    }
+  }
+  return best;
 }

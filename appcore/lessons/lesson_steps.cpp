@@ -70,13 +70,16 @@ void LessonRunner::tellStep(const pagedchat::StepRecord& st, const std::function
       key = line + QLatin1Char(' ') +
             tr("Step %6 read %1 MiB to compute %2 prompt tokens in %3 ms; this one reads %4 MiB for one token in %5 "
                "ms. Every step pays for reading the weights; only a prompt has the tokens to keep the arithmetic busy while "
-               "it does, which is why many chats decoding together cost little more than one.")
+               "it does, which is why many chats decoding together cost little more than one.%7")
                 .arg(p.cost.bytes_read / 1048576.0, 0, 'f', 1)
                 .arg(promptTokens)
                 .arg(p.forward_seconds * 1e3, 0, 'f', 1)
                 .arg(st.cost.bytes_read / 1048576.0, 0, 'f', 1)
                 .arg(st.forward_seconds * 1e3, 0, 'f', 1)
-                .arg(p.step_index);
+                .arg(p.step_index)
+                .arg(p.chunks.size() == 1 && p.chunks.front().num_logits == 0
+                         ? tr(" (That prompt step took no logits, so it did not read the output matrix.)")
+                         : QString());
     }
   }
 }

@@ -1,6 +1,8 @@
 // The app's session: its parts made in the order they depend on each other.
 #include "appcore/session/app_session.h"
 
+#include <QFileInfo>
+
 #include "appcore/bridge/engine_bridge.h"
 #include "appcore/remote/remote_bridge.h"
 #include "appcore/remote/remote_endpoints.h"
@@ -37,20 +39,21 @@ void AppSession::setSettings(const AppSettings& settings) {
   emit settingsChanged();
 }
 
-void AppSession::applySettings(const AppSettings& settings) {
-  const bool reload = !settings.sameEngine(m_settings) && !m_load->currentPath().isEmpty();
+void AppSession::applySettings(const AppSettings& settings, const QString& modelPath) {
+  const QString path = modelPath.isEmpty() ? m_load->currentPath() : QFileInfo(modelPath).absoluteFilePath();
+  const bool reload = (!settings.sameEngine(m_settings) || path != m_load->currentPath()) && !m_load->currentPath().isEmpty();
   setSettings(settings);
-  if (!reload || m_load->load(m_load->currentPath(), m_settings.engineConfig())) return;
+  if (!reload || m_load->load(path, m_settings.engineConfig())) return;
   // A load is under way (a lesson's engine, say): these settings' engine once it is in use.
   if (m_load->isLoading())
-    connect(this, &AppSession::modelReady, this, [this] { m_load->load(m_load->currentPath(), m_settings.engineConfig()); },
+    connect(this, &AppSession::modelReady, this, [this, path] { m_load->load(path, m_settings.engineConfig()); },
             Qt::SingleShotConnection);
 }
 
-bool AppSession::loadFresh(const AppSettings& settings) {
+bool AppSession::loadFresh(const AppSettings& settings, const QString& modelPath) {
   if (m_load->currentPath().isEmpty() || m_load->isLoading()) return false;
   setSettings(settings);
-  return m_load->load(m_load->currentPath(), m_settings.engineConfig());
+  return m_load->load(modelPath.isEmpty() ? m_load->currentPath() : modelPath, m_settings.engineConfig());
 }
 
 void AppSession::modelInUse() {

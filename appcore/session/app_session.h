@@ -39,10 +39,12 @@ class AppSession : public QObject {
   // reloads the model in use (once a load under way has ended, if one is); the window shows the
   // load's progress as it shows any load.
   const AppSettings& settings() const { return m_settings; }
-  void applySettings(const AppSettings& settings);
+  // modelPath (when given): that model instead of the one in use, loaded even with the same settings.
+  void applySettings(const AppSettings& settings, const QString& modelPath = QString());
   // These settings and a fresh engine of them even when they are the same (a lesson's scene
-  // starts from an empty pool). False: no model in use to reload, or a load runs.
-  bool loadFresh(const AppSettings& settings);
+  // starts from an empty pool), of modelPath when given (a lesson that needs another model).
+  // False: no model in use to reload, or a load runs.
+  bool loadFresh(const AppSettings& settings, const QString& modelPath = QString());
 
   // The model in use: set when a load has ended with a new engine.
   bool hasModel() const { return m_modelReady; }

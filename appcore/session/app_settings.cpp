@@ -155,13 +155,13 @@ EngineBridge::Config AppSettings::engineConfig() const {
   c.draftModel = draftModel;
   c.chatFormat = chatTemplate;
   if (teachingPreset) {
-    c.blockSize = kTeachingBlockSize;
+    c.blockSize = teachingBlockSize;
     c.numBlocks = teachingBlocks;
     c.numHostBlocks = teachingHostBlocks;
     c.hostBytes = 0;
     c.kvDiskDir = teachingKvDisk ? kvDiskLessonFolder() : QString();
     c.kvDiskBytes = 0;
-    c.maxContext = kTeachingContext;
+    c.maxContext = teachingContext;
     c.maxBatchedTokens = kTeachingStepTokens;
   }
   return c;
@@ -170,7 +170,8 @@ EngineBridge::Config AppSettings::engineConfig() const {
 bool AppSettings::sameEngine(const AppSettings& o) const {
   return blockSize == o.blockSize && kvMemoryMiB == o.kvMemoryMiB && swapMiB == o.swapMiB && kvDisk == o.kvDisk &&
          kvDiskMiB == o.kvDiskMiB &&
-         teachingBlocks == o.teachingBlocks && teachingHostBlocks == o.teachingHostBlocks && teachingKvDisk == o.teachingKvDisk && maxBatchedTokens == o.maxBatchedTokens &&
+         teachingBlocks == o.teachingBlocks && teachingHostBlocks == o.teachingHostBlocks && teachingKvDisk == o.teachingKvDisk &&
+         teachingBlockSize == o.teachingBlockSize && teachingContext == o.teachingContext && maxBatchedTokens == o.maxBatchedTokens &&
          threads == o.threads && maxContext == o.maxContext && backend == o.backend && kvType == o.kvType &&
          speculation == o.speculation && draftModel == o.draftModel && teachingPreset == o.teachingPreset &&
          chatTemplate == o.chatTemplate;

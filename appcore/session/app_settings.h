@@ -59,6 +59,10 @@ struct AppSettings {
   // replay after replay), except the lesson that shows it: on then, in a folder of its own
   // (kvDiskLessonFolder(), emptied at each start of that lesson).
   bool teachingKvDisk = false;
+  // Its block size and context, as a lesson sets its scene (the sliding window's needs more than
+  // 256 tokens); not saved either.
+  int teachingBlockSize = kTeachingBlockSize;
+  int teachingContext = kTeachingContext;
   static QString kvDiskLessonFolder();
 
   static AppSettings load(ChatDatabase& db);

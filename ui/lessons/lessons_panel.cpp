@@ -1,6 +1,8 @@
 // The list, the buttons (each one a toolbar action of the window) and the sentence.
 #include "ui/lessons/lessons_panel.h"
 
+#include <algorithm>
+
 #include <QUrl>
 
 #include <functional>
@@ -26,16 +28,18 @@ LessonsPanel::LessonsPanel(PoolControl& pool, LessonRunner& runner, QWidget* par
     item->setToolTip(l.intro);
   }
   m_list->setCurrentRow(0);
-  // Every title whole, wrapped at the dock's width, and every lesson in view: the list is as
-  // tall as its rows (fitListHeight), never scrolled either way.
+  // Every title whole, wrapped at the dock's width, never scrolled sideways; as tall as its rows
+  // where the dock has the room (fitListHeight), else scrolled down: fifteen lessons beside the
+  // buttons and the sentence do not fit a 700 px window, and the window must not grow past it.
   m_list->setWordWrap(true);
   m_list->setTextElideMode(Qt::ElideNone);
   m_list->setResizeMode(QListView::Adjust);
   m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  m_list->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  m_list->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+  m_list->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  m_list->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
+  m_list->setMinimumHeight(6 * fontMetrics().height());
   m_list->viewport()->installEventFilter(this);
-  v->addWidget(m_list);
+  v->addWidget(m_list, 3);
   m_start = new QPushButton(tr("Start"), this);
   m_start->setObjectName(QStringLiteral("startLesson"));
   m_start->setToolTip(tr("Sets the lesson's scene up on the engine (the teaching preset, its chats and turns) and pauses "
@@ -106,7 +110,7 @@ void LessonsPanel::fitListHeight() {
   int rows = 0;
   for (int i = 0; i < m_list->count(); ++i) rows += m_list->visualItemRect(m_list->item(i)).height();
   const int h = rows + 2 * m_list->frameWidth();
-  if (m_list->height() != h) m_list->setFixedHeight(h);
+  if (m_list->maximumHeight() != h) m_list->setMaximumHeight(std::max(h, m_list->minimumHeight()));
 }
 
 void LessonsPanel::onState(LessonRunner::State state, const QString& message) {

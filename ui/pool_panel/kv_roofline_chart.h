@@ -36,7 +36,7 @@ class KvRooflineChart : public QWidget {
   const QVector<Point>& points() const { return m_points; }
 
   QSize sizeHint() const override { return {360, 240}; }
-  QSize minimumSizeHint() const override { return {200, 140}; }
+  QSize minimumSizeHint() const override { return {160, 60}; }  // as the step timeline: a short window keeps its size
 
  protected:
   void paintEvent(QPaintEvent* event) override;

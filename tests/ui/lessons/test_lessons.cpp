@@ -21,6 +21,7 @@
 #include "support/test_env.h"
 #include "engine/backend/kv_type.h"
 #include "ui/pool_view/kv_pool_view.h"
+#include "appcore/pool/kv_cell_model.h"
 #include "ui/pool_panel/kv_contiguous_strip.h"
 #include "ui/pool_panel/kv_pool_panel.h"
 #include "ui/pool_panel/kv_roofline_chart.h"
@@ -81,7 +82,7 @@ class TestLessons : public QObject {
     QCOMPARE(w.tabifiedDockWidgets(dock).size(), 1);  // a tab beside the chat list
     QStringList ids;
     for (const LessonInfo& l : LessonRunner::lessons()) ids << l.id;
-    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "prefill", "batching", "beams", "speculative", "kvtypes", "disk"}));
+    QCOMPARE(ids, QStringList({"allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "recompute", "swap", "prefill", "batching", "beams", "speculative", "window", "kvtypes", "disk"}));
   }
 
   void aForkCopiesItsSharedPartialBlockOnceOnWrite() {
@@ -358,6 +359,38 @@ class TestLessons : public QObject {
              qPrintable(said));
     w.lessons()->leave();
     QTRY_COMPARE_WITH_TIMEOUT(w.settings().kvType, userType, 60000);
+  }
+
+  // A sliding window: the user's model has none, so the lesson loads one that has (the Gemma 3
+  // the tests fetch, found among the models on this machine); the first block of Chat A falls
+  // wholly before the window while its text is computed, and stays (nothing is freed: the global
+  // layers read it); leaving the lesson loads the user's own model again.
+  void aBlockBeforeTheWindowStaysForTheGlobalLayers() {
+    PC_REQUIRE_ENV(gemma, "PAGEDCHAT_TEST_GEMMA");
+    AppServices services;
+    MainWindow w(services);
+    w.show();
+    pagedchat::test::loadAndWait(w, m_model);
+    QCOMPARE(w.modelInfo().slidingWindow, 0);
+    runLesson(w, QStringLiteral("window"));
+    QVERIFY(w.modelInfo().slidingWindow > 0 && w.modelInfo().slidingWindow <= 512);
+    QCOMPARE(w.lessons()->eventCount(KvEventKind::free), 0);
+    const QString said = w.lessons()->lastSentence();
+    QVERIFY2(said.contains(QStringLiteral("wholly before that window")) && said.contains(QStringLiteral("global layers")),
+             qPrintable(said));
+    auto* panel = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
+    const PoolFrame* frame = panel->poolView()->frame();
+    QVERIFY(frame);
+    QCOMPARE(frame->snapshot.block_size, 16);
+    bool outside = false;
+    for (const PoolFrameSequence& s : frame->sequences)
+      if (s.chatTitle == QStringLiteral("Chat A"))
+        outside = kvBlocksOutsideWindow(s.storedTokens(), frame->slidingWindow.window, 16) >= 1 &&
+                  s.blockTable.size() == size_t((s.storedTokens() + 15) / 16);  // every block still held
+    QVERIFY(outside);
+    w.lessons()->leave();
+    QTRY_COMPARE_WITH_TIMEOUT(w.modelInfo().path, QFileInfo(m_model).absoluteFilePath(), 60000);
+    QCOMPARE(w.modelInfo().slidingWindow, 0);
   }
 
   void continuousBatchingRunsAPromptChunkBesideADecode() {
