@@ -19,6 +19,7 @@
 
 #include "engine/quant/quant_avx512.h"
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -69,8 +70,8 @@ static inline __m512i unpacked_quads(const UnpackedQuads* u, int64_t i, int j) {
 template <typename Panel>
 void unpack_panel(const Panel* blocks, int64_t nb, UnpackedQuads* dst) {
   for (int64_t i = 0; i < nb; ++i) {
-    // A big batch's decode step reads the panel from memory here, once: without asking ahead
-    // the unpacking waited on it (a third of a 16-stream step).
+    // The step reads the panel from memory here, once: without asking ahead the unpacking
+    // waited on it (a third of a 16-stream step, when those unpacked).
     prefetch_ahead<kPrefetchBlocks>(blocks + i);
     UnpackedQuads* u = dst + i * kUnpackedQuadsPerBlock;
     if constexpr (std::is_same_v<Panel, panel_q6_K>) {
@@ -187,9 +188,20 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const UnpackedQuads* unpa
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(out + t * out_stride, rows, acc[t]);
 }
 
-// Tokens from which a call unpacks the quants first: two passes or more (for one pass the
-// kernel unpacks them in registers, as cheaply).
-constexpr int64_t kUnpackMinTokens = 2 * kMaxPassTokens;
+// Tokens from which a call unpacks the panel's quants into a buffer first, rather than in
+// registers in every pass of 8. The buffer (16 bytes a column: 32-128 KiB for a 2048-8192 wide
+// panel) is written once and read back each pass, from L2 where it does not fit L1; that pays
+// only over enough passes, and the fewer, the dearer the in-register unpacking is. Measured on
+// the 1B shapes, 2 threads, alternated (AMD EPYC Zen 5; docs/benchmarks.md): unpacking at 16
+// tokens cost 14-25% of every K type's step (decode of 16 chats included); Q6_K's gained 8-14%
+// from 32 tokens, Q5_K's 2-5% from 128; Q4_K's (a nibble split, cheap in registers) lost at
+// every size, 3% at 512 tokens.
+template <typename Panel>
+constexpr int64_t unpack_min_tokens() {
+  if constexpr (std::is_same_v<Panel, panel_q6_K>) return 4 * kMaxPassTokens;
+  else if constexpr (std::is_same_v<Panel, panel_q5_K>) return 16 * kMaxPassTokens;
+  else return INT64_MAX;
+}
 
 // kernel(n, nb, blocks, unpacked, y, sums, out, out_stride, rows) over the token passes of `panel`
 // (sums: the expanded rows' min sums, null for Q6_K).
@@ -201,7 +213,7 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
   const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
   const auto* a = static_cast<const uint8_t*>(act);
   const UnpackedQuads* unpacked = nullptr;
-  if (num_tokens >= kUnpackMinTokens) {
+  if (num_tokens >= unpack_min_tokens<Panel>()) {
     thread_local std::vector<UnpackedQuads> buffer;
     buffer.resize(static_cast<size_t>(nb * kUnpackedQuadsPerBlock));
     unpack_panel(blocks, nb, buffer.data());
