@@ -534,7 +534,9 @@ void EngineBridge::measureRoofline() {
   const auto* cpu = m_engine ? dynamic_cast<const pagedchat::CpuBackend*>(m_engine.backend.get()) : nullptr;
   if (!cpu) return emit rooflineMeasured(0, 0, 0);
   try {
-    const pagedchat::RooflineCeilings roof = pagedchat::measure_cpu_roofline(*m_engine.model, cpu->num_threads(), cpu->kv_type());
+    // A backend of the probe's own: the engine's pool is left as it is.
+    pagedchat::CpuBackend probe(m_engine.model->weights, cpu->num_threads(), cpu->kv_type());
+    const pagedchat::RooflineCeilings roof = pagedchat::measure_cpu_roofline(*m_engine.model, probe);
     emit rooflineMeasured(roof.peak_flops, roof.read_bandwidth, roof.threads);
   } catch (const std::exception&) {
     emit rooflineMeasured(0, 0, 0);  // no memory for the probe's backend: the chart says it was not measured

@@ -53,26 +53,19 @@ void LessonRunner::tellStep(const pagedchat::StepRecord& st, const std::function
   if (prompts) {
     ++m_tally.prompt;
     m_tally.promptComputeBound += computeBound ? 1 : 0;
-    auto tokens = [](const pagedchat::StepRecord& r) {
-      int n = 0;
-      for (const auto& c : r.chunks) n += c.num_tokens;
-      return n;
-    };
-    if (tokens(st) >= tokens(m_fullestPromptStep)) m_fullestPromptStep = st;  // the fullest: the prompt's end may be a sliver
+    if (st.num_tokens() >= m_fullestPromptStep.num_tokens()) m_fullestPromptStep = st;  // the fullest: the prompt's end may be a sliver
   } else if (decodes) {
     ++m_tally.decode;
     m_tally.decodeMemoryBound += computeBound ? 0 : 1;
     if (m_tally.prompt > 0 && key.isEmpty() && m_state == State::ready) {
       // The two regimes side by side: about the same bytes read, a thirtieth of the work.
       const pagedchat::StepRecord& p = m_fullestPromptStep;
-      int promptTokens = 0;
-      for (const auto& c : p.chunks) promptTokens += c.num_tokens;
       key = line + QLatin1Char(' ') +
             tr("Step %6 read %1 MiB to compute %2 prompt tokens in %3 ms; this one reads %4 MiB for one token in %5 "
                "ms. Every step pays for reading the weights; only a prompt has the tokens to keep the arithmetic busy while "
                "it does, which is why many chats decoding together cost little more than one.%7")
                 .arg(p.cost.bytes_read / 1048576.0, 0, 'f', 1)
-                .arg(promptTokens)
+                .arg(p.num_tokens())
                 .arg(p.forward_seconds * 1e3, 0, 'f', 1)
                 .arg(st.cost.bytes_read / 1048576.0, 0, 'f', 1)
                 .arg(st.forward_seconds * 1e3, 0, 'f', 1)

@@ -24,9 +24,8 @@ bool isMixedStep(const StepRecord& step) {
 
 QString describeStepRecord(const StepRecord& step, const std::function<QString(SequenceId)>& name) {
   QStringList parts;
-  int32_t total = 0;
+  const int32_t total = step.num_tokens();
   for (const StepRecord::Chunk& c : step.chunks) {
-    total += c.num_tokens;
     const QString w = who(name, c.seq);
     if (c.is_decode) parts << tr("%1's next token").arg(w);
     else if (c.num_recomputed == c.num_tokens)

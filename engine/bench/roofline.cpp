@@ -61,9 +61,8 @@ std::vector<StepRecord> measure_steps(const Model& model, Backend& backend, int 
   return steps;
 }
 
-RooflineCeilings measure_cpu_roofline(const Model& model, int threads, KvType kv_type) {
+RooflineCeilings measure_cpu_roofline(const Model& model, CpuBackend& backend) {
   RooflineCeilings out;
-  CpuBackend backend(model.weights, threads, kv_type);
   out.threads = backend.num_threads();
   out.read_bandwidth = measure_read_bandwidth(out.threads, size_t{256} << 20, 3);
   // The best of a few prompt sizes: past ~64 tokens the weights are amortised, and past ~256 the

@@ -10,11 +10,12 @@
 #include <cstddef>
 #include <vector>
 
-#include "engine/backend/kv_type.h"
 #include "engine/engine/engine.h"
 #include "engine/model/model.h"
 
 namespace pagedchat {
+
+class CpuBackend;
 
 struct RooflineCeilings {
   double peak_flops = 0.0;      // FLOP/s
@@ -33,9 +34,9 @@ double measure_read_bandwidth(int threads, size_t bytes = size_t{512} << 20, int
 // fresh engine over `backend` (whose KV pool it reallocates).
 std::vector<StepRecord> measure_steps(const Model& model, Backend& backend, int prompt_tokens, int batch, int decode_steps);
 
-// The ceilings for `model` on the CPU with `threads` threads: the read bandwidth (256 MiB, best
-// of 3) and the best FLOP/s of a prompt step of 64, 128 or 256 tokens (two passes each) on a
-// backend of its own.
-RooflineCeilings measure_cpu_roofline(const Model& model, int threads, KvType kv_type);
+// The ceilings for `model` on `backend` (a CPU backend of the model's weights, whose KV pool
+// this reallocates: not one an engine in use holds): the read bandwidth on its threads (256
+// MiB, best of 3) and the best FLOP/s of a prompt step of 64, 128 or 256 tokens (two passes each).
+RooflineCeilings measure_cpu_roofline(const Model& model, CpuBackend& backend);
 
 }  // namespace pagedchat

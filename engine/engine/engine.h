@@ -93,6 +93,11 @@ struct StepRecord {
   StepCost cost;
   std::vector<SequenceId> preempted, swapped_out, swapped_in, reclaimed;
   bool empty() const { return chunks.empty() && preempted.empty() && swapped_out.empty() && swapped_in.empty(); }
+  int32_t num_tokens() const {  // computed in the step, every chunk's
+    int32_t n = 0;
+    for (const Chunk& c : chunks) n += c.num_tokens;
+    return n;
+  }
 };
 
 class Engine {

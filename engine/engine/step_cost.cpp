@@ -53,11 +53,10 @@ StepCostModel::StepCostModel(const ModelWeights& w, int64_t kv_token_bytes) {
   attention_flops_per_position_ = 4.0 * c.num_heads * c.head_dim;  // 2 for q.k, 2 for p.v, per head dimension
 }
 
-StepCost StepCostModel::cost(const Chunk* chunks, size_t num_chunks) const {
+StepCost StepCostModel::cost(const StepRecord& step) const {
   StepCost out;
   double tokens = 0, logits = 0;
-  for (size_t i = 0; i < num_chunks; ++i) {
-    const Chunk& ch = chunks[i];
+  for (const StepRecord::Chunk& ch : step.chunks) {
     tokens += static_cast<double>(ch.num_tokens);
     logits += static_cast<double>(ch.num_logits);
     const int global = num_layers_ - num_local_layers_;
@@ -74,13 +73,6 @@ StepCost StepCostModel::cost(const Chunk* chunks, size_t num_chunks) const {
   if (num_experts_ > 0)
     out.bytes_read += expert_bytes_ * std::min<double>(num_experts_, tokens * num_experts_used_);
   return out;
-}
-
-StepCost StepCostModel::cost(const StepRecord& step) const {
-  std::vector<Chunk> chunks;
-  chunks.reserve(step.chunks.size());
-  for (const StepRecord::Chunk& c : step.chunks) chunks.push_back({c.start, c.num_tokens, c.num_logits});
-  return cost(chunks.data(), chunks.size());
 }
 
 }  // namespace pagedchat

@@ -36,11 +36,7 @@ class StepCostModel {
   // kv_token_bytes: one token's K and V over all layers, in the pool's element type.
   StepCostModel(const ModelWeights& weights, int64_t kv_token_bytes);
 
-  // chunks: (start position, tokens, logit rows) of each sequence the step computed.
-  struct Chunk {
-    int64_t start = 0, num_tokens = 0, num_logits = 0;
-  };
-  StepCost cost(const Chunk* chunks, size_t num_chunks) const;
+  // From each chunk's start position, tokens and logit rows.
   StepCost cost(const StepRecord& step) const;
 
  private:

@@ -42,11 +42,9 @@ void KvRooflineChart::addFrame(const PoolFrame& frame) {
     p.step = st.step_index;
     p.intensity = st.cost.intensity();
     p.flopsPerSecond = st.cost.flops / st.forward_seconds;
+    p.tokens = st.num_tokens();
     bool prompt = false, decode = false;
-    for (const StepRecord::Chunk& c : st.chunks) {
-      p.tokens += c.num_tokens;
-      (c.is_decode ? decode : prompt) = true;
-    }
+    for (const StepRecord::Chunk& c : st.chunks) (c.is_decode ? decode : prompt) = true;
     p.kind = prompt && decode ? Point::Kind::mixed : decode ? Point::Kind::decode : Point::Kind::prompt;
     m_points.push_back(p);
   }

@@ -44,7 +44,6 @@ void KvStepTimeline::addFrame(const PoolFrame& frame) {
   for (const StepRecord& step : frame.steps) {
     if (!m_steps.empty() && step.step_index <= m_steps.back().step_index) m_steps.clear();  // a new engine
     m_steps.push_back(step);
-    int32_t tokens = 0;
     auto addRow = [&](SequenceId seq) {
       if (m_rows.contains(seq)) return;
       Row row;
@@ -53,13 +52,10 @@ void KvStepTimeline::addFrame(const PoolFrame& frame) {
       m_rows.insert(seq, row);
       m_rowOrder.push_back(seq);
     };
-    for (const StepRecord::Chunk& c : step.chunks) {
-      addRow(c.seq);
-      tokens += c.num_tokens;
-    }
+    for (const StepRecord::Chunk& c : step.chunks) addRow(c.seq);
     for (const auto* ids : {&step.preempted, &step.swapped_out, &step.swapped_in})
       for (SequenceId s : *ids) addRow(s);
-    m_maxStepTokens = std::max(m_maxStepTokens, tokens);
+    m_maxStepTokens = std::max(m_maxStepTokens, step.num_tokens());
   }
   while (m_steps.size() > static_cast<size_t>(kMaxSteps)) m_steps.pop_front();
   // Rows no step on screen mentions any more go.
@@ -198,9 +194,7 @@ void KvStepTimeline::paintEvent(QPaintEvent*) {
   p.setPen(ink);
   p.drawText(QRect(2, y, left - 6, rh), Qt::AlignLeft | Qt::AlignVCenter, tr("tokens"));
   for (int i = first; i < static_cast<int>(m_steps.size()); ++i) {
-    int32_t tokens = 0;
-    for (const StepRecord::Chunk& c : m_steps[static_cast<size_t>(i)].chunks) tokens += c.num_tokens;
-    const int h = std::max(1, barH * tokens / m_maxStepTokens);
+    const int h = std::max(1, barH * m_steps[static_cast<size_t>(i)].num_tokens() / m_maxStepTokens);
     const QRect bar(left + (i - first) * cw + 2, y + barH - h, cw - 4, h);
     p.fillRect(bar, isMixedStep(m_steps[static_cast<size_t>(i)]) ? colors.flash(KvFlashKind::CacheHit) : colors.cachedOutline);
   }

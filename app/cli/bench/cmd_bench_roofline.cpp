@@ -60,7 +60,8 @@ int cmd_bench_roofline(const std::vector<std::string>& argv) {
   const KvType kv_type = parse_kv_type(args.get_or("kv-type", "f16"));
   const bool json = args.flag("json");
 
-  const RooflineCeilings roof = measure_cpu_roofline(*model, threads, kv_type);
+  CpuBackend backend(model->weights, threads, kv_type);  // packed once: the ceilings and the sweep
+  const RooflineCeilings roof = measure_cpu_roofline(*model, backend);
   if (json)
     std::printf("{\"model\":\"%s\",\"threads\":%d,\"peak_flops_per_s\":%.0f,\"read_bandwidth\":%.0f,\"ridge\":%.3f}\n",
                 model->config().name.c_str(), roof.threads, roof.peak_flops, roof.read_bandwidth, roof.ridge());
@@ -69,7 +70,6 @@ int cmd_bench_roofline(const std::vector<std::string>& argv) {
                 "ridge %.1f FLOP/byte\n%-8s %7s %9s %9s %10s %10s %9s %11s %7s %s\n",
                 model->config().name.c_str(), roof.threads, roof.peak_flops / 1e9, roof.read_bandwidth / 1e9, roof.ridge(),
                 "step", "tokens", "ms", "GFLOP", "MiB read", "FLOP/byte", "GFLOP/s", "roof GFLOP/s", "of roof", "bound");
-  CpuBackend backend(model->weights, threads, kv_type);
   for (int tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}) {
     const Row r = median_step(*model, backend, tokens, 1, 0, repeats, [](const StepRecord&) { return true; });
     print_row("prompt", tokens, r, roof, json);

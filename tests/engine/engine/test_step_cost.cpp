@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -60,11 +61,11 @@ struct Slow {
 };
 
 // The count the slow way. kv_token_bytes: one token's K and V over all layers.
-Slow countSlowly(const ModelWeights& w, int64_t kv_token_bytes, const std::vector<StepCostModel::Chunk>& chunks) {
+Slow countSlowly(const ModelWeights& w, int64_t kv_token_bytes, const StepRecord& step) {
   const ModelConfig& c = w.config;
   Slow s;
   double tokens = 0, logits = 0;
-  for (const auto& ch : chunks) tokens += ch.num_tokens, logits += ch.num_logits;
+  for (const auto& ch : step.chunks) tokens += ch.num_tokens, logits += ch.num_logits;
   auto add = [&](const WeightMatrix& m, double times, bool read) {
     s.flops += 2.0 * times * m.rows * m.cols;
     if (read) s.bytes += static_cast<double>(m.rows) * m.row_bytes;
@@ -79,7 +80,7 @@ Slow countSlowly(const ModelWeights& w, int64_t kv_token_bytes, const std::vecto
     }
   }
   add(w.output, logits, logits > 0);
-  for (const auto& ch : chunks)
+  for (const auto& ch : step.chunks)
     for (int l = 0; l < c.num_layers; ++l) {
       const int64_t window = c.window_of(l);
       int64_t lowest = INT64_MAX, highest = -1;
@@ -94,6 +95,19 @@ Slow countSlowly(const ModelWeights& w, int64_t kv_token_bytes, const std::vecto
   return s;
 }
 
+// A step of chunks given as (start position, tokens, logit rows).
+StepRecord stepOf(std::initializer_list<std::array<int32_t, 3>> chunks) {
+  StepRecord step;
+  for (const auto& [start, tokens, logits] : chunks) {
+    StepRecord::Chunk c;
+    c.start = start;
+    c.num_tokens = tokens;
+    c.num_logits = logits;
+    step.chunks.push_back(c);
+  }
+  return step;
+}
+
 }  // namespace
 
 class TestStepCost : public QObject {
@@ -101,25 +115,25 @@ class TestStepCost : public QObject {
 
   // Chunks a scheduler makes: a prompt from 0, a chunk in the middle, decodes deep in and at the
   // window's edge, a verification of drafts.
-  const std::vector<std::vector<StepCostModel::Chunk>> kSteps = {
-      {{0, 1, 1}},
-      {{0, 32, 1}},
-      {{0, 7, 0}, {0, 8, 0}, {0, 9, 1}},
-      {{40, 32, 0}},
-      {{7, 1, 1}, {8, 1, 1}, {100, 1, 1}, {3, 5, 5}},
-      {{500, 16, 0}, {17, 1, 1}},
+  const std::vector<StepRecord> kSteps = {
+      stepOf({{0, 1, 1}}),
+      stepOf({{0, 32, 1}}),
+      stepOf({{0, 7, 0}, {0, 8, 0}, {0, 9, 1}}),
+      stepOf({{40, 32, 0}}),
+      stepOf({{7, 1, 1}, {8, 1, 1}, {100, 1, 1}, {3, 5, 5}}),
+      stepOf({{500, 16, 0}, {17, 1, 1}}),
   };
 
   void compare(const ModelWeights& w, int64_t kvTokenBytes) {
     const StepCostModel model(w, kvTokenBytes);
-    for (const auto& chunks : kSteps) {
-      const StepCost fast = model.cost(chunks.data(), chunks.size());
-      const Slow slow = countSlowly(w, kvTokenBytes, chunks);
+    for (const StepRecord& step : kSteps) {
+      const StepCost fast = model.cost(step);
+      const Slow slow = countSlowly(w, kvTokenBytes, step);
       QCOMPARE(fast.flops, slow.flops);
       QCOMPARE(fast.bytes_read, slow.bytes);
       QVERIFY(fast.intensity() > 0);
     }
-    QCOMPARE(model.cost(nullptr, 0).flops, 0.0);
+    QCOMPARE(model.cost(StepRecord{}).flops, 0.0);
   }
 
  private slots:
@@ -166,9 +180,9 @@ class TestStepCost : public QObject {
     QCOMPARE(steps[2].chunks[0].num_logits, 1);
     for (const StepRecord& s : steps) {
       QVERIFY(s.forward_seconds > 0);
-      const StepCostModel::Chunk c{s.chunks[0].start, s.chunks[0].num_tokens, s.chunks[0].num_logits};
-      QCOMPARE(s.cost.flops, costs.cost(&c, 1).flops);
-      QCOMPARE(s.cost.bytes_read, costs.cost(&c, 1).bytes_read);
+      const StepRecord alone = stepOf({{s.chunks[0].start, s.chunks[0].num_tokens, s.chunks[0].num_logits}});
+      QCOMPARE(s.cost.flops, costs.cost(alone).flops);
+      QCOMPARE(s.cost.bytes_read, costs.cost(alone).bytes_read);
     }
     QVERIFY(steps[0].cost.intensity() > 8 * steps[2].cost.intensity());
   }
