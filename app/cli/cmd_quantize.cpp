@@ -1,6 +1,8 @@
 // `pagedchat-cli quantize SOURCE [OUTPUT] TYPE`: a 16/32-bit GGUF into a quantized one, the
 // file llama-quantize writes for the same arguments (engine/quantize/model_quantizer.h), with
-// a progress bar, then checked by our own loader's header checks.
+// a progress bar, then checked by our own loader's header checks. With --gptq TEXT the source
+// first reads a calibration text and a GPTQ-style pass corrects each matrix's rounding
+// (engine/quantize/gptq.h).
 
 #include <chrono>
 #include <cstdio>
@@ -11,6 +13,8 @@
 #include "app/cli/commands.h"
 #include "engine/common/error.h"
 #include "engine/common/ggml_type.h"
+#include "engine/model/model.h"
+#include "engine/quantize/calibration.h"
 #include "engine/quantize/model_quantizer.h"
 #include "models/model_summary.h"
 
@@ -81,11 +85,11 @@ double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.
 }  // namespace
 
 int cmd_quantize(const std::vector<std::string>& argv) {
-  Args args(argv, {"imatrix", "threads"}, {"allow-requantize", "dry-run", "quiet"}, 3);
+  Args args(argv, {"imatrix", "threads", "gptq", "chunks"}, {"allow-requantize", "dry-run", "quiet"}, 3);
   const auto& pos = args.positional();
   if (pos.size() < 2)
-    fail("usage: pagedchat-cli quantize SOURCE.gguf [OUTPUT.gguf] TYPE [--imatrix FILE] [--threads N] "
-         "[--allow-requantize] [--dry-run]; TYPE is one of %s",
+    fail("usage: pagedchat-cli quantize SOURCE.gguf [OUTPUT.gguf] TYPE [--imatrix FILE] [--gptq TEXT [--chunks N]] "
+         "[--threads N] [--allow-requantize] [--dry-run]; TYPE is one of %s",
          quantize::file_type_names().c_str());
   const std::string type_name = pos.back();
   const auto file_type = quantize::file_type_from_name(type_name);
@@ -117,6 +121,30 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     return 0;
   }
 
+  // --gptq TEXT: the source model reads the calibration text first; its inputs' second moments
+  // drive the GPTQ-style pass, and its importance matrix (unless --imatrix gave one) weighs
+  // the rounding of every matrix.
+  quantize::Calibration calibration;
+  if (auto text_path = args.get("gptq"); text_path) {
+    quantize::CalibrationOptions o;
+    o.max_chunks = args.get_int("chunks", 8, 1, 1 << 20);
+    o.num_threads = options.num_threads;
+    o.hessians = true;
+    o.dataset_name = std::filesystem::path(*text_path).filename().string();
+    const std::string text = read_text_file(*text_path, "--gptq");
+    auto model = Model::load(options.source_path);
+    calibration = quantize::calibrate(*model, text, o, [&](const quantize::CalibrationProgress& p) {
+      if (!args.flag("quiet"))
+        std::fprintf(stderr, "\rcalibrating: chunk %d/%d, perplexity %.3f   ", p.chunk, p.num_chunks, p.perplexity);
+    });
+    if (!args.flag("quiet")) std::fputc('\n', stderr);
+    options.hessians = &calibration.hessians;
+    if (!options.importance) {
+      importance = std::move(calibration.importance);
+      options.importance = &importance;
+      options.importance_path = "measured on " + o.dataset_name;
+    }
+  }
   ProgressBar bar(!args.flag("quiet"));
   const auto start = std::chrono::steady_clock::now();
   const auto s = quantize::quantize_model(options, [&](const quantize::QuantizeProgress& p) { bar.update(p); });
@@ -127,6 +155,9 @@ int cmd_quantize(const std::vector<std::string>& argv) {
               8.0 * static_cast<double>(s.output_bytes) / static_cast<double>(s.num_elements), seconds);
   std::printf("tensors: %s%s\n", type_counts(s).c_str(),
               s.fallbacks ? (", " + std::to_string(s.fallbacks) + " fell back to a type their rows fit").c_str() : "");
+  if (options.hessians)
+    std::printf("GPTQ-style pass: %d of the matrices (the rest rounded with the importance weights alone)\n",
+                s.gptq_tensors);
   if (options.importance && s.without_importance > 0)
     std::printf("note: the importance matrix had no entry for %d of the matrices (quantized without it)\n",
                 s.without_importance);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/common/error.h"
@@ -20,11 +21,33 @@ double next_token_nll(const float* logits, int vocab, int32_t next) {
   return mx + std::log(sum) - logits[next];
 }
 
+// The importance collector and, when asked for, the Hessian collector, on one backend.
+class BothObservers final : public cpu::MatmulObserver {
+ public:
+  BothObservers(cpu::MatmulObserver* a, cpu::MatmulObserver* b) : a_(a), b_(b) {}
+  void observe(const WeightMatrix& w, const float* x, int64_t num_rows) override {
+    a_->observe(w, x, num_rows);
+    if (b_) b_->observe(w, x, num_rows);
+  }
+
+ private:
+  cpu::MatmulObserver* a_;
+  cpu::MatmulObserver* b_;
+};
+
 }  // namespace
 
-ImportanceMatrix measure_importance(const Model& model, const std::string& text, const CalibrationOptions& o,
+ImportanceMatrix measure_importance(const Model& model, const std::string& text, const CalibrationOptions& options,
                                     const std::function<void(const CalibrationProgress&)>& progress,
                                     const std::atomic<bool>* cancel) {
+  CalibrationOptions o = options;
+  o.hessians = false;
+  return calibrate(model, text, o, progress, cancel).importance;
+}
+
+Calibration calibrate(const Model& model, const std::string& text, const CalibrationOptions& o,
+                      const std::function<void(const CalibrationProgress&)>& progress,
+                      const std::atomic<bool>* cancel) {
   const ModelConfig& c = model.config();
   if (o.chunk_tokens < 16) fail("a calibration chunk needs at least 16 tokens");
   if (o.chunk_tokens > c.context_length)
@@ -39,7 +62,10 @@ ImportanceMatrix measure_importance(const Model& model, const std::string& text,
 
   CpuBackend backend(model.weights, o.num_threads);
   ImportanceCollector collector(model.weights);
-  backend.set_matmul_observer(&collector);
+  std::unique_ptr<HessianCollector> hessians;
+  if (o.hessians) hessians = std::make_unique<HessianCollector>(model.weights, o.hessian_block, o.num_threads);
+  BothObservers both(&collector, hessians.get());
+  backend.set_matmul_observer(&both);
   constexpr int kBlock = 16;
   const int blocks = (o.chunk_tokens + kBlock - 1) / kBlock;
   backend.allocate_kv({c.num_layers, c.num_kv_heads, c.head_dim, blocks, kBlock});
@@ -67,7 +93,11 @@ ImportanceMatrix measure_importance(const Model& model, const std::string& text,
       nll += next_token_nll(logits.data() + static_cast<size_t>(t) * c.vocab_size, c.vocab_size, chunk[t + 1]);
     if (progress) progress({i + 1, num_chunks, std::exp(nll / static_cast<double>(predicted))});
   }
-  return collector.matrix({o.dataset_name}, static_cast<uint32_t>(num_chunks), static_cast<uint32_t>(o.chunk_tokens));
+  Calibration result;
+  result.importance =
+      collector.matrix({o.dataset_name}, static_cast<uint32_t>(num_chunks), static_cast<uint32_t>(o.chunk_tokens));
+  if (hessians) result.hessians = hessians->take();
+  return result;
 }
 
 }  // namespace pagedchat::quantize

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/model/model.h"
+#include "engine/quantize/hessian.h"
 #include "engine/quantize/importance_matrix.h"
 
 namespace pagedchat::quantize {
@@ -19,6 +20,13 @@ struct CalibrationOptions {
   int max_chunks = 0;        // 0: as many as the text fills
   int num_threads = 0;       // 0: all cores
   std::string dataset_name;  // recorded in the matrix (imatrix.datasets)
+  bool hessians = false;     // also measure the inputs' second moments (hessian.h, for --gptq)
+  int64_t hessian_block = 1024;
+};
+
+struct Calibration {
+  ImportanceMatrix importance;
+  HessianSet hessians;  // empty unless asked for
 };
 
 struct CalibrationProgress {
@@ -28,6 +36,11 @@ struct CalibrationProgress {
 
 // Throws Error (a text shorter than one chunk, a chunk past the model's context, `cancel` set:
 // "cancelled").
+Calibration calibrate(const Model& model, const std::string& text, const CalibrationOptions& options,
+                      const std::function<void(const CalibrationProgress&)>& progress = {},
+                      const std::atomic<bool>* cancel = nullptr);
+
+// calibrate(), the importance matrix alone.
 ImportanceMatrix measure_importance(const Model& model, const std::string& text, const CalibrationOptions& options,
                                     const std::function<void(const CalibrationProgress&)>& progress = {},
                                     const std::atomic<bool>* cancel = nullptr);

@@ -152,25 +152,26 @@ void q5_1_weighted(const float* x, block_q5_1* y, float sigma2, const float* imp
 }
 
 template <typename Block, typename Plain, typename Weighted>
-void legacy_row(const float* x, void* dst, int64_t n, const float* importance, Plain plain, Weighted weighted) {
+void legacy_row(const float* x, void* dst, int64_t n, const float* importance, float sigma2, Plain plain,
+                Weighted weighted) {
   auto* y = static_cast<Block*>(dst);
   const int64_t num_blocks = n / kQK;
   if (!importance) {
     for (int64_t b = 0; b < num_blocks; ++b) plain(x + b * kQK, y + b);
     return;
   }
-  const float sigma2 = row_mean_square(x, n);
+  if (std::isnan(sigma2)) sigma2 = row_mean_square(x, n);
   for (int64_t b = 0; b < num_blocks; ++b) weighted(x + b * kQK, y + b, sigma2, importance + b * kQK);
 }
 
 }  // namespace
 
-void quantize_legacy_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance) {
+void quantize_legacy_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance, float sigma2) {
   switch (type) {
-    case GgmlType::Q4_0: return legacy_row<block_q4_0>(x, dst, n, importance, q4_0_plain, q4_0_weighted);
-    case GgmlType::Q4_1: return legacy_row<block_q4_1>(x, dst, n, importance, q4_1_plain, q4_1_weighted);
-    case GgmlType::Q5_0: return legacy_row<block_q5_0>(x, dst, n, importance, q5_0_plain, q5_0_weighted);
-    case GgmlType::Q5_1: return legacy_row<block_q5_1>(x, dst, n, importance, q5_1_plain, q5_1_weighted);
+    case GgmlType::Q4_0: return legacy_row<block_q4_0>(x, dst, n, importance, sigma2, q4_0_plain, q4_0_weighted);
+    case GgmlType::Q4_1: return legacy_row<block_q4_1>(x, dst, n, importance, sigma2, q4_1_plain, q4_1_weighted);
+    case GgmlType::Q5_0: return legacy_row<block_q5_0>(x, dst, n, importance, sigma2, q5_0_plain, q5_0_weighted);
+    case GgmlType::Q5_1: return legacy_row<block_q5_1>(x, dst, n, importance, sigma2, q5_1_plain, q5_1_weighted);
     case GgmlType::Q8_0: {
       auto* y = static_cast<block_q8_0*>(dst);
       for (int64_t b = 0; b < n / kQK; ++b) q8_0_plain(x + b * kQK, y + b);  // no weighted form

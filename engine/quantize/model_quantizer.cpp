@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
 
 #include "engine/common/error.h"
 #include "engine/common/thread_pool.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/quant/quant.h"
+#include "engine/quantize/gptq.h"
 #include "engine/quantize/output_file.h"
 #include "engine/quantize/quantize_rows.h"
 
@@ -66,6 +70,11 @@ GgufHeader make_header(const GgufFile& source, const std::vector<PlannedTensor>&
     h.set_u32("quantize.imatrix.entries_count", static_cast<uint32_t>(o.importance->entries.size()));
     if (o.importance->chunk_count > 0) h.set_u32("quantize.imatrix.chunks_count", o.importance->chunk_count);
   }
+  if (o.hessians) {
+    char what[96];
+    std::snprintf(what, sizeof what, "GPTQ-style error correction, dampening %g", o.gptq_damp);
+    h.set_string("quantize.gptq", what);
+  }
   for (const auto& p : plan) h.add_tensor(p.source->name, p.type, p.source->shape);
   return h;
 }
@@ -100,7 +109,9 @@ class Converter {
       : source_(source), out_(out), pool_(pool), cancel_(cancel) {}
 
   // Streams one tensor's bytes, converted or copied; calls on_bytes(source bytes) per slab.
-  void write(const PlannedTensor& p, const std::vector<float>& importance, const std::function<void(uint64_t)>& on_bytes) {
+  // gptq: the tensor's GPTQ-style pass, or nullptr to round each row alone.
+  void write(const PlannedTensor& p, const std::vector<float>& importance, const GptqTensor* gptq,
+             const std::function<void(uint64_t)>& on_bytes) {
     const GgufTensorInfo& t = *p.source;
     const uint8_t* src = source_.tensor_data(t);
     if (!p.converted()) {
@@ -135,7 +146,11 @@ class Converter {
           }
           const int64_t matrix = (first + r) / rows_per_matrix;
           const float* w = importance.empty() ? nullptr : importance.data() + matrix * cols;
-          quantize_rows(p.type, x, bytes_.data() + static_cast<size_t>(r) * dst_row, 1, cols, w);
+          uint8_t* dst = bytes_.data() + static_cast<size_t>(r) * dst_row;
+          if (gptq)
+            gptq->quantize_row(x, dst, w);
+          else
+            quantize_rows(p.type, x, dst, 1, cols, w);
         }
       });
       if (bad_row.load() >= 0)
@@ -156,6 +171,33 @@ class Converter {
   const std::atomic<bool>* cancel_;
   std::vector<float> floats_;
   std::vector<uint8_t> bytes_;
+};
+
+// The GPTQ-style pass for a converted dense matrix the Hessians cover whose blocks the type's
+// blocks tile; nullptr otherwise (rounded row by row). The factors are kept for the other
+// matrices of the same input (Q, K and V; gate and up), a layer's worth at a time.
+class GptqPasses {
+ public:
+  explicit GptqPasses(const QuantizeOptions& o) : o_(o) {}
+  std::unique_ptr<GptqTensor> pass_for(const PlannedTensor& p) {
+    if (!o_.hessians || !p.converted() || !is_quantized(p.type) || p.source->shape.size() != 2) return nullptr;
+    const HessianBlocks* h = o_.hessians->find(p.source->name);
+    if (!h || h->cols != p.source->shape[0] || h->tokens == 0) return nullptr;
+    const int64_t group = ggml_type_traits(p.type).block_size;
+    for (size_t b = 0; b < h->starts.size(); ++b)
+      if (h->block_size(b) % group != 0) return nullptr;
+    auto it = factors_.find(h);
+    if (it == factors_.end()) {
+      if (factors_.size() >= kLeadersPerLayer) factors_.clear();
+      it = factors_.emplace(h, GptqFactors::of(*h, o_.gptq_damp)).first;
+    }
+    return std::make_unique<GptqTensor>(*h, it->second, p.type);
+  }
+
+ private:
+  static constexpr size_t kLeadersPerLayer = 4;  // attn_q, attn_output, ffn_gate, ffn_down
+  const QuantizeOptions& o_;
+  std::map<const HessianBlocks*, GptqFactors> factors_;
 };
 
 QuantizeSummary summarize(std::vector<PlannedTensor> plan) {
@@ -194,6 +236,7 @@ QuantizeSummary quantize_model(const QuantizeOptions& options,
   OutputFile out(options.output_path);
   out.write(header.encode());
   Converter converter(source, out, pool, cancel);
+  GptqPasses passes(options);
   QuantizeProgress state;
   state.num_tensors = summary.plan.size();
   state.source_bytes_total = summary.source_bytes;
@@ -203,7 +246,9 @@ QuantizeSummary quantize_model(const QuantizeOptions& options,
     state.tensor_name = p.source->name;
     if (progress) progress(state);
     const std::vector<float> importance = p.converted() ? importance_for(p, options, summary) : std::vector<float>{};
-    converter.write(p, importance, [&](uint64_t bytes) {
+    const std::unique_ptr<GptqTensor> gptq = passes.pass_for(p);
+    summary.gptq_tensors += gptq ? 1 : 0;
+    converter.write(p, importance, gptq.get(), [&](uint64_t bytes) {
       state.source_bytes_done += bytes;
       if (progress) progress(state);
     });

@@ -6,6 +6,8 @@
 //
 // With an importance matrix each matrix's columns are weighted by it (importance_matrix.h)
 // and the file records which one (quantize.imatrix.* keys, as llama-quantize writes them).
+// With Hessians the dense layer matrices go through a GPTQ-style pass (gptq.h) and the file
+// says so (quantize.gptq.damp).
 
 #include <atomic>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "engine/quantize/file_type.h"
+#include "engine/quantize/hessian.h"
 #include "engine/quantize/importance_matrix.h"
 #include "engine/quantize/tensor_plan.h"
 
@@ -26,6 +29,10 @@ struct QuantizeOptions {
   // Optional. importance_path is what the output's quantize.imatrix.file key says.
   const ImportanceMatrix* importance = nullptr;
   std::string importance_path;
+  // Optional: a GPTQ-style pass (gptq.h) for every dense layer matrix these statistics cover,
+  // measured on the same model (calibration.h). The output is no longer llama-quantize's bytes.
+  const HessianSet* hessians = nullptr;
+  double gptq_damp = 0.01;
   // Quantized source tensors are refused unless this is set (requantizing loses more than
   // quantizing the original once).
   bool allow_requantize = false;
@@ -45,6 +52,7 @@ struct QuantizeSummary {
   int64_t num_elements = 0;    // weights, for bits per weight
   int fallbacks = 0;           // tensors whose row length did not fit the mix's type
   int without_importance = 0;  // converted matrices the importance matrix had no entry for
+  int gptq_tensors = 0;        // matrices written by the GPTQ-style pass
 };
 
 // Throws Error (a bad source, a type it cannot write, a requantization not allowed, an

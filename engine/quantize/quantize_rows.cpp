@@ -60,4 +60,8 @@ void quantize_rows(GgmlType type, const float* src, void* dst, int64_t rows, int
   }
 }
 
+bool uses_row_mean_square(GgmlType type) {
+  return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q5_1;
+}
+
 }  // namespace pagedchat::quantize

@@ -10,6 +10,7 @@
 // MXFP4 have no use for them.
 
 #include <cstdint>
+#include <limits>
 
 #include "engine/common/ggml_type.h"
 
@@ -29,7 +30,13 @@ void quantize_rows(GgmlType type, const float* src, void* dst, int64_t rows, int
                    const float* importance = nullptr);
 
 // One row of each family (quantize_rows dispatches to them).
-void quantize_legacy_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
+// sigma2: the mean square of the whole row the n values belong to, when they are a part of it
+// (a GPTQ-style pass rounds a row a block at a time: gptq.h); NaN: the n values are the row.
+void quantize_legacy_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance,
+                         float sigma2 = std::numeric_limits<float>::quiet_NaN());
+// Whether a type is one of the legacy 32-element types whose weighted rounding reads the whole
+// row's mean square (Q4_0, Q4_1, Q5_0, Q5_1).
+bool uses_row_mean_square(GgmlType type);
 void quantize_k_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
 void quantize_nonlinear_row(GgmlType type, const float* x, void* dst, int64_t n, const float* importance);
 

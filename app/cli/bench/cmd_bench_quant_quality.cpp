@@ -1,11 +1,13 @@
 // `bench quant-quality`: what quantizing a model costs in its predictions, and what an
-// importance matrix buys back. A 16/32-bit model is quantized to each type twice, plainly and
+// importance matrix buys back. A 16/32-bit model is quantized to each type plainly and
 // weighted by an importance matrix measured by our engine on a calibration text (AWQ's point:
 // the columns that meet large activations matter most); every variant then reads a held-out
 // text in chunks, and its next-token distributions are compared with the original's: mean and
 // 99th-percentile KL(original || variant), top-1 agreement, the text's perplexity. The
 // calibration and held-out texts differ (defaults: the GPL-3 and the Apache-2.0 licence texts
-// Debian ships), so the matrix is not graded on what it was fitted to.
+// Debian ships), so the matrix is not graded on what it was fitted to. A third variant adds a
+// GPTQ-style pass (engine/quantize/gptq.h) on Hessians measured on the calibration text in the
+// same pass (--no-gptq leaves it out).
 
 #include <unistd.h>
 
@@ -28,9 +30,10 @@ namespace pagedchat::cli {
 namespace {
 
 struct Variant {
-  std::string label;   // "Q4_K_M", "Q4_K_M+imatrix"
+  std::string label;   // "Q4_K_M", "Q4_K_M+imatrix", "Q4_K_M+gptq"
   std::string type;
   bool weighted = false;
+  bool gptq = false;   // (weighted too)
   double bits_per_weight = 0;
   std::unique_ptr<Model> model;
   std::unique_ptr<CpuBackend> backend;
@@ -53,7 +56,8 @@ std::vector<std::string> split_list(const std::string& s) {
 }  // namespace
 
 int cmd_bench_quant_quality(const std::vector<std::string>& argv) {
-  Args args(argv, {"model", "text", "calibration", "imatrix", "types", "tokens", "chunk", "threads", "keep"}, {"json"});
+  Args args(argv, {"model", "text", "calibration", "imatrix", "types", "tokens", "chunk", "threads", "keep"},
+            {"json", "no-gptq"});
   const auto model_path = args.get("model");
   if (!model_path) fail("bench quant-quality needs --model: a 16- or 32-bit GGUF (F16, BF16 or F32)");
   const std::string text_path = args.get_or("text", "/usr/share/common-licenses/Apache-2.0");
@@ -72,32 +76,42 @@ int cmd_bench_quant_quality(const std::vector<std::string>& argv) {
   const ModelConfig& c = reference->config();
   if (chunk > c.context_length) fail("--chunk %d is past the model's context of %d", chunk, c.context_length);
 
-  // The importance matrix: given, or measured here on the calibration text.
+  // The importance matrix: given, or measured here on the calibration text; the GPTQ-style
+  // variants' Hessians are measured on that text in the same pass.
+  const bool with_gptq = !args.flag("no-gptq");
   quantize::ImportanceMatrix importance;
+  quantize::HessianSet hessians;
   std::string importance_label;
-  if (auto given = args.get("imatrix")) {
-    importance = quantize::ImportanceMatrix::load(*given);
-    importance_label = *given;
-  } else {
+  if (!args.get("imatrix") || with_gptq) {
     quantize::CalibrationOptions o;
     o.chunk_tokens = chunk;
     o.num_threads = threads;
+    o.hessians = with_gptq;
     o.dataset_name = fs::path(calibration_path).filename().string();
-    if (!json) std::fprintf(stderr, "measuring the importance matrix on %s...\n", calibration_path.c_str());
-    importance = quantize::measure_importance(*reference, read_text_file(calibration_path, "--calibration"), o);
+    if (!json) std::fprintf(stderr, "measuring the importance matrix%s on %s...\n", with_gptq ? " and Hessians" : "",
+                            calibration_path.c_str());
+    auto measured = quantize::calibrate(*reference, read_text_file(calibration_path, "--calibration"), o);
+    importance = std::move(measured.importance);
+    hessians = std::move(measured.hessians);
     importance_label = (dir / "measured.imatrix.gguf").string();
     importance.save(importance_label);
+  }
+  if (auto given = args.get("imatrix")) {
+    importance = quantize::ImportanceMatrix::load(*given);
+    importance_label = *given;
   }
 
   std::vector<Variant> variants;
   for (const std::string& type : types) {
     const auto file_type = quantize::file_type_from_name(type);
     if (!file_type) fail("unknown type '%s' in --types (one of %s)", type.c_str(), quantize::file_type_names().c_str());
-    for (bool weighted : {false, true}) {
+    for (int kind = 0; kind < (with_gptq ? 3 : 2); ++kind) {
+      const bool weighted = kind >= 1;
       Variant v;
       v.type = type;
       v.weighted = weighted;
-      v.label = type + (weighted ? "+imatrix" : "");
+      v.gptq = kind == 2;
+      v.label = type + (v.gptq ? "+gptq" : weighted ? "+imatrix" : "");
       quantize::QuantizeOptions q;
       q.source_path = *model_path;
       q.output_path = (dir / (v.label + ".gguf")).string();
@@ -108,6 +122,7 @@ int cmd_bench_quant_quality(const std::vector<std::string>& argv) {
         q.importance = &importance;
         q.importance_path = importance_label;
       }
+      if (v.gptq) q.hessians = &hessians;
       if (!json) std::fprintf(stderr, "quantizing %s...\n", v.label.c_str());
       const auto summary = quantize::quantize_model(q);
       v.bits_per_weight = 8.0 * static_cast<double>(summary.output_bytes) / static_cast<double>(summary.num_elements);
@@ -168,10 +183,10 @@ int cmd_bench_quant_quality(const std::vector<std::string>& argv) {
                 reference_stats.perplexity(), "variant", "bits/w", "mean KL", "p99 KL", "top-1 same", "perplexity");
   for (const Variant& v : variants) {
     if (json)
-      std::printf("{\"bench\":\"quant-quality\",\"type\":\"%s\",\"imatrix\":%s,\"bits_per_weight\":%.4f,\"mean_kl\":%.4e,"
+      std::printf("{\"bench\":\"quant-quality\",\"type\":\"%s\",\"imatrix\":%s,\"gptq\":%s,\"bits_per_weight\":%.4f,\"mean_kl\":%.4e,"
                   "\"p99_kl\":%.4e,\"max_kl\":%.4e,\"top1_agreement\":%.5f,\"perplexity\":%.4f,\"original_perplexity\":%.4f,"
                   "\"positions\":%zu}\n",
-                  v.type.c_str(), v.weighted ? "true" : "false", v.bits_per_weight, v.stats.mean_kl(),
+                  v.type.c_str(), v.weighted ? "true" : "false", v.gptq ? "true" : "false", v.bits_per_weight, v.stats.mean_kl(),
                   v.stats.quantile_kl(0.99), v.stats.max_kl(), v.stats.top1(), v.stats.perplexity(),
                   reference_stats.perplexity(), v.stats.kl.size());
     else
