@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/bench/next_token_stats.h"
+#include "engine/quantize/next_token_stats.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_argument.h"

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace pagedchat::cli {
+namespace pagedchat {
 
 // log softmax of one row of logits.
 inline void log_softmax(const float* logits, int n, std::vector<double>& out) {
@@ -57,4 +57,4 @@ struct NextTokenStats {
   double perplexity() const { return predicted ? std::exp(nll / static_cast<double>(predicted)) : 0.0; }
 };
 
-}  // namespace pagedchat::cli
+}  // namespace pagedchat
