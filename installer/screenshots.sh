@@ -8,7 +8,8 @@
 # model continuing the text typed), tool-call-*.png, tool-result-*.png and tool-servers.png (a tool
 # call's card, its result opened, the Tool servers dialog) and lesson-<id>.png for each of the
 # lessons (allocation, contiguous, fork, prefix, parallel, eviction, recompute, swap, prefill, batching, beams,
-# speculative, window (it loads Gemma 3 from the models folder), kvtypes, disk;
+# speculative, window (it loads Gemma 3 from the models folder), kvtypes, disk, quantization (it
+# quantizes the default model three ways first);
 # each at its key event, 1366x768) into OUT_DIR. The tour's chats
 # go to a throwaway data folder.
 # Then a first run: the app in an empty home (with the models laid out as Hugging Face's cache

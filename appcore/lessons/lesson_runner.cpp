@@ -115,6 +115,7 @@ void LessonRunner::leave() {
   if (!isActive()) return;
   ++m_generation;  // the run's awaits end without effect
   m_counting = false;
+  if (m_study) m_study->cancel();  // a quantization lesson left while it measures
   const bool remote = std::exchange(m_remote, false);
   const QString title = m_current ? m_current->title : QString();
   // Idle first: what the chats' going sets off (the window showing another chat) finds no lesson.
@@ -128,8 +129,21 @@ void LessonRunner::leave() {
 }
 
 void LessonRunner::nextEvent() {
-  if (m_current && m_current->keyStep == LessonInfo::KeyStep::decodeAfterPrompt && isActive()) m_session.pool().step();
+  if (m_current && m_current->studiesQuantization && isActive()) showNextVariant();
+  else if (m_current && m_current->keyStep == LessonInfo::KeyStep::decodeAfterPrompt && isActive()) m_session.pool().step();
   else m_session.pool().stepToNextEvent();
+}
+
+void LessonRunner::step(int n) {
+  if (!(m_current && m_current->studiesQuantization && isActive())) return m_session.pool().step(n);
+  for (int i = 0; i < n && m_state == State::ready; ++i) showNextVariant();
+  if (n > 1) showNextVariant();  // Step ×10 shows them all, as Run to end does
+}
+
+void LessonRunner::runToEnd() {
+  if (!(m_current && m_current->studiesQuantization && isActive())) return m_session.pool().setPaused(false);
+  while (m_state == State::ready) showNextVariant();
+  showNextVariant();  // reached: finished
 }
 
 void LessonRunner::rememberUserEngine() {
@@ -264,6 +278,9 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   m_kvRuns.clear();
   m_windowedBlocks = 0;
   m_roofline = {};
+  m_quantization.reset();
+  m_quantizationShown = 0;
+  emit quantizationShownChanged(nullptr, 0);
   m_fullestPromptStep = {};
   m_lastSentence.clear();
   m_sceneChats.clear();
@@ -289,6 +306,8 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
     co_return;
   }
   if (lesson.measuresRoofline && !co_await measureRoofline()) co_return;
+  if (stale()) co_return;
+  if (lesson.studiesQuantization && !co_await studyQuantization(generation)) co_return;
   if (stale()) co_return;
   emit sceneShown(static_cast<int>(lesson.history), lesson.id == QLatin1String("contiguous"));
   if (!co_await setScene(lesson, generation) || stale()) co_return;

@@ -32,6 +32,7 @@
 #include "engine/kv/kv_events.h"
 #include "appcore/chat/chat_record.h"
 #include "appcore/chat/chat_types.h"
+#include "appcore/lessons/quantization_study.h"
 #include "appcore/pool/pool_frame.h"
 #include "appcore/session/app_settings.h"
 #include "engine/bench/roofline.h"
@@ -47,7 +48,7 @@ struct LessonInfo {
     decodeAfterPrompt,  // the first step of decodes only, after a prompt step (prefill against decode)
   };
   // The pool panel's history tab for the scene (KvPoolPanel's tabs, in this order).
-  enum class History { events, steps, roofline };
+  enum class History { events, steps, roofline, quantization };
   QString id;       // "allocation", "contiguous", "fork", "prefix", "parallel", "eviction", "beams", ...
   QString title;
   QString intro;    // what the class is about to see, said before the first step
@@ -59,6 +60,9 @@ struct LessonInfo {
   bool kvDisk = false;       // its engine has a disk tier (in a folder of the lesson's own, emptied first)
   History history = History::events;
   bool measuresRoofline = false;  // the machine's roofline is measured for it (engine/bench/roofline.h)
+  // It quantizes the user's model three ways and shows each variant's cost (quantization_study.h);
+  // its events are the variants' results, one per Next event.
+  bool studiesQuantization = false;
   bool speculates = false;   // its engine drafts by prompt lookup (every other lesson's does not)
   QString kvType;            // its engine's KV element type ("f32", ...); empty: the user's
   // Its engine's block size and context; 0: the teaching preset's (4 and 256).
@@ -108,6 +112,10 @@ class LessonRunner : public QObject {
   };
   const QVector<KvTypeRun>& kvTypeRuns() const { return m_kvRuns; }
   QString lastSentence() const { return m_lastSentence; }
+  // The quantization lesson's measurement (null before it ends) and how many of its variants
+  // the class has been shown (0 at ready, each Next event one more).
+  const QuantizationStudy::Result& quantization() const { return m_quantization; }
+  int quantizationShown() const { return m_quantizationShown; }
   // The chats the scene made, by the names the lesson gave them ("Chat A", ...).
   ChatId sceneChat(const QString& title) const;
   std::optional<QString> sceneChatTitle(ChatId id) const;
@@ -127,6 +135,10 @@ class LessonRunner : public QObject {
   // "Next event" on the pool the lesson is told on: steps until one changes a block, or, in a
   // lesson told by its steps' costs (prefill against decode), one step: each is its event.
   void nextEvent();
+  // "Step" (n steps) and "Run to end" on the lesson's pool; in the quantization lesson, the next
+  // variant and all of them.
+  void step(int n = 1);
+  void runToEnd();
 
  signals:
   void stateChanged(LessonRunner::State state, const QString& message);
@@ -134,6 +146,8 @@ class LessonRunner : public QObject {
   void chatShown(ChatId id);  // the scene's newest chat, to show
   // The pool panel's scene: its history tab (LessonInfo::History as an int), its contiguous strip.
   void sceneShown(int historyTab, bool contiguousStrip);
+  // The quantization lesson's chart: the measurement and the variants shown so far.
+  void quantizationShownChanged(const QuantizationStudy::Result& result, int variantsShown);
 
  private:
   static constexpr std::chrono::milliseconds kTurnTimeout{180000};  // a scene's turn, a load, a measurement
@@ -142,6 +156,9 @@ class LessonRunner : public QObject {
   // A fresh engine of the lesson's pool, paused; kvType and poolBlocks (when given) instead of the lesson's.
   QCoro::Task<bool> prepare(const LessonInfo& lesson, const QString& kvType = {}, int poolBlocks = 0);
   QCoro::Task<bool> measureRoofline();  // this machine's, for the model just loaded (m_roofline)
+  QCoro::Task<bool> studyQuantization(int generation);  // the user's model, three ways (m_quantization)
+  void showNextVariant();  // the quantization lesson's event
+  QString variantSentence(int variant) const;
   void tellStep(const pagedchat::StepRecord& step, const std::function<QString(pagedchat::SequenceId)>& title, QString& key);
   QCoro::Task<bool> prepareRemote(const LessonInfo& lesson);  // the same on the watched server
   QCoro::Task<bool> remoteRequestsTaken();  // paused there: the server has taken every turn sent
@@ -185,6 +202,9 @@ class LessonRunner : public QObject {
   ChatId newSceneChat(const QString& title, const TurnSettings& sampling);
   void addToScene(const QString& title, ChatId id);  // the chat is the scene's: shown, and the next turn's
 
+  QuantizationStudy* m_study = nullptr;
+  QuantizationStudy::Result m_quantization;
+  int m_quantizationShown = 0;
   AppSession& m_session;
   ChatId m_sceneCurrent = -1;  // the scene's chat a turn is sent to
   const LessonInfo* m_current = nullptr;

@@ -101,6 +101,8 @@ void ModelQuantization::start(const Request& r) {
       o.num_threads = r.threads;
       QDir().mkpath(QFileInfo(r.output).absolutePath());  // PagedChat's models folder may not exist yet
       q::ImportanceMatrix importance;
+      q::HessianSet hessians;
+      if (r.gptq && r.calibrationText.isEmpty()) throw pagedchat::Error("a GPTQ-style pass needs a calibration text");
       const double measured_share = r.calibrationText.isEmpty() ? 0.0 : 0.4;
       if (!r.calibrationText.isEmpty()) {
         std::ifstream in(r.calibrationText.toStdString(), std::ios::binary);
@@ -112,11 +114,15 @@ void ModelQuantization::start(const Request& r) {
         q::CalibrationOptions c;
         c.max_chunks = r.calibrationChunks;
         c.num_threads = r.threads;
+        c.hessians = r.gptq;
         c.dataset_name = QFileInfo(r.calibrationText).fileName().toStdString();
-        importance = q::measure_importance(*model, text.str(), c, [&](const q::CalibrationProgress& p) {
+        q::Calibration measured = q::calibrate(*model, text.str(), c, [&](const q::CalibrationProgress& p) {
           report(tr("Measuring importance: chunk %1 of %2 (perplexity %3)").arg(p.chunk).arg(p.num_chunks).arg(p.perplexity, 0, 'f', 2),
                  measured_share * p.chunk / p.num_chunks);
         }, flag.get());
+        importance = std::move(measured.importance);
+        hessians = std::move(measured.hessians);
+        if (r.gptq) o.hessians = &hessians;
         o.importance = &importance;
         o.importance_path = "measured on " + c.dataset_name;
       }

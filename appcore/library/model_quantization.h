@@ -1,7 +1,8 @@
 #pragma once
 // Quantizing a model in the app: the CLI's `quantize` (engine/quantize/model_quantizer.h) on a
 // thread of its own, with progress and cancel, and, when the user gives a calibration text,
-// an importance matrix measured on it first by the same engine (engine/quantize/calibration.h).
+// an importance matrix measured on it first by the same engine (engine/quantize/calibration.h),
+// and, when asked, the Hessians of a GPTQ-style pass from the same reading.
 // The output is written whole or not at all (a cancel or an error leaves no file), into the
 // folder the model library scans, so the new model is listed, runnable, when it ends.
 
@@ -24,6 +25,7 @@ class ModelQuantization : public QObject {
     bool allowRequantize = false;
     int threads = 0;          // 0: all cores
     int calibrationChunks = 16;  // of 512 tokens, at most
+    bool gptq = false;        // a GPTQ-style pass (engine/quantize/gptq.h); needs calibrationText
   };
 
   explicit ModelQuantization(QObject* parent = nullptr);

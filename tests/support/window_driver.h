@@ -9,6 +9,8 @@
 #include <QPushButton>
 #include <QStandardPaths>
 
+#include <functional>
+
 #include "appcore/chat/chat_database.h"
 #include "appcore/session/app_services.h"
 #include "ui/shell/main_window.h"
@@ -20,6 +22,17 @@ namespace pagedchat::test {
 inline void useFreshDataFolder() {
   QStandardPaths::setTestModeEnabled(true);
   for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(ChatDatabase::defaultPath() + QLatin1String(suffix));
+}
+
+// Waits until `done` (true) or `ms` pass, events processed in slices of 100 ms. For long waits
+// while another thread posts all along (a lesson quantizing a model): Qt 6.4's QTRY macros hand
+// processEvents the whole timeout, which then keeps processing the stream and checks `done`
+// only when the timeout is spent.
+inline bool waitUntil(const std::function<bool()>& done, int ms) {
+  QElapsedTimer clock;
+  clock.start();
+  while (!done() && clock.elapsed() < ms) QCoreApplication::processEvents(QEventLoop::AllEvents, 100);
+  return done();
 }
 
 inline void loadAndWait(MainWindow& w, const QString& model) {

@@ -53,9 +53,9 @@ LessonsPanel::LessonsPanel(PoolControl& pool, LessonRunner& runner, QWidget* par
     return b;
   };
   m_next = button(tr("Next event"), "lessonNextEvent", [this] { m_runner.nextEvent(); });
-  m_step = button(tr("Step"), "lessonStep", [this] { m_pool.step(); });
-  m_ten = button(tr("Step ×10"), "lessonStep10", [this] { m_pool.step(10); });
-  m_end = button(tr("Run to end"), "lessonRunToEnd", [this] { m_pool.setPaused(false); });
+  m_step = button(tr("Step"), "lessonStep", [this] { m_runner.step(); });
+  m_ten = button(tr("Step ×10"), "lessonStep10", [this] { m_runner.step(10); });
+  m_end = button(tr("Run to end"), "lessonRunToEnd", [this] { m_runner.runToEnd(); });
   auto* row = new QHBoxLayout;
   row->addWidget(m_next);
   row->addWidget(m_step);

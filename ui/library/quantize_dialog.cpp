@@ -54,6 +54,12 @@ QuantizeDialog::QuantizeDialog(const QString& source, const QString& modelsDir, 
   calibrationRow->addWidget(m_calibration, 1);
   calibrationRow->addWidget(browse);
   form->addRow(tr("Calibration text"), calibrationRow);
+  m_gptq = new QCheckBox(tr("Also correct the rounding errors (GPTQ-style; a few times slower)"), this);
+  m_gptq->setObjectName(QStringLiteral("quantizeGptq"));
+  m_gptq->setToolTip(tr("Each block of weights is rounded in turn and its error moved onto the weights not yet rounded, "
+                        "where the activations measured on the calibration text can cancel it. Best at 3 bits and below. "
+                        "Needs a calibration text."));
+  form->addRow(QString(), m_gptq);
   m_output = new QLineEdit(this);
   m_output->setObjectName(QStringLiteral("quantizeOutput"));
   m_output->setToolTip(tr("A new file; an existing one is never replaced"));
@@ -150,10 +156,14 @@ void QuantizeDialog::start() {
   r.type = m_type->currentData().toString();
   r.calibrationText = m_calibration->text().trimmed();
   r.allowRequantize = m_requantize->isChecked();
+  r.gptq = m_gptq->isChecked();
   if (r.output.isEmpty()) return say(tr("Say where to save it."), true);
   if (QFileInfo(r.output).absoluteFilePath() == QFileInfo(m_source).absoluteFilePath())
     return say(tr("That would replace the model itself; choose another name."), true);
   if (QFileInfo::exists(r.output)) return say(tr("%1 exists already; choose another name.").arg(r.output), true);
+  if (r.gptq && r.calibrationText.isEmpty())
+    return say(tr("The GPTQ-style correction needs a calibration text: the activations it measures say where an error "
+                  "can be cancelled."), true);
   if (r.type == QLatin1String("Q2_K_S") && r.calibrationText.isEmpty())
     return say(tr("Q2_K_S needs a calibration text: without one its 2-bit weights are unusable."), true);
   m_progress->setValue(0);
@@ -170,6 +180,7 @@ void QuantizeDialog::updateButtons() {
   m_type->setEnabled(!running);
   m_output->setEnabled(!running);
   m_calibration->setEnabled(!running);
+  m_gptq->setEnabled(!running);
   m_browse->setEnabled(!running);
 }
 

@@ -40,6 +40,7 @@ class QuantizeDialog : public QDialog {
   QComboBox* m_type;
   QLineEdit *m_output, *m_calibration;
   QCheckBox* m_requantize;
+  QCheckBox* m_gptq;
   QLabel *m_warning, *m_message;
   QProgressBar* m_progress;
   QPushButton *m_start, *m_cancel, *m_close, *m_browse;

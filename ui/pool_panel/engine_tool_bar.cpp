@@ -20,16 +20,22 @@ EngineToolBar::EngineToolBar(AppSession& session, QWidget* parent) : QToolBar(tr
   QAction* step = addAction(tr("Step"));
   step->setObjectName(QStringLiteral("stepEngine"));
   step->setToolTip(tr("Run one engine step (while paused)"));
-  connect(step, &QAction::triggered, pool, [pool] { pool->step(); });
+  connect(step, &QAction::triggered, pool, [this, pool] {
+    if (!toLesson(Press::step, 1)) pool->step();
+  });
   QAction* tenSteps = addAction(tr("Step ×10"));
   tenSteps->setObjectName(QStringLiteral("stepEngine10"));
   tenSteps->setToolTip(tr("Run ten engine steps (while paused), the pool view drawn after each"));
-  connect(tenSteps, &QAction::triggered, pool, [pool] { pool->step(10); });
+  connect(tenSteps, &QAction::triggered, pool, [this, pool] {
+    if (!toLesson(Press::step, 10)) pool->step(10);
+  });
   QAction* nextEvent = addAction(tr("Next event"));
   nextEvent->setObjectName(QStringLiteral("stepToNextKvEvent"));
   nextEvent->setToolTip(tr("Run engine steps (while paused) until one changes a KV block: an allocation, a share, a "
                            "copy-on-write, a cache hit, an eviction, a preemption or a swap (at most 500 steps)"));
-  connect(nextEvent, &QAction::triggered, pool, &PoolControl::stepToNextEvent);
+  connect(nextEvent, &QAction::triggered, pool, [this, pool] {
+    if (!toLesson(Press::nextEvent, 1)) pool->stepToNextEvent();
+  });
 
   QAction* teaching = addAction(tr("Teaching"));
   teaching->setObjectName(QStringLiteral("teachingPreset"));

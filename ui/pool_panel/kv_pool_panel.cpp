@@ -23,6 +23,7 @@
 #include "appcore/pool/kv_pool_numbers.h"
 #include "ui/pool_view/kv_pool_view.h"
 #include "ui/pool_panel/kv_roofline_chart.h"
+#include "ui/lessons/quantization_chart.h"
 #include "ui/pool_panel/kv_stats_panel.h"
 #include "ui/pool_panel/kv_step_timeline.h"
 #include "ui/pool_panel/kv_time_chart.h"
@@ -45,6 +46,7 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   m_log = new KvEventLogView;
   m_timeline = new KvStepTimeline;
   m_roofline = new KvRooflineChart;
+  m_quantization = new QuantizationChart;
 
   // Each part that can outgrow its room scrolls down, never sideways (its width is the dock's).
   auto scrolled = [](QWidget* content, const char* name, bool framed) {
@@ -95,6 +97,9 @@ KvPoolPanel::KvPoolPanel(QWidget* parent) : QWidget(parent) {
   history->addTab(m_roofline, tr("Roofline"));
   history->setTabToolTip(2, tr("Prefill against decode: each step at its FLOP per byte read and the FLOP/s it reached, under "
                                "this machine's memory slope and compute roof"));
+  history->addTab(m_quantization, tr("Quantization"));
+  history->setTabToolTip(3, tr("The quantization lesson: a layer matrix's input channels by loudness, and what rounding "
+                               "plainly, with an importance matrix and GPTQ-style costs"));
   connect(history, &QTabWidget::currentChanged, this, [this](int tab) {
     if (tab == rooflineTab && m_roofline->ceilings().ridge() <= 0) emit rooflineWanted();
     if (m_presenting) layOutStage();  // the roofline takes more of the stage than the events
@@ -211,6 +216,8 @@ void KvPoolPanel::layOutStage() {
   const int h = std::max(200, splitter->height());
   if (tabs && tabs->currentIndex() == rooflineTab)  // the chart is the story: it needs the height to be read
     splitter->setSizes({h * 4 / 10, 0, 0, h * 6 / 10});
+  else if (tabs && tabs->currentIndex() == quantizationTab)  // the pool has no part in that story: folded
+    splitter->setSizes({0, 0, 0, h});
   else
     splitter->setSizes({h * 7 / 10, m_stripInView ? h / 5 : 0, 0, m_stripInView ? h / 10 : h * 3 / 10});
 }

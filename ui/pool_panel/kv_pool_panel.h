@@ -24,6 +24,7 @@ class KvEventLogView;
 class KvPoolView;
 class KvStatsPanel;
 class KvRooflineChart;
+class QuantizationChart;
 class KvStepTimeline;
 class KvTimeChart;
 
@@ -54,8 +55,10 @@ class KvPoolPanel : public QWidget {
   KvEventLogView* eventLog() const { return m_log; }
   KvStepTimeline* stepTimeline() const { return m_timeline; }
   KvRooflineChart* rooflineChart() const { return m_roofline; }
-  // The history tab in front (a lesson shows the one it is about): 0 Events, 1 Steps, 2 Roofline.
-  enum HistoryTab { eventsTab = 0, stepsTab = 1, rooflineTab = 2 };
+  QuantizationChart* quantizationChart() const { return m_quantization; }
+  // The history tab in front (a lesson shows the one it is about): 0 Events, 1 Steps, 2 Roofline,
+  // 3 Quantization (LessonInfo::History's order).
+  enum HistoryTab { eventsTab = 0, stepsTab = 1, rooflineTab = 2, quantizationTab = 3 };
   void showHistoryTab(int tab);
   // The numbers' pane scrolled to its top, or (strip) made tall enough for the contiguous strip
   // and scrolled to it: the contiguous lesson is told by the strip's two bars.
@@ -102,6 +105,7 @@ class KvPoolPanel : public QWidget {
   KvEventLogView* m_log = nullptr;
   KvStepTimeline* m_timeline = nullptr;
   KvRooflineChart* m_roofline = nullptr;
+  QuantizationChart* m_quantization = nullptr;
   KvBlockTableView* m_table;
   QLabel* m_caption = nullptr;
   QString m_captionText;  // setCaption's; empty: the event log's newest line

@@ -25,6 +25,7 @@
 #include "ui/chat/system_prompt_box.h"
 #include "ui/chat_list/chat_list_panel.h"
 #include "ui/lessons/lessons_panel.h"
+#include "ui/lessons/quantization_chart.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/pool_panel/engine_tool_bar.h"
 #include "ui/pool_panel/kv_dock.h"
@@ -210,6 +211,14 @@ void MainWindow::buildLessonsDock() {
   connect(m_lessons, &LessonRunner::sceneShown, this, [this](int historyTab, bool contiguousStrip) {
     m_kvDock->panel()->showHistoryTab(historyTab);
     m_kvDock->panel()->showContiguousStrip(contiguousStrip);
+  });
+  connect(m_lessons, &LessonRunner::quantizationShownChanged, m_kvDock->panel()->quantizationChart(),
+          &QuantizationChart::setStudy);
+  m_kvDock->engineToolBar()->setLessonSteps([this](EngineToolBar::Press press, int steps) {
+    if (!m_lessons->isActive()) return false;
+    if (press == EngineToolBar::Press::nextEvent) m_lessons->nextEvent();
+    else m_lessons->step(steps);
+    return true;
   });
   auto* dock = new QDockWidget(tr("Lessons"), this);
   dock->setObjectName(QStringLiteral("lessonsDock"));

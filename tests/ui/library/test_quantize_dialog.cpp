@@ -2,7 +2,8 @@
 // type chosen, Quantize; the new file appears in PagedChat's models folder and in the list as
 // a model that runs here. An already-quantized source is named as such and needs "Quantize it
 // anyway"; Cancel during the importance measurement leaves nothing; a name that exists is
-// refused before anything starts.
+// refused before anything starts; the GPTQ-style correction needs a calibration text and writes
+// a file that opens.
 #include <QtTest>
 
 #include <QCheckBox>
@@ -20,6 +21,7 @@
 #include "appcore/library/model_quantization.h"
 #include "engine/gguf/gguf_file.h"
 #include "models/model_paths.h"
+#include "models/model_summary.h"
 #include "tests/support/test_env.h"
 #include "ui/library/model_library_dialog.h"
 #include "ui/library/model_list_widget.h"
@@ -125,6 +127,26 @@ class TestQuantizeDialog : public QObject {
     QVERIFY(!QFile::exists(dialog.outputPath()));
     QVERIFY(!QFile::exists(dialog.outputPath() + ".part"));
     QVERIFY(!progress.isEmpty());
+  }
+
+  // The GPTQ-style correction: refused without a calibration text, said before anything starts;
+  // with one, the file is written, its header names the pass, and it opens as a model here.
+  void gptqCorrectionNeedsATextAndWritesARunnableFile() {
+    QuantizeDialog dialog(m_source, m_modelsDir);
+    dialog.show();
+    child<QCheckBox>(&dialog, "quantizeAnyway")->setChecked(true);
+    dialog.setType("Q3_K_M");
+    child<QCheckBox>(&dialog, "quantizeGptq")->setChecked(true);
+    dialog.start();
+    QVERIFY2(dialog.message().contains("needs a calibration text"), qPrintable(dialog.message()));
+    QVERIFY(!dialog.job()->isRunning());
+    dialog.setCalibrationText("/usr/share/common-licenses/GPL-3");
+    const QString out = dialog.outputPath();
+    dialog.start();
+    QTRY_VERIFY_WITH_TIMEOUT(dialog.message().startsWith("Done."), 240000);
+    const pagedchat::GgufFile file = pagedchat::GgufFile::open(out.toStdString());
+    QVERIFY2(file.find("quantize.gptq") && file.find("quantize.imatrix.file"), "the header names both");
+    QVERIFY(pagedchat::models::summarize_model(out.toStdString()).supported);
   }
 };
 
