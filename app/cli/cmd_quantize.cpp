@@ -137,7 +137,9 @@ int cmd_quantize(const std::vector<std::string>& argv) {
       if (!args.flag("quiet"))
         std::fprintf(stderr, "\rcalibrating: chunk %d/%d, perplexity %.3f   ", p.chunk, p.num_chunks, p.perplexity);
     });
-    if (!args.flag("quiet")) std::fputc('\n', stderr);
+    if (!args.flag("quiet"))
+      std::fprintf(stderr, "\nHessians of %zu layer inputs: %.0f MB\n", calibration.hessians.by_leader.size(),
+                   static_cast<double>(calibration.hessians.bytes()) / 1e6);
     options.hessians = &calibration.hessians;
     if (!options.importance) {
       importance = std::move(calibration.importance);

@@ -82,7 +82,8 @@ std::vector<double> inverse_cholesky_upper(const std::vector<double>& h, int64_t
 
 GptqFactors GptqFactors::of(const HessianBlocks& h, double damp) {
   GptqFactors f;
-  for (size_t b = 0; b < h.starts.size(); ++b) f.upper.push_back(inverse_cholesky_upper(h.blocks[b], h.block_size(b), damp));
+  for (size_t b = 0; b < h.starts.size(); ++b)
+    f.upper.push_back(inverse_cholesky_upper(std::vector<double>(h.blocks[b].begin(), h.blocks[b].end()), h.block_size(b), damp));
   return f;
 }
 
@@ -93,7 +94,7 @@ GptqTensor::GptqTensor(const HessianBlocks& h, const GptqFactors& factors, GgmlT
   for (size_t b = 0; b < h.starts.size(); ++b) {
     const int64_t n = h.block_size(b), first = h.starts[b];
     if (n % group_ != 0) fail("a Hessian block of %lld columns does not hold whole blocks of %lld", (long long)n, (long long)group_);
-    for (int64_t i = 0; i < n; ++i) diagonal_[static_cast<size_t>(first + i)] = static_cast<float>(h.blocks[b][i * n + i]);
+    for (int64_t i = 0; i < n; ++i) diagonal_[static_cast<size_t>(first + i)] = h.blocks[b][i * n + i];
     const std::vector<double>& u = factors.upper[b];
     for (int64_t p = 0; p < n; p += group_) {
       Group g{first + p, n - p - group_, {}};

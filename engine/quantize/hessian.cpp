@@ -20,7 +20,7 @@ std::string replace_part(const std::string& name, const std::string& from, const
 
 // Adds rows [0, n) of x (row stride `stride`, the block's columns from `first`) into the upper
 // triangle of H's rows [i0, i1).
-void add_rows(double* h, int64_t size, int64_t i0, int64_t i1, const float* x, int64_t stride, int64_t first, int64_t n) {
+void add_rows(float* h, int64_t size, int64_t i0, int64_t i1, const float* x, int64_t stride, int64_t first, int64_t n) {
   for (int64_t t0 = 0; t0 < n; t0 += kTokensPerPass) {
     const int64_t m = std::min(kTokensPerPass, n - t0);
     const float* rows[kTokensPerPass];
@@ -28,14 +28,17 @@ void add_rows(double* h, int64_t size, int64_t i0, int64_t i1, const float* x, i
     for (int64_t i = i0; i < i1; ++i) {
       double a[kTokensPerPass] = {};
       for (int64_t k = 0; k < m; ++k) a[k] = rows[k][i];
-      double* hi = h + i * size;
+      float* hi = h + i * size;
       if (m == kTokensPerPass) {
         for (int64_t j = i; j < size; ++j)
-          hi[j] += a[0] * rows[0][j] + a[1] * rows[1][j] + a[2] * rows[2][j] + a[3] * rows[3][j] +
-                   a[4] * rows[4][j] + a[5] * rows[5][j] + a[6] * rows[6][j] + a[7] * rows[7][j];
+          hi[j] += static_cast<float>(a[0] * rows[0][j] + a[1] * rows[1][j] + a[2] * rows[2][j] + a[3] * rows[3][j] +
+                                      a[4] * rows[4][j] + a[5] * rows[5][j] + a[6] * rows[6][j] + a[7] * rows[7][j]);
       } else {
-        for (int64_t k = 0; k < m; ++k)
-          for (int64_t j = i; j < size; ++j) hi[j] += a[k] * rows[k][j];
+        for (int64_t j = i; j < size; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < m; ++k) s += a[k] * rows[k][j];
+          hi[j] += static_cast<float>(s);
+        }
       }
     }
   }
@@ -48,6 +51,12 @@ double HessianBlocks::diagonal(int64_t col) const {
   const size_t b = static_cast<size_t>(it - starts.begin());
   const int64_t i = col - *it;
   return blocks[b][static_cast<size_t>(i * block_size(b) + i)];
+}
+
+size_t HessianBlocks::bytes() const {
+  size_t n = 0;
+  for (const auto& b : blocks) n += b.size() * sizeof(float);
+  return n;
 }
 
 std::string hessian_leader(const std::string& tensor) {
@@ -66,6 +75,12 @@ std::vector<int64_t> hessian_block_starts(int64_t cols, int64_t max_block) {
 const HessianBlocks* HessianSet::find(const std::string& tensor) const {
   const auto it = by_leader.find(hessian_leader(tensor));
   return it == by_leader.end() ? nullptr : &it->second;
+}
+
+size_t HessianSet::bytes() const {
+  size_t n = 0;
+  for (const auto& [name, h] : by_leader) n += h.bytes();
+  return n;
 }
 
 HessianCollector::HessianCollector(const ModelWeights& weights, int64_t max_block, int num_threads)
@@ -94,12 +109,12 @@ void HessianCollector::observe(const WeightMatrix& w, const float* x, int64_t nu
     h.starts = hessian_block_starts(h.cols, max_block_);
     for (size_t b = 0; b < h.starts.size(); ++b) {
       const auto size = static_cast<size_t>(h.block_size(b));
-      h.blocks.emplace_back(size * size, 0.0);
+      h.blocks.emplace_back(size * size, 0.0f);
     }
   }
   for (size_t b = 0; b < h.starts.size(); ++b) {
     const int64_t size = h.block_size(b);
-    double* block = h.blocks[b].data();
+    float* block = h.blocks[b].data();
     const int64_t tasks = (size + kRowsPerTask - 1) / kRowsPerTask;
     pool_.parallel_for(tasks, [&](int64_t task) {
       add_rows(block, size, task * kRowsPerTask, std::min(size, (task + 1) * kRowsPerTask), x, h.cols, h.starts[b],
@@ -113,7 +128,7 @@ HessianSet HessianCollector::take() {
   for (auto& [name, h] : set_.by_leader)
     for (size_t b = 0; b < h.blocks.size(); ++b) {
       const int64_t size = h.block_size(b);
-      double* m = h.blocks[b].data();
+      float* m = h.blocks[b].data();
       for (int64_t i = 0; i < size; ++i)
         for (int64_t j = 0; j < i; ++j) m[i * size + j] = m[j * size + i];
     }

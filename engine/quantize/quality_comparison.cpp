@@ -78,7 +78,7 @@ std::vector<float> column_costs(const std::vector<float>& w, const std::vector<f
     }
     for (size_t b = 0; b < h->starts.size(); ++b) {
       const auto n = static_cast<size_t>(h->block_size(b)), first = static_cast<size_t>(h->starts[b]);
-      const double* m = h->blocks[b].data();
+      const float* m = h->blocks[b].data();
       for (size_t i = 0; i < n; ++i) {
         double he = 0;
         for (size_t j = 0; j < n; ++j) he += m[i * n + j] * e[first + j];

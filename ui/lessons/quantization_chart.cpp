@@ -32,6 +32,12 @@ void QuantizationChart::setStudy(const QuantizationStudy::Result& result, int va
   update();
 }
 
+int QuantizationChart::labelWidth(const QFontMetrics& fm) const {
+  int w = 0;
+  for (size_t v = 0; v < m_result->variants.size(); ++v) w = std::max(w, fm.horizontalAdvance(variantName(v)));
+  return w + 10;
+}
+
 QColor QuantizationChart::variantColor(size_t variant) const {
   if (!m_result) return palette().color(QPalette::Mid);
   const auto& v = m_result->variants[variant];
@@ -135,7 +141,7 @@ void QuantizationChart::paintErrors(QPainter& p, const QRect& area) {
     if (t > 0) hi = std::max(hi, t), lo = std::min(lo, t);
   if (!(hi > 0)) return;
   const double top = std::ceil(std::log10(hi)) + 0.0, bottom = std::floor(std::log10(lo)) - 1;
-  const int labelW = fm.horizontalAdvance(tr("Q3_K_M GPTQ-style")) + 10;
+  const int labelW = labelWidth(fm);
   const QRect rows = area.adjusted(0, fm.height() + 4, 0, 0);
   const double rowH = static_cast<double>(rows.height()) / n;
   for (size_t v = 0; v < n; ++v) {
@@ -171,7 +177,7 @@ void QuantizationChart::paintKl(QPainter& p, const QRect& area) {
   double hi = 0;
   for (const auto& v : m_result->variants) hi = std::max(hi, v.mean_kl);
   if (!(hi > 0) || n == 0) return;
-  const int labelW = fm.horizontalAdvance(tr("Q3_K_M GPTQ-style")) + 10;
+  const int labelW = labelWidth(fm);
   const QRect rows = area.adjusted(0, fm.height() + 4, 0, 0);
   const double rowH = static_cast<double>(rows.height()) / n;
   for (size_t v = 0; v < n; ++v) {

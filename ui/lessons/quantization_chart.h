@@ -31,6 +31,7 @@ class QuantizationChart : public QWidget {
   void paintKl(QPainter& p, const QRect& area);
   QColor variantColor(size_t variant) const;
   QString variantName(size_t variant) const;
+  int labelWidth(const QFontMetrics& fm) const;  // the widest variant's name, and a gap
 
   QuantizationStudy::Result m_result;
   int m_shown = 0;

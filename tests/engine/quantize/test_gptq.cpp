@@ -61,7 +61,7 @@ HessianBlocks hessian_of(const std::vector<float>& x, int64_t rows, int64_t cols
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < n; ++j)
           m[i * n + j] += double(x[r * cols + first + i]) * x[r * cols + first + j];
-    h.blocks.push_back(std::move(m));
+    h.blocks.emplace_back(m.begin(), m.end());
   }
   return h;
 }
@@ -96,7 +96,7 @@ class TestGptq : public QObject {
     constexpr int64_t n = 48;
     const std::vector<float> x = correlated_rows(200, n, 7);
     const HessianBlocks h = hessian_of(x, 200, n, 256);
-    const std::vector<double>& a = h.blocks[0];
+    const std::vector<double> a(h.blocks[0].begin(), h.blocks[0].end());
     constexpr double kDamp = 0.01;
     const std::vector<double> u = inverse_cholesky_upper(a, n, kDamp);
     double mean = 0;
@@ -145,10 +145,10 @@ class TestGptq : public QObject {
     std::vector<float> diagonal(cols);
     for (size_t b = 0; b < h.starts.size(); ++b) {
       const int64_t n = h.block_size(b);
-      std::vector<double> m(static_cast<size_t>(n * n), 0.0);
+      std::vector<float> m(static_cast<size_t>(n * n), 0.0f);
       for (int64_t i = 0; i < n; ++i) {
-        m[i * n + i] = g(rng);
-        diagonal[h.starts[b] + i] = float(m[i * n + i]);
+        m[i * n + i] = float(g(rng));
+        diagonal[h.starts[b] + i] = m[i * n + i];
       }
       h.blocks.push_back(std::move(m));
     }
