@@ -169,9 +169,11 @@ void QuantizationChart::paintKl(QPainter& p, const QRect& area) {
   const QFontMetrics fm = fontMetrics();
   const size_t n = m_result->variants.size();
   p.setPen(palette().color(QPalette::Text));
+  const QString source = QString::fromStdString(m_result->source_type);
+  const bool widened = source != QLatin1String("F16") && source != QLatin1String("BF16") && source != QLatin1String("F32");
   p.drawText(area.left(), area.top() + fm.ascent(),
-             tr("KL from the original (%1 widened to F16, perplexity %2) on %3 held-out tokens")
-                 .arg(QString::fromStdString(m_result->source_type))
+             tr("KL from the original (%1, perplexity %2) on %3 held-out tokens")
+                 .arg(widened ? tr("%1 widened to F16").arg(source) : source)
                  .arg(m_result->reference_perplexity, 0, 'f', 2)
                  .arg(m_result->positions));
   double hi = 0;
