@@ -4,9 +4,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QPointer>
-#include <QThread>
 
 #include "engine/common/error.h"
 
@@ -23,36 +20,12 @@ std::string readText(const QString& path) {
 
 QuantizationStudy::QuantizationStudy(QObject* parent) : QObject(parent) {}
 
-QuantizationStudy::~QuantizationStudy() {
-  if (m_thread) {
-    m_cancel->store(true);
-    m_thread->wait();
-    delete m_thread;
-  }
-}
+QuantizationStudy::~QuantizationStudy() = default;  // the worker cancels and waits
 
-void QuantizationStudy::cancel() {
-  if (m_cancel) m_cancel->store(true);
-}
-
-void QuantizationStudy::finish() {
-  if (!m_thread) return;
-  m_thread->wait();
-  delete m_thread;
-  m_thread = nullptr;
-}
+void QuantizationStudy::cancel() { m_worker.cancel(); }
 
 void QuantizationStudy::start(const Request& r) {
-  if (m_thread) return;
-  m_cancel = std::make_shared<std::atomic<bool>>(false);
-  QPointer<QuantizationStudy> self(this);
-  auto flag = m_cancel;
-  auto post = [self](auto f) {
-    QMetaObject::invokeMethod(self.data(), [self, f] {
-      if (self) f(*self);
-    }, Qt::QueuedConnection);
-  };
-  m_thread = QThread::create([r, flag, post] {
+  m_worker.start([this, r](const std::atomic<bool>& cancel, const WorkerThread::Post& post, const WorkerThread::Post& finish) {
     int lastPosted = -1;
     try {
       const auto type = q::file_type_from_name(r.type.toStdString());
@@ -69,24 +42,17 @@ void QuantizationStudy::start(const Request& r) {
       o.num_threads = r.threads;
       QDir().mkpath(r.workDir);
       auto result = std::make_shared<const q::QualityComparison>(q::compare_quantizations(o, [&](const q::ComparisonProgress& p) {
-        const int step = static_cast<int>(p.fraction * 100);
+        const int step = static_cast<int>(p.fraction * 100);  // at most every 1%
         if (step == lastPosted) return;
         lastPosted = step;
         const QString stage = QString::fromStdString(p.stage);
         const double fraction = p.fraction;
-        post([stage, fraction](QuantizationStudy& s) { emit s.progress(stage, fraction); });
-      }, flag.get()));
-      post([result](QuantizationStudy& s) {
-        s.finish();
-        emit s.ended({result, {}});
-      });
+        post([this, stage, fraction] { emit progress(stage, fraction); });
+      }, &cancel));
+      finish([this, result] { emit ended({result, {}}); });
     } catch (const std::exception& e) {
-      const QString message = flag->load() ? QStringLiteral("cancelled") : QString::fromUtf8(e.what());
-      post([message](QuantizationStudy& s) {
-        s.finish();
-        emit s.ended({nullptr, message});
-      });
+      const QString message = cancel.load() ? QStringLiteral("cancelled") : QString::fromUtf8(e.what());
+      finish([this, message] { emit ended({nullptr, message}); });
     }
   });
-  m_thread->start();
 }

@@ -12,9 +12,8 @@
 #include <atomic>
 #include <memory>
 
+#include "appcore/io/worker_thread.h"
 #include "engine/quantize/quality_comparison.h"
-
-class QThread;
 
 class QuantizationStudy : public QObject {
   Q_OBJECT
@@ -40,15 +39,12 @@ class QuantizationStudy : public QObject {
 
   void start(const Request& request);  // ignored while one runs
   void cancel();
-  bool isRunning() const { return m_thread != nullptr; }
+  bool isRunning() const { return m_worker.isRunning(); }
 
  signals:
   void progress(const QString& stage, double fraction);
   void ended(const QuantizationStudy::Outcome& outcome);
 
  private:
-  void finish();
-
-  QThread* m_thread = nullptr;
-  std::shared_ptr<std::atomic<bool>> m_cancel;
+  WorkerThread m_worker{this};
 };

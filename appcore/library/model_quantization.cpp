@@ -3,9 +3,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QPointer>
-#include <QThread>
 
 #include <fstream>
 #include <sstream>
@@ -22,13 +19,7 @@ namespace q = pagedchat::quantize;
 
 ModelQuantization::ModelQuantization(QObject* parent) : QObject(parent) {}
 
-ModelQuantization::~ModelQuantization() {
-  if (m_thread) {
-    m_cancel->store(true);
-    m_thread->wait();
-    delete m_thread;
-  }
-}
+ModelQuantization::~ModelQuantization() = default;  // the worker cancels and waits
 
 QString ModelQuantization::defaultOutput(const QString& source, const QString& type, const QString& modelsDir) {
   QString stem = QFileInfo(source).completeBaseName();
@@ -67,28 +58,18 @@ QString ModelQuantization::requantizeWarning(const QString& source) {
   return {};
 }
 
-void ModelQuantization::cancel() {
-  if (m_cancel) m_cancel->store(true);
-}
+void ModelQuantization::cancel() { m_worker.cancel(); }
 
 void ModelQuantization::start(const Request& r) {
-  if (m_thread) return;
-  m_cancel = std::make_shared<std::atomic<bool>>(false);
-  QPointer<ModelQuantization> self(this);
-  auto flag = m_cancel;
-  auto post = [self](auto f) {
-    QMetaObject::invokeMethod(self.data(), [self, f] {
-      if (self) f(*self);
-    }, Qt::QueuedConnection);
-  };
-  m_thread = QThread::create([r, flag, post] {
+  m_worker.start([this, r](const std::atomic<bool>& cancel, const WorkerThread::Post& post, const WorkerThread::Post& finish) {
+    const std::atomic<bool>* flag = &cancel;
     // Progress is posted at most every 1/10 %, so the UI thread is not flooded.
     int lastPosted = -1;
     auto report = [&](const QString& stage, double fraction) {
       const int step = static_cast<int>(fraction * 1000);
       if (step == lastPosted) return;
       lastPosted = step;
-      post([stage, fraction](ModelQuantization& m) { emit m.progress(stage, fraction); });
+      post([this, stage, fraction] { emit progress(stage, fraction); });
     };
     try {
       const auto type = q::file_type_from_name(r.type.toStdString());
@@ -119,7 +100,7 @@ void ModelQuantization::start(const Request& r) {
         q::Calibration measured = q::calibrate(*model, text.str(), c, [&](const q::CalibrationProgress& p) {
           report(tr("Measuring importance: chunk %1 of %2 (perplexity %3)").arg(p.chunk).arg(p.num_chunks).arg(p.perplexity, 0, 'f', 2),
                  measured_share * p.chunk / p.num_chunks);
-        }, flag.get());
+        }, flag);
         importance = std::move(measured.importance);
         hessians = std::move(measured.hessians);
         if (r.gptq) o.hessians = &hessians;
@@ -130,7 +111,7 @@ void ModelQuantization::start(const Request& r) {
         const double done = p.source_bytes_total ? double(p.source_bytes_done) / double(p.source_bytes_total) : 0.0;
         report(tr("Writing %1 (%2 of %3)").arg(QString::fromStdString(p.tensor_name)).arg(p.tensor + 1).arg(p.num_tensors),
                measured_share + (1.0 - measured_share) * done);
-      }, flag.get());
+      }, flag);
       const auto checked = pagedchat::models::summarize_model(o.output_path);
       const QString text =
           tr("%1: %2 (%3 bits per weight)%4")
@@ -138,22 +119,14 @@ void ModelQuantization::start(const Request& r) {
               .arg(8.0 * double(summary.output_bytes) / double(summary.num_elements), 0, 'f', 2)
               .arg(checked.supported ? QString() : tr("; this build cannot run it: %1").arg(QString::fromStdString(checked.problem)));
       const QString path = r.output;
-      post([path, text](ModelQuantization& m) { m.finish(); emit m.finished(path, text); });
+      finish([this, path, text] { emit finished(path, text); });
     } catch (const std::exception& e) {
       if (flag->load()) {
-        post([](ModelQuantization& m) { m.finish(); emit m.cancelled(); });
+        finish([this] { emit cancelled(); });
         return;
       }
       const QString message = QString::fromUtf8(e.what());
-      post([message](ModelQuantization& m) { m.finish(); emit m.failed(message); });
+      finish([this, message] { emit failed(message); });
     }
   });
-  m_thread->start();
-}
-
-void ModelQuantization::finish() {
-  if (!m_thread) return;
-  m_thread->wait();
-  delete m_thread;
-  m_thread = nullptr;
 }

@@ -12,7 +12,7 @@
 #include <atomic>
 #include <memory>
 
-class QThread;
+#include "appcore/io/worker_thread.h"
 
 class ModelQuantization : public QObject {
   Q_OBJECT
@@ -33,7 +33,7 @@ class ModelQuantization : public QObject {
 
   void start(const Request& request);  // ignored while one runs
   void cancel();
-  bool isRunning() const { return m_thread != nullptr; }
+  bool isRunning() const { return m_worker.isRunning(); }
 
   // <models dir>/<source name without a 16/32-bit marker>-<TYPE>.gguf
   static QString defaultOutput(const QString& source, const QString& type, const QString& modelsDir);
@@ -52,8 +52,5 @@ class ModelQuantization : public QObject {
   void cancelled();
 
  private:
-  void finish();  // the thread has ended: join it
-
-  QThread* m_thread = nullptr;
-  std::shared_ptr<std::atomic<bool>> m_cancel;
+  WorkerThread m_worker{this};
 };
