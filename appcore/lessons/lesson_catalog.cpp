@@ -149,8 +149,8 @@ const QVector<LessonInfo>& LessonRunner::lessons() {
     LessonInfo quantization = lesson(
         "quantization", "Quantizing weights: where the rounding error goes",
         "The model you chat with was just quantized to Q3_K_M on this machine, three ways: plainly, weighted by an "
-        "importance matrix, and GPTQ-style (its own file, widened to 16 bits, stands for the original; the engine read a "
-        "calibration text with it first). Each then read a held-out text beside the original. The chart shows the input "
+        "importance matrix, and GPTQ-style (its own file stands for the original, widened to 16 bits if it was "
+        "quantized; the engine read a calibration text with it first). Each then read a held-out text beside the original. The chart shows the input "
         "channels of the layer matrix with the loudest one, loudest first. Press Next event for each way's result.",
         KvEventKind::allocate);
     quantization.studiesQuantization = true;

@@ -105,7 +105,8 @@ QLayout* ModelLibraryDialog::buildActionRow() {
   connect(m_delete, &QPushButton::clicked, this, [this] {
     const QString path = m_list->selectedPath();
     if (QMessageBox::question(this, tr("Delete the model?"),
-                              tr("Delete %1 (%2)? It can be downloaded again.")
+                              tr("Delete %1 (%2)? A downloaded model can be downloaded again; a copy quantized here would have to be "
+                                 "quantized again.")
                                   .arg(QFileInfo(path).fileName(),
                                        QString::fromStdString(pagedchat::models::format_bytes(QFileInfo(path).size())))) ==
         QMessageBox::Yes)
