@@ -10,9 +10,6 @@
 
 #include <qcoro/qcorosignal.h>
 
-#include <algorithm>
-#include <numeric>
-
 #include "appcore/session/app_session.h"
 #include "appcore/session/pool_control.h"
 
@@ -22,24 +19,6 @@ QString tr(const char* text) { return QCoreApplication::translate("LessonRunner"
 // Past this the three quantizations and four readings of the text take minutes on a laptop.
 constexpr qint64 kLargestModelBytes = qint64{1536} << 20;
 
-// The loudest 1% of the picture's channels (at least one), loudest first.
-std::vector<size_t> loudestChannels(const pagedchat::quantize::ChannelPicture& p) {
-  if (p.activation.empty()) return {};
-  std::vector<size_t> order(p.activation.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.activation[a] > p.activation[b]; });
-  order.resize(std::max<size_t>(1, order.size() / 100));
-  return order;
-}
-
-// A variant's output error in the picture's matrix, and the loudest channels' share of it.
-std::pair<double, double> errorAndLoudShare(const pagedchat::quantize::ChannelPicture& p, size_t variant) {
-  if (variant >= p.cost.size()) return {0, 0};
-  double all = 0, loud = 0;
-  for (float c : p.cost[variant]) all += c;
-  for (size_t c : loudestChannels(p)) loud += p.cost[variant][c];
-  return {all, all > 0 ? loud / all : 0};
-}
 }  // namespace
 
 QCoro::Task<bool> LessonRunner::studyQuantization(int generation) {
@@ -109,7 +88,8 @@ QString LessonRunner::variantSentence(int i) const {
   const auto& v = r.variants[static_cast<size_t>(i)];
   const auto& plain = r.variants.front();
   const auto& p = r.channels;
-  const auto [error, loudShare] = errorAndLoudShare(p, static_cast<size_t>(i));
+  const auto share = p.error_of(static_cast<size_t>(i));
+  const double error = share.total, loudShare = share.total > 0 ? share.loud / share.total : 0;
   const QString type = QString::fromLatin1(pagedchat::quantize::file_type_info(v.type).name.data());
   const QString tensor = QString::fromStdString(p.tensor);
   const QString measured =
@@ -129,7 +109,7 @@ QString LessonRunner::variantSentence(int i) const {
         .arg(qRound(100.0 * v.mean_kl / plain.mean_kl))
         .arg(tensor)
         .arg(error, 0, 'g', 2)
-        .arg(errorAndLoudShare(p, 0).first, 0, 'g', 2)
+        .arg(p.error_of(0).total, 0, 'g', 2)
         .arg(v.bits_per_weight, 0, 'f', 2);
   if (v.importance)
     return tr("Weighted by the importance matrix (each input channel's mean square activation, summed as the engine read the "
@@ -140,7 +120,7 @@ QString LessonRunner::variantSentence(int i) const {
         .arg(qRound(100.0 * v.mean_kl / plain.mean_kl))
         .arg(tensor)
         .arg(error, 0, 'g', 2)
-        .arg(errorAndLoudShare(p, 0).first, 0, 'g', 2)
+        .arg(p.error_of(0).total, 0, 'g', 2)
         .arg(100.0 * loudShare, 0, 'f', 1);
   return tr("Plain rounding to %1, llama.cpp's search, every weight's error counted alike (%2 bits a weight): %3. In %4 the "
             "loudest %5 of its %6 input channels (red) carry %7% of the rounding's output error: a few channels meet large "
@@ -149,7 +129,7 @@ QString LessonRunner::variantSentence(int i) const {
       .arg(v.bits_per_weight, 0, 'f', 2)
       .arg(measured)
       .arg(tensor)
-      .arg(loudestChannels(p).size())
+      .arg(p.loud_count())
       .arg(p.activation.size())
       .arg(100.0 * loudShare, 0, 'f', 1);
 }

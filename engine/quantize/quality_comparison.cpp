@@ -93,6 +93,22 @@ std::vector<float> column_costs(const std::vector<float>& w, const std::vector<f
 
 }  // namespace
 
+std::vector<size_t> ChannelPicture::by_loudness() const {
+  std::vector<size_t> order(activation.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return activation[a] > activation[b]; });
+  return order;
+}
+
+ChannelPicture::ErrorShare ChannelPicture::error_of(size_t variant) const {
+  ErrorShare e;
+  if (variant >= cost.size()) return e;
+  for (float c : cost[variant]) e.total += c;
+  const std::vector<size_t> order = by_loudness();
+  for (size_t i = 0; i < loud_count(); ++i) e.loud += cost[variant][order[i]];
+  return e;
+}
+
 QualityComparison compare_quantizations(const ComparisonOptions& o,
                                         const std::function<void(const ComparisonProgress&)>& progress,
                                         const std::atomic<bool>* cancel) {

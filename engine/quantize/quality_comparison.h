@@ -12,6 +12,7 @@
 // the output error the rounding costs (through the calibration's H: e_c (H e)_c, which sums to
 // e H e^T; the diagonal alone without Hessians), the picture of why the weighting helps.
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <string>
@@ -52,6 +53,15 @@ struct ChannelPicture {
   std::vector<float> activation;           // [cols] mean square of the input the column meets
   std::vector<std::vector<float>> cost;    // [variant][cols] the column's share of the mean output error
   bool full_hessian = false;               // shares through H's blocks (else its diagonal alone)
+
+  // The columns loudest first, and how many of them make the loudest 1% (at least one).
+  std::vector<size_t> by_loudness() const;
+  size_t loud_count() const { return activation.empty() ? 0 : std::max<size_t>(1, activation.size() / 100); }
+  // A variant's output error in this matrix (its columns' shares summed) and the loudest 1%'s part.
+  struct ErrorShare {
+    double total = 0, loud = 0;
+  };
+  ErrorShare error_of(size_t variant) const;
 };
 
 struct QualityComparison {

@@ -5,18 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace {
-constexpr double kLoudShare = 0.01;  // the loudest 1% of the channels, as the lesson's sentences count them
 constexpr size_t kChannelsDrawn = 128;
-
-std::vector<size_t> byLoudness(const std::vector<float>& activation) {
-  std::vector<size_t> order(activation.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return activation[a] > activation[b]; });
-  return order;
-}
 
 QString sci(double v) { return QString::number(v, 'g', 2); }
 }  // namespace
@@ -75,8 +66,8 @@ void QuantizationChart::paintChannels(QPainter& p, const QRect& area) {
   const auto& pic = m_result->channels;
   const QFontMetrics fm = fontMetrics();
   if (pic.activation.empty()) return;
-  const std::vector<size_t> order = byLoudness(pic.activation);
-  const size_t loud = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(order.size()) * kLoudShare));
+  const std::vector<size_t> order = pic.by_loudness();
+  const size_t loud = pic.loud_count();
   // The loudest few channels are the story; past them the bars would be thinner than a pixel.
   const size_t drawn = std::min<size_t>(order.size(), kChannelsDrawn);
   p.setPen(palette().color(QPalette::Text));
@@ -129,12 +120,12 @@ void QuantizationChart::paintErrors(QPainter& p, const QRect& area) {
   p.drawText(area.left(), area.top() + fm.ascent(), tr("Output error of %1 over the calibration text (log scale); red: the loudest channels' share")
                                                          .arg(QString::fromStdString(pic.tensor)));
   if (pic.cost.size() != n || n == 0) return;
-  const std::vector<size_t> order = byLoudness(pic.activation);
-  const size_t loud = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(order.size()) * kLoudShare));
+  const size_t loud = pic.loud_count();
   std::vector<double> total(n, 0), loudPart(n, 0);
   for (size_t v = 0; v < n; ++v) {
-    for (float c : pic.cost[v]) total[v] += c;
-    for (size_t i = 0; i < loud; ++i) loudPart[v] += pic.cost[v][order[i]];
+    const auto e = pic.error_of(v);
+    total[v] = e.total;
+    loudPart[v] = e.loud;
   }
   double hi = 0, lo = INFINITY;
   for (double t : total)

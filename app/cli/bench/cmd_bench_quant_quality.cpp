@@ -103,17 +103,12 @@ int cmd_bench_quant_quality(const std::vector<std::string>& argv) {
     // Where the error sits: the loudest 1% of one matrix's input channels, and their share of
     // each variant's output error in that matrix.
     const auto& p = r.channels;
-    std::vector<size_t> order(p.activation.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.activation[a] > p.activation[b]; });
-    const size_t loud = std::max<size_t>(1, order.size() / 100);
     std::printf("%s: its loudest %zu of %zu input channels carry this share of each variant's output error there:\n",
-                p.tensor.c_str(), loud, order.size());
+                p.tensor.c_str(), p.loud_count(), p.activation.size());
     for (size_t v = 0; v < r.variants.size(); ++v) {
-      double all = 0, top = 0;
-      for (size_t i = 0; i < order.size(); ++i) (i < loud ? top : all) += p.cost[v][order[i]];
-      all += top;
-      std::printf("  %-16s %5.1f%% (error %.4e)\n", r.variants[v].label.c_str(), all > 0 ? 100.0 * top / all : 0.0, all);
+      const auto e = p.error_of(v);
+      std::printf("  %-16s %5.1f%% (error %.4e)\n", r.variants[v].label.c_str(), e.total > 0 ? 100.0 * e.loud / e.total : 0.0,
+                  e.total);
     }
   }
   return 0;
