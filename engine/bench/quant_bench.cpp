@@ -30,6 +30,9 @@ std::vector<size_t> half_field_offsets(GgmlType type) {
     case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return {0};
     case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K: return {0, 2};
     case GgmlType::Q6_K: return {offsetof(block_q6_K, d)};
+    case GgmlType::Q3_K: return {offsetof(block_q3_K, d)};
+    case GgmlType::Q2_K: return {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)};
+    case GgmlType::IQ4_XS: return {offsetof(block_iq4_xs, d)};
     default: return {};
   }
 }
@@ -194,8 +197,9 @@ std::string run_quant_bench(int threads) {
   }
   report += "\n";
   for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
-                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::BF16}) {
-    const bool k_quant = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
+                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q3_K, GgmlType::Q2_K, GgmlType::IQ4_XS, GgmlType::F16,
+                        GgmlType::BF16}) {
+    const bool k_quant = ggml_type_traits(type).block_size == kQKK;
     for (int64_t n : {k_quant ? int64_t{768} : int64_t{576}, int64_t{1536}}) {
       const int64_t rows = (256 << 10) / static_cast<int64_t>(ggml_row_size(type, n));
       for (int64_t tokens : {int64_t{1}, int64_t{8}, int64_t{16}}) {

@@ -12,6 +12,7 @@
 #include "engine/quant/panel_float.h"
 #include "engine/quant/panel_k.h"
 #include "engine/quant/panel_legacy.h"
+#include "engine/quant/panel_low_bits.h"
 #include "engine/quant/panel_pack.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_avx2.h"
@@ -74,7 +75,8 @@ size_t expanded_row_bytes(GgmlType weight_type, int64_t num_blocks, PanelKernel 
   if (is_float_panel_type(weight_type)) return 0;
   const auto nb = static_cast<size_t>(num_blocks);
   if (is_k_panel_type(weight_type)) {
-    if (kernel != PanelKernel::kAvx512Vnni || weight_type == GgmlType::Q6_K) return 0;
+    const bool min_sums = weight_type == GgmlType::Q4_K || weight_type == GgmlType::Q5_K;
+    if (kernel != PanelKernel::kAvx512Vnni || !min_sums) return 0;
     return nb * kQK / kQKK * sizeof(vnni_q8_K_min_sums);
   }
   if (is_legacy_panel_type(weight_type)) return kernel == PanelKernel::kScalar ? 0 : nb * sizeof(vnni_q8_0_scales);
@@ -249,6 +251,22 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
                [[maybe_unused]] const void* expanded, PanelKernel kernel) {
   check_panel_type(weight_type, cols);
   check_kernel(kernel);
+  if (is_low_bits_panel_type(weight_type)) {
+#if defined(PAGEDCHAT_QUANT_AVX2)
+    if (kernel == PanelKernel::kAvx2) {
+      return quant_avx2::low_bits_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
+                                            out, out_stride);
+    }
+#endif
+#if defined(PAGEDCHAT_QUANT_AVX512)
+    if (kernel == PanelKernel::kAvx512Vnni) {
+      return quant_avx512::low_bits_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes,
+                                              num_tokens, out, out_stride);
+    }
+#endif
+    return reference_low_bits_panel_dot(weight_type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
+                                        out, out_stride);
+  }
   if (is_k_panel_type(weight_type)) {
 #if defined(PAGEDCHAT_QUANT_AVX2)
     if (kernel == PanelKernel::kAvx2) {

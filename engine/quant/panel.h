@@ -20,9 +20,9 @@
 //
 // Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0), with the math
 // above; Q4_0, Q5_0 and Q5_1 (panel_legacy.h); F16 and BF16 against f32 activations
-// (panel_float.h); and the K-quants Q4_K, Q5_K, Q6_K against Q8_K, whose 256-element super-blocks
-// have their own layouts (panel_k.h). Each of those headers states its math. F32 and the rest
-// keep using vec_dot_rows.
+// (panel_float.h); and the K-quants Q4_K, Q5_K, Q6_K (panel_k.h) and Q2_K, Q3_K, IQ4_XS
+// (panel_low_bits.h) against Q8_K, whose 256-element super-blocks have their own layouts. Each of
+// those headers states its math. F32, IQ4_NL and MXFP4 keep using vec_dot_rows.
 
 #include <cstddef>
 #include <cstdint>
@@ -65,14 +65,15 @@ std::string_view panel_kernel_name(PanelKernel kernel);
 // activation scale as a float and, for Q4_1, the sum term s as a float, for Q8_0 -128 times the
 // quants' sum (the kernel multiplies weights + 128 as unsigned bytes); 8 bytes a block, worth it
 // always; for Q4_K and Q5_K the sums of each 32 quants in 16-bit pairs, 16 bytes a super-block
-// (Q6_K: none). kScalar reads none (0 bytes). Results are the same bits with or without.
+// (Q6_K and the low-bit K-quants: none). kScalar reads none (0 bytes). Results are the same bits
+// with or without.
 // Throws Error for a kernel that is not available.
 size_t panel_expanded_row_bytes(GgmlType weight_type, int64_t cols, PanelKernel kernel = default_panel_kernel());
 void expand_for_panels(GgmlType weight_type, const void* act_row, int64_t cols, void* dst,
                        PanelKernel kernel = default_panel_kernel());
 // Whether a call with num_tokens activation rows should pass them expanded.
-// (Never for the float types and Q6_K, and for the other K-quants only with kAvx512Vnni: their
-// kernels read the compact rows.)
+// (Never for the float types, Q6_K and the low-bit K-quants, and for Q4_K and Q5_K only with
+// kAvx512Vnni: the other kernels read the compact rows.)
 bool panel_expansion_pays(GgmlType weight_type, int64_t num_tokens, PanelKernel kernel = default_panel_kernel());
 
 // For panel p of a packed matrix and each of num_tokens activation rows (prepared with

@@ -101,11 +101,6 @@ void q4_1_mins(int64_t nb, const panel_q4_1* blocks, const Source* src, __m256 (
   }
 }
 
-// An empty asm that "changes" v: the compiler cannot reassociate the integer sums across it.
-// Without it GCC sums each token's 8 products as a tree after computing them all, which needs
-// 8 T live vectors and spills most of them to the stack.
-static inline void keep_in_register(__m256i& v) { asm("" : "+x"(v)); }
-
 // Q4_1, T tokens per pass over the panel: per block and row group (8 rows), each of the 4
 // packed vectors gives two nibble vectors (elements 4 j .. 4 j + 3 and 16 + 4 j .. 16 + 4 j + 3
 // of each row), and every token multiplies them with its quads,

@@ -113,6 +113,49 @@ struct panel_q6_K {
 static_assert(sizeof(panel_q6_K) == 16 * sizeof(block_q6_K) + 32 && sizeof(panel_q6_K) % 64 == 0,
               "whole lines");
 
+// The low-bit K-quants (panel_low_bits.h). Each keeps the row format's bits and the same quad
+// order: quad j of a super-block is elements 4 j .. 4 j + 3, and wherever a panel holds a quad,
+// byte 4 r + e is element 4 j + e of row r, so that a 4-way byte dot leaves each row's sum in
+// its own lane. The kernels unpack quads in registers into unsigned bytes.
+//
+// Q2_K: group g (16 elements, one scale and one min) is quads 4 g .. 4 g + 3; bits 2 k, 2 k + 1
+// of byte 4 r + e of q[g] are quad k's element e, and scales[g][r] is row r's byte of the row
+// format (scale in the low nibble, min in the high one). As big as its 16 rows.
+struct panel_q2_K {
+  uint16_t d[16];
+  uint16_t dmin[16];
+  uint8_t scales[16][16];  // [group][row]
+  uint8_t q[16][64];
+};
+static_assert(sizeof(panel_q2_K) == 16 * sizeof(block_q2_K) && sizeof(panel_q2_K) % 64 == 0, "whole lines");
+
+// Q3_K: the low 2 bits as Q2_K's, and the third bit (the row format's hmask bit: set means +4
+// against the format's -4) of group g's quad k at bit 4 (g % 2) + k of qh[g / 2]; the quant is
+// kept unsigned (0..7), the format's -4 applied through the activation sums. scales[g][r] is
+// row r's 6-bit scale minus 32. 96 bytes more than the 16 rows (5%): the 12 packed scale bytes
+// of a row become 16, and the block is whole 64-byte lines.
+struct panel_q3_K {
+  uint16_t d[16];
+  uint8_t pad[32];
+  int8_t scales[16][16];
+  uint8_t q[16][64];
+  uint8_t qh[8][64];
+};
+static_assert(sizeof(panel_q3_K) == 16 * sizeof(block_q3_K) + 96 && sizeof(panel_q3_K) % 64 == 0, "whole lines");
+
+// IQ4_XS: sub-block s (32 elements, one scale) is quads 8 s .. 8 s + 7; q[s][w] holds word w of
+// every row's 16 bytes of the sub-block as panel_q4_1 does: byte 4 r + e's low nibble is quad
+// w's element e, its high nibble quad 4 + w's. A nibble is an index into the 16 levels
+// (iq4_level). scales[s][r] is row r's 6-bit scale minus 32. 64 bytes more than the 16 rows (3%).
+struct panel_iq4_xs {
+  uint16_t d[16];
+  uint8_t pad[32];
+  int8_t scales[8][16];
+  uint8_t q[8][4][64];
+};
+static_assert(sizeof(panel_iq4_xs) == 16 * sizeof(block_iq4_xs) + 64 && sizeof(panel_iq4_xs) % 64 == 0,
+              "whole lines");
+
 // A K-quant panel's quants unpacked into bytes, what a prefill chunk's kernels read instead of
 // unpacking them again in every pass of tokens (panel_k_avx2.cpp, panel_k_avx512.cpp): quad j
 // (elements 4 j .. 4 j + 3) of a super-block's 16 rows, byte 4 r + e element 4 j + e of row r,
@@ -157,6 +200,22 @@ inline int panel_quant(const panel_q6_K& p, int r, int k) {
   const uint8_t low = p.ql[g][quad % 2][4 * r + b];
   const int low4 = quad < 2 ? low & 0x0f : low >> 4;
   return low4 | ((p.qh[g][4 * r + b] >> (2 * quad)) & 3) << 4;
+}
+
+// Element k (0..255) of row r in a low-bit panel block: Q2_K's quant (0..3), Q3_K's unsigned
+// quant (0..7, before the format's -4), IQ4_XS's level index (0..15).
+inline int panel_quant(const panel_q2_K& p, int r, int k) {
+  return (p.q[k / 16][4 * r + k % 4] >> (2 * ((k % 16) / 4))) & 3;
+}
+inline int panel_quant(const panel_q3_K& p, int r, int k) {
+  const int g = k / 16, quad = (k % 16) / 4, e = k % 4;
+  const int low = (p.q[g][4 * r + e] >> (2 * quad)) & 3;
+  return low | ((p.qh[g / 2][4 * r + e] >> (4 * (g % 2) + quad)) & 1) << 2;
+}
+inline int panel_quant(const panel_iq4_xs& p, int r, int k) {
+  const int s = k / 32, quad = (k % 32) / 4, e = k % 4;
+  const uint8_t byte = p.q[s][quad % 4][4 * r + e];
+  return quad < 4 ? byte & 0x0f : byte >> 4;
 }
 
 // An AVX2-expanded activation row (panel.h): per block, 8 vectors of 32 bytes, vector v the

@@ -1,4 +1,5 @@
-// K-quant panels: packing a row-major Q4_K / Q6_K matrix, and the scalar reference kernel.
+// K-quant panels: packing a row-major Q4_K / Q5_K / Q6_K matrix, and the scalar reference kernel
+// (the low-bit K-quants' are panel_low_bits.cpp's).
 #include "engine/quant/panel_k.h"
 
 #include <cmath>
@@ -6,6 +7,7 @@
 
 #include "engine/common/float16.h"
 #include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel_low_bits.h"
 #include "engine/quant/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
@@ -74,29 +76,20 @@ float q6_K_row(const panel_q6_K* blocks, int64_t nb, int r, const block_q8_K* y)
   return acc;
 }
 
-template <typename Panel, typename RowDot>
-void reference_dot(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
-                   size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride, RowDot row_dot) {
-  const int64_t nb = cols / kQKK;
-  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
-  for (int64_t t = 0; t < num_tokens; ++t) {
-    const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(act) + t * act_row_bytes);
-    for (int64_t r = 0; r < num_rows; ++r) out[t * out_stride + r] = row_dot(blocks, nb, static_cast<int>(r), y);
-  }
-}
-
 }  // namespace
 
 bool is_k_panel_type(GgmlType type) {
-  return type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
+  return type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K || is_low_bits_panel_type(type);
 }
 
 size_t k_panel_block_bytes(GgmlType type) {
+  if (is_low_bits_panel_type(type)) return low_bits_panel_block_bytes(type);
   if (type == GgmlType::Q4_K) return sizeof(panel_q4_K);
   return type == GgmlType::Q5_K ? sizeof(panel_q5_K) : sizeof(panel_q6_K);
 }
 
 void pack_k_panels(GgmlType type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
+  if (is_low_bits_panel_type(type)) return pack_low_bits_panels(type, w, row_stride, rows, cols, dst);
   if (type == GgmlType::Q4_K) {
     return pack_panel_rows<panel_q4_K, block_q4_K>(w, row_stride, rows, cols, dst, put_row<panel_q4_K, block_q4_K>);
   }
@@ -121,15 +114,20 @@ void expand_k_min_sums(const void* act_row, int64_t num_super_blocks, void* dst)
 
 void reference_k_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                            const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+  if (is_low_bits_panel_type(type)) {
+    return reference_low_bits_panel_dot(type, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
+                                        out_stride);
+  }
   if (type == GgmlType::Q4_K) {
-    return reference_dot<panel_q4_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+    return reference_k_rows<panel_q4_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
                                      q4_K_row<panel_q4_K>);
   }
   if (type == GgmlType::Q5_K) {
-    return reference_dot<panel_q5_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+    return reference_k_rows<panel_q5_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
                                      q4_K_row<panel_q5_K>);
   }
-  reference_dot<panel_q6_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride, q6_K_row);
+  reference_k_rows<panel_q6_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
+                               q6_K_row);
 }
 
 }  // namespace pagedchat

@@ -1,6 +1,8 @@
 #pragma once
 // Internal to engine/quant: the K-quant panels (Q4_K, Q5_K, Q6_K) behind panel.h: their packing and
-// the scalar reference that defines their math. Layouts: panel_blocks.h.
+// the scalar reference that defines their math. Layouts: panel_blocks.h. The functions below also
+// take the low-bit K-quants Q2_K, Q3_K and IQ4_XS (same super-blocks, same Q8_K activations),
+// whose math panel_low_bits.h states.
 //
 // Math, per (row, token) and per super-block i, with the activation in Q8_K (d_a a float, the
 // quants q_a, and the sums of each 16 of them):

@@ -29,32 +29,8 @@ namespace {
 
 constexpr int kMaxTokens = 4;
 
-// Asks for part `part` of `parts` of the block kPrefetchBlocks ahead, spread over the block's
-// loop: a decode step streams every weight once from memory, and two threads taking panels in
-// turn break the stream the hardware prefetcher would follow.
+// How many blocks ahead the kernels ask for (simd_avx2.h's prefetch_part).
 constexpr int kPrefetchBlocks = 2;
-template <typename Block>
-static inline void prefetch_part(const Block* at, int part, int parts) {
-  constexpr size_t kLines = (sizeof(Block) + 63) / 64;
-  const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
-  const size_t first = kLines * part / parts, last = kLines * (part + 1) / parts;
-  for (size_t l = first; l < last; ++l) _mm_prefetch(p + 64 * l, _MM_HINT_T0);
-}
-
-static inline __m256i quad(const int8_t* q) { return _mm256_set1_epi32(static_cast<int>(load_u32(q))); }
-
-// 8 unsigned bytes as 32-bit lanes, each value in both of its 16-bit halves (vpmaddwd's operand).
-static inline __m256i u8_pairs(const uint8_t* p) {
-  const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
-}
-// The same for 8 signed bytes.
-static inline __m256i s8_pairs(const int8_t* p) {
-  const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_blend_epi16(v, _mm256_slli_epi32(v, 16), 0xAA);
-}
-
-static inline void keep_in_register(__m256i& v) { asm("" : "+x"(v)); }
 
 // Bit s of each byte of v moved to bit 4 (a Q5_K quant's fifth bit, as 16), the rest cleared.
 static inline __m256i fifth_bits(__m256i v, int s) {
@@ -90,7 +66,7 @@ static inline __m256i unpacked_quads(const UnpackedQuads* u, int64_t i, int j, i
 template <typename Panel>
 void unpack_panel(const Panel* blocks, int64_t nb, UnpackedQuads* dst) {
   for (int64_t i = 0; i < nb; ++i) {
-    prefetch_part(blocks + i, 0, 1);  // from memory in a big batch's decode step (as the passes do)
+    prefetch_part<kPrefetchBlocks>(blocks + i, 0, 1);  // from memory in a big batch's decode step (as the passes do)
     UnpackedQuads* u = dst + i * kUnpackedQuadsPerBlock;
     for (int g = 0; g < 2; ++g) {
       if constexpr (std::is_same_v<Panel, panel_q6_K>) {
@@ -134,7 +110,7 @@ void q4_K_tokens(int64_t nb, const Panel* blocks, const UnpackedQuads* unpacked,
       for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
       for (int s = 0; s < 8; ++s) {
-        if (!unpacked) prefetch_part(blocks + i, 8 * g + s, 16);
+        if (!unpacked) prefetch_part<kPrefetchBlocks>(blocks + i, 8 * g + s, 16);
         const __m256i scale = u8_pairs(b.scales[s] + 8 * g);
         __m256i s16[T];
 #pragma GCC unroll 8
@@ -186,7 +162,7 @@ void q6_K_tokens(int64_t nb, const panel_q6_K* blocks, const UnpackedQuads* unpa
           q0 = unpacked_quads(unpacked, i, 4 * grp, g), q1 = unpacked_quads(unpacked, i, 4 * grp + 1, g);
           q2 = unpacked_quads(unpacked, i, 4 * grp + 2, g), q3 = unpacked_quads(unpacked, i, 4 * grp + 3, g);
         } else {
-          prefetch_part(blocks + i, 16 * g + grp, 32);
+          prefetch_part<kPrefetchBlocks>(blocks + i, 16 * g + grp, 32);
           q0 = q6_quads(b, grp, 0, g), q1 = q6_quads(b, grp, 1, g), q2 = q6_quads(b, grp, 2, g);
           q3 = q6_quads(b, grp, 3, g);
         }

@@ -25,9 +25,6 @@ static inline void prefetch_ahead(const Block* at) {
   const char* p = reinterpret_cast<const char*>(at + kPrefetchBlocks);
   for (size_t b = 0; b < sizeof(Block); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
 }
-static inline __m256i quad(const int8_t* q) { return _mm256_set1_epi32(static_cast<int>(load_u32(q))); }
-static inline void keep_in_register(__m256i& v) { asm("" : "+x"(v)); }
-
 template <typename Act, typename Scales>
 struct Token {
   const Act* y;

@@ -1,11 +1,14 @@
 #pragma once
-// Internal to engine/quant: the loop that every panel layout packs with. Panel p, block i holds
-// block i of rows 16 p .. 16 p + 15; a partial last panel's missing rows are zeros. `put(panel
-// block, lane, row block)` writes one row block into its lane (panel_blocks.h says where).
+// Internal to engine/quant: the loop that every panel layout packs with, and the one every
+// K-quant panel's scalar reference runs. Panel p, block i holds block i of rows 16 p .. 16 p + 15;
+// a partial last panel's missing rows are zeros. `put(panel block, lane, row block)` writes one
+// row block into its lane (panel_blocks.h says where).
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {
 
@@ -26,6 +29,19 @@ void pack_panel_rows(const void* w, size_t row_stride, int64_t rows, int64_t col
         put(pb, r, b);
       }
     }
+  }
+}
+
+// The K-quant panels' reference over a call: out[t * out_stride + r] = row_dot(blocks, nb, r, y)
+// for each token's Q8_K row y and each of the panel's first num_rows rows.
+template <typename Panel, typename RowDot>
+void reference_k_rows(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                      size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride, RowDot row_dot) {
+  const int64_t nb = cols / kQKK;
+  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(act) + t * act_row_bytes);
+    for (int64_t r = 0; r < num_rows; ++r) out[t * out_stride + r] = row_dot(blocks, nb, static_cast<int>(r), y);
   }
 }
 

@@ -41,6 +41,9 @@ void panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t p
 // The same for the K-quant panels (panel_k.h), which read the compact Q8_K rows only.
 void k_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                  const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
+// The low-bit K-quant panels (Q2_K, Q3_K, IQ4_XS: panel_low_bits.h), against compact Q8_K rows.
+void low_bits_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                        const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
 // Q4_0, Q5_0, Q5_1 panels (panel_legacy.h); `expanded` (not null) holds the rows' block scales
 // (expand_vnni_scales).
 void legacy_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,

@@ -40,5 +40,9 @@ void k_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t
                  const void* act, size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out,
                  int64_t out_stride);
 
+// The low-bit K-quant panels (Q2_K, Q3_K, IQ4_XS: panel_low_bits.h), against compact Q8_K rows.
+void low_bits_panel_dot(GgmlType weight_type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
+                        const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride);
+
 }  // namespace pagedchat::quant_avx512
 #endif

@@ -94,6 +94,37 @@ static inline __m256i dot_i8_i8(__m256i a, __m256i b) {
   return dot_u8_i8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
 }
 
+// The panel kernels' operands: an activation quad (4 quants at q) broadcast to every 32-bit
+// lane, what a byte-pair multiply (vpmaddubsw) takes against 8 rows' interleaved quads.
+static inline __m256i quad(const int8_t* q) { return _mm256_set1_epi32(static_cast<int>(load_u32(q))); }
+// 8 unsigned bytes as 32-bit lanes, each value in both of its 16-bit halves (vpmaddwd's operand).
+static inline __m256i u8_pairs(const uint8_t* p) {
+  const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
+}
+// The same for 8 signed bytes.
+static inline __m256i s8_pairs(const int8_t* p) {
+  const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_blend_epi16(v, _mm256_slli_epi32(v, 16), 0xAA);
+}
+
+// An empty asm that "changes" v: the compiler cannot reassociate the integer sums across it.
+// Without it GCC sums each token's products as a tree after computing them all, which needs
+// many live vectors and spills most of them to the stack.
+static inline void keep_in_register(__m256i& v) { asm("" : "+x"(v)); }
+
+// Asks for part `part` of `parts` of the block Ahead blocks on, spread over the block's loop: a
+// decode step streams every weight once from memory, and two threads taking panels in turn
+// break the stream the hardware prefetcher would follow.
+template <int Ahead, typename Block>
+static inline void prefetch_part(const Block* at, int part, int parts) {
+  constexpr size_t kLines = (sizeof(Block) + 63) / 64;
+  const char* p = reinterpret_cast<const char*>(at + Ahead);
+  const size_t first = kLines * static_cast<size_t>(part) / static_cast<size_t>(parts);
+  const size_t last = kLines * static_cast<size_t>(part + 1) / static_cast<size_t>(parts);
+  for (size_t l = first; l < last; ++l) _mm_prefetch(p + 64 * l, _MM_HINT_T0);
+}
+
 // The token passes of a 16-row panel kernel of at most 4 tokens: run(t0, n, out, stride) for
 // n = 4, 2 or 1 tokens from t0 on, writing the panel's 16 results per token at out + t * stride.
 // n is a std::integral_constant, so each pass size gets its own instance of the kernel. A partial

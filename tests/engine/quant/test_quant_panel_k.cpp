@@ -1,8 +1,8 @@
-// K-quant panels (engine/quant/panel_k.h): packing keeps every quant, scale and min of Q4_K,
-// Q5_K and Q6_K rows, every SIMD kernel the machine has equals the scalar reference bit for bit whatever
-// the tokens of a call, with compact activation rows and with expanded ones (the AVX-512 kernel's
-// Q4_K and Q5_K min sums), and the panel dot agrees with vec_dot (the same exact integer sums in
-// another float order).
+// K-quant panels (engine/quant/panel_k.h, panel_low_bits.h): packing keeps every quant, scale
+// and min of Q4_K, Q5_K, Q6_K, Q2_K, Q3_K and IQ4_XS rows, every SIMD kernel the machine has
+// equals the scalar reference bit for bit whatever the tokens of a call, with compact activation
+// rows and with expanded ones (the AVX-512 kernel's Q4_K and Q5_K min sums), and the panel dot
+// agrees with vec_dot (the same exact integer sums in another float order).
 
 #include <QtTest>
 
@@ -24,7 +24,8 @@ using namespace pagedchat;
 
 namespace {
 
-const GgmlType kKTypes[] = {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kKTypes[] = {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+                            GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS};
 
 // Random quants, scales and mins (every byte value), with super-block scales of model-like size.
 std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng) {
@@ -34,11 +35,13 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, st
   const size_t block = ggml_row_size(type, kQKK);
   for (size_t at = 0; at < m.size(); at += block) {
     const uint16_t d = fp32_to_fp16(scale(rng)), dmin = fp32_to_fp16(scale(rng));
-    if (type == GgmlType::Q6_K) {
-      std::memcpy(&m[at + offsetof(block_q6_K, d)], &d, 2);
-    } else {  // Q4_K and Q5_K start alike
-      std::memcpy(&m[at + offsetof(block_q4_K, d)], &d, 2);
-      std::memcpy(&m[at + offsetof(block_q4_K, dmin)], &dmin, 2);
+    auto put = [&](size_t offset, uint16_t v) { std::memcpy(&m[at + offset], &v, 2); };
+    switch (type) {
+      case GgmlType::Q6_K: put(offsetof(block_q6_K, d), d); break;
+      case GgmlType::Q3_K: put(offsetof(block_q3_K, d), d); break;
+      case GgmlType::IQ4_XS: put(offsetof(block_iq4_xs, d), d); break;
+      case GgmlType::Q2_K: put(offsetof(block_q2_K, d), d), put(offsetof(block_q2_K, dmin), dmin); break;
+      default: put(offsetof(block_q4_K, d), d), put(offsetof(block_q4_K, dmin), dmin);  // Q4_K and Q5_K start alike
     }
   }
   return m;
@@ -118,6 +121,50 @@ class TestQuantPanelK : public QObject {
         QCOMPARE(p5.d[lane], real ? rows5[r * nb + i].d : uint16_t{0});
         QCOMPARE(p5.dmin[lane], real ? rows5[r * nb + i].dmin : uint16_t{0});
         QCOMPARE(p6.d[lane], real ? rows6[r * nb + i].d : uint16_t{0});
+      }
+    }
+  }
+
+  void packingKeepsEveryLowBitQuantAndScale() {
+    std::mt19937 rng(5);
+    const int64_t rows = 21, cols = 512, nb = cols / kQKK;  // a partial last panel
+    const auto q2 = random_matrix(GgmlType::Q2_K, rows, cols, rng);
+    const auto q3 = random_matrix(GgmlType::Q3_K, rows, cols, rng);
+    const auto iq4 = random_matrix(GgmlType::IQ4_XS, rows, cols, rng);
+    const auto packed2 = pack(GgmlType::Q2_K, q2, rows, cols);
+    const auto packed3 = pack(GgmlType::Q3_K, q3, rows, cols);
+    const auto packed4 = pack(GgmlType::IQ4_XS, iq4, rows, cols);
+    QCOMPARE(packed2.size(), size_t{2 * 2 * sizeof(panel_q2_K)});
+    QCOMPARE(packed3.size(), size_t{2 * 2 * sizeof(panel_q3_K)});
+    QCOMPARE(packed4.size(), size_t{2 * 2 * sizeof(panel_iq4_xs)});
+    const auto* rows2 = reinterpret_cast<const block_q2_K*>(q2.data());
+    const auto* rows3 = reinterpret_cast<const block_q3_K*>(q3.data());
+    const auto* rows4 = reinterpret_cast<const block_iq4_xs*>(iq4.data());
+    for (int64_t r = 0; r < 32; ++r) {
+      for (int64_t i = 0; i < nb; ++i) {
+        const auto& p2 = reinterpret_cast<const panel_q2_K*>(packed2.data())[(r / kPanelRows) * nb + i];
+        const auto& p3 = reinterpret_cast<const panel_q3_K*>(packed3.data())[(r / kPanelRows) * nb + i];
+        const auto& p4 = reinterpret_cast<const panel_iq4_xs*>(packed4.data())[(r / kPanelRows) * nb + i];
+        const int lane = static_cast<int>(r % kPanelRows);
+        const bool real = r < rows;
+        const auto& b2 = rows2[r * nb + i];
+        const auto& b3 = rows3[r * nb + i];
+        const auto& b4 = rows4[r * nb + i];
+        for (int k = 0; k < kQKK; ++k) {
+          QCOMPARE(panel_quant(p2, lane, k), real ? quant_q2_K(b2, k) : 0);
+          QCOMPARE(panel_quant(p3, lane, k), real ? quant_q3_K(b3, k) + 4 : 0);
+          if (real) QCOMPARE(iq4_level(panel_quant(p4, lane, k)), quant_iq4_xs(b4, k));
+          else QCOMPARE(panel_quant(p4, lane, k), 0);
+        }
+        for (int g = 0; g < 16; ++g) {
+          QCOMPARE(p2.scales[g][lane], real ? b2.scales[g] : uint8_t{0});
+          QCOMPARE(int{p3.scales[g][lane]}, real ? get_scale_q3_K(b3.scales, g) : 0);
+        }
+        for (int s = 0; s < 8; ++s) QCOMPARE(int{p4.scales[s][lane]}, real ? get_scale_iq4_xs(b4, s) : 0);
+        QCOMPARE(p2.d[lane], real ? b2.d : uint16_t{0});
+        QCOMPARE(p2.dmin[lane], real ? b2.dmin : uint16_t{0});
+        QCOMPARE(p3.d[lane], real ? b3.d : uint16_t{0});
+        QCOMPARE(p4.d[lane], real ? b4.d : uint16_t{0});
       }
     }
   }
