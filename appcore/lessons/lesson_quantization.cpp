@@ -14,8 +14,6 @@
 #include "appcore/session/pool_control.h"
 
 namespace {
-QString tr(const char* text) { return QCoreApplication::translate("LessonRunner", text); }
-
 // Past this the three quantizations and four readings of the text take minutes on a laptop.
 constexpr qint64 kLargestModelBytes = qint64{1536} << 20;
 

@@ -27,8 +27,6 @@
 using pagedchat::KvEventKind;
 
 namespace {
-QString tr(const char* text) { return QCoreApplication::translate("LessonRunner", text); }
-
 const QString kSceneChatsKey = QStringLiteral("lessons/scene_chats");  // ids of the scene's chats, space-separated
 // The user's engine before the lesson: "preset blocks host_blocks speculation kv_type" (rememberUserEngine).
 const QString kUserEngineKey = QStringLiteral("lessons/user_engine");

@@ -17,8 +17,6 @@
 using pagedchat::KvEventKind;
 
 namespace {
-QString tr(const char* text) { return QCoreApplication::translate("LessonRunner", text); }
-
 // A story long enough that two of them outgrow a pool of one context. Two different stories:
 // with the same one, B's blocks would match A's by content and come back from the prefix cache
 // instead of from host memory.

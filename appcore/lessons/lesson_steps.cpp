@@ -14,10 +14,6 @@
 
 using pagedchat::KvEventKind;
 
-namespace {
-QString tr(const char* text) { return QCoreApplication::translate("LessonRunner", text); }
-}  // namespace
-
 // The prefill/decode lesson's roofline, measured on the engine thread once the model is loaded
 // (the engine paused, so nothing else runs meanwhile). False: it could not be measured (said).
 QCoro::Task<bool> LessonRunner::measureRoofline() {
