@@ -12,6 +12,7 @@
 #include "engine/common/ggml_type.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model_config.h"
+#include "engine/tokenizer/tokenizer.h"
 
 namespace pagedchat::models {
 namespace {
@@ -31,20 +32,28 @@ std::string commonest_weight_type(const GgufFile& f) {
 }
 
 // The first reason this build cannot run the file, or empty. It checks what a load checks
-// before the weights: the hyperparameters (ModelConfig), the tokenizer kind and that every
-// tensor's type can be computed with.
+// before the weights: the hyperparameters (ModelConfig), the tokenizer kind and its vocabulary
+// against the embedding (Tokenizer::check_vocabulary: the list's length, its types, BOS/EOS
+// within it), and that every tensor's type can be computed with. (The file's layout, tensors
+// past its end or over each other's bytes, GgufFile::open has refused already.)
 std::string first_problem(const GgufFile& f) {
   if (const auto parts = f.opt_uint("split.count"); parts && *parts > 1)
     return format("it is split into %llu files; split GGUFs are not supported yet (join them with llama-gguf-split --merge)",
                   (unsigned long long)*parts);
+  int64_t vocab_size = 0;
   try {
-    ModelConfig::from_gguf(f);
+    vocab_size = ModelConfig::from_gguf(f).vocab_size;
   } catch (const Error& e) {
     return e.what();
   }
   const std::string tokenizer = f.opt_string("tokenizer.ggml.model").value_or("");
   if (tokenizer.empty()) return "it has no tokenizer (tokenizer.ggml.model is missing)";
   if (!tokenizer_supported(tokenizer)) return "tokenizer '" + tokenizer + "' is not supported (gpt2 and llama are)";
+  try {
+    Tokenizer::check_vocabulary(f, vocab_size);
+  } catch (const Error& e) {
+    return e.what();
+  }
   for (const GgufTensorInfo& t : f.tensors()) {
     auto traits = ggml_type_traits(static_cast<uint32_t>(t.type));
     if (!traits || !traits->computable)

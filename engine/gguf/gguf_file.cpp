@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -293,6 +294,18 @@ void GgufFile::parse() {
     if (t.offset > data_size || t.num_bytes > data_size - t.offset)
       fail("tensor '%s' data (offset %llu, %llu bytes) is not within the file (%llu data bytes)", t.name.c_str(),
            (unsigned long long)t.offset, (unsigned long long)t.num_bytes, (unsigned long long)data_size);
+  }
+  // Two tensors over the same bytes: llama.cpp refuses any tensor not at the offset its
+  // predecessors' sizes give; we refuse the overlaps (writing one would change the other).
+  std::vector<const GgufTensorInfo*> by_offset;
+  by_offset.reserve(tensors_.size());
+  for (const auto& t : tensors_) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+  for (size_t k = 1; k < by_offset.size(); ++k) {
+    const GgufTensorInfo& before = *by_offset[k - 1];
+    if (before.offset + before.num_bytes > by_offset[k]->offset)
+      fail("tensors '%s' and '%s' overlap in the file's data", before.name.c_str(), by_offset[k]->name.c_str());
   }
 }
 

@@ -38,11 +38,9 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadProgress& 
     if (progress.active()) page_in(file, progress);
     m->weights = ModelWeights::load(std::move(file));
     progress.report("tokenizer", 0.0);
+    Tokenizer::check_vocabulary(m->weights.file, m->weights.config.vocab_size);
     m->tokenizer = Tokenizer::from_gguf(m->weights.file);
     progress.report("tokenizer", 1.0);
-    if (m->tokenizer->num_vocab() != m->weights.config.vocab_size)
-      fail("the tokenizer has %d tokens but the embedding has %d rows", m->tokenizer->num_vocab(),
-           m->weights.config.vocab_size);
   } catch (const LoadCancelled&) {
     throw;
   } catch (const Error& e) {

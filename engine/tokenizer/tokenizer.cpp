@@ -12,18 +12,35 @@
 
 namespace pagedchat {
 
-std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
+namespace {
+
+// The tokenizer kind a file names, one we build.
+std::string supported_kind(const GgufFile& file) {
   const std::optional<std::string> model = file.opt_string("tokenizer.ggml.model");
   if (!model) fail("tokenizer: metadata 'tokenizer.ggml.model' is missing");
-  if (*model == "gpt2") return std::make_unique<BpeTokenizer>(file);
-  if (*model == "llama") return std::make_unique<SpmTokenizer>(file);
-  fail(
-      "tokenizer: model type '%s' (tokenizer.ggml.model) is not supported; "
-      "supported: 'gpt2' (byte-level BPE), 'llama' (sentencepiece)",
-      model->c_str());
+  if (*model != "gpt2" && *model != "llama") {
+    fail(
+        "tokenizer: model type '%s' (tokenizer.ggml.model) is not supported; "
+        "supported: 'gpt2' (byte-level BPE), 'llama' (sentencepiece)",
+        model->c_str());
+  }
+  return *model;
 }
 
-namespace {
+std::vector<std::string_view> vocabulary_tokens(const GgufFile& file) {
+  std::vector<std::string_view> tokens = file.get_string_array("tokenizer.ggml.tokens");
+  if (tokens.empty()) fail("tokenizer: metadata 'tokenizer.ggml.tokens' is missing or empty");
+  if (tokens.size() > static_cast<size_t>(INT32_MAX))
+    fail("tokenizer: %zu tokens is more than ids can hold", tokens.size());
+  return tokens;
+}
+
+std::vector<int64_t> token_types(const GgufFile& file, size_t num_tokens) {
+  std::vector<int64_t> types = file.get_int_array("tokenizer.ggml.token_type");
+  if (!types.empty() && types.size() != num_tokens)
+    fail("tokenizer: 'tokenizer.ggml.token_type' has %zu entries for %zu tokens", types.size(), num_tokens);
+  return types;
+}
 
 std::optional<int32_t> special_id(const GgufFile& file, const char* key, int32_t num_vocab) {
   const std::optional<int64_t> id = file.opt_int(key);
@@ -36,23 +53,35 @@ std::optional<int32_t> special_id(const GgufFile& file, const char* key, int32_t
   return static_cast<int32_t>(*id);
 }
 
+constexpr const char* kSpecialIdKeys[] = {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                                          "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
+
 // Texts of the end-of-turn tokens of common chat templates (ChatML, Llama 3, GPT-2, Gemma, Phi).
 constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|eot_id|>", "<|endoftext|>",
                                                 "<end_of_turn>", "<|end|>"};
 
 }  // namespace
 
+std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
+  if (supported_kind(file) == "gpt2") return std::make_unique<BpeTokenizer>(file);
+  return std::make_unique<SpmTokenizer>(file);
+}
+
+void Tokenizer::check_vocabulary(const GgufFile& file, int64_t embedding_rows) {
+  supported_kind(file);
+  const size_t n = vocabulary_tokens(file).size();
+  if (static_cast<int64_t>(n) != embedding_rows)
+    fail("the tokenizer has %zu tokens but the embedding has %lld rows", n, static_cast<long long>(embedding_rows));
+  token_types(file, n);
+  for (const char* key : kSpecialIdKeys) special_id(file, key, static_cast<int32_t>(n));
+}
+
 void Tokenizer::load_vocab(const GgufFile& file, bool default_add_bos) {
-  const std::vector<std::string_view> tokens = file.get_string_array("tokenizer.ggml.tokens");
-  if (tokens.empty()) fail("tokenizer: metadata 'tokenizer.ggml.tokens' is missing or empty");
-  if (tokens.size() > static_cast<size_t>(INT32_MAX))
-    fail("tokenizer: %zu tokens is more than ids can hold", tokens.size());
+  const std::vector<std::string_view> tokens = vocabulary_tokens(file);
   vocab_.assign(tokens.begin(), tokens.end());
   const int32_t n = num_vocab();
 
-  const std::vector<int64_t> types = file.get_int_array("tokenizer.ggml.token_type");
-  if (!types.empty() && types.size() != vocab_.size())
-    fail("tokenizer: 'tokenizer.ggml.token_type' has %zu entries for %d tokens", types.size(), n);
+  const std::vector<int64_t> types = token_types(file, vocab_.size());
   token_type_.assign(vocab_.size(), kNormal);
   for (size_t i = 0; i < types.size(); ++i)
     token_type_[i] =
@@ -61,8 +90,8 @@ void Tokenizer::load_vocab(const GgufFile& file, bool default_add_bos) {
   token_index_.reserve(vocab_.size());
   for (int32_t id = 0; id < n; ++id) token_index_.emplace(vocab_[id], id);  // keeps the first
 
-  bos_id_ = special_id(file, "tokenizer.ggml.bos_token_id", n);
-  eos_id_ = special_id(file, "tokenizer.ggml.eos_token_id", n);
+  bos_id_ = special_id(file, kSpecialIdKeys[0], n);
+  eos_id_ = special_id(file, kSpecialIdKeys[1], n);
   add_bos_ = file.opt_bool("tokenizer.ggml.add_bos_token").value_or(default_add_bos) && bos_id_;
   add_eos_ = file.opt_bool("tokenizer.ggml.add_eos_token").value_or(false) && eos_id_;
 
@@ -72,8 +101,8 @@ void Tokenizer::load_vocab(const GgufFile& file, bool default_add_bos) {
       eog_ids_.push_back(*id);
   };
   add_eog(eos_id_);
-  add_eog(special_id(file, "tokenizer.ggml.eot_token_id", n));
-  add_eog(special_id(file, "tokenizer.ggml.eom_token_id", n));
+  add_eog(special_id(file, kSpecialIdKeys[2], n));
+  add_eog(special_id(file, kSpecialIdKeys[3], n));
   for (std::string_view text : kEndOfTurnTexts) add_eog(find_token(text));
   std::sort(eog_ids_.begin(), eog_ids_.end());
 

@@ -23,6 +23,10 @@ class Tokenizer {
  public:
   // Builds the tokenizer a GGUF file describes. Throws Error naming what is missing or wrong.
   static std::unique_ptr<Tokenizer> from_gguf(const GgufFile& file);
+  // What a load checks of the vocabulary, without building a tokenizer (a library scan asks
+  // whether a file runs here): the kind, the token list against the embedding's rows, the
+  // token types, the special ids within the list. Throws Error in the words a load would use.
+  static void check_vocabulary(const GgufFile& file, int64_t embedding_rows);
   Tokenizer() = default;
   Tokenizer(const Tokenizer&) = delete;  // token_index_ points into vocab_
   Tokenizer& operator=(const Tokenizer&) = delete;

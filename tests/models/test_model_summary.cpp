@@ -5,7 +5,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
+
 #include "engine/common/error.h"
+#include "engine/model/model.h"
 #include "models/model_summary.h"
 #include "tests/support/model_fixtures.h"
 #include "tests/support/test_env.h"
@@ -119,6 +122,67 @@ class ModelSummaryTest : public QObject {
     if (problem.isEmpty()) QCOMPARE(QString::fromStdString(s.problem), problem);
     else QVERIFY2(QString::fromStdString(s.problem).startsWith(problem), s.problem.c_str());
     QCOMPARE(s.supported, problem.isEmpty());
+  }
+
+  // What a load refuses of the vocabulary is said before it, in its words (issue 46: `models
+  // info` said "runs here" for files `generate` then refused).
+  void aVocabularyALoadRefusesDoesNotRunHere_data() {
+    QTest::addColumn<QStringList>("tokens");
+    QTest::addColumn<int>("bos");
+    QTest::addColumn<QString>("problem");
+    QTest::newRow("fewer tokens than embedding rows") << QStringList{"a", "b", "c"} << -1
+                                                      << "the tokenizer has 3 tokens but the embedding has 4 rows";
+    QTest::newRow("more tokens") << QStringList{"a", "b", "c", "d", "e"} << -1
+                                 << "the tokenizer has 5 tokens but the embedding has 4 rows";
+    QTest::newRow("BOS outside the vocabulary")
+        << QStringList{"a", "b", "c", "d"} << 4
+        << "tokenizer: metadata 'tokenizer.ggml.bos_token_id' = 4 is outside the vocabulary of 4 tokens";
+    QTest::newRow("BOS the last token") << QStringList{"a", "b", "c", "d"} << 3 << "";
+  }
+  void aVocabularyALoadRefusesDoesNotRunHere() {
+    QFETCH(QStringList, tokens);
+    QFETCH(int, bos);
+    QFETCH(QString, problem);
+    QTemporaryDir dir;
+    test::FixtureModel m;
+    m.tokens.clear();
+    for (const QString& t : tokens) m.tokens.push_back(t.toStdString());
+    if (bos >= 0) m.bos_token_id = static_cast<uint32_t>(bos);
+    const QString path = dir.filePath("m.gguf");
+    test::write_fixture(path, test::fixture_gguf(m));
+    const ModelSummary s = summarize_model(path.toStdString());
+    QCOMPARE(QString::fromStdString(s.problem), problem);
+    QCOMPARE(s.supported, problem.isEmpty());
+  }
+
+  // The default model with its BOS id moved past its vocabulary: the summary's problem is the
+  // load's error, word for word.
+  void theSummarySaysWhatTheLoadSays() {
+    PC_REQUIRE_ENV(source, "PAGEDCHAT_TEST_MODEL");
+    QFile in(QString::fromStdString(source));
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QByteArray bytes = in.readAll();
+    const QByteArray key = "tokenizer.ggml.bos_token_id";
+    const qsizetype at = bytes.indexOf(key);
+    QVERIFY(at > 0);
+    uint32_t type = 0;
+    std::memcpy(&type, bytes.constData() + at + key.size(), 4);
+    QCOMPARE(type, 4u);  // a u32: the value follows its type
+    const uint32_t outside = 60000;
+    std::memcpy(bytes.data() + at + key.size() + 4, &outside, 4);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("bos.gguf");
+    test::write_fixture(path, bytes);
+    const ModelSummary s = summarize_model(path.toStdString());
+    QCOMPARE(s.problem, std::string("tokenizer: metadata 'tokenizer.ggml.bos_token_id' = 60000 is outside the "
+                                    "vocabulary of 49152 tokens"));
+    QVERIFY(!s.supported);
+    QVERIFY_THROWS_EXCEPTION(Error, Model::load(path.toStdString()));
+    try {
+      Model::load(path.toStdString());
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).ends_with(": " + s.problem), e.what());
+    }
   }
 
   void quantizationWithoutFileTypeIsTheCommonestWeightType() {

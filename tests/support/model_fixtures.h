@@ -13,6 +13,7 @@
 #include <QFileInfo>
 #include <QString>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct FixtureModel {
   uint32_t split_count = 0;  // > 1: a shard of a split GGUF
   bool long_rope = false;    // a rope_factors_long tensor without its short twin: a file we refuse
   uint32_t experts = 0;      // > 0: expert_count (1 used per token) and one 8 x 4 x experts F32 expert tensor
+  std::vector<std::string> tokens = {"a", "b", "c", "d"};  // token_embd has 4 rows
+  std::optional<uint32_t> bos_token_id;
 };
 
 inline QByteArray fixture_gguf(const FixtureModel& m) {
@@ -46,6 +49,8 @@ inline QByteArray fixture_gguf(const FixtureModel& m) {
   b.add_u32(a + ".feed_forward_length", 16);
   b.add_u64(a + ".context_length", m.context);
   b.add_string("tokenizer.ggml.model", m.tokenizer);
+  b.add_string_array("tokenizer.ggml.tokens", m.tokens);  // one a row of token_embd
+  if (m.bos_token_id) b.add_u32("tokenizer.ggml.bos_token_id", *m.bos_token_id);
   if (m.chat_template) b.add_string("tokenizer.chat_template", m.chat_template_source);
   // token_embd: 8 x 4 in F32 (type 0), and a 8 x 2 F16 (type 1) norm-like tensor: 48 parameters.
   b.add_tensor("token_embd.weight", 0, {8, 4}, std::vector<uint8_t>(8 * 4 * 4, 0));

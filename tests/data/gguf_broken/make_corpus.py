@@ -68,6 +68,7 @@ cases = {
     "tensor_past_end.bin": (pad(header(1, 0) + tensor_info("w", [32, 4], 0, 0)) + b"\0" * 64, "not within the file"),
     "huge_offset.bin": (pad(header(1, 0) + tensor_info("w", [32], 0, (1 << 63) - 32)) + b"\0" * 128, "not within the file"),
     "duplicate_tensor.bin": (pad(header(2, 0) + tensor_info("w", [8], 0, 0) + tensor_info("w", [8], 0, 32)) + b"\0" * 64, "appears twice"),
+    "overlapping_tensors.bin": (pad(header(2, 0) + tensor_info("a", [16], 0, 0) + tensor_info("b", [8], 0, 32)) + b"\0" * 64, "overlap"),
     "truncated_tensor_info.bin": (header(1, 0) + s("w") + struct.pack("<I", 2) + struct.pack("<Q", 32), "truncated file"),
 }
 

@@ -131,7 +131,7 @@ class TestGguf : public QObject {
       }
       ++cases;
     }
-    QCOMPARE(cases, 29);
+    QCOMPARE(cases, 30);
     GgufFile good = GgufFile::open(dir + "good.bin");
     QCOMPARE(good.tensors().size(), size_t(1));
   }
