@@ -1,9 +1,11 @@
 """The server under a long, rough load: many streaming clients for a fixed time, n samples per
 request, some clients hanging up midway. It counts what a user would count: failures (an
-exception or a status other than 200), tokens lost or duplicated (each choice's streamed tokens,
-one logprobs entry each, against usage.completion_tokens), greedy text that changed under load
-(a fixed greedy request repeated throughout against its reply on an idle server), KV blocks still
-in use after, and the server's RSS before and after. Loopback only; it stops by itself.
+exception or a status other than 200 and 429), requests the server's admission cap turned away
+(429 with Retry-After: counted, then retried when it says), tokens lost or duplicated (each
+choice's streamed tokens, one logprobs entry each, against usage.completion_tokens), greedy text
+that changed under load (a fixed greedy request repeated throughout against its reply on an idle
+server), KV blocks still in use after, and the server's RSS before and after. Loopback only; it
+stops by itself.
 
   python tests/bench/server_load.py --server build/app/server/pagedchat-server \\
       --model ~/.cache/pagedchat/models/SmolLM2-135M-Instruct.Q4_1.gguf [--clients 128] [--seconds 120] [--n 4] [--rounds R]
@@ -39,7 +41,8 @@ def metrics(url):
 
 def start_server(args):
     proc = subprocess.Popen([args.server, "--model", args.model, "--port", "0", "--threads", str(args.threads),
-                             "--max-connections", "1024"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             "--max-connections", "1024", "--max-active", str(args.max_active)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     port, lines = None, []
     for line in proc.stdout:
         lines.append(line)
@@ -65,7 +68,8 @@ async def run(args, url):
         return r.choices[0].message.content
 
     reference = await greedy_text()
-    stats = {"requests": 0, "completed": 0, "hung_up": 0, "failures": 0, "lost": 0, "tokens": 0, "greedy": 0, "greedy_changed": 0}
+    stats = {"requests": 0, "completed": 0, "hung_up": 0, "busy": 0, "failures": 0, "lost": 0, "tokens": 0, "greedy": 0,
+             "greedy_changed": 0}
     ttfts, errors = [], []
     deadline = time.time() + args.seconds
     rng = random.Random(args.seed)
@@ -108,6 +112,11 @@ async def run(args, url):
         while time.time() < deadline:
             try:
                 await one_request(c)
+            except openai.RateLimitError as e:
+                # The server's admission cap (--max-active): a 429 that says when to come back
+                # (Retry-After), which a client honours, as the openai client does by default.
+                stats["busy"] += 1
+                await asyncio.sleep(float(e.response.headers.get("retry-after", "1")))
             except Exception as e:  # noqa: BLE001 - every failure is counted and shown
                 stats["failures"] += 1
                 if len(errors) < 5:
@@ -132,6 +141,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=1, help="loads run one after another on the same server")
+    ap.add_argument("--max-active", type=int, default=256, help="the server's admission cap (its --max-active)")
     args = ap.parse_args()
 
     proc, url = start_server(args)
@@ -168,7 +178,7 @@ def report(args, stats, ttfts, errors, m, rss_before, rss_after, returncode):
     for e in errors:
         print("  failure:", e)
     print(f"| {time.strftime('%Y-%m-%d')} | {args.clients} x n={args.n}, {args.seconds:.0f} s | {stats['requests']} | {stats['completed']} | "
-          f"{stats['hung_up']} | {stats['failures']} | {stats['tokens']} | {stats['lost']} | {stats['greedy']} / {stats['greedy_changed']} | "
+          f"{stats['hung_up']} | {stats['busy']} | {stats['failures']} | {stats['tokens']} | {stats['lost']} | {stats['greedy']} / {stats['greedy_changed']} | "
           f"{p50:.1f} s / {p99:.1f} s | {rss_before:.0f} -> {rss_after:.0f} MiB | {m['pagedchat_kv_blocks_used']:.0f} |")
     return stats["failures"] == 0 and stats["lost"] == 0 and stats["greedy_changed"] == 0 and m["pagedchat_kv_blocks_used"] == 0
 
