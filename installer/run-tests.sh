@@ -39,9 +39,9 @@ if [ "${PAGEDCHAT_SANITIZE_TESTS:-1}" != 0 ]; then
     -DPAGEDCHAT_CUDA=OFF -DPAGEDCHAT_GUI=OFF -DPAGEDCHAT_SANITIZE=address,undefined \
     -DPAGEDCHAT_TESTS=ON -DPython3_EXECUTABLE="$PYTHON"
   cmake --build "$SANITIZE_DIR" -j"$(nproc)"
-  # Left out there: the suites that repeat whole forward passes by the hundred (4-7x slower under
-  # ASan: test_forward_invariance takes 247 s against 35 s) and the long load runs; the forward
-  # pass, the engine, the KV manager and the server run under the sanitizers in the others.
+  # Every suite built here runs, the forward passes by the hundred included (4-7x slower under
+  # ASan at -O1: together about 5 minutes of the pass on 2 cores), but the two load runs, whose
+  # point is timing under load (server_test_slow_readers, server_test_server_load).
   ctest --test-dir "$SANITIZE_DIR" --output-on-failure -j2 \
-    -E '^(test_forward_invariance|test_forward|test_cpu_attention|test_gemma3|test_engine_determinism|test_engine_rewind|test_speculative_decoding|test_draft_model|test_beam_search|test_chat_session|test_cli|server_test_slow_readers|server_test_server_load)$'
+    -E '^(server_test_slow_readers|server_test_server_load)$'
 fi

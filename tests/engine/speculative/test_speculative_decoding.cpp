@@ -121,12 +121,16 @@ class TestSpeculativeDecoding : public QObject {
     }
   }
 
-  // The copy request drafts and keeps most of what it drafts; its tokens per step rise.
+  // The copy request drafts most of its reply and keeps most of what it drafts; its tokens per
+  // step rise. (Shares of the reply, not counts: how closely the model copies moves with the
+  // build's rounding, -O1 under the sanitizers against -O2, though each build is deterministic.)
   void copyingKeepsMostDrafts() {
     const Outcome plain = run_with(EngineConfig{}, {greedy(copy_prompt_, 64)});
     const Outcome spec = run_with(speculating(6, false), {greedy(copy_prompt_, 64)});
     compare(plain, spec, "copy");
-    QVERIFY2(spec.stats.num_draft_tokens >= 40, qPrintable(QString::number(spec.stats.num_draft_tokens)));
+    QVERIFY2(plain.stats.num_generated >= 32, qPrintable(QString::number(plain.stats.num_generated)));
+    QVERIFY2(spec.stats.num_draft_tokens * 10 >= plain.stats.num_generated * 6,
+             qPrintable(QString("%1 drafts for %2 tokens").arg(spec.stats.num_draft_tokens).arg(plain.stats.num_generated)));
     QVERIFY2(spec.stats.num_accepted_tokens * 10 >= spec.stats.num_draft_tokens * 6,
              qPrintable(QString("%1 of %2").arg(spec.stats.num_accepted_tokens).arg(spec.stats.num_draft_tokens)));
     QVERIFY2(spec.stats.num_steps * 2 <= plain.stats.num_steps,
@@ -136,7 +140,9 @@ class TestSpeculativeDecoding : public QObject {
   }
 
   // Speculating sequences batched with each other and with plain ones (K = 0 for those that
-  // found nothing), in one engine: each equals its run alone.
+  // found nothing), in one engine: each equals its run alone. Drafting every proposal, some
+  // drafts are kept; the adaptive plan may draft nothing at a batch of four (a draft must be
+  // likelier than its share of a compute-bound step), so it is only compared.
   void greedyOutputIsPlainOutputBatched() {
     const std::vector<Request> requests = all_requests();
     Outcome plain;
@@ -151,7 +157,7 @@ class TestSpeculativeDecoding : public QObject {
     for (bool adaptive : {false, true}) {
       const Outcome spec = run_with(speculating(5, adaptive), requests);
       compare(plain, spec, adaptive ? "batched, adaptive" : "batched");
-      QVERIFY(spec.stats.num_accepted_tokens > 0);
+      if (!adaptive) QVERIFY(spec.stats.num_accepted_tokens > 0);
     }
   }
 
