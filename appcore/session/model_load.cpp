@@ -1,9 +1,7 @@
-// The model-load flow: queued to the engine thread, awaited here (QCoro), remembered.
+// The model-load flow: queued to the engine thread, its outcome taken here, remembered.
 #include "appcore/session/model_load.h"
 
 #include <QFileInfo>
-
-#include <qcoro/qcorosignal.h>
 
 #include "appcore/chat/chat_database.h"
 
@@ -55,7 +53,16 @@ void ModelLoad::remember(const QString& path) {
 
 bool ModelLoad::load(const QString& path, const EngineBridge::Config& config) {
   if (m_loading || !m_bridge) return false;
-  run(path, config);  // eager: runs to its first co_await, then returns here
+  m_loading = true;
+  emit started(path);
+  emit loadingChanged(true);
+  // Connected before the load is queued, so its outcome cannot be missed; one shot, and gone
+  // with this object. (A coroutine awaiting the signal leaked its frame when the app closed
+  // mid-load and the signal never came: LeakSanitizer, test_present_mode.)
+  connect(this, &ModelLoad::bridgeSaid, this,
+          [this, path](bool ok, const QString& message) { finish(ok, message, path); }, Qt::SingleShotConnection);
+  m_bridge->prepareLoad();
+  onEngineThread(m_bridge, [path, config](EngineBridge& b) { b.loadModel(path, config); });
   return true;
 }
 
@@ -63,15 +70,7 @@ void ModelLoad::cancel() {
   if (m_bridge) m_bridge->cancelLoad();
 }
 
-QCoro::Task<> ModelLoad::run(QString path, EngineBridge::Config config) {
-  m_loading = true;
-  emit started(path);
-  emit loadingChanged(true);
-  // Connected before the load is queued, so its outcome cannot be missed.
-  auto outcome = qCoro(this, &ModelLoad::bridgeSaid);
-  m_bridge->prepareLoad();
-  onEngineThread(m_bridge, [path, config](EngineBridge& b) { b.loadModel(path, config); });
-  const auto [ok, message] = co_await std::move(outcome);
+void ModelLoad::finish(bool ok, const QString& message, const QString& path) {
   m_loading = false;
   emit loadingChanged(false);
   if (ok) {

@@ -10,8 +10,6 @@
 #include <QString>
 #include <QStringList>
 
-#include <qcoro/qcorotask.h>
-
 #include "appcore/bridge/engine_bridge.h"
 
 class ChatDatabase;
@@ -44,11 +42,11 @@ class ModelLoad : public QObject {
   void modelInUse(const QString& path);  // after ended(true, ...): currentPath() is path
   void loadingChanged(bool loading);
   void recentModelsChanged();
-  // The bridge's outcome, re-emitted on this object's (the UI) thread, where run() awaits it.
+  // The bridge's outcome, re-emitted on this object's (the UI) thread, where finish() takes it.
   void bridgeSaid(bool ok, const QString& message);
 
  private:
-  QCoro::Task<> run(QString path, EngineBridge::Config config);
+  void finish(bool ok, const QString& message, const QString& path);
   void remember(const QString& path);
 
   EngineBridge* m_bridge;

@@ -11,6 +11,7 @@
 #include <QTimer>
 
 #include <optional>
+#include <utility>
 
 #include "engine/chat/chat_model.h"
 #include "engine/chat/reasoning.h"
@@ -63,7 +64,15 @@ ApiError loading() {
 ApiServer::ApiServer(ServerOptions options, RequestRouter& router, QObject* parent)
     : QAbstractHttpServer(parent), m_options(std::move(options)), m_router(router) {}
 
-ApiServer::~ApiServer() { m_router.abandon(this); }
+ApiServer::~ApiServer() {
+  m_router.abandon(this);
+  // The connections and the sessions call back into this server as they end (its counters, its
+  // requestEnded signal): they end here, while it is whole, not in ~QObject once its members are
+  // gone (UBSan caught a socket's disconnect reaching a session's end there, the app's API
+  // switched off with a stream open).
+  delete std::exchange(m_listener, nullptr);
+  qDeleteAll(findChildren<CompletionSession*>(Qt::FindDirectChildrenOnly));
+}
 
 quint16 ApiServer::start() {
   auto* tcp = new ConnectionGuard(m_options.connection, this);

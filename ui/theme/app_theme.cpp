@@ -7,6 +7,7 @@
 #include <QStyleFactory>
 
 #include <cmath>
+#include <memory>
 
 namespace {
 // The platform's own, as the app started: "follow the system" goes back to them.
@@ -47,7 +48,8 @@ QString themeChoiceName(ThemeChoice choice) {
 }
 
 QPalette lightPalette() {
-  QPalette p = QStyleFactory::create(QStringLiteral("Fusion"))->standardPalette();
+  const std::unique_ptr<QStyle> fusion(QStyleFactory::create(QStringLiteral("Fusion")));  // ours to delete
+  QPalette p = fusion->standardPalette();
   p.setColor(QPalette::Base, Qt::white);
   p.setColor(QPalette::AlternateBase, QColor(0xf3, 0xf4, 0xf6));
   p.setColor(QPalette::Link, QColor(0x0b, 0x57, 0xd0));
