@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/common/ggml_type.h"
 #include "engine/quant/quant_blocks.h"
@@ -200,6 +201,15 @@ inline int panel_quant(const panel_q6_K& p, int r, int k) {
   const uint8_t low = p.ql[g][quad % 2][4 * r + b];
   const int low4 = quad < 2 ? low & 0x0f : low >> 4;
   return low4 | ((p.qh[g][4 * r + b] >> (2 * quad)) & 3) << 4;
+}
+
+// Calls f(std::type_identity<P>{}) with P the panel block of a low-bit K-quant (Q2_K, Q3_K,
+// anything else taken as IQ4_XS): where their packing and kernels turn a type into a layout.
+template <typename F>
+decltype(auto) with_low_bits_panel(GgmlType type, F&& f) {
+  if (type == GgmlType::Q2_K) return f(std::type_identity<panel_q2_K>{});
+  if (type == GgmlType::Q3_K) return f(std::type_identity<panel_q3_K>{});
+  return f(std::type_identity<panel_iq4_xs>{});
 }
 
 // Element k (0..255) of row r in a low-bit panel block: Q2_K's quant (0..3), Q3_K's unsigned

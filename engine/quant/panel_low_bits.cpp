@@ -50,7 +50,7 @@ void put_row(panel_iq4_xs& p, int r, const block_iq4_xs& b) {
   }
 }
 
-float q2_K_row(const panel_q2_K* blocks, int64_t nb, int r, const block_q8_K* y) {
+float row_dot(const panel_q2_K* blocks, int64_t nb, int r, const block_q8_K* y) {
   float acc = 0.0f, mn = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
     int32_t sumi = 0, summ = 0;
@@ -66,7 +66,7 @@ float q2_K_row(const panel_q2_K* blocks, int64_t nb, int r, const block_q8_K* y)
   return acc - mn;
 }
 
-float q3_K_row(const panel_q3_K* blocks, int64_t nb, int r, const block_q8_K* y) {
+float row_dot(const panel_q3_K* blocks, int64_t nb, int r, const block_q8_K* y) {
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
     int32_t sumi = 0;
@@ -80,7 +80,7 @@ float q3_K_row(const panel_q3_K* blocks, int64_t nb, int r, const block_q8_K* y)
   return acc;
 }
 
-float iq4_xs_row(const panel_iq4_xs* blocks, int64_t nb, int r, const block_q8_K* y) {
+float row_dot(const panel_iq4_xs* blocks, int64_t nb, int r, const block_q8_K* y) {
   float acc = 0.0f;
   for (int64_t i = 0; i < nb; ++i) {
     int32_t sumi = 0;
@@ -94,10 +94,21 @@ float iq4_xs_row(const panel_iq4_xs* blocks, int64_t nb, int r, const block_q8_K
   return acc;
 }
 
-template <typename Panel, typename Row>
-void pack(const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  pack_panel_rows<Panel, Row>(w, row_stride, rows, cols, dst, [](Panel& p, int r, const Row& b) { put_row(p, r, b); });
-}
+// The row block each panel layout packs.
+template <typename Panel>
+struct RowOf;
+template <>
+struct RowOf<panel_q2_K> {
+  using type = block_q2_K;
+};
+template <>
+struct RowOf<panel_q3_K> {
+  using type = block_q3_K;
+};
+template <>
+struct RowOf<panel_iq4_xs> {
+  using type = block_iq4_xs;
+};
 
 }  // namespace
 
@@ -106,29 +117,26 @@ bool is_low_bits_panel_type(GgmlType type) {
 }
 
 size_t low_bits_panel_block_bytes(GgmlType type) {
-  if (type == GgmlType::Q2_K) return sizeof(panel_q2_K);
-  return type == GgmlType::Q3_K ? sizeof(panel_q3_K) : sizeof(panel_iq4_xs);
+  return with_low_bits_panel(type, [](auto layout) { return sizeof(typename decltype(layout)::type); });
 }
 
 void pack_low_bits_panels(GgmlType type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  if (type == GgmlType::Q2_K) return pack<panel_q2_K, block_q2_K>(w, row_stride, rows, cols, dst);
-  if (type == GgmlType::Q3_K) return pack<panel_q3_K, block_q3_K>(w, row_stride, rows, cols, dst);
-  pack<panel_iq4_xs, block_iq4_xs>(w, row_stride, rows, cols, dst);
+  with_low_bits_panel(type, [&](auto layout) {
+    using Panel = typename decltype(layout)::type;
+    using Row = typename RowOf<Panel>::type;
+    auto put = [](Panel& p, int r, const Row& b) { put_row(p, r, b); };
+    pack_panel_rows<Panel, Row>(w, row_stride, rows, cols, dst, put);
+  });
 }
 
 void reference_low_bits_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                                   const void* act, size_t act_row_bytes, int64_t num_tokens, float* out,
                                   int64_t out_stride) {
-  if (type == GgmlType::Q2_K) {
-    return reference_k_rows<panel_q2_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-                                     q2_K_row);
-  }
-  if (type == GgmlType::Q3_K) {
-    return reference_k_rows<panel_q3_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-                                     q3_K_row);
-  }
-  reference_k_rows<panel_iq4_xs>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride,
-                              iq4_xs_row);
+  with_low_bits_panel(type, [&](auto layout) {
+    using Panel = typename decltype(layout)::type;
+    auto row = [](const Panel* blocks, int64_t nb, int r, const block_q8_K* y) { return row_dot(blocks, nb, r, y); };
+    reference_k_rows<Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride, row);
+  });
 }
 
 }  // namespace pagedchat

@@ -189,13 +189,10 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
 
 void low_bits_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                         const void* act, size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
-  if (type == GgmlType::Q2_K) {
-    return over_tokens<panel_q2_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
-  }
-  if (type == GgmlType::Q3_K) {
-    return over_tokens<panel_q3_K>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
-  }
-  over_tokens<panel_iq4_xs>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+  with_low_bits_panel(type, [&](auto layout) {
+    using Panel = typename decltype(layout)::type;
+    over_tokens<Panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+  });
 }
 
 }  // namespace pagedchat::quant_avx2
