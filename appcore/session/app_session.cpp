@@ -18,15 +18,21 @@ AppSession::AppSession(ChatDatabase& db, EngineBridge* bridge, QObject* parent) 
   m_remoteBridge = new RemoteBridge(this);
   m_chats->setRemote(m_remoteBridge, m_remoteEndpoints);
   m_pool = new PoolControl(m_bridge, *m_chats, m_db, *m_remoteEndpoints, *m_remoteBridge, this);
+  // What the new engine is (its information, its context length) is known before anyone hears
+  // it is ready: these connections come before ModelLoad's, whose answer resumes a waiting
+  // lesson and the window at once, and Qt delivers a signal's queued slots in the order they
+  // were connected. (Connected after, a lesson could read the old context length: a rare
+  // failure of test_app_restart.)
+  if (m_bridge) {
+    connect(m_bridge, &EngineBridge::modelDescribed, this, [this](const ModelInfo& info) { m_modelInfo = info; });
+    connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString&, int contextLength) {
+      m_contextLength = contextLength;
+      emit contextLengthChanged(contextLength);
+    });
+  }
   // Before anyone else hears of the new engine, the chats know their sequences went with the old.
   m_load = new ModelLoad(m_bridge, m_db, this);
   connect(m_load, &ModelLoad::modelInUse, this, &AppSession::modelInUse);
-  if (!m_bridge) return;
-  connect(m_bridge, &EngineBridge::modelDescribed, this, [this](const ModelInfo& info) { m_modelInfo = info; });
-  connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString&, int contextLength) {
-    m_contextLength = contextLength;
-    emit contextLengthChanged(contextLength);
-  });
 }
 
 // The pool control goes first: it gives a watched server its own pool back before the
