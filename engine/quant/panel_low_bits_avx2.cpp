@@ -28,10 +28,6 @@ constexpr int kPrefetchBlocks = 2;
 static inline __m256i two_bits(__m256i v, int k) {
   return _mm256_and_si256(k == 0 ? v : _mm256_srli_epi16(v, 2 * k), _mm256_set1_epi8(3));
 }
-// 8 32-bit values of lo and hi as 16-bit pairs (lo, hi) in each lane.
-static inline __m256i pairs_of(__m256i lo, __m256i hi) {
-  return _mm256_blend_epi16(lo, _mm256_slli_epi32(hi, 16), 0xAA);
-}
 static inline __m256i lanes_u8(const uint8_t* p) {
   return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }

@@ -102,10 +102,14 @@ static inline __m256i u8_pairs(const uint8_t* p) {
   const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
 }
+// 8 32-bit values of lo and hi as 16-bit pairs (lo, hi) in each lane.
+static inline __m256i pairs_of(__m256i lo, __m256i hi) {
+  return _mm256_blend_epi16(lo, _mm256_slli_epi32(hi, 16), 0xAA);
+}
 // The same for 8 signed bytes.
 static inline __m256i s8_pairs(const int8_t* p) {
   const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_blend_epi16(v, _mm256_slli_epi32(v, 16), 0xAA);
+  return pairs_of(v, v);
 }
 
 // An empty asm that "changes" v: the compiler cannot reassociate the integer sums across it.
