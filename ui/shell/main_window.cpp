@@ -262,16 +262,20 @@ void MainWindow::connectBridge() {
     m_chatPanel->focusInput();
     emit modelReady();
   });
-  connect(m_bridge, &EngineBridge::modelLoaded, this, [this](const QString& description) {
+  connect(m_bridge, &EngineBridge::modelLoaded, this, [this] {
     // The rest happens when the load's flow ends (ModelLoader::modelInUse, above): one place,
     // after the loader stops blocking turns, whatever order the queued signals arrive in.
-    m_status->setText(description);
     updateControls();  // the meter's context
   });
-  // A load that did not end with a new engine, said in the status line (after the welcome
-  // page's own handling of it: buildWelcome connects first).
+  // The load's outcome in the status line: the new model's description, or why there is none
+  // (after the welcome page's own handling of it: buildWelcome connects first). Taken from the
+  // flow's end, which comes before modelInUse, not from the bridge's signal: ModelLoad hears that
+  // signal first and the window would be told the model is ready with "Loading…" still shown.
   connect(m_loader, &ModelLoader::ended, this, [this](bool ok, const QString& message) {
-    if (ok) return;
+    if (ok) {
+      m_status->setText(message);
+      return;
+    }
     if (message.isEmpty()) {
       m_status->setText(m_session.hasModel() ? tr("Loading cancelled; the model in use stays.") : tr("Loading cancelled; no model loaded."));
       if (!m_session.hasModel()) m_chatPanel->setPlaceholder(tr("No model loaded: File > Open model…"));
