@@ -19,6 +19,7 @@ struct ReplyMetrics {
   qint64 numCachedPromptTokens = 0; // of which the prefix cache served (disk reads included)
   qint64 numDiskPromptTokens = 0;   // of those, read from the disk tier (not saved with the chat)
   double diskReadSeconds = 0;       // the reading's time
+  double diskPromptSeconds = 0;     // about what computing those tokens would have taken (0: not known)
   // "stop", "length" (its max tokens), "abort", "error"; "tool_calls": it called tools; "context": it reached the end of the
   // chat's context before its max tokens; "interrupted": the app (or its engine) went before the
   // reply ended, as a reply in flight is saved. Saved with the chat: never rename these.
@@ -40,6 +41,7 @@ struct ReplyMetrics {
     ReplyMetrics m = of(s, numPromptTokens, request.num_cached_prompt_tokens);
     m.numDiskPromptTokens = request.num_disk_prompt_tokens;
     m.diskReadSeconds = request.disk_read_seconds;
+    m.diskPromptSeconds = request.disk_prompt_seconds;
     return m;
   }
   static ReplyMetrics of(const pagedchat::SampleOutput& s, qint64 numPromptTokens, qint64 numCachedPromptTokens) {
@@ -83,12 +85,23 @@ struct ReplyMetrics {
         .arg(drafts, fromDisk())
         .arg(ending());
   }
-  // " · 8,012 tokens read from disk in 412 ms": the chat's history came back from the disk tier.
+  // " · 8,012 tokens read from disk in 412 ms instead of about 3 min of prompt": the chat's
+  // history came back from the disk tier (the estimate once the engine knows its prompt speed).
   QString fromDisk() const {
     if (numDiskPromptTokens <= 0) return QString();
-    const QString took = diskReadSeconds < 1 ? QStringLiteral("%1 ms").arg(std::max(diskReadSeconds * 1000.0, 1.0), 0, 'f', 0)
-                                             : QStringLiteral("%1 s").arg(diskReadSeconds, 0, 'f', 1);
-    return QStringLiteral(" · %1 tokens read from disk in %2").arg(QLocale(QLocale::English).toString(numDiskPromptTokens), took);
+    QString line = QStringLiteral(" · %1 tokens read from disk in %2")
+                       .arg(QLocale(QLocale::English).toString(numDiskPromptTokens), duration(diskReadSeconds));
+    if (diskPromptSeconds > 0) line += QStringLiteral(" instead of about %1 of prompt").arg(duration(diskPromptSeconds));
+    return line;
+  }
+  // "412 ms", "3.4 s", "48 s", "3 min", "1 h 12 min".
+  static QString duration(double seconds) {
+    if (seconds < 1) return QStringLiteral("%1 ms").arg(std::max(seconds * 1000.0, 1.0), 0, 'f', 0);
+    if (seconds < 10) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+    if (seconds < 90) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 0);
+    const auto minutes = static_cast<qint64>(seconds / 60 + 0.5);
+    if (minutes < 60) return QStringLiteral("%1 min").arg(minutes);
+    return QStringLiteral("%1 h %2 min").arg(minutes / 60).arg(minutes % 60);
   }
   // How it ended, when not by itself.
   QString ending() const {

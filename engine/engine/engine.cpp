@@ -56,7 +56,7 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
   });
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() { save_prompt_rate(); }
 
 // --- Commands (any thread) --------------------------------------------------------------
 
@@ -103,6 +103,17 @@ void Engine::set_cache_figures(EngineEvent& e, RequestId request) {
   e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
   e.num_disk_prompt_tokens = count.num_disk_blocks * config_.block_size;
   e.disk_read_seconds = count.disk_read_seconds;
+  // The disk's blocks come right after the pool's hits in the prompt.
+  const auto disk_start = static_cast<int32_t>((count.num_cache_hit_blocks - count.num_disk_blocks) * config_.block_size);
+  if (count.num_disk_blocks > 0)
+    e.disk_prompt_seconds = prompt_seconds(disk_start, static_cast<int32_t>(e.num_disk_prompt_tokens));
+}
+
+double Engine::prompt_seconds(int32_t start, int32_t num_tokens) const {
+  if (prompt_rate_.flops_per_second() <= 0 || num_tokens <= 0) return 0;
+  StepRecord prompt;
+  prompt.chunks.push_back({.seq = -1, .start = start, .num_tokens = num_tokens, .num_logits = 1});
+  return step_cost_.cost(prompt).flops / prompt_rate_.flops_per_second();
 }
 
 void Engine::publish(const EngineEvent& e) {
@@ -313,6 +324,12 @@ void Engine::run_forward(const ScheduledStep& step) {
     backend_.forward(batch, logits_);
     last_step_.forward_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     last_step_.cost = step_cost_.cost(last_step_);
+    int32_t prompt_tokens = 0;
+    for (const StepRecord::Chunk& c : last_step_.chunks)
+      if (!c.is_decode) prompt_tokens += c.num_tokens;
+    prompt_rate_.observe(prompt_tokens, last_step_.cost.flops, last_step_.forward_seconds);
+    // Saved for the next run as soon as there is a figure, and again as it settles.
+    if (const int64_t n = prompt_rate_.num_samples(); n > 0 && (n & (n - 1)) == 0 && n <= 1024) save_prompt_rate();
   } catch (const std::exception& e) {
     kv_.take_sealed();  // the batch's blocks hold no K/V
     fail_batch(step, e.what());

@@ -14,6 +14,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/engine/events.h"
+#include "engine/engine/prompt_rate.h"
 #include "engine/engine/step_cost.h"
 #include "engine/engine/request.h"
 #include "engine/grammar/token_masker.h"
@@ -152,6 +153,10 @@ class Engine {
   int forget_on_disk(std::span<const int32_t> tokens, const std::vector<std::vector<int32_t>>& keep, uint64_t cache_salt = 0);
   // What the last step() scheduled (empty when it had nothing to run).
   const StepRecord& last_step() const { return last_step_; }
+  // About how long computing prompt positions [start, start + num_tokens) of one sequence
+  // takes here, from the rate this engine's prompt steps ran at (or an earlier run's, saved with
+  // the disk tier); 0 while none is known.
+  double prompt_seconds(int32_t start, int32_t num_tokens) const;
   // What a client may read of one resident sequence (a parked chat's, a running sample's):
   // nothing when the KV manager holds no such sequence (finished, released, reclaimed).
   std::optional<SequenceView> sequence(SequenceId seq) const;
@@ -208,6 +213,7 @@ class Engine {
   void take_disk_reads();           // the chains the store's reader has read: staged
   void drop_stale_staging();        // what no waiting sequence needs now
   void write_sealed_to_disk();      // after the forward pass: the blocks it filled
+  void save_prompt_rate();          // to the disk tier's folder, for the next run
   void propose_drafts();
   void verify_drafts(Live& live, const ScheduledChunk& c, std::span<const float> rows);
   void drop_unverified_drafts();
@@ -242,6 +248,7 @@ class Engine {
   EngineStats counters_;
   StepRecord last_step_;
   StepCostModel step_cost_;  // the model's shapes, for each step's cost
+  PromptRate prompt_rate_;   // measured on the prompt steps
   std::vector<float> logits_;
   std::vector<SequenceId> drafted_;  // sequences given drafts this step
   TokenProbs target_probs_, residual_;

@@ -10,6 +10,7 @@
 #include "engine/common/error.h"
 #include "engine/engine/engine.h"
 #include "engine/engine/engine_live.h"
+#include "engine/kv/disk/kv_disk_ledger.h"
 #include "engine/model/model_identity.h"
 
 namespace pagedchat {
@@ -36,6 +37,18 @@ void Engine::open_disk_tier() {
     return;
   }
   kv_.track_sealed(true);
+  const std::string& path = model_.weights.file.path();
+  if (!path.empty() && kv_disk_record_model(config_.kv_disk.dir, path, model_file_identity(model_.weights)))
+    std::fprintf(stderr,
+                 "pagedchat: KV disk tier (%s): %s is not the file whose blocks were written there before (it was "
+                 "replaced or changed): those blocks are not read, its chats' prompts are computed again, and the "
+                 "old blocks leave under the size cap\n",
+                 config_.kv_disk.dir.c_str(), path.c_str());
+  prompt_rate_.seed(kv_disk_load_prompt_rate(disk_->namespace_dir()));
+}
+
+void Engine::save_prompt_rate() {
+  if (disk_) kv_disk_save_prompt_rate(disk_->namespace_dir(), prompt_rate_.flops_per_second());
 }
 
 // Asynchronous: a waiting prompt whose next block past the pool is on disk has its chain read

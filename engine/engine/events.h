@@ -51,6 +51,7 @@ struct EngineEvent {
   // the reading took.
   int64_t num_disk_prompt_tokens = 0;
   double disk_read_seconds = 0.0;
+  double disk_prompt_seconds = 0.0;  // about what computing those tokens would have taken (0: not known)
   KvEvent kv;
   // token events of a request that asked for them (SamplingParams::num_logprobs >= 0):
   // log-probability of `token` and the most likely tokens, most likely first.

@@ -66,6 +66,7 @@ void RequestTracker::on_event(const EngineEvent& e) {
     out.num_cached_prompt_tokens = e.num_cached_prompt_tokens;
     out.num_disk_prompt_tokens = e.num_disk_prompt_tokens;
     out.disk_read_seconds = e.disk_read_seconds;
+    out.disk_prompt_seconds = e.disk_prompt_seconds;
     if (e.kind == EngineEventKind::token) {
       if (e.token >= 0) s.tokens.push_back(e.token);
       if (s.first_token_at < 0) s.first_token_at = t;

@@ -43,6 +43,7 @@ struct RequestOutput {
   int64_t num_cached_prompt_tokens = 0;    // prompt tokens the prefix cache served (disk reads included)
   int64_t num_disk_prompt_tokens = 0;      // of those, read from disk
   double disk_read_seconds = 0;            // the reading's time
+  double disk_prompt_seconds = 0;          // about what computing them would have taken (0: not known)
   std::set<SequenceId> sequences;          // every sequence its events named (pool labels)
   bool done = false;
   double done_at = 0;                      // seconds since track()

@@ -2,7 +2,7 @@
 it answered before from disk, replies as before (greedy) and says so in cached_tokens; a server
 killed with SIGKILL right after answering leaves only whole blocks (and temporary files the next
 start removes), and the next one still replies the same; a model file replaced under the same name
-reads nothing written for the old one. Run by ctest (server_test_kv_disk)."""
+reads nothing written for the old one, and the log says so. Run by ctest (server_test_kv_disk)."""
 import glob
 import http.client
 import json
@@ -67,6 +67,7 @@ class TestKvDisk(unittest.TestCase):
         self.assertEqual(metrics["pagedchat_kv_disk_read_blocks_total"], cached(usage2) // 16)
         self.assertGreater(metrics["pagedchat_kv_disk_blocks"], 3)
         self.assertEqual(again, text)
+        self.assertFalse(any("is not the file" in line for line in second.log), "the same file is not said changed")
         full = (usage2["prompt_tokens"] - 1) // 16 * 16
         self.assertEqual(cached(usage2), full, "every full block of the prompt read from disk")
 
@@ -111,6 +112,10 @@ class TestKvDisk(unittest.TestCase):
             second.stop()
         self.assertEqual(cached(usage), 0, "nothing written for the old file is read")
         self.assertEqual(again, text)  # the same weights: the same reply, computed
+        said = [line for line in second.log if "is not the file whose blocks were written there before" in line]
+        self.assertEqual(len(said), 1, "the replaced file is said once in the log:\n" + "\n".join(second.log))
+        self.assertIn(model, said[0])
+        self.assertFalse(any("is not the file" in line for line in first.log), "a first run says nothing")
 
 
 if __name__ == "__main__":

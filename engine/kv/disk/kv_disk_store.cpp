@@ -136,6 +136,8 @@ KvDiskStore::~KvDiskStore() {
   reader_.join();
 }
 
+std::string KvDiskStore::namespace_dir() const { return dir_ + "/" + hex16(namespace_id_); }
+
 std::string KvDiskStore::path_of(const Key& k) const { return dir_ + "/" + hex16(k.ns) + "/" + hex16(k.hash) + ".kvb"; }
 
 // Every namespace's files, oldest first (their times say when they were last written or read);

@@ -59,6 +59,7 @@ class KvDiskStore {
   KvDiskStore& operator=(const KvDiskStore&) = delete;
 
   const std::string& dir() const { return dir_; }
+  std::string namespace_dir() const;  // this store's namespace's subfolder
   size_t payload_bytes() const { return payload_bytes_; }
   // Whether the block is on disk or queued (a write of it would be a duplicate).
   bool has(uint64_t hash) const;

@@ -50,6 +50,21 @@ class TestSessionKvDisk : public QObject {
     QVERIFY(AppSettings::kvDiskFolder().endsWith(QLatin1String("kv-blocks")));
   }
 
+  // The reply's line: what came from disk, how long it took, and about what it saved.
+  void theLineSaysWhatTheDiskSaved() {
+    ReplyMetrics m;
+    QCOMPARE(m.fromDisk(), QString());
+    m.numDiskPromptTokens = 8012;
+    m.diskReadSeconds = 0.412;
+    QCOMPARE(m.fromDisk(), QStringLiteral(" · 8,012 tokens read from disk in 412 ms"));  // no prompt speed known yet
+    m.diskPromptSeconds = 183;
+    QCOMPARE(m.fromDisk(), QStringLiteral(" · 8,012 tokens read from disk in 412 ms instead of about 3 min of prompt"));
+    QCOMPARE(ReplyMetrics::duration(0.0002), QStringLiteral("1 ms"));
+    QCOMPARE(ReplyMetrics::duration(3.44), QStringLiteral("3.4 s"));
+    QCOMPARE(ReplyMetrics::duration(48.4), QStringLiteral("48 s"));
+    QCOMPARE(ReplyMetrics::duration(4335), QStringLiteral("1 h 12 min"));
+  }
+
   void aReopenedChatReadsItsHistoryFromDisk() {
     ChatId id = -1;
     {
@@ -75,6 +90,11 @@ class TestSessionKvDisk : public QObject {
       QCOMPARE(m.numCachedPromptTokens, m.numDiskPromptTokens);
       QVERIFY(m.diskReadSeconds > 0);
       QVERIFY2(m.summary().contains(QStringLiteral("tokens read from disk in")), qPrintable(m.summary()));
+      // The first run measured its prompt's speed and saved it beside the blocks: the line says
+      // what the read saved ("... instead of about 1.2 s of prompt").
+      QVERIFY2(m.diskPromptSeconds > 0, qPrintable(m.summary()));
+      QVERIFY2(m.summary().contains(QStringLiteral(" instead of about ")) && m.summary().contains(QStringLiteral(" of prompt")),
+               qPrintable(m.summary()));
       qInfo("restored: %s", qPrintable(m.summary()));
       withDisk = lastReply(chats, id).content;
       QVERIFY(!withDisk.isEmpty());

@@ -347,6 +347,57 @@ class TestEngineDiskTier : public QObject {
     QCOMPARE(answer(f16, 8, disk, false).stats.kv.num_disk_reads, int64_t{0});
     QVERIFY(answer(f16, 16, disk, false).stats.kv.num_disk_reads > 0);
   }
+
+  // A restore says about how long the tokens it read would have taken to compute: from the
+  // prompt rate the first engine measured on its own prompt and saved beside its blocks, since a
+  // restarted engine has computed no prompt yet. The estimate is the model's counted FLOP of those
+  // positions over that rate, attention over the positions before them included.
+  void aRestoreSaysAboutWhatItSaved() {
+    const std::string disk = folder("estimate");
+    CpuBackend backend(model_->weights, 2, KvType::F16);
+    EngineConfig c;
+    c.num_blocks = 128;
+    c.max_context = 512;
+    c.kv_disk.dir = disk;
+    auto run = [&](double* rate, double* estimate, double* again) {
+      Engine engine(*model_, backend, c);
+      RequestTracker tracker(engine);
+      const RequestId id = engine.submit(ask(prompt_, 4));
+      tracker.track(id, 1);
+      stepToEnd(engine);
+      const RequestOutput out = tracker.take_output(id);
+      QVERIFY(out.ok());
+      *estimate = out.disk_prompt_seconds;
+      *again = engine.prompt_seconds(static_cast<int32_t>(out.num_cached_prompt_tokens - out.num_disk_prompt_tokens),
+                                     static_cast<int32_t>(out.num_disk_prompt_tokens));
+      *rate = engine.prompt_seconds(0, 256);
+      QVERIFY(engine.prompt_seconds(0, 0) == 0.0);
+      // Later positions cost more (their attention reads more), and more tokens more.
+      if (*rate > 0) {
+        QVERIFY(engine.prompt_seconds(256, 64) > engine.prompt_seconds(0, 64));
+        QVERIFY(engine.prompt_seconds(0, 128) > engine.prompt_seconds(0, 64));
+      }
+    };
+    double rate1 = 0, estimate1 = 0, again1 = 0;
+    run(&rate1, &estimate1, &again1);
+    QVERIFY(rate1 > 0);           // the first engine measured its prompt (one step of > 64 tokens)
+    QCOMPARE(estimate1, 0.0);     // and read nothing from disk
+    std::vector<fs::path> rates;
+    for (const auto& e : fs::recursive_directory_iterator(disk))
+      if (e.path().filename() == "prompt_rate") rates.push_back(e.path());
+    QCOMPARE(rates.size(), size_t{1});
+    double rate2 = 0, estimate2 = 0, again2 = 0;
+    run(&rate2, &estimate2, &again2);
+    QVERIFY(estimate2 > 0);
+    QCOMPARE(estimate2, again2);  // the event's figure is the engine's estimate of those positions
+    QCOMPARE(rate2, rate1);       // the saved rate, as the first engine measured it (the rest it computed is under 64 tokens)
+    // A damaged rate file is no rate: the restore says nothing of what it saved.
+    std::ofstream(rates[0]) << "not a number\n";
+    double rate3 = 0, estimate3 = 0, again3 = 0;
+    run(&rate3, &estimate3, &again3);
+    QCOMPARE(estimate3, 0.0);
+    QCOMPARE(rate3, 0.0);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestEngineDiskTier)
