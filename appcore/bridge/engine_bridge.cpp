@@ -71,6 +71,7 @@ void EngineBridge::unload(const QString& why) {
   m_engine.reset();  // the engine goes before the tracker its events feed
   m_tracker.reset();
   m_chats.clear();  // their sequences lived in that engine
+  m_diskStrip.clear();
   m_requestChat.clear();
   m_pendingForks.clear();
 }
@@ -298,20 +299,23 @@ void EngineBridge::fork(ChatId parent, ChatId child, const std::optional<ChatMes
   m_loop.wake();  // the fork is a command the next step applies
 }
 
-int EngineBridge::countTokens(const pagedchat::ChatModel& model, const ChatMessages& messages, bool addGenerationPrompt) const {
+std::vector<int32_t> EngineBridge::renderTokens(const pagedchat::ChatModel& model, const ChatMessages& messages,
+                                                bool addGenerationPrompt) const {
   const std::vector<pagedchat::ChatMessage> chat = toEngineMessages(messages);
   try {
-    return static_cast<int>(model.encode_chat(chat, addGenerationPrompt).size());
+    return model.encode_chat(chat, addGenerationPrompt);
   } catch (const pagedchat::ChatTemplateError&) {
-    return static_cast<int>(model.encode_prompt(model.chat_template().builtin().apply(chat, addGenerationPrompt)).size());
+    return model.encode_prompt(model.chat_template().builtin().apply(chat, addGenerationPrompt));
   }
 }
 
 void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   if (!m_engine) return;
   auto it = m_chats.find(chat);
-  const int tokens = countTokens(it == m_chats.end() ? m_chatModel : modelOf(it->second), messages, false);
-  emit chatMeasured(chat, tokens, it == m_chats.end() ? 0 : blocksHeld(it->second));
+  std::vector<int32_t> tokens = renderTokens(it == m_chats.end() ? m_chatModel : modelOf(it->second), messages, false);
+  const auto count = static_cast<int>(tokens.size());
+  if (m_engine.engine->stats().disk_tier) m_diskStrip.setHistory(chat, std::move(tokens));
+  emit chatMeasured(chat, count, it == m_chats.end() ? 0 : blocksHeld(it->second));
 }
 
 // The chat's sequences: the parked ones, and while it replies its turn's (samples in flight).
@@ -335,7 +339,8 @@ void EngineBridge::measureDraft(ChatId chat, const ChatMessages& messages, const
   with.append({QStringLiteral("user"), draft});
   auto it = m_chats.find(chat);
   const pagedchat::ChatModel& model = it == m_chats.end() ? m_chatModel : modelOf(it->second);
-  const int before = countTokens(model, messages, false), after = countTokens(model, with, true);
+  const auto before = static_cast<int>(renderTokens(model, messages, false).size());
+  const auto after = static_cast<int>(renderTokens(model, with, true).size());
   emit draftMeasured(chat, draft, std::max(0, after - before), after);
 }
 
@@ -347,6 +352,7 @@ void EngineBridge::pickSample(ChatId chat, int index) {
 }
 
 void EngineBridge::release(ChatId chat) {
+  m_diskStrip.setHistory(chat, {});
   auto it = m_chats.find(chat);
   if (it == m_chats.end()) return;
   const pagedchat::RequestId request = it->second.session.request();
@@ -558,5 +564,7 @@ void EngineBridge::emitFrame(const QString& stepSummary) {
 #endif
     return {-1, tr("sequence %1").arg(seq), -1};
   };
-  emit poolFrame(m_frames.build(*m_engine.engine, label, stepSummary));
+  PoolFrame frame = m_frames.build(*m_engine.engine, label, stepSummary);
+  m_diskStrip.fill(*m_engine.engine, !frame.events.empty(), frame);
+  emit poolFrame(frame);
 }

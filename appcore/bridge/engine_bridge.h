@@ -33,6 +33,7 @@
 #include "appcore/bridge/model_info.h"
 #include "appcore/pool/pool_frame.h"
 #include "appcore/bridge/pool_frame_builder.h"
+#include "appcore/bridge/disk_strip.h"
 #include "appcore/chat/reply_metrics.h"
 #include "appcore/bridge/tool_turn.h"
 
@@ -128,7 +129,9 @@ class EngineBridge : public QObject {
   // samples' sequences are freed.
   void pickSample(ChatId chat, int index);
   // The chat as the model would read it next (messages) in tokens, and the KV blocks its
-  // sequences hold now: chatMeasured.
+  // sequences hold now: chatMeasured. With the disk tier, the tokens are kept for the pool
+  // frames' disk strip (the controller measures every chat when an engine comes, and a chat
+  // after each turn).
   void measure(ChatId chat, const ChatMessages& messages);
   // A message being typed (draft) as it would count if sent after messages: draftMeasured,
   // with the draft's own tokens and the chat's with it and the reply's opening.
@@ -172,9 +175,9 @@ class EngineBridge : public QObject {
   void rooflineMeasured(double peakFlops, double readBandwidth, int threads);
 
  private:
-  // The chat as the model reads it, in tokens (the built-in format's count, close to it, when
-  // the model's template refuses the chat).
-  int countTokens(const pagedchat::ChatModel& model, const ChatMessages& messages, bool addGenerationPrompt) const;
+  // The chat as the model reads it, in tokens (the built-in format's, close to it, when the
+  // model's template refuses the chat).
+  std::vector<int32_t> renderTokens(const pagedchat::ChatModel& model, const ChatMessages& messages, bool addGenerationPrompt) const;
 
   struct Chat {
     pagedchat::ChatSession session;
@@ -226,6 +229,7 @@ class EngineBridge : public QObject {
   std::unordered_map<pagedchat::SequenceId, ChatId> m_pendingForks;  // child seq -> child chat
   std::vector<std::pair<ChatId, bool>> m_forksDone;
   PoolFrameBuilder m_frames;
+  DiskStrip m_diskStrip;  // the frames' disk tier: the chats' histories measure() rendered
   QElapsedTimer m_textClock, m_frameClock;
   std::atomic<bool> m_cancelLoad{false};
   int m_stepSampled = 0;  // token events of the step in progress (step summary)

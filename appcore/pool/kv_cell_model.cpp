@@ -14,6 +14,7 @@ const char* kvCellKindName(KvCellKind kind) {
     case KvCellKind::Shared: return "shared";
     case KvCellKind::Cached: return "cached (evictable)";
     case KvCellKind::Swapped: return "swapped out (host)";
+    case KvCellKind::OnDisk: return "on disk";
   }
   return "?";
 }
@@ -74,6 +75,17 @@ KvCellModel buildKvCellModel(const PoolFrame& frame) {
   }
   model.hostCells.reserve(frame.snapshot.host_blocks.size());
   for (const KvBlockInfo& info : frame.snapshot.host_blocks) model.hostCells.push_back(makeCell(info, model, frame));
+  model.diskCells.reserve(frame.diskBlocks.size());
+  for (const PoolFrameDiskBlock& b : frame.diskBlocks) {
+    KvCell c;
+    c.kind = KvCellKind::OnDisk;
+    c.refCount = static_cast<int32_t>(b.chats.size());
+    c.numFilled = model.blockSize;
+    c.colorIndex = b.chats.empty() ? -1 : static_cast<int>(b.chats.front() % 1000);  // the chat's, as its sequences' (EngineBridge)
+    c.onDisk = true;
+    c.alsoInPool = b.poolBlock >= 0;
+    model.diskCells.push_back(c);
+  }
   return model;
 }
 
@@ -85,7 +97,8 @@ int32_t kvBlocksOutsideWindow(int64_t num_tokens, int window, int32_t block_size
 }
 
 QString kvCellLabel(const KvCell& cell) {
-  return cell.kind == KvCellKind::Shared ? QString::number(cell.refCount) : QString();
+  const bool shared = cell.kind == KvCellKind::Shared || (cell.kind == KvCellKind::OnDisk && cell.refCount > 1);
+  return shared ? QString::number(cell.refCount) : QString();
 }
 
 std::vector<int32_t> kvBlockTokens(const PoolFrame& frame, const KvCellModel& model, int32_t block, bool host) {
@@ -104,6 +117,34 @@ std::vector<int32_t> kvBlockTokens(const PoolFrame& frame, const KvCellModel& mo
     return {seq.tokens.begin() + first, seq.tokens.begin() + last};
   }
   return {};
+}
+
+namespace {
+QString textOf(const PoolFrame& frame, const std::vector<int32_t>& tokens) {
+  QString text = frame.detokenize && *frame.detokenize ? (*frame.detokenize)(tokens) : QString();
+  if (text.isNull()) {
+    QStringList ids;
+    for (int32_t t : tokens) ids << QString::number(t);
+    text = QStringLiteral("[%1]").arg(ids.join(QLatin1Char(' ')));
+  }
+  return text;
+}
+}  // namespace
+
+QString kvDiskBlockDescription(const PoolFrame& frame, int32_t index) {
+  if (index < 0 || static_cast<size_t>(index) >= frame.diskBlocks.size()) return {};
+  const PoolFrameDiskBlock& b = frame.diskBlocks[static_cast<size_t>(index)];
+  const int32_t bs = frame.snapshot.block_size;
+  QStringList lines;
+  lines << QStringLiteral("On disk: block %1 of a chat's history (tokens %2-%3)").arg(b.index).arg(b.index * bs).arg((b.index + 1) * bs - 1);
+  QStringList chats;
+  for (qsizetype i = 0; i < static_cast<qsizetype>(b.chats.size()); ++i)
+    chats << (i < b.titles.size() ? b.titles[i] : QStringLiteral("chat %1").arg(b.chats[static_cast<size_t>(i)]));
+  lines << QStringLiteral("Chats: %1").arg(chats.join(QStringLiteral(", ")));
+  lines << (b.poolBlock >= 0 ? QStringLiteral("In the pool too: block %1").arg(b.poolBlock)
+                             : QStringLiteral("Only on disk: the chat's next turn reads it back instead of computing it"));
+  if (!b.tokens.empty()) lines << QStringLiteral("Text: \u201c%1\u201d").arg(textOf(frame, b.tokens));
+  return lines.join(QLatin1Char('\n'));
 }
 
 QString kvBlockDescription(const PoolFrame& frame, const KvCellModel& model, int32_t block, bool host) {
@@ -132,13 +173,7 @@ QString kvBlockDescription(const PoolFrame& frame, const KvCellModel& model, int
                  .arg(frame.slidingWindow.numLayers);
   const std::vector<int32_t> tokens = kvBlockTokens(frame, model, block, host);
   if (!tokens.empty()) {
-    QString text = frame.detokenize && *frame.detokenize ? (*frame.detokenize)(tokens) : QString();
-    if (text.isNull()) {
-      QStringList ids;
-      for (int32_t t : tokens) ids << QString::number(t);
-      text = QStringLiteral("[%1]").arg(ids.join(QLatin1Char(' ')));
-    }
-    lines << QStringLiteral("Text: \u201c%1\u201d").arg(text);
+    lines << QStringLiteral("Text: \u201c%1\u201d").arg(textOf(frame, tokens));
   } else if (info->state == BlockState::cached) {
     lines << QStringLiteral("Text: (kept for the prefix cache; no live owner)");
   }

@@ -1,6 +1,7 @@
 #pragma once
 // What each cell of the block-pool view shows, computed from a PoolFrame without painting:
-// one display record per device block and per host (swap) block, and a lookup from sequence id
+// one display record per device block, per host (swap) block and per block of the disk strip
+// (the disk tier's blocks of the chats' histories), and a lookup from sequence id
 // to the frame's sequence. The view paints these; the tests check them directly.
 
 #include <QString>
@@ -17,6 +18,7 @@ enum class KvCellKind : uint8_t {
   Shared,   // ref count > 1: the count is drawn on the cell
   Cached,   // ref count 0, content kept for the prefix cache (evictable): drawn faded, outlined
   Swapped,  // a host block holding a swapped-out sequence's KV
+  OnDisk,   // a disk tier block of a chat's history (PoolFrameDiskBlock): faded while only on disk
 };
 
 const char* kvCellKindName(KvCellKind kind);
@@ -31,12 +33,16 @@ struct KvCell {
   // layers starts after the block's last slot (PoolFrameWindow), so only global layers read it.
   bool outsideWindow = false;
   bool onDisk = false;  // its copy is on disk too (the disk tier): marked in a corner
+  bool alsoInPool = false;  // an OnDisk cell whose tokens the pool holds now too
+  // Drawn faded and outlined: kept, but nothing live reads it (a cached block, a block only on disk).
+  bool faded() const { return kind == KvCellKind::Cached || (kind == KvCellKind::OnDisk && !alsoInPool); }
 };
 
 struct KvCellModel {
   int32_t blockSize = 0;
   std::vector<KvCell> cells;      // [num_blocks] device pool
   std::vector<KvCell> hostCells;  // [num_host_blocks]
+  std::vector<KvCell> diskCells;  // [PoolFrame::diskBlocks]: refCount is how many chats' histories start with it
   // Sequence id -> index into PoolFrame::sequences.
   std::unordered_map<pagedchat::SequenceId, int> sequenceIndex;
 };
@@ -54,6 +60,10 @@ QString kvCellLabel(const KvCell& cell);
 // logical index of the block in its block table, then that slice of its tokens. Empty when no
 // owner of the block is in frame.sequences (a cached or free block).
 std::vector<int32_t> kvBlockTokens(const PoolFrame& frame, const KvCellModel& model, int32_t block, bool host);
+
+// What hovering a cell of the disk strip says: whose history it is in and where, whether the
+// pool still holds it, and its text.
+QString kvDiskBlockDescription(const PoolFrame& frame, int32_t index);
 
 // What hovering a cell says, as plain lines: block id, state, ref count, owners (chat titles),
 // filled slots, whether it is in the prefix cache, and the text of its tokens.

@@ -6,6 +6,7 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 #include <functional>
@@ -40,6 +41,18 @@ struct PoolFrameWindow {
   int numLayers = 0;
 };
 
+// A block the disk tier holds that a chat's history starts with: the pool view's third tier
+// (below the host pool), so a chat evicted from memory, or reopened after a restart, can be seen
+// waiting on disk. Listed per chat, in order, each block once (a shared system prompt's lists
+// every chat it starts).
+struct PoolFrameDiskBlock {
+  std::vector<int64_t> chats;   // the ChatIds whose histories start with it, in the order met
+  QStringList titles;           // their titles: named on the UI thread
+  int32_t index = 0;            // its logical block index in those histories
+  std::vector<int32_t> tokens;  // what it holds
+  int32_t poolBlock = -1;       // the pool's block holding the same tokens now; -1: only on disk
+};
+
 struct PoolFrame {
   pagedchat::KvSnapshot snapshot;
   pagedchat::EngineStats stats;
@@ -58,6 +71,11 @@ struct PoolFrame {
   int64_t stepIndex = 0;            // engine steps so far
   QString lastStepSummary;          // step mode: what the last step did, in words
   PoolFrameWindow slidingWindow;
+  // The disk tier (EngineConfig::kv_disk): the blocks of the chats' histories it holds (at most
+  // kMaxDiskBlocks, chat by chat), and how many blocks of this model the folder has in all.
+  static constexpr size_t kMaxDiskBlocks = 1024;
+  std::vector<PoolFrameDiskBlock> diskBlocks;
+  int64_t numDiskModelBlocks = 0;
   bool fromVllmEvents = false;  // a vLLM cache as its KV events tell it (appcore/remote/vllm_pool_watcher.h)
   // Turns token ids into text; safe to call on the UI thread (tokenizers are read-only).
   std::shared_ptr<const std::function<QString(const std::vector<int32_t>&)>> detokenize;

@@ -107,10 +107,15 @@ void PoolControl::watchVllmPool(const QString& endpoint, const QString& replay) 
 // This machine's frame: the engine side labels each sequence with its chat's id, and the
 // chat's title (the controller's, on this thread) names it here.
 void PoolControl::nameLocalFrame(PoolFrame frame) {
-  for (PoolFrameSequence& s : frame.sequences) {
-    if (s.chat < 0) continue;
-    const ChatController::Chat* c = m_chats.chat(s.chat);
-    s.chatTitle = c && !c->record.title.isEmpty() ? c->record.title : tr("chat %1").arg(s.chat);
+  auto titleOf = [this](int64_t chat) {
+    const ChatController::Chat* c = m_chats.chat(chat);
+    return c && !c->record.title.isEmpty() ? c->record.title : tr("chat %1").arg(chat);
+  };
+  for (PoolFrameSequence& s : frame.sequences)
+    if (s.chat >= 0) s.chatTitle = titleOf(s.chat);
+  for (PoolFrameDiskBlock& b : frame.diskBlocks) {
+    b.titles.clear();
+    for (int64_t chat : b.chats) b.titles.append(titleOf(chat));
   }
   emit localFrame(frame);
 }

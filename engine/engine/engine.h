@@ -151,6 +151,9 @@ class Engine {
   // The disk tier: removes the files of `tokens`' full blocks (a deleted chat's history) except
   // those that a prefix in `keep` (the other chats' histories) also has. Returns how many went.
   int forget_on_disk(std::span<const int32_t> tokens, const std::vector<std::vector<int32_t>>& keep, uint64_t cache_salt = 0);
+  // The disk tier: the hashes of `tokens`' first full blocks that it holds, up to the first it
+  // does not (a chain is read back only that far); empty without a tier.
+  std::vector<uint64_t> disk_chain(std::span<const int32_t> tokens, uint64_t cache_salt = 0) const;
   // What the last step() scheduled (empty when it had nothing to run).
   const StepRecord& last_step() const { return last_step_; }
   // About how long computing prompt positions [start, start + num_tokens) of one sequence

@@ -293,7 +293,10 @@ void KvPoolPanel::updateStateKey() {
                      chip(ink, tr("swapped out: the chat colour hatched, host strip"), "&#9640;")};
   m_keyShowsWindow = m_frame && m_frame->slidingWindow.window > 0;
   m_keyShowsDisk = m_frame && m_frame->stats.disk_tier;
-  if (m_keyShowsDisk) states << chip(ink, tr("corner mark: a copy on disk too (read back after eviction or a restart)"), "&#9698;");
+  if (m_keyShowsDisk) {
+    states << chip(ink, tr("corner mark: a copy on disk too (read back after eviction or a restart)"), "&#9698;");
+    states << chip(c.cachedTint(0), tr("disk strip: the chats' blocks on disk, faded when only there"), "&#9635;");
+  }
   if (m_keyShowsWindow)
     states << chip(c.chat(2), tr("dotted: past the sliding window (%1 tokens), read by global layers only")
                                   .arg(m_frame->slidingWindow.window));

@@ -58,6 +58,9 @@ QColor KvCellColors::fill(const KvCell& cell) const {
   switch (cell.kind) {
     case KvCellKind::Free: return free;
     case KvCellKind::Cached: return cell.colorIndex < 0 ? cached : cachedTint(cell.colorIndex);
+    case KvCellKind::OnDisk:
+      if (cell.faded()) return cell.colorIndex < 0 ? cached : cachedTint(cell.colorIndex);
+      return cell.colorIndex >= 0 ? chat(cell.colorIndex) : inUseUnknown;
     case KvCellKind::InUse:
     case KvCellKind::Shared:
     case KvCellKind::Swapped: return cell.colorIndex >= 0 ? chat(cell.colorIndex) : inUseUnknown;

@@ -15,9 +15,9 @@ namespace {
 // [3..] chat colours, then the cached tints of each (the same choice as KvCellColors::fill).
 int groupOf(const KvCell& c) {
   if (c.kind == KvCellKind::Free) return 0;
-  if (c.colorIndex < 0) return c.kind == KvCellKind::Cached ? 1 : 2;
+  if (c.colorIndex < 0) return c.faded() ? 1 : 2;
   const int i = c.colorIndex % KvCellColors::kNumChatColors;
-  return 3 + (i < 0 ? i + KvCellColors::kNumChatColors : i) + (c.kind == KvCellKind::Cached ? KvCellColors::kNumChatColors : 0);
+  return 3 + (i < 0 ? i + KvCellColors::kNumChatColors : i) + (c.faded() ? KvCellColors::kNumChatColors : 0);
 }
 
 // Copies one line of n pixels into the image. A full-size image (15 MB at 2560x1440) is far
@@ -43,9 +43,8 @@ std::array<QColor, kNumGroups> groupColors(const KvCellColors& colors) {
   return g;
 }
 
-bool outlinedAt(const KvCell& c, const KvGridLayout& g) {
-  return g.cellSize >= KvGridLayout::kGapFrom && (c.kind == KvCellKind::Cached || c.kind == KvCellKind::Shared);
-}
+// pitch: the cell size of the cell's tier (the disk strip's cells are smaller).
+bool outlinedAt(const KvCell& c, int pitch) { return pitch >= KvGridLayout::kGapFrom && (c.faded() || c.kind == KvCellKind::Shared); }
 }  // namespace
 
 bool kvCellFillsAreOpaque(const KvCellColors& colors) {
@@ -61,7 +60,6 @@ void fillKvCells(QImage& image, int scale, const KvGridLayout& g, const KvCellMo
   const std::array<QColor, kNumGroups> fills = groupColors(colors);
   for (int i = 0; i < kNumGroups; ++i) fill[i] = fills[i].rgba();
   const QRgb cachedOutline = colors.cachedOutline.rgba(), sharedOutline = colors.text.rgba();
-  const int inner = g.cellRect(0).width();  // the cell's painted square, the gap left out
   // One grid row is at most two distinct lines: `edge` for the outline's top and bottom rows,
   // `middle` for the rows between (the same when no cell of the row is outlined).
   std::vector<QRgb> edge(w), middle(w);
@@ -70,25 +68,26 @@ void fillKvCells(QImage& image, int scale, const KvGridLayout& g, const KvCellMo
     x0 = std::clamp(x0, 0, w), x1 = std::clamp(x1, 0, w);
     if (x0 < x1) std::fill(line.begin() + x0, line.begin() + x1, c);
   };
-  auto paintPool = [&](const std::vector<KvCell>& cells, int top) {
+  auto paintPool = [&](const std::vector<KvCell>& cells, int top, int pitch, int columns) {
     const int n = static_cast<int>(cells.size());
-    for (int first = 0; first < n; first += g.columns) {
-      const int y0 = (top + (first / g.columns) * g.cellSize) * k;
+    const int inner = pitch >= KvGridLayout::kGapFrom ? pitch - 1 : pitch;  // the painted square, the gap left out
+    for (int first = 0; first < n; first += columns) {
+      const int y0 = (top + (first / columns) * pitch) * k;
       if (y0 >= h) break;
       std::fill(edge.begin(), edge.end(), background);
       std::fill(middle.begin(), middle.end(), background);
       bool anyOutlined = false;
-      for (int i = first; i < std::min(n, first + g.columns); ++i) {
+      for (int i = first; i < std::min(n, first + columns); ++i) {
         const KvCell& c = cells[i];
-        const int x0 = (g.area.left() + (i - first) * g.cellSize) * k, x1 = x0 + inner * k;
+        const int x0 = (g.area.left() + (i - first) * pitch) * k, x1 = x0 + inner * k;
         const QRgb f = fill[groupOf(c)];
-        if (!outlinedAt(c, g)) {
+        if (!outlinedAt(c, pitch)) {
           span(edge, x0, x1, f);
           span(middle, x0, x1, f);
           continue;
         }
         anyOutlined = true;
-        const QRgb o = c.kind == KvCellKind::Cached ? cachedOutline : sharedOutline;
+        const QRgb o = c.faded() ? cachedOutline : sharedOutline;
         span(edge, x0, x1, o);
         span(middle, x0, x1, o);
         span(middle, x0 + k, x1 - k, f);
@@ -102,9 +101,10 @@ void fillKvCells(QImage& image, int scale, const KvGridLayout& g, const KvCellMo
       }
     }
   };
-  paintPool(model.cells, g.area.top());
-  paintPool(model.hostCells, g.hostTop);
-  // Gaps between grid rows, margins, the host caption's band: background.
+  paintPool(model.cells, g.area.top(), g.cellSize, g.columns);
+  paintPool(model.hostCells, g.hostTop, g.cellSize, g.columns);
+  paintPool(model.diskCells, g.diskTop, g.diskCellSize, g.diskColumns);
+  // Gaps between grid rows, margins, the captions' bands: background.
   for (int y = 0; y < h; ++y)
     if (!written[y]) std::fill_n(reinterpret_cast<QRgb*>(image.scanLine(y)), w, background);
 #if defined(__SSE2__)
@@ -117,13 +117,14 @@ void paintKvCells(QPainter& p, const QRect& area, const KvGridLayout& g, const K
   std::array<std::vector<QRect>, kNumGroups> byColor;
   std::vector<QRect> cachedOutlines, sharedOutlines;
   // Outlined cells are filled whole in the outline colour, then their inside in the fill colour.
-  auto add = [&](const KvCell& c, const QRect& r) {
-    const bool outlined = outlinedAt(c, g);
-    if (outlined) (c.kind == KvCellKind::Cached ? cachedOutlines : sharedOutlines).push_back(r);
+  auto add = [&](const KvCell& c, const QRect& r, int pitch) {
+    const bool outlined = outlinedAt(c, pitch);
+    if (outlined) (c.faded() ? cachedOutlines : sharedOutlines).push_back(r);
     byColor[groupOf(c)].push_back(outlined ? r.adjusted(1, 1, -1, -1) : r);
   };
-  for (size_t i = 0; i < model.cells.size(); ++i) add(model.cells[i], g.cellRect(static_cast<int>(i)));
-  for (size_t i = 0; i < model.hostCells.size(); ++i) add(model.hostCells[i], g.hostCellRect(static_cast<int>(i)));
+  for (size_t i = 0; i < model.cells.size(); ++i) add(model.cells[i], g.cellRect(static_cast<int>(i)), g.cellSize);
+  for (size_t i = 0; i < model.hostCells.size(); ++i) add(model.hostCells[i], g.hostCellRect(static_cast<int>(i)), g.cellSize);
+  for (size_t i = 0; i < model.diskCells.size(); ++i) add(model.diskCells[i], g.diskCellRect(static_cast<int>(i)), g.diskCellSize);
   auto fill = [&](const std::vector<QRect>& rects, const QColor& color) {
     for (const QRect& r : rects) p.fillRect(r, color);
   };

@@ -2,6 +2,7 @@
 #include "ui/pool_view/kv_pool_view.h"
 
 #include <QHelpEvent>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -83,7 +84,8 @@ const KvCellModel& KvPoolView::cellModel() {
 KvGridLayout KvPoolView::gridLayout() const {
   const int n = m_frame ? static_cast<int>(m_frame->snapshot.blocks.size()) : 0;
   const int h = m_frame ? static_cast<int>(m_frame->snapshot.host_blocks.size()) : 0;
-  return KvGridLayout::compute(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), n, h);
+  const int d = m_frame ? static_cast<int>(m_frame->diskBlocks.size()) : 0;
+  return KvGridLayout::compute(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), n, h, d);
 }
 
 void KvPoolView::setMarkedBlocks(const std::vector<int32_t>& blocks, const std::vector<int32_t>& hostBlocks) {
@@ -100,9 +102,11 @@ void KvPoolView::setSelectedSequence(SequenceId seq) {
 
 QString KvPoolView::tooltipAt(const QPoint& pos) {
   if (!m_frame) return {};
-  bool host = false;
-  const int i = gridLayout().cellAt(pos, &host);
-  return i < 0 ? QString() : kvBlockDescription(*m_frame, cellModel(), i, host);
+  KvTier tier = KvTier::Device;
+  const int i = gridLayout().cellAt(pos, &tier);
+  if (i < 0) return {};
+  if (tier == KvTier::Disk) return kvDiskBlockDescription(*m_frame, i);
+  return kvBlockDescription(*m_frame, cellModel(), i, tier == KvTier::Host);
 }
 
 void KvPoolView::onFlashTick() {
@@ -128,10 +132,16 @@ bool KvPoolView::event(QEvent* e) {
 
 void KvPoolView::mousePressEvent(QMouseEvent* e) {
   if (!m_frame || e->button() != Qt::LeftButton) return QWidget::mousePressEvent(e);
-  bool host = false;
-  const int i = gridLayout().cellAt(e->position().toPoint(), &host);
+  KvTier tier = KvTier::Device;
+  int i = gridLayout().cellAt(e->position().toPoint(), &tier);
   if (i < 0) return;
-  const auto& infos = host ? m_frame->snapshot.host_blocks : m_frame->snapshot.blocks;
+  if (tier == KvTier::Disk) {
+    // A disk block the pool holds too selects that block's owner; one only on disk, nothing.
+    i = m_frame->diskBlocks[static_cast<size_t>(i)].poolBlock;
+    tier = KvTier::Device;
+    if (i < 0) return;
+  }
+  const auto& infos = tier == KvTier::Host ? m_frame->snapshot.host_blocks : m_frame->snapshot.blocks;
   const KvCellModel& model = cellModel();
   SequenceId seq = -1;
   for (SequenceId owner : infos[i].owners)
@@ -237,20 +247,52 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
     p.drawRects(m_onDisk.data(), static_cast<int>(m_onDisk.size()));
     p.setBrush(Qt::NoBrush);
   }
-  if (g.numHostCells > 0) {
+  // Each strip's caption, the longest that fits the pool's width (a narrow dock's pool cut it
+  // off mid-number).
+  auto caption = [&](int top, const QStringList& versions) {
+    QString text = versions.last();
+    for (const QString& v : versions)
+      if (fontMetrics().horizontalAdvance(v) <= g.area.width()) {
+        text = v;
+        break;
+      }
     p.setPen(palette().color(QPalette::WindowText));
-    // The caption as long as the pool is wide (a narrow dock's pool cut it off mid-number).
-    QString caption = tr("Host (swap) pool: %1 blocks").arg(g.numHostCells);
-    if (fontMetrics().horizontalAdvance(caption) > g.area.width()) caption = tr("Host pool: %1").arg(g.numHostCells);
-    if (fontMetrics().horizontalAdvance(caption) > g.area.width()) caption = tr("Host: %1").arg(g.numHostCells);
-    p.drawText(QRect(g.area.left(), g.hostCaptionTop, g.area.width(), KvGridLayout::kHostCaptionHeight),
-               Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(caption, Qt::ElideRight, g.area.width()));
+    p.drawText(QRect(g.area.left(), top, g.area.width(), KvGridLayout::kHostCaptionHeight), Qt::AlignLeft | Qt::AlignVCenter,
+               fontMetrics().elidedText(text, Qt::ElideRight, g.area.width()));
+  };
+  if (g.numHostCells > 0)
+    caption(g.hostCaptionTop, {tr("Host (swap) pool: %1 blocks").arg(g.numHostCells), tr("Host pool: %1").arg(g.numHostCells),
+                               tr("Host: %1").arg(g.numHostCells)});
+  if (g.numDiskCells > 0) {
+    int onlyOnDisk = 0;
+    for (const KvCell& c : model.diskCells) onlyOnDisk += c.alsoInPool ? 0 : 1;
+    const QString all = QLocale().toString(static_cast<qlonglong>(m_frame->numDiskModelBlocks));
+    caption(g.diskCaptionTop, {tr("On disk: %1 blocks of the chats (%2 only there), %3 of this model in all")
+                                   .arg(g.numDiskCells)
+                                   .arg(onlyOnDisk)
+                                   .arg(all),
+                               tr("On disk: %1 of the chats, %2 only there").arg(g.numDiskCells).arg(onlyOnDisk),
+                               tr("On disk: %1").arg(g.numDiskCells), tr("Disk")});
   }
   if (g.cellSize >= kTextFrom) {
     for (size_t i = 0; i < model.cells.size(); ++i)
-      if (model.cells[i].kind == KvCellKind::Shared)
+      if (!kvCellLabel(model.cells[i]).isEmpty())
         p.drawPixmap(g.cellRect(static_cast<int>(i)).topLeft(),
                      countLabel(model.cells[i].refCount, g.cellSize, readableTextOn(m_colors.fill(model.cells[i]))));
+  }
+  if (g.diskCellSize >= kTextFrom) {  // the disk strip's smaller cells, when they can carry a count
+    for (size_t i = 0; i < model.diskCells.size(); ++i)
+      if (!kvCellLabel(model.diskCells[i]).isEmpty()) {
+        const QRect r = g.diskCellRect(static_cast<int>(i));
+        const QColor ink = readableTextOn(m_colors.fill(model.diskCells[i]));
+        QFont f = font();
+        f.setPixelSize(std::max(7, g.diskCellSize * 11 / 20));
+        f.setBold(true);
+        p.setFont(f);
+        p.setPen(ink);
+        p.drawText(r, Qt::AlignCenter, QString::number(model.diskCells[i].refCount));
+        p.setFont(font());
+      }
   }
   if (g.cellSize >= kNumbersFrom) {
     // Cells this large (a lesson's small pool, presented) carry their block numbers, so that

@@ -183,6 +183,7 @@ void KvDiskStore::add_locked(const Key& k, uint64_t bytes, uint64_t parent) {
   lru_.push_back(k);
   index_[k] = {bytes, std::prev(lru_.end()), parent};
   bytes_ += bytes;
+  num_own_ += k.ns == namespace_id_;
   // Its ancestors after it, nearest first: the chain's head ends the newest. Bounded (1,024
   // blocks: 16k tokens of 16-token blocks), as a chain read block by block walks it each time,
   // and a hash collision could make a cycle.
@@ -206,6 +207,7 @@ void KvDiskStore::remove_locked(const Key& k) {
   auto it = index_.find(k);
   if (it == index_.end()) return;
   bytes_ -= it->second.bytes;
+  num_own_ -= k.ns == namespace_id_;
   lru_.erase(it->second.lru);
   index_.erase(it);
 }
@@ -281,6 +283,8 @@ KvDiskStats KvDiskStore::stats() const {
   std::lock_guard lock(mu_);
   KvDiskStats s = counts_;
   s.num_files = static_cast<int64_t>(index_.size());
+  // Queued writes count: has() answers for them, and the pool view lists them.
+  s.num_own_files = num_own_ + static_cast<int64_t>(queued_.size());
   s.bytes = bytes_;
   s.writing = retry_at_ms_ == 0;
   return s;

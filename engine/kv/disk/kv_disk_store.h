@@ -39,6 +39,7 @@ struct KvDiskConfig {
 
 struct KvDiskStats {
   int64_t num_files = 0;     // block files in the folder (every namespace), as this store counts them
+  int64_t num_own_files = 0; // this store's namespace's (this model, layout and block size), queued writes included
   uint64_t bytes = 0;        // their bytes
   uint64_t max_bytes = 0;    // the cap
   int64_t num_written = 0;   // blocks this store wrote
@@ -130,6 +131,7 @@ class KvDiskStore {
   std::unordered_map<Key, Entry, KeyHash> index_;
   std::list<Key> lru_;  // least recently used first
   uint64_t bytes_ = 0;
+  int64_t num_own_ = 0;  // index_ entries in namespace_id_
   std::unordered_set<uint64_t> queued_;  // hashes in jobs_ or being written
   std::deque<Job> jobs_;
   uint64_t queued_bytes_ = 0;

@@ -105,6 +105,45 @@ class TestKvCellModel : public QObject {
     QVERIFY2(d0.contains(QStringLiteral("On disk too")), qPrintable(d0));
   }
 
+  // The disk strip: a cell per block of the chats' histories on disk, in the first chat's colour,
+  // faded while only on disk, its count the chats whose histories start with it; hovering says
+  // whose it is, where, whether the pool holds it, and its text.
+  void theDiskStripShowsTheChatsBlocksOnDisk() {
+    PoolFrame f = handFrame();
+    f.numDiskModelBlocks = 7;
+    PoolFrameDiskBlock shared;
+    shared.chats = {3, 1004};
+    shared.titles = {QStringLiteral("Chat A"), QStringLiteral("Chat B")};
+    shared.index = 0;
+    shared.tokens = {1, 2, 3, 4};
+    shared.poolBlock = 5;
+    PoolFrameDiskBlock only;
+    only.chats = {1004};
+    only.titles = {QStringLiteral("Chat B")};
+    only.index = 1;
+    only.tokens = {5, 6, 7, 8};
+    f.diskBlocks = {shared, only};
+    const KvCellModel m = buildKvCellModel(f);
+    QCOMPARE(m.diskCells.size(), size_t(2));
+    QCOMPARE(m.diskCells[0].kind, KvCellKind::OnDisk);
+    QCOMPARE(m.diskCells[0].colorIndex, 3);
+    QCOMPARE(m.diskCells[0].refCount, 2);
+    QVERIFY(m.diskCells[0].alsoInPool && !m.diskCells[0].faded());
+    QCOMPARE(kvCellLabel(m.diskCells[0]), QStringLiteral("2"));
+    QCOMPARE(m.diskCells[1].colorIndex, 4);  // chat 1004's colour, as its sequences get (id % 1000)
+    QVERIFY(!m.diskCells[1].alsoInPool && m.diskCells[1].faded());
+    QVERIFY(kvCellLabel(m.diskCells[1]).isEmpty());
+    const QString first = kvDiskBlockDescription(f, 0);
+    QVERIFY2(first.contains(QStringLiteral("block 0 of a chat's history (tokens 0-3)")), qPrintable(first));
+    QVERIFY2(first.contains(QStringLiteral("Chats: Chat A, Chat B")), qPrintable(first));
+    QVERIFY2(first.contains(QStringLiteral("In the pool too: block 5")), qPrintable(first));
+    const QString second = kvDiskBlockDescription(f, 1);
+    QVERIFY2(second.contains(QStringLiteral("tokens 4-7")) && second.contains(QStringLiteral("Only on disk")), qPrintable(second));
+    QVERIFY2(second.contains(QStringLiteral("Text: \u201cw5 w6 w7 w8\u201d")), qPrintable(second));  // the hand frame's detokenizer
+    QVERIFY(kvDiskBlockDescription(f, 2).isEmpty());
+    QVERIFY(kvDiskBlockDescription(f, -1).isEmpty());
+  }
+
   void realManagerFrameMatchesTheSnapshotAndTheTokens() {
     KvManager kv({.num_blocks = 16, .block_size = 4});
     runPrompt(kv, 1, iota(1, 6));  // blocks 0 (full), 1 (2 tokens)
@@ -261,17 +300,36 @@ class TestKvCellModel : public QObject {
     const KvGridLayout big = KvGridLayout::compute(QRect(0, 0, 200, 200), 100, 0);
     QCOMPARE(big.cellSize, 20);
     QCOMPARE(big.cellRect(11), QRect(20, 20, 19, 19));
-    bool host = true;
-    QCOMPARE(big.cellAt(QPoint(25, 25), &host), 11);
-    QVERIFY(!host);
-    QCOMPARE(big.cellAt(QPoint(199, 199), &host), 99);
+    KvTier tier = KvTier::Host;
+    QCOMPARE(big.cellAt(QPoint(25, 25), &tier), 11);
+    QCOMPARE(tier, KvTier::Device);
+    QCOMPARE(big.cellAt(QPoint(199, 199), &tier), 99);
     // With a host strip: it sits below the device rows, after its caption.
     const KvGridLayout withHost = KvGridLayout::compute(QRect(0, 0, 200, 200), 16, 4);
     QVERIFY(withHost.hostTop >= withHost.hostCaptionTop + KvGridLayout::kHostCaptionHeight);
     QVERIFY(withHost.hostCellRect(3).bottom() < 200);
-    QCOMPARE(withHost.cellAt(withHost.hostCellRect(2).center(), &host), 2);
-    QVERIFY(host);
-    QCOMPARE(withHost.cellAt(QPoint(5, withHost.hostCaptionTop + 2), &host), -1);
+    QCOMPARE(withHost.cellAt(withHost.hostCellRect(2).center(), &tier), 2);
+    QCOMPARE(tier, KvTier::Host);
+    QCOMPARE(withHost.cellAt(QPoint(5, withHost.hostCaptionTop + 2), &tier), -1);
+    // The disk strip below both, after its own caption; every cell of the three fits and each
+    // cell's centre is found again in its own tier.
+    const KvGridLayout three = KvGridLayout::compute(QRect(0, 0, 200, 200), 16, 4, 30);
+    QVERIFY(three.diskCaptionTop >= three.hostCellRect(3).bottom());
+    QCOMPARE(three.diskTop, three.diskCaptionTop + KvGridLayout::kHostCaptionHeight);
+    QCOMPARE(three.diskCellSize, three.cellSize / 2);  // the pool stays the larger
+    QVERIFY(three.diskCellRect(29).bottom() < 200);
+    for (auto [t, n] : {std::pair{KvTier::Device, 16}, std::pair{KvTier::Host, 4}, std::pair{KvTier::Disk, 30}})
+      for (int i = 0; i < n; ++i) {
+        KvTier at = KvTier::Device;
+        QCOMPARE(three.cellAt(three.cellRect(t, i).center(), &at), i);
+        QCOMPARE(at, t);
+      }
+    QCOMPARE(three.cellAt(QPoint(5, three.diskCaptionTop + 2), &tier), -1);
+    // Without a host pool the disk strip takes the host strip's place.
+    const KvGridLayout noHost = KvGridLayout::compute(QRect(0, 0, 200, 200), 16, 0, 5);
+    QCOMPARE(noHost.diskCaptionTop, noHost.hostCaptionTop);
+    QCOMPARE(noHost.cellAt(noHost.diskCellRect(4).center(), &tier), 4);
+    QCOMPARE(tier, KvTier::Disk);
     // Block counts at both ends of the supported range fit.
     for (int n : {16, 100000}) {
       const KvGridLayout g = KvGridLayout::compute(QRect(0, 0, 640, 400), n, 0);

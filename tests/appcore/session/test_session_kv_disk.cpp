@@ -8,6 +8,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "appcore/session/pool_control.h"
 #include "support/session_driver.h"
 #include "support/test_env.h"
 
@@ -30,6 +31,21 @@ void useDisk(AppServices& services, bool on) {
 }
 
 const MessageRecord& lastReply(ChatController& chats, ChatId id) { return chats.chat(id)->record.messages.back(); }
+
+// The pool as the view would get it now (PoolControl's frame, chats named), once the engine
+// thread has taken every call queued before.
+PoolFrame frameNow(AppServices& services) {
+  PoolFrame frame;
+  bool got = false;
+  QObject::connect(&services.session().pool(), &PoolControl::localFrame, &services.session().pool(),
+                   [&](const PoolFrame& f) {
+                     frame = f;
+                     got = true;
+                   }, Qt::SingleShotConnection);
+  onEngineThread(services.session().bridge(), [](EngineBridge& b) { b.sendFrame(); });
+  if (!QTest::qWaitFor([&] { return got; }, 10000)) qWarning("no pool frame came");
+  return frame;
+}
 
 }  // namespace
 
@@ -83,6 +99,20 @@ class TestSessionKvDisk : public QObject {
       ChatController& chats = again.session().chats();
       QVERIFY(chats.restore().contains(id));
       QVERIFY(loadIntoSession(again, m_model));
+      // Before its next turn the reopened chat's history waits on disk, none of it in the pool:
+      // the pool view's third tier lists its blocks, named with the chat's title, in order.
+      const PoolFrame before = frameNow(again);
+      QVERIFY(before.numDiskModelBlocks >= 4);
+      QVERIFY(before.diskBlocks.size() >= 4);
+      for (size_t i = 0; i < before.diskBlocks.size(); ++i) {
+        const PoolFrameDiskBlock& b = before.diskBlocks[i];
+        QCOMPARE(b.chats, std::vector<int64_t>{id});
+        QCOMPARE(b.titles, QStringList{chats.chat(id)->record.title.isEmpty() ? QStringLiteral("chat %1").arg(id)
+                                                                                : chats.chat(id)->record.title});
+        QCOMPARE(b.index, static_cast<int32_t>(i));
+        QCOMPARE(b.tokens.size(), size_t{16});
+        QCOMPARE(b.poolBlock, -1);
+      }
       QVERIFY(replyAndWait(again.session(), id, kNext, 16));
       const ReplyMetrics& m = lastReply(chats, id).metrics;
       QVERIFY2(m.numDiskPromptTokens >= 64, qPrintable(m.summary()));
@@ -96,6 +126,10 @@ class TestSessionKvDisk : public QObject {
       QVERIFY2(m.summary().contains(QStringLiteral(" instead of about ")) && m.summary().contains(QStringLiteral(" of prompt")),
                qPrintable(m.summary()));
       qInfo("restored: %s", qPrintable(m.summary()));
+      // The pool view's disk strip: after the turn the blocks read back are in the pool too.
+      const PoolFrame after = frameNow(again);
+      QVERIFY(!after.diskBlocks.empty());
+      for (const PoolFrameDiskBlock& b : after.diskBlocks) QVERIFY(b.poolBlock >= 0);
       withDisk = lastReply(chats, id).content;
       QVERIFY(!withDisk.isEmpty());
     }
