@@ -14,7 +14,7 @@
 #include "engine/common/error.h"
 #include "engine/common/float16.h"
 #include "engine/common/panel_buffer.h"
-#include "engine/quant/panel.h"
+#include "engine/quant/panel/panel.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/common/ggml_type.h"
-#include "engine/quant/panel.h"
+#include "engine/quant/panel/panel.h"
 
 namespace pagedchat {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/quant/panel.h"
+#include "engine/quant/panel/panel.h"
 
 namespace pagedchat::test {
 

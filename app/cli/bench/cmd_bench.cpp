@@ -23,7 +23,7 @@
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
-#include "engine/quant/panel.h"
+#include "engine/quant/panel/panel.h"
 #include "engine/quant/quant.h"
 
 namespace pagedchat::cli {

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "engine/backend/cpu/vector_ops.h"
-#include "engine/quant/panel.h"
+#include "engine/quant/panel/panel.h"
 #include "engine/quant/quant.h"
 
 namespace pagedchat::cpu {

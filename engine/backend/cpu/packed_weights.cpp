@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "engine/quant/panel.h"
+#include "engine/quant/panel/panel.h"
 
 namespace pagedchat::cpu {
 namespace {

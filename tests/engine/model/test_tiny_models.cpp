@@ -47,7 +47,7 @@ constexpr double kFloatTolerance = 2e-5;
 // 8-bit grid that float32 and float64 round it to neighbouring steps: that moves the position's
 // logits by about one step's worth (measured 1.2e-4 and 2.9e-3 at two positions of one model,
 // 3.8e-3 at one of another: 3 of the 270 positions of the six models that pass). Since every
-// type runs through panels (engine/quant/panel.h), whose float steps come in another order than
+// type runs through panels (engine/quant/panel/panel.h), whose float steps come in another order than
 // vec_dot's, other activations land on the boundaries: 9.4e-3 at one position of phi3_fused and
 // 1.4e-2 at one of llama3_rope_freqs_kquants (2 more there; the other 42 positions at 2.2e-7).
 // Allowed: up to 10% of a model's positions, each under 2e-2, still 20x below the smallest

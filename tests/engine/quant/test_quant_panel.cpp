@@ -1,4 +1,4 @@
-// Panels (engine/quant/panel.h): packing keeps every quant, the fast kernel equals the scalar
+// Panels (engine/quant/panel/panel.h): packing keeps every quant, the fast kernel equals the scalar
 // definition bit for bit, a token's result does not depend on the other tokens or rows of the
 // call, and the panel dot agrees with vec_dot within float-order error.
 
@@ -12,8 +12,8 @@
 
 #include "engine/common/error.h"
 #include "engine/common/float16.h"
-#include "engine/quant/panel.h"
-#include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel/panel.h"
+#include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
 #include "support/panel_multiply.h"

@@ -1,4 +1,4 @@
-// F16 and BF16 panels (engine/quant/panel_float.h): packing keeps every value in its row's lane,
+// F16 and BF16 panels (engine/quant/panel/panel_float.h): packing keeps every value in its row's lane,
 // every SIMD kernel the machine has equals the scalar reference bit for bit whatever the tokens
 // of a call, and the panel dot agrees with vec_dot (the same products in another float order).
 
@@ -12,8 +12,8 @@
 
 #include "engine/common/error.h"
 #include "engine/common/float16.h"
-#include "engine/quant/panel.h"
-#include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel/panel.h"
+#include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
 #include "support/panel_multiply.h"

@@ -1,4 +1,4 @@
-// K-quant panels (engine/quant/panel_k.h, panel_low_bits.h): packing keeps every quant, scale
+// K-quant panels (engine/quant/panel/panel_k.h, panel_low_bits.h): packing keeps every quant, scale
 // and min of Q4_K, Q5_K, Q6_K, Q2_K, Q3_K and IQ4_XS rows, every SIMD kernel the machine has
 // equals the scalar reference bit for bit whatever the tokens of a call, with compact activation
 // rows and with expanded ones (the AVX-512 kernel's Q4_K and Q5_K min sums), and the panel dot
@@ -14,8 +14,8 @@
 
 #include "engine/common/error.h"
 #include "engine/common/float16.h"
-#include "engine/quant/panel.h"
-#include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel/panel.h"
+#include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_blocks.h"
 #include "support/panel_multiply.h"

@@ -1,12 +1,12 @@
 // Q4_0, Q5_0 and Q5_1 panels: packing a row-major matrix, and the scalar reference kernel.
-#include "engine/quant/panel_legacy.h"
+#include "engine/quant/panel/panel_legacy.h"
 
 #include <cmath>
 #include <cstring>
 
 #include "engine/common/float16.h"
-#include "engine/quant/panel_blocks.h"
-#include "engine/quant/panel_pack.h"
+#include "engine/quant/panel/panel_blocks.h"
+#include "engine/quant/panel/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {

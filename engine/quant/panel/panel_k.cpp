@@ -1,14 +1,14 @@
 // K-quant panels: packing a row-major Q4_K / Q5_K / Q6_K matrix, and the scalar reference kernel
 // (the low-bit K-quants' are panel_low_bits.cpp's).
-#include "engine/quant/panel_k.h"
+#include "engine/quant/panel/panel_k.h"
 
 #include <cmath>
 #include <cstring>
 
 #include "engine/common/float16.h"
-#include "engine/quant/panel_blocks.h"
-#include "engine/quant/panel_low_bits.h"
-#include "engine/quant/panel_pack.h"
+#include "engine/quant/panel/panel_blocks.h"
+#include "engine/quant/panel/panel_low_bits.h"
+#include "engine/quant/panel/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {

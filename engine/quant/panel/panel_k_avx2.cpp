@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/simd_avx2.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX2)

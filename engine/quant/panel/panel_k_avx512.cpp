@@ -24,7 +24,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/simd_avx512.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX512)

@@ -4,7 +4,7 @@
 
 #include "engine/quant/quant_avx512.h"
 
-#include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/simd_avx512.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX512)

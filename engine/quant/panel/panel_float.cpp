@@ -1,12 +1,12 @@
 // F16 and BF16 panels: packing a row-major matrix, and the scalar reference kernel.
-#include "engine/quant/panel_float.h"
+#include "engine/quant/panel/panel_float.h"
 
 #include <cmath>
 #include <cstring>
 
 #include "engine/common/float16.h"
-#include "engine/quant/panel_blocks.h"
-#include "engine/quant/panel_pack.h"
+#include "engine/quant/panel/panel_blocks.h"
+#include "engine/quant/panel/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {

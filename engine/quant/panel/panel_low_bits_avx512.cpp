@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "engine/quant/panel_blocks.h"
+#include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/simd_avx512.h"
 
 #if defined(PAGEDCHAT_QUANT_AVX512)

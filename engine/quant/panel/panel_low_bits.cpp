@@ -1,11 +1,11 @@
 // Low-bit K-quant panels (Q2_K, Q3_K, IQ4_XS): packing, and the scalar reference kernel.
-#include "engine/quant/panel_low_bits.h"
+#include "engine/quant/panel/panel_low_bits.h"
 
 #include <cmath>
 
 #include "engine/common/float16.h"
-#include "engine/quant/panel_blocks.h"
-#include "engine/quant/panel_pack.h"
+#include "engine/quant/panel/panel_blocks.h"
+#include "engine/quant/panel/panel_pack.h"
 #include "engine/quant/quant_blocks.h"
 
 namespace pagedchat {

@@ -1,5 +1,5 @@
 // Panels: packing, the scalar reference kernel, expansion, and the choice of a SIMD kernel.
-#include "engine/quant/panel.h"
+#include "engine/quant/panel/panel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,12 +8,12 @@
 #include <string>
 
 #include "engine/common/error.h"
-#include "engine/quant/panel_blocks.h"
-#include "engine/quant/panel_float.h"
-#include "engine/quant/panel_k.h"
-#include "engine/quant/panel_legacy.h"
-#include "engine/quant/panel_low_bits.h"
-#include "engine/quant/panel_pack.h"
+#include "engine/quant/panel/panel_blocks.h"
+#include "engine/quant/panel/panel_float.h"
+#include "engine/quant/panel/panel_k.h"
+#include "engine/quant/panel/panel_legacy.h"
+#include "engine/quant/panel/panel_low_bits.h"
+#include "engine/quant/panel/panel_pack.h"
 #include "engine/quant/quant.h"
 #include "engine/quant/quant_avx2.h"
 #include "engine/quant/quant_avx512.h"
