@@ -5,6 +5,7 @@
 
 #include <QFileInfo>
 #include <QMetaObject>
+#include <QTimer>
 
 #include <algorithm>
 #include <set>
@@ -565,6 +566,15 @@ void EngineBridge::emitFrame(const QString& stepSummary) {
     return {-1, tr("sequence %1").arg(seq), -1};
   };
   PoolFrame frame = m_frames.build(*m_engine.engine, label, stepSummary);
-  m_diskStrip.fill(*m_engine.engine, !frame.events.empty(), frame);
+  if (m_diskStrip.fill(*m_engine.engine, !frame.events.empty(), frame) && !m_diskFrameDue) {
+    // The strip changed too soon after its last build: one more frame once it may be rebuilt,
+    // for an engine that may have gone idle meanwhile.
+    m_diskFrameDue = true;
+    QTimer::singleShot(DiskStrip::kMinRebuildMs, this, [this] {
+      m_diskFrameDue = false;
+      if (m_engine) emitFrame(m_lastStepSummary);  // a paused pool keeps its step's words
+    });
+  }
+  m_lastStepSummary = stepSummary;
   emit poolFrame(frame);
 }

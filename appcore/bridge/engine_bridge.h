@@ -230,6 +230,8 @@ class EngineBridge : public QObject {
   std::vector<std::pair<ChatId, bool>> m_forksDone;
   PoolFrameBuilder m_frames;
   DiskStrip m_diskStrip;  // the frames' disk tier: the chats' histories measure() rendered
+  bool m_diskFrameDue = false;  // a frame is coming for the strip's pending rebuild
+  QString m_lastStepSummary;     // the last frame's
   QElapsedTimer m_textClock, m_frameClock;
   std::atomic<bool> m_cancelLoad{false};
   int m_stepSampled = 0;  // token events of the step in progress (step summary)

@@ -49,7 +49,12 @@ Engine::Engine(const Model& model, Backend& backend, EngineConfig config)
       RequestCount& count = requests_[ev.request];
       // A block read from disk is as much a prompt token not computed as a cache hit.
       if ((e.kind == KvEventKind::cache_hit || e.kind == KvEventKind::disk_read) && !count.sampled) ++count.num_cache_hit_blocks;
-      if (e.kind == KvEventKind::disk_read && !count.sampled) ++count.num_disk_blocks;
+      if (e.kind == KvEventKind::disk_read && !count.sampled) {
+        // The disk's blocks follow the pool's hits of the prompt's first admission: where they
+        // start, taken at the first (a preempted prompt re-admitted counts its hits again).
+        if (count.num_disk_blocks == 0) count.disk_start_block = count.num_cache_hit_blocks - 1;
+        ++count.num_disk_blocks;
+      }
     }
     ev.kv = e;
     publish(ev);
@@ -99,14 +104,16 @@ void Engine::release(SequenceId parked) {
 void Engine::subscribe(EventSink sink) { sinks_.push_back(std::move(sink)); }
 
 void Engine::set_cache_figures(EngineEvent& e, RequestId request) {
-  const RequestCount& count = requests_[request];
+  RequestCount& count = requests_[request];
   e.num_cached_prompt_tokens = count.num_cache_hit_blocks * config_.block_size;
   e.num_disk_prompt_tokens = count.num_disk_blocks * config_.block_size;
   e.disk_read_seconds = count.disk_read_seconds;
-  // The disk's blocks come right after the pool's hits in the prompt.
-  const auto disk_start = static_cast<int32_t>((count.num_cache_hit_blocks - count.num_disk_blocks) * config_.block_size);
-  if (count.num_disk_blocks > 0)
-    e.disk_prompt_seconds = prompt_seconds(disk_start, static_cast<int32_t>(e.num_disk_prompt_tokens));
+  if (count.num_disk_blocks > 0 && count.estimated_disk_blocks != count.num_disk_blocks) {
+    count.disk_prompt_seconds = prompt_seconds(static_cast<int32_t>(count.disk_start_block * config_.block_size),
+                                               static_cast<int32_t>(e.num_disk_prompt_tokens));
+    count.estimated_disk_blocks = count.num_disk_blocks;  // said once per count: it does not drift with the rate
+  }
+  e.disk_prompt_seconds = count.disk_prompt_seconds;
 }
 
 double Engine::prompt_seconds(int32_t start, int32_t num_tokens) const {
@@ -327,9 +334,10 @@ void Engine::run_forward(const ScheduledStep& step) {
     int32_t prompt_tokens = 0;
     for (const StepRecord::Chunk& c : last_step_.chunks)
       if (!c.is_decode) prompt_tokens += c.num_tokens;
-    prompt_rate_.observe(prompt_tokens, last_step_.cost.flops, last_step_.forward_seconds);
-    // Saved for the next run as soon as there is a figure, and again as it settles.
-    if (const int64_t n = prompt_rate_.num_samples(); n > 0 && (n & (n - 1)) == 0 && n <= 1024) save_prompt_rate();
+    // Saved for the next run as soon as there is a figure, and again as it settles (a decode
+    // step counts nothing and saves nothing).
+    if (prompt_rate_.observe(prompt_tokens, last_step_.cost.flops, last_step_.forward_seconds))
+      if (const int64_t n = prompt_rate_.num_samples(); (n & (n - 1)) == 0 && n <= 1024) save_prompt_rate();
   } catch (const std::exception& e) {
     kv_.take_sealed();  // the batch's blocks hold no K/V
     fail_batch(step, e.what());

@@ -151,9 +151,9 @@ class Engine {
   // The disk tier: removes the files of `tokens`' full blocks (a deleted chat's history) except
   // those that a prefix in `keep` (the other chats' histories) also has. Returns how many went.
   int forget_on_disk(std::span<const int32_t> tokens, const std::vector<std::vector<int32_t>>& keep, uint64_t cache_salt = 0);
-  // The disk tier: the hashes of `tokens`' first full blocks that it holds, up to the first it
-  // does not (a chain is read back only that far); empty without a tier.
-  std::vector<uint64_t> disk_chain(std::span<const int32_t> tokens, uint64_t cache_salt = 0) const;
+  // The disk tier holds the block of this prefix hash (KvManager::chain_hashes), or is writing
+  // it; false without a tier.
+  bool on_disk(uint64_t hash) const { return disk_ && disk_->has(hash); }
   // What the last step() scheduled (empty when it had nothing to run).
   const StepRecord& last_step() const { return last_step_; }
   // About how long computing prompt positions [start, start + num_tokens) of one sequence
@@ -243,6 +243,9 @@ class Engine {
     bool sampled = false;              // a token was sampled (later hits are not prompt reuse)
     int64_t num_disk_blocks = 0;       // of the hits, blocks read from disk
     double disk_read_seconds = 0.0;    // the time its blocks took to read
+    int64_t disk_start_block = 0;      // the first block read from disk: the pool's hits before it
+    int64_t estimated_disk_blocks = 0; // the num_disk_blocks disk_prompt_seconds was estimated for
+    double disk_prompt_seconds = 0.0;  // prompt_seconds() of those blocks
   };
   std::unordered_map<RequestId, RequestCount> requests_;
   std::unordered_set<SequenceId> parked_;

@@ -180,16 +180,6 @@ int Engine::forget_on_disk(std::span<const int32_t> tokens, const std::vector<st
   return removed;
 }
 
-std::vector<uint64_t> Engine::disk_chain(std::span<const int32_t> tokens, uint64_t cache_salt) const {
-  std::vector<uint64_t> chain;
-  if (!disk_) return chain;
-  for (uint64_t h : kv_.chain_hashes(tokens, cache_salt)) {
-    if (!disk_->has(h)) break;
-    chain.push_back(h);
-  }
-  return chain;
-}
-
 void Engine::write_sealed_to_disk() {
   if (!disk_) return;
   try {

@@ -16,12 +16,16 @@ class PromptRate {
   static constexpr int32_t kMinPromptTokens = 64;
 
   // A forward pass: the prompt tokens it computed (not decodes), its counted FLOP, its wall time.
-  void observe(int32_t prompt_tokens, double flops, double seconds) {
-    if (prompt_tokens < kMinPromptTokens || !(seconds > 0) || !(flops > 0)) return;
+  // Whether it counted.
+  bool observe(int32_t prompt_tokens, double flops, double seconds) {
+    if (prompt_tokens < kMinPromptTokens || !(seconds > 0) || !(flops > 0)) return false;
     const double sample = flops / seconds;
     // A running mean that follows the machine (threads, clocks, other load) over a few chunks.
-    rate_ = num_samples_ == 0 ? sample : 0.75 * rate_ + 0.25 * sample;
+    // A seeded rate counts as earlier samples: an engine's first pass, slowed by weights still
+    // paging in from the file, moves a good saved rate by a quarter, not all the way.
+    rate_ = rate_ > 0 ? 0.75 * rate_ + 0.25 * sample : sample;
     ++num_samples_;
+    return true;
   }
   // A rate measured before (by an earlier run, saved with the disk tier), until this one measures.
   void seed(double flops_per_second) {

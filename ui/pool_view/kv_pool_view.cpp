@@ -139,7 +139,7 @@ void KvPoolView::mousePressEvent(QMouseEvent* e) {
     // A disk block the pool holds too selects that block's owner; one only on disk, nothing.
     i = m_frame->diskBlocks[static_cast<size_t>(i)].poolBlock;
     tier = KvTier::Device;
-    if (i < 0) return;
+    if (i < 0 || static_cast<size_t>(i) >= m_frame->snapshot.blocks.size()) return;
   }
   const auto& infos = tier == KvTier::Host ? m_frame->snapshot.host_blocks : m_frame->snapshot.blocks;
   const KvCellModel& model = cellModel();

@@ -1,12 +1,18 @@
 #include "engine/kv/disk/kv_disk_ledger.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -16,9 +22,11 @@ namespace {
 
 constexpr size_t kMaxModels = 256;  // lines kept in <dir>/models, most recent last
 
-// Replaces path's contents with text: written to a file of this process's own, then renamed.
+// Replaces path's contents with text: written to a file of this writer's own (process and
+// serial: two engines of one process may write at once), then renamed.
 void replace_file(const std::string& path, const std::string& text) {
-  const std::string aside = path + "." + std::to_string(::getpid()) + ".tmp";
+  static std::atomic<uint64_t> serial{0};
+  const std::string aside = path + "." + std::to_string(::getpid()) + "." + std::to_string(++serial) + ".tmp";
   {
     std::ofstream out(aside, std::ios::binary | std::ios::trunc);
     out << text;
@@ -33,6 +41,42 @@ void replace_file(const std::string& path, const std::string& text) {
   if (ec) fs::remove(aside, ec);
 }
 
+// A small regular file's text; empty when missing, not a regular file (a FIFO under the name
+// must not stall the engine) or larger than max_bytes.
+std::string read_small_file(const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {};
+  struct stat st{};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= max_bytes) {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    text.resize(done);
+  }
+  ::close(fd);
+  return text;
+}
+
+// A dead writer's "<name>.<pid>.<n>.tmp" beside `file` is removed (the store's scan looks only
+// inside the namespaces' folders).
+void remove_dead_writers(const std::string& file) {
+  const fs::path p(file);
+  const std::string prefix = p.filename().string() + ".";
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(p.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with(prefix) || !name.ends_with(".tmp")) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
+  }
+}
+
 }  // namespace
 
 bool kv_disk_record_model(const std::string& dir, const std::string& model_path, uint64_t model_identity) {
@@ -43,8 +87,9 @@ bool kv_disk_record_model(const std::string& dir, const std::string& model_path,
   // Lines "<identity, 16 hex digits>\t<absolute path>".
   std::vector<std::pair<uint64_t, std::string>> models;
   bool changed = false;
+  remove_dead_writers(file);
   {
-    std::ifstream in(file);
+    std::istringstream in(read_small_file(file, 1 << 20));
     std::string line;
     while (std::getline(in, line)) {
       const size_t tab = line.find('\t');
@@ -72,7 +117,7 @@ bool kv_disk_record_model(const std::string& dir, const std::string& model_path,
 }
 
 double kv_disk_load_prompt_rate(const std::string& namespace_dir) {
-  std::ifstream in((fs::path(namespace_dir) / "prompt_rate").string());
+  std::istringstream in(read_small_file((fs::path(namespace_dir) / "prompt_rate").string(), 256));
   double rate = 0;
   if (!(in >> rate) || !(rate > 0) || rate > 1e18) return 0;  // damaged or absurd: not known
   return rate;

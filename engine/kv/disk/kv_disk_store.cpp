@@ -404,6 +404,7 @@ void KvDiskStore::write_one(const Job& job) {
   if (retry_at_ms_ != 0) note("writing blocks again");
   retry_at_ms_ = 0;
   ++counts_.num_written;
+  queued_.erase(job.hash);  // under the same lock as the index takes it: never counted twice
   add_locked(k, file.size(), job.parent_hash);
 }
 

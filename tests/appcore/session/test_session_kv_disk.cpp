@@ -32,19 +32,25 @@ void useDisk(AppServices& services, bool on) {
 
 const MessageRecord& lastReply(ChatController& chats, ChatId id) { return chats.chat(id)->record.messages.back(); }
 
-// The pool as the view would get it now (PoolControl's frame, chats named), once the engine
-// thread has taken every call queued before.
-PoolFrame frameNow(AppServices& services) {
-  PoolFrame frame;
-  bool got = false;
-  QObject::connect(&services.session().pool(), &PoolControl::localFrame, &services.session().pool(),
-                   [&](const PoolFrame& f) {
-                     frame = f;
-                     got = true;
-                   }, Qt::SingleShotConnection);
-  onEngineThread(services.session().bridge(), [](EngineBridge& b) { b.sendFrame(); });
-  if (!QTest::qWaitFor([&] { return got; }, 10000)) qWarning("no pool frame came");
-  return frame;
+// The first pool frame (PoolControl's, chats named) that `holds`, asking the engine thread for
+// one every 100 ms: the disk strip is rebuilt at most every DiskStrip::kMinRebuildMs, so a frame
+// right after a change may still show the strip before it. The last frame when none holds.
+template <class Holds>
+PoolFrame frameWhere(AppServices& services, Holds holds) {
+  PoolFrame last;
+  bool held = false;
+  const QMetaObject::Connection c = QObject::connect(&services.session().pool(), &PoolControl::localFrame,
+                                                     &services.session().pool(), [&](const PoolFrame& f) {
+                                                       if (held) return;  // the one that held is kept
+                                                       last = f;
+                                                       held = holds(f);
+                                                     });
+  for (int i = 0; i < 100 && !held; ++i) {
+    onEngineThread(services.session().bridge(), [](EngineBridge& b) { b.sendFrame(); });
+    QTest::qWait(100);
+  }
+  QObject::disconnect(c);
+  return last;
 }
 
 }  // namespace
@@ -101,7 +107,7 @@ class TestSessionKvDisk : public QObject {
       QVERIFY(loadIntoSession(again, m_model));
       // Before its next turn the reopened chat's history waits on disk, none of it in the pool:
       // the pool view's third tier lists its blocks, named with the chat's title, in order.
-      const PoolFrame before = frameNow(again);
+      const PoolFrame before = frameWhere(again, [](const PoolFrame& f) { return f.diskBlocks.size() >= 4; });
       QVERIFY(before.numDiskModelBlocks >= 4);
       QVERIFY(before.diskBlocks.size() >= 4);
       for (size_t i = 0; i < before.diskBlocks.size(); ++i) {
@@ -127,7 +133,9 @@ class TestSessionKvDisk : public QObject {
                qPrintable(m.summary()));
       qInfo("restored: %s", qPrintable(m.summary()));
       // The pool view's disk strip: after the turn the blocks read back are in the pool too.
-      const PoolFrame after = frameNow(again);
+      const PoolFrame after = frameWhere(again, [](const PoolFrame& f) {
+        return !f.diskBlocks.empty() && std::all_of(f.diskBlocks.begin(), f.diskBlocks.end(), [](const auto& b) { return b.poolBlock >= 0; });
+      });
       QVERIFY(!after.diskBlocks.empty());
       for (const PoolFrameDiskBlock& b : after.diskBlocks) QVERIFY(b.poolBlock >= 0);
       withDisk = lastReply(chats, id).content;

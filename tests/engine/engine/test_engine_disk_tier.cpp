@@ -7,6 +7,7 @@
 
 #include <QtTest>
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/chat/chat_model.h"
 #include "engine/engine/engine.h"
+#include "engine/engine/prompt_rate.h"
 #include "engine/engine/request_tracker.h"
 #include "engine/model/model.h"
 #include "engine/model/random_model.h"
@@ -346,6 +348,47 @@ class TestEngineDiskTier : public QObject {
     QCOMPARE(answer(q8, 16, disk, false).stats.kv.num_disk_reads, int64_t{0});
     QCOMPARE(answer(f16, 8, disk, false).stats.kv.num_disk_reads, int64_t{0});
     QVERIFY(answer(f16, 16, disk, false).stats.kv.num_disk_reads > 0);
+  }
+
+  // The prompt rate counts prompt steps only (64 tokens or more), a seeded rate moves by a
+  // quarter toward a first sample, and the rate file is written when a prompt step counted, never
+  // on a decode step (an open, write and rename on the step thread for each token).
+  void thePromptRateIsMeasuredOnPromptStepsOnly() {
+    PromptRate r;
+    QVERIFY(!r.observe(PromptRate::kMinPromptTokens - 1, 1e9, 0.01));
+    QVERIFY(!r.observe(512, 1e9, 0.0));
+    QCOMPARE(r.flops_per_second(), 0.0);
+    r.seed(100e9);
+    QCOMPARE(r.flops_per_second(), 100e9);
+    QVERIFY(r.observe(512, 20e9, 1.0));  // a cold first pass at 20 GFLOP/s
+    QCOMPARE(r.flops_per_second(), 80e9);
+    r.seed(1e9);  // a seed after a sample changes nothing
+    QCOMPARE(r.flops_per_second(), 80e9);
+
+    const std::string disk = folder("rate-writes");
+    CpuBackend backend(model_->weights, 2, KvType::F16);
+    EngineConfig c;
+    c.num_blocks = 128;
+    c.max_context = 512;
+    c.kv_disk.dir = disk;
+    Engine engine(*model_, backend, c);
+    const RequestId id = engine.submit(ask(prompt_, 24));
+    Q_UNUSED(id);
+    auto rateFile = [&]() -> fs::path {
+      for (const auto& e : fs::recursive_directory_iterator(disk))
+        if (e.path().filename() == "prompt_rate") return e.path();
+      return {};
+    };
+    auto inode = [](const fs::path& p) {
+      struct stat st{};
+      return ::stat(p.c_str(), &st) == 0 ? st.st_ino : ino_t{0};
+    };
+    QVERIFY(engine.step());  // the prompt: counted and saved
+    const fs::path file = rateFile();
+    QVERIFY(!file.empty());
+    const ino_t written = inode(file);
+    stepToEnd(engine);  // 23 decode steps
+    QCOMPARE(inode(file), written);  // replaced by a rename each time it is written: never since
   }
 
   // A restore says about how long the tokens it read would have taken to compute: from the

@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "engine/kv/disk/kv_block_file.h"
+#include "engine/kv/disk/kv_disk_ledger.h"
 #include "engine/kv/disk/kv_disk_store.h"
 #include "engine/model/model_identity.h"
 #include "engine/model/random_model.h"
@@ -216,6 +217,50 @@ class TestKvDiskStore : public QObject {
     QVERIFY(kv_disk_namespace(1, "cpu-hnd-f16", 16, 100) != kv_disk_namespace(1, "cpu-hnd-q8_0", 16, 100));
     QVERIFY(kv_disk_namespace(1, "cpu-hnd-f16", 16, 100) != kv_disk_namespace(1, "cpu-hnd-f16", 8, 100));
     QVERIFY(kv_disk_namespace(1, "cpu-hnd-f16", 16, 100) != kv_disk_namespace(2, "cpu-hnd-f16", 16, 100));
+  }
+
+  // The folder's ledger: a model path's identity, said changed only when it did (another path,
+  // the same identity again, or a first sight are not); damaged lines are dropped; a FIFO in
+  // place of a file stalls nothing; the prompt rate reads back exactly, and a bad one is none.
+  void theLedgerRemembersModelsAndThePromptRate() {
+    const std::string dir = folder("ledger");
+    fs::create_directories(dir);
+    QVERIFY(!kv_disk_record_model(dir, "/m/a.gguf", 1));  // first sight
+    QVERIFY(!kv_disk_record_model(dir, "/m/a.gguf", 1));  // unchanged
+    QVERIFY(!kv_disk_record_model(dir, "/m/b.gguf", 2));  // another file
+    QVERIFY(kv_disk_record_model(dir, "/m/a.gguf", 3));   // a.gguf replaced
+    QVERIFY(!kv_disk_record_model(dir, "/m/a.gguf", 3));  // and remembered so
+    QVERIFY(!kv_disk_record_model(dir, "/m/x/../b.gguf", 2));  // the same path, written otherwise
+    std::ofstream(fs::path(dir) / "models", std::ios::app) << "garbage\n0123\tshort id\n";
+    QVERIFY(kv_disk_record_model(dir, "/m/b.gguf", 4));
+    std::ifstream in(fs::path(dir) / "models");
+    std::string all((std::istreambuf_iterator<char>(in)), {});
+    QVERIFY2(all.find("garbage") == std::string::npos && all.find("short id") == std::string::npos, all.c_str());
+    // A dead writer's temporary file beside it goes; a FIFO under the name is no ledger.
+    const pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    QVERIFY(dead > 0);
+    waitpid(dead, nullptr, 0);
+    const fs::path leftover = fs::path(dir) / ("models." + std::to_string(dead) + ".1.tmp");
+    std::ofstream(leftover) << "x";
+    fs::remove(fs::path(dir) / "models");
+    QCOMPARE(::mkfifo((fs::path(dir) / "models").c_str(), 0600), 0);
+    QVERIFY(!kv_disk_record_model(dir, "/m/a.gguf", 3));  // nothing read: first sight (the rename replaces the FIFO)
+    QVERIFY(!fs::exists(leftover));
+    QVERIFY(fs::is_regular_file(fs::path(dir) / "models"));
+
+    QCOMPARE(kv_disk_load_prompt_rate(dir), 0.0);  // none saved
+    kv_disk_save_prompt_rate(dir, 1.2345678901234567e11);
+    QCOMPARE(kv_disk_load_prompt_rate(dir), 1.2345678901234567e11);
+    kv_disk_save_prompt_rate(dir, 0);  // nothing to save: the last one stays
+    QCOMPARE(kv_disk_load_prompt_rate(dir), 1.2345678901234567e11);
+    for (const char* bad : {"-5\n", "nan\n", "1e300\n", "fast\n"}) {
+      std::ofstream(fs::path(dir) / "prompt_rate") << bad;
+      QCOMPARE(kv_disk_load_prompt_rate(dir), 0.0);
+    }
+    fs::remove(fs::path(dir) / "prompt_rate");
+    QCOMPARE(::mkfifo((fs::path(dir) / "prompt_rate").c_str(), 0600), 0);
+    QCOMPARE(kv_disk_load_prompt_rate(dir), 0.0);  // returns at once
   }
 };
 
