@@ -86,6 +86,15 @@ class TestEngineDiskTier : public QObject {
     return run;
   }
 
+  // 128 blocks of 16, a 512-token context, the disk tier in `disk`.
+  static EngineConfig smallPoolOn(const std::string& disk) {
+    EngineConfig c;
+    c.num_blocks = 128;
+    c.max_context = 512;
+    c.kv_disk.dir = disk;
+    return c;
+  }
+
   static std::vector<fs::path> blockFiles(const std::string& disk) {
     std::vector<fs::path> files;
     for (const auto& e : fs::recursive_directory_iterator(disk))
@@ -367,11 +376,7 @@ class TestEngineDiskTier : public QObject {
 
     const std::string disk = folder("rate-writes");
     CpuBackend backend(model_->weights, 2, KvType::F16);
-    EngineConfig c;
-    c.num_blocks = 128;
-    c.max_context = 512;
-    c.kv_disk.dir = disk;
-    Engine engine(*model_, backend, c);
+    Engine engine(*model_, backend, smallPoolOn(disk));
     const RequestId id = engine.submit(ask(prompt_, 24));
     Q_UNUSED(id);
     auto rateFile = [&]() -> fs::path {
@@ -398,12 +403,8 @@ class TestEngineDiskTier : public QObject {
   void aRestoreSaysAboutWhatItSaved() {
     const std::string disk = folder("estimate");
     CpuBackend backend(model_->weights, 2, KvType::F16);
-    EngineConfig c;
-    c.num_blocks = 128;
-    c.max_context = 512;
-    c.kv_disk.dir = disk;
     auto run = [&](double* rate, double* estimate, double* again) {
-      Engine engine(*model_, backend, c);
+      Engine engine(*model_, backend, smallPoolOn(disk));
       RequestTracker tracker(engine);
       const RequestId id = engine.submit(ask(prompt_, 4));
       tracker.track(id, 1);
