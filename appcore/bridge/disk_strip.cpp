@@ -3,17 +3,19 @@
 #include <algorithm>
 #include <unordered_map>
 
-void DiskStrip::setHistory(int64_t chat, std::vector<int32_t> tokens) {
+bool DiskStrip::setHistory(int64_t chat, std::vector<int32_t> tokens) {
   if (tokens.empty()) {
-    if (m_histories.erase(chat) > 0) m_pending = true;
-    return;
+    if (m_histories.erase(chat) == 0) return false;
+    m_pending = true;
+    return true;
   }
   History& h = m_histories[chat];
   h.order = ++m_nextOrder;
-  if (h.tokens == tokens) return;  // measured again, unchanged (the order still moves: it was used)
+  if (h.tokens == tokens) return false;  // measured again, unchanged (the order still moves: it was used)
   h.tokens = std::move(tokens);
   h.hashes.clear();
   m_pending = true;
+  return true;
 }
 
 void DiskStrip::clear() {

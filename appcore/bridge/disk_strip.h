@@ -19,8 +19,9 @@ class DiskStrip {
  public:
   static constexpr int kMinRebuildMs = 250;
 
-  // The chat's history as its next turn would read it; empty: forget the chat.
-  void setHistory(int64_t chat, std::vector<int32_t> tokens);
+  // The chat's history as its next turn would read it; empty: forget the chat. Whether the
+  // strip may change with it (the caller sends a frame: an idle engine sends none).
+  bool setHistory(int64_t chat, std::vector<int32_t> tokens);
   void clear();  // another engine: nothing known
   // The blocks for the next frame, and how many of this model's blocks the folder has.
   // poolMoved: the frame carries KV events (blocks evicted or filled). Returns whether a

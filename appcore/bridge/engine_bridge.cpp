@@ -315,7 +315,7 @@ void EngineBridge::measure(ChatId chat, const ChatMessages& messages) {
   auto it = m_chats.find(chat);
   std::vector<int32_t> tokens = renderTokens(it == m_chats.end() ? m_chatModel : modelOf(it->second), messages, false);
   const auto count = static_cast<int>(tokens.size());
-  if (m_engine.engine->stats().disk_tier) m_diskStrip.setHistory(chat, std::move(tokens));
+  if (m_engine.engine->stats().disk_tier && m_diskStrip.setHistory(chat, std::move(tokens))) scheduleDiskFrame();
   emit chatMeasured(chat, count, it == m_chats.end() ? 0 : blocksHeld(it->second));
 }
 
@@ -353,7 +353,7 @@ void EngineBridge::pickSample(ChatId chat, int index) {
 }
 
 void EngineBridge::release(ChatId chat) {
-  m_diskStrip.setHistory(chat, {});
+  if (m_diskStrip.setHistory(chat, {})) scheduleDiskFrame();
   auto it = m_chats.find(chat);
   if (it == m_chats.end()) return;
   const pagedchat::RequestId request = it->second.session.request();
@@ -537,6 +537,17 @@ void EngineBridge::deliverToolSample(ChatId id, Chat& c, size_t i, const pagedch
 
 void EngineBridge::sendFrame() { emitFrame(QString()); }
 
+// A frame for the disk strip in DiskStrip::kMinRebuildMs, for an engine that may be idle by then
+// (a restart's histories come in while nothing runs).
+void EngineBridge::scheduleDiskFrame() {
+  if (m_diskFrameDue) return;
+  m_diskFrameDue = true;
+  QTimer::singleShot(DiskStrip::kMinRebuildMs, this, [this] {
+    m_diskFrameDue = false;
+    if (m_engine) emitFrame(m_lastStepSummary);  // a paused pool keeps its step's words
+  });
+}
+
 void EngineBridge::measureRoofline() {
   const auto* cpu = m_engine ? dynamic_cast<const pagedchat::CpuBackend*>(m_engine.backend.get()) : nullptr;
   if (!cpu) return emit rooflineMeasured(0, 0, 0);
@@ -566,15 +577,8 @@ void EngineBridge::emitFrame(const QString& stepSummary) {
     return {-1, tr("sequence %1").arg(seq), -1};
   };
   PoolFrame frame = m_frames.build(*m_engine.engine, label, stepSummary);
-  if (m_diskStrip.fill(*m_engine.engine, !frame.events.empty(), frame) && !m_diskFrameDue) {
-    // The strip changed too soon after its last build: one more frame once it may be rebuilt,
-    // for an engine that may have gone idle meanwhile.
-    m_diskFrameDue = true;
-    QTimer::singleShot(DiskStrip::kMinRebuildMs, this, [this] {
-      m_diskFrameDue = false;
-      if (m_engine) emitFrame(m_lastStepSummary);  // a paused pool keeps its step's words
-    });
-  }
+  // The strip changed too soon after its last build: one more frame once it may be rebuilt.
+  if (m_diskStrip.fill(*m_engine.engine, !frame.events.empty(), frame)) scheduleDiskFrame();
   m_lastStepSummary = stepSummary;
   emit poolFrame(frame);
 }

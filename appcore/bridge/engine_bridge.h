@@ -219,6 +219,7 @@ class EngineBridge : public QObject {
   void deliverChat(ChatId id, Chat& c, bool flushText);
   void failAll(const std::string& why);
   void emitFrame(const QString& stepSummary);
+  void scheduleDiskFrame();
 
   pagedchat::AssembledEngine m_engine;
   pagedchat::ChatModel m_chatModel;  // m_engine's model with the chat template its chats use

@@ -316,6 +316,15 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
     if (stale()) co_return;
     if (!taken) co_return setState(State::failed, tr("The server did not take the lesson's turns."));
   }
+  // The scene's own steps may still be on their way in frames (queued, coalesced): counting
+  // starts after a frame asked for now, which comes after all of them (a late one told "Step 4
+  // computes 1 token" over the lesson's intro once, on a loaded machine).
+  if (!m_remote) {
+    auto flushed = qCoro(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(5000));
+    m_session.pool().sendLocalFrame();
+    co_await std::move(flushed);
+    if (stale()) co_return;
+  }
   m_counting = true;
   setState(State::ready, toldHere + lesson.intro);
 }

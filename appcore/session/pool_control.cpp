@@ -77,7 +77,7 @@ void PoolControl::watchPool(const QString& url) {
   }
   m_poolWatcher->stop();
   // This pool as it is now, not the other's last picture.
-  if (url.isEmpty()) onEngineThread(m_bridge, [](EngineBridge& b) { b.sendFrame(); });
+  if (url.isEmpty()) sendLocalFrame();
   emit shownChanged(url.isEmpty() ? QString() : tr("KV blocks of %1").arg(QUrl(url).authority()));
   if (!url.isEmpty()) m_poolWatcher->start(url, m_endpoints.apiKey(url));
 }
@@ -200,4 +200,8 @@ bool PoolControl::sendToWatchedPool(std::function<pagedchat::remote::RemoteError
     }, Qt::QueuedConnection);
   });
   return true;
+}
+
+void PoolControl::sendLocalFrame() {
+  onEngineThread(m_bridge, [](EngineBridge& b) { b.sendFrame(); });
 }

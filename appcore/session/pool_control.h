@@ -55,6 +55,8 @@ class PoolControl : public QObject {
   void setPaused(bool paused);
   void step(int steps = 1);
   void stepToNextEvent();  // steps until one changes a KV block (at most 500)
+  // This machine's pool in a frame now (localFrame): it comes after every frame already on its way.
+  void sendLocalFrame();
   // Runs `then` on this thread once the watched server has answered every request sent to it
   // before (at once when no server is watched): a turn sent after a pause then reaches a
   // server that is paused already (turns go by another connection, which could overtake it).
