@@ -1,19 +1,16 @@
 #include "engine/kv/disk/kv_disk_ledger.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "engine/kv/disk/disk_files.h"
 
 namespace fs = std::filesystem;
 
@@ -27,15 +24,7 @@ constexpr size_t kMaxModels = 256;  // lines kept in <dir>/models, most recent l
 void replace_file(const std::string& path, const std::string& text) {
   static std::atomic<uint64_t> serial{0};
   const std::string aside = path + "." + std::to_string(::getpid()) + "." + std::to_string(++serial) + ".tmp";
-  {
-    std::ofstream out(aside, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      std::error_code ec;
-      fs::remove(aside, ec);
-      return;
-    }
-  }
+  if (write_file(aside, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())) != 0) return;
   std::error_code ec;
   fs::rename(aside, path, ec);
   if (ec) fs::remove(aside, ec);
@@ -44,23 +33,9 @@ void replace_file(const std::string& path, const std::string& text) {
 // A small regular file's text; empty when missing, not a regular file (a FIFO under the name
 // must not stall the engine) or larger than max_bytes.
 std::string read_small_file(const std::string& path, size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return {};
-  struct stat st{};
-  std::string text;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= max_bytes) {
-    text.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    text.resize(done);
-  }
-  ::close(fd);
-  return text;
+  std::vector<uint8_t> bytes;
+  if (read_file(path, bytes, max_bytes) != FileRead::ok) return {};
+  return std::string(bytes.begin(), bytes.end());
 }
 
 // A dead writer's "<name>.<pid>.<n>.tmp" beside `file` is removed (the store's scan looks only
@@ -71,9 +46,7 @@ void remove_dead_writers(const std::string& file) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(p.parent_path(), ec)) {
     const std::string name = e.path().filename().string();
-    if (!name.starts_with(prefix) || !name.ends_with(".tmp")) continue;
-    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
+    if (name.starts_with(prefix) && name.ends_with(".tmp") && writer_is_dead(name)) fs::remove(e.path(), ec);
   }
 }
 

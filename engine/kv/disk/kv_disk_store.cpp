@@ -18,6 +18,7 @@
 
 #include "engine/common/error.h"
 #include "engine/kv/block_hash.h"
+#include "engine/kv/disk/disk_files.h"
 
 namespace fs = std::filesystem;
 
@@ -43,60 +44,6 @@ bool parse_hex16(const std::string& s, uint64_t* v) {
   if (s.size() != 16 || s.find_first_not_of("0123456789abcdef") != std::string::npos) return false;
   *v = std::strtoull(s.c_str(), nullptr, 16);
   return true;
-}
-
-// Writes all of `bytes` to a new file at `path`; errno on failure (the file removed).
-int write_file(const std::string& path, std::span<const uint8_t> bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  size_t done = 0;
-  int err = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      err = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) ::unlink(path.c_str());
-  return err;
-}
-
-enum class FileRead { ok, missing, bad };
-
-// The whole file: missing (or unreadable), or bad (not a regular file, or longer than a block's).
-// Non-blocking open: a FIFO under the name must not stall the reader.
-FileRead read_file(const std::string& path, std::vector<uint8_t>& out, size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return FileRead::missing;
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return FileRead::bad;
-  }
-  bool ok = true;
-  {
-    out.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (ok && done < out.size()) {
-      const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) ok = false;
-      else done += static_cast<size_t>(n);
-    }
-  }
-  ::close(fd);
-  return ok ? FileRead::ok : FileRead::missing;
-}
-
-// A temporary file's writer, from its name (<hash>.<pid>.<n>.tmp), or 0.
-pid_t writer_of(const std::string& name) {
-  const size_t a = name.find('.'), b = name.find('.', a + 1);
-  if (a == std::string::npos || b == std::string::npos) return 0;
-  return static_cast<pid_t>(std::strtol(name.substr(a + 1, b - a - 1).c_str(), nullptr, 10));
 }
 
 }  // namespace
@@ -157,8 +104,7 @@ void KvDiskStore::scan() {
       for (const fs::directory_entry& f : fs::directory_iterator(sub.path(), ec)) {
         const std::string name = f.path().filename().string();
         if (name.ends_with(".tmp")) {
-          const pid_t pid = writer_of(name);
-          if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(f.path(), ec);
+          if (writer_is_dead(name)) fs::remove(f.path(), ec);
           continue;
         }
         uint64_t hash = 0;
