@@ -282,17 +282,9 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
   }
   if (g.diskCellSize >= kTextFrom) {  // the disk strip's smaller cells, when they can carry a count
     for (size_t i = 0; i < model.diskCells.size(); ++i)
-      if (!kvCellLabel(model.diskCells[i]).isEmpty()) {
-        const QRect r = g.diskCellRect(static_cast<int>(i));
-        const QColor ink = readableTextOn(m_colors.fill(model.diskCells[i]));
-        QFont f = font();
-        f.setPixelSize(std::max(7, g.diskCellSize * 11 / 20));
-        f.setBold(true);
-        p.setFont(f);
-        p.setPen(ink);
-        p.drawText(r, Qt::AlignCenter, QString::number(model.diskCells[i].refCount));
-        p.setFont(font());
-      }
+      if (!kvCellLabel(model.diskCells[i]).isEmpty())
+        p.drawPixmap(g.diskCellRect(static_cast<int>(i)).topLeft(),
+                     countLabel(model.diskCells[i].refCount, g.diskCellSize, readableTextOn(m_colors.fill(model.diskCells[i]))));
   }
   if (g.cellSize >= kNumbersFrom) {
     // Cells this large (a lesson's small pool, presented) carry their block numbers, so that
@@ -311,12 +303,15 @@ void KvPoolView::paintCellMarks(QPainter& p, const KvGridLayout& g) {
 }
 
 const QPixmap& KvPoolView::countLabel(int32_t refCount, int cellSize, const QColor& color) {
-  if (cellSize != m_labelCellSize) {
+  // Labels of the pool's size and the disk strip's (half of it) are kept together; a new pool
+  // size starts afresh.
+  if (cellSize != m_labelCellSize && cellSize != m_labelCellSize / 2) {
     m_labels.clear();
     m_labelCellSize = cellSize;
   }
   // Black or white, whichever reads on the cell's colour (the chat hues differ in lightness).
-  QPixmap& pm = m_labels[(static_cast<uint64_t>(color.rgb()) << 32) | static_cast<uint32_t>(refCount)];
+  QPixmap& pm = m_labels[(static_cast<uint64_t>(color.rgb()) << 32) | (static_cast<uint64_t>(cellSize & 0xfff) << 20) |
+                         (static_cast<uint32_t>(refCount) & 0xfffff)];
   if (pm.isNull()) {
     const int inner = cellSize >= KvGridLayout::kGapFrom ? cellSize - 1 : cellSize;
     pm = QPixmap(inner, inner);

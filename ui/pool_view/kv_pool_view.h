@@ -93,6 +93,6 @@ class KvPoolView : public QWidget {
   std::vector<QRect> m_onDisk;   // the corner marks of cells the disk tier holds too
   // Ref-count labels drawn once per (count, cell size): drawText per cell is too slow for
   // thousands of shared cells.
-  std::unordered_map<uint64_t, QPixmap> m_labels;  // by (text colour, ref count)
+  std::unordered_map<uint64_t, QPixmap> m_labels;  // by (text colour, cell size, ref count)
   int m_labelCellSize = 0;
 };
