@@ -50,6 +50,26 @@ void read_moe(const GgufFile& f, ModelConfig& c) {
   c.expert_weights_norm = true;
 }
 
+// gpt-oss as llama.cpp reads it (llama_model_openai_moe): biases on Q, K, V and the output
+// projection, a sink logit per head, a sliding window on the even layers (a pattern of 2 unless
+// the file says otherwise) rotating as the full ones do, and a mixture whose router has a bias,
+// picks the top logits and softmaxes those, with experts that have biases and a clamped SwiGLU.
+void read_gpt_oss(const GgufFile& f, ModelConfig& c) {
+  c.qkv_bias = true;
+  c.output_bias = true;
+  c.attention_sinks = true;
+  c.sliding_window = checked_int(f, "gpt-oss.attention.sliding_window", 1, 1 << 24);
+  c.sliding_window_pattern = f.has("gpt-oss.attention.sliding_window_pattern")
+                                 ? checked_int(f, "gpt-oss.attention.sliding_window_pattern", 1, 1024)
+                                 : 2;
+  c.local_rope = false;
+  c.ffn_activation = FfnActivation::kSwigluOai;
+  if (!f.has("gpt-oss.expert_feed_forward_length")) fail("metadata 'gpt-oss.expert_feed_forward_length' is missing");
+  c.expert_weights_norm = false;
+  c.expert_gating = ExpertGating::kSoftmaxOfTopK;
+  c.expert_biases = true;
+}
+
 // Granite (IBM) as llama.cpp reads it: the logit scale is required, the others optional (0 or
 // absent: none); rope.scaling.finetuned false means no layer rotates (NoPE throughout).
 void read_granite(const GgufFile& f, ModelConfig& c) {
@@ -67,6 +87,27 @@ void read_granite(const GgufFile& f, ModelConfig& c) {
   if (f.opt_bool("granite.rope.scaling.finetuned") == false) c.no_rope_layer_step = 1;
 }
 
+// YaRN as llama.cpp applies it to any architecture whose file says "yarn": the correction dims'
+// betas fixed at 32 and 1 (llama.cpp reads keys for them only for a few other architectures),
+// the original context from the file (else the training context), and cos/sin scaled by
+// 1 + 0.1 ln(factor) in all (llama_context's yarn_attn_factor times ggml's rope_yarn factor),
+// times rope.scaling.attn_factor. DeepSeek's log multiplier changes that scale: refused.
+void read_yarn(const GgufFile& f, double factor, ModelConfig& c) {
+  const std::string& a = c.architecture;
+  if (!(factor >= 1.0 && factor <= 1024.0)) fail("yarn rope.scaling.factor %g is not in [1, 1024]", factor);
+  if (f.opt_float(a + ".rope.scaling.yarn_log_multiplier").value_or(0.0) != 0.0)
+    fail("YaRN with a log multiplier (rope.scaling.yarn_log_multiplier) is not supported");
+  auto& y = c.rope_yarn;
+  y.enabled = true;
+  y.factor = static_cast<float>(factor);
+  y.original_context_length = static_cast<float>(
+      f.opt_uint(a + ".rope.scaling.original_context_length").value_or(static_cast<uint64_t>(c.context_length)));
+  if (!(y.original_context_length >= 1.0f)) fail("rope.scaling.original_context_length is 0");
+  const double attn = f.opt_float(a + ".rope.scaling.attn_factor").value_or(1.0);
+  if (!(attn > 0.0 && attn < 16.0)) fail("rope.scaling.attn_factor %g is not in (0, 16)", attn);
+  c.rope_attn_factor = static_cast<float>(attn * (y.factor > 1.0f ? 1.0 + 0.1 * std::log(y.factor) : 1.0));
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
@@ -74,8 +115,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.architecture = f.get_string("general.architecture");
   const std::string& a = c.architecture;
   if (a != "llama" && a != "mistral" && a != "qwen2" && a != "qwen3" && a != "qwen3moe" && a != "gemma3" && a != "phi3" &&
-      a != "smollm3" && a != "granite")
-    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3, smollm3 and granite are)",
+      a != "smollm3" && a != "granite" && a != "gpt-oss")
+    fail("architecture '%s' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3, smollm3, granite and gpt-oss are)",
          a.c_str());
   c.name = f.opt_string("general.name").value_or(a);
 
@@ -95,7 +136,9 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
       checked_int(f, a + ".attention.value_length", 1, 1024) != c.head_dim)
     fail("different key and value head sizes are not supported");
   if (c.head_dim % 2 != 0) fail("head size %d is odd", c.head_dim);
-  c.ffn_dim = checked_int(f, a + ".feed_forward_length", 1, 1 << 20);
+  // A mixture's files may leave the dense size out (it sizes nothing there but the default of
+  // expert_feed_forward_length).
+  c.ffn_dim = a == "gpt-oss" && !f.has(a + ".feed_forward_length") ? 0 : checked_int(f, a + ".feed_forward_length", 1, 1 << 20);
   c.context_length = checked_int(f, a + ".context_length", 1, 1 << 24);
   c.rms_eps = static_cast<float>(f.opt_float(a + ".attention.layer_norm_rms_epsilon").value_or(1e-5));
   if (!(c.rms_eps > 0.0f && c.rms_eps < 1.0f)) fail("layer_norm_rms_epsilon %g is not in (0, 1)", c.rms_eps);
@@ -105,13 +148,14 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
                                                   : c.head_dim;
   if (c.rope_dim % 2 != 0) fail("rope.dimension_count %d is odd", c.rope_dim);
   const bool qwen3 = a == "qwen3" || a == "qwen3moe";
-  c.rope_layout = a == "qwen2" || qwen3 || a == "gemma3" || a == "phi3" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
+  c.rope_layout = a == "qwen2" || qwen3 || a == "gemma3" || a == "phi3" || a == "gpt-oss" ? RopeLayout::kNeox : RopeLayout::kAdjacentPairs;
   // qwen2 always has Q/K/V biases; llama and mistral files may carry them (llama.cpp loads
   // them when present), so their presence decides. qwen3 and gemma3 have none.
   c.qkv_bias = a == "qwen2" || ((a == "llama" || a == "mistral") && f.find_tensor("blk.0.attn_q.bias") != nullptr);
   c.qk_norm = qwen3 || a == "gemma3";
   if (a == "gemma3") read_gemma3(f, c);
-  if (a == "qwen3moe") read_moe(f, c);
+  if (a == "qwen3moe" || a == "gpt-oss") read_moe(f, c);
+  if (a == "gpt-oss") read_gpt_oss(f, c);
   if (a == "smollm3") c.no_rope_layer_step = 4;  // NoPE on every fourth layer, as llama.cpp hard-codes it
   if (a == "granite") read_granite(f, c);
   if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")) {
@@ -141,6 +185,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   } else if (scaling == "llama3") {
     c.rope_llama3.enabled = true;
     c.rope_llama3.factor = static_cast<float>(factor.value_or(8.0));
+  } else if (scaling == "yarn") {
+    read_yarn(f, factor.value_or(1.0), c);
   } else if (scaling != "none") {
     fail("rope scaling type '%s' is not supported", scaling.c_str());
   }

@@ -1,6 +1,7 @@
 // Locating and checking every weight tensor of a model, and the RoPE frequencies.
 #include "engine/model/model_weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -117,6 +118,8 @@ ModelWeights ModelWeights::load(GgufFile file) {
       L.wv = matrix(f, p + "attn_v.weight", c.kv_dim(), c.dim);
     }
     L.wo = matrix(f, p + "attn_output.weight", c.dim, c.q_dim());
+    if (c.output_bias) L.bo = vector_f32(f, p + "attn_output.bias", c.dim);
+    if (c.attention_sinks) L.attn_sinks = vector_f32(f, p + "attn_sinks.weight", c.num_heads);
     if (c.qkv_bias) {
       L.bq = vector_f32(f, p + "attn_q.bias", c.q_dim());
       L.bk = vector_f32(f, p + "attn_k.bias", c.kv_dim());
@@ -130,7 +133,8 @@ ModelWeights ModelWeights::load(GgufFile file) {
       L.post_attn_norm = vector_f32(f, p + "post_attention_norm.weight", c.dim);
       L.post_ffn_norm = vector_f32(f, p + "post_ffw_norm.weight", c.dim);
     }
-    L.ffn_norm = vector_f32(f, p + "ffn_norm.weight", c.dim);
+    // gpt-oss names its pre-feed-forward norm post_attention_norm (it has no other).
+    L.ffn_norm = vector_f32(f, p + (c.architecture == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight"), c.dim);
     if (c.is_moe()) {
       // The router stays in float in llama.cpp's quantizations; any computable type is read.
       L.router = matrix(f, p + "ffn_gate_inp.weight", c.num_experts, c.dim);
@@ -139,6 +143,13 @@ ModelWeights ModelWeights::load(GgufFile file) {
       const auto down = expert_matrices(f, p + "ffn_down_exps.weight", c.num_experts, c.dim, c.expert_ffn_dim);
       L.experts.resize(c.num_experts);
       for (int e = 0; e < c.num_experts; ++e) L.experts[e] = {gate[e], up[e], down[e]};
+      if (c.expert_biases) {
+        const int64_t ne = c.num_experts, ef = c.expert_ffn_dim;
+        L.router_bias = vector_f32(f, p + "ffn_gate_inp.bias", ne);
+        L.expert_gate_bias = vector_f32(f, p + "ffn_gate_exps.bias", ne * ef);
+        L.expert_up_bias = vector_f32(f, p + "ffn_up_exps.bias", ne * ef);
+        L.expert_down_bias = vector_f32(f, p + "ffn_down_exps.bias", ne * c.dim);
+      }
       continue;
     }
     if (c.architecture == "phi3" && !f.find_tensor(p + "ffn_gate.weight")) {
@@ -159,7 +170,7 @@ ModelWeights ModelWeights::load(GgufFile file) {
     w.rope_inv_freq = rope_inverse_frequencies(
         c, f.find_tensor("rope_freqs.weight") ? vector_f32(f, "rope_freqs.weight", c.rope_dim / 2) : std::vector<float>{});
   }
-  if (c.sliding_window > 0) w.rope_inv_freq_local = local_rope_inverse_frequencies(c);
+  if (c.sliding_window > 0 && c.local_rope) w.rope_inv_freq_local = local_rope_inverse_frequencies(c);
   return w;
 }
 
@@ -193,6 +204,22 @@ std::vector<float> rope_inverse_frequencies(const ModelConfig& c, std::vector<fl
                         (s.high_freq_factor - s.low_freq_factor);
         factors[i] = static_cast<float>(1.0 / ((1.0 - smooth) / s.factor + smooth));
       }
+    }
+  }
+  if (from_config && c.rope_yarn.enabled) {
+    // ggml_rope_yarn_corr_dims in its float steps, then rope_yarn's ramp: pair i's angle is
+    // theta * (ramp + (1 - ramp) / factor), a divisor of 1 / (that) on its frequency.
+    const auto& y = c.rope_yarn;
+    auto corr_dim = [&](float beta) {
+      return static_cast<float>(c.rope_dim) * std::log(y.original_context_length / (beta * 2.0f * static_cast<float>(M_PI))) /
+             (2.0f * std::log(c.rope_freq_base));
+    };
+    const float low = std::max(0.0f, std::floor(corr_dim(y.beta_fast)));
+    const float high = std::min(static_cast<float>(c.rope_dim - 1), std::ceil(corr_dim(y.beta_slow)));
+    const float freq_scale = 1.0f / y.factor;
+    for (int i = 0; i < half; ++i) {
+      const float ramp = 1.0f - std::min(1.0f, std::max(0.0f, (static_cast<float>(i) - low) / std::max(0.001f, high - low)));
+      factors[i] = 1.0f / (freq_scale * (1.0f - ramp) + ramp);
     }
   }
   std::vector<float> inv(half);

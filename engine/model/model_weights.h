@@ -38,6 +38,8 @@ struct LayerWeights {
   WeightMatrix wv;               // [kv_dim, dim]
   WeightMatrix wo;               // [dim, q_dim]
   std::vector<float> bq, bk, bv; // [q_dim], [kv_dim], [kv_dim]; empty without QKV bias
+  std::vector<float> bo;         // [dim]; empty without an output bias
+  std::vector<float> attn_sinks; // [num_heads]; empty without attention sinks
   std::vector<float> q_norm, k_norm;  // [head_dim] each; empty without QK-norm
   std::vector<float> post_attn_norm;  // [dim]; empty without post-block norms
   std::vector<float> ffn_norm;   // [dim]
@@ -47,6 +49,9 @@ struct LayerWeights {
   // Mixture of experts (config.is_moe()), in place of w_gate/w_up/w_down, which stay empty.
   WeightMatrix router;                 // [num_experts, dim]
   std::vector<ExpertWeights> experts;  // [num_experts]
+  // With expert biases (gpt-oss): the router's [num_experts], and each expert's in turn:
+  // [num_experts][expert_ffn_dim] for gate and up, [num_experts][dim] for down. Else empty.
+  std::vector<float> router_bias, expert_gate_bias, expert_up_bias, expert_down_bias;
   std::vector<float> post_ffn_norm;  // [dim]; empty without post-block norms
 };
 
@@ -70,7 +75,7 @@ struct ModelWeights {
   }
   // A layer's rotary frequencies (LongRoPE's short set for the global layers).
   const std::vector<float>& rope_inv_freq_of(int layer) const {
-    return config.is_local_layer(layer) ? rope_inv_freq_local : rope_inv_freq;
+    return config.uses_local_rope(layer) ? rope_inv_freq_local : rope_inv_freq;
   }
   // The matrices' bytes when no file holds them (random_model.h); empty for a loaded file.
   std::vector<std::unique_ptr<uint8_t[]>> owned_tensors;

@@ -15,8 +15,11 @@ namespace {
 // Tensor numbers in the hash: two model-wide matrices, then 16 per layer.
 enum : uint64_t { kEmbedding = 0, kOutput = 1, kOutputNorm = 2, kFirstLayer = 16, kPerLayer = 16 };
 enum : uint64_t { kQ, kK, kV, kO, kGate, kUp, kDown, kAttnNorm, kFfnNorm, kQNorm, kKNorm, kRouter };
-// A mixture of experts' matrices take tensor numbers of their own past every layer's.
+// A mixture of experts' matrices take tensor numbers of their own past every layer's, and
+// gpt-oss's vectors (biases, sinks) past those, 16 a layer.
 constexpr uint64_t kFirstExpert = 1ull << 32;
+constexpr uint64_t kFirstExtra = 1ull << 40;
+enum : uint64_t { kBq, kBk, kBv, kBo, kSinks, kRouterBias, kGateBiases, kUpBiases, kDownBiases };
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -69,9 +72,11 @@ class Builder {
     return m;
   }
 
-  std::vector<float> norm(uint64_t tensor, int n) {
+  std::vector<float> norm(uint64_t tensor, int n) { return around(tensor, n, 1.0f, 0.1f); }
+  // n values uniform in center +- half_width.
+  std::vector<float> around(uint64_t tensor, int64_t n, float center, float half_width) {
     std::vector<float> v(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) v[i] = 1.0f + 0.1f * random_uniform(seed_, tensor, static_cast<uint64_t>(i));
+    for (int64_t i = 0; i < n; ++i) v[i] = center + half_width * random_uniform(seed_, tensor, static_cast<uint64_t>(i));
     return v;
   }
 
@@ -88,7 +93,7 @@ float random_uniform(uint64_t seed, uint64_t tensor, uint64_t index) {
   return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f;  // 24 bits: exact in a float
 }
 
-std::vector<std::string> random_model_shapes() { return {"tiny", "tiny-moe", "llama-3.2-1b", "llama-3.1-8b"}; }
+std::vector<std::string> random_model_shapes() { return {"tiny", "tiny-moe", "tiny-oss", "llama-3.2-1b", "llama-3.1-8b"}; }
 
 ModelConfig random_model_config(std::string_view shape) {
   if (shape == "llama-3.2-1b") return llama3("random llama-3.2-1b", 16, 2048, 32, 8, 8192, 32.0f);
@@ -113,7 +118,23 @@ ModelConfig random_model_config(std::string_view shape) {
     c.expert_weights_norm = true;
     return c;
   }
-  fail("unknown random-weight shape '%.*s' (tiny, tiny-moe, llama-3.2-1b, llama-3.1-8b)", static_cast<int>(shape.size()), shape.data());
+  if (shape == "tiny-oss") {  // tiny-moe's mixture with what gpt-oss adds, a window of 16 on every other layer
+    ModelConfig c = random_model_config("tiny-moe");
+    c.architecture = "gpt-oss";
+    c.name = "random tiny-oss";
+    c.qk_norm = false;
+    c.qkv_bias = c.output_bias = c.attention_sinks = c.expert_biases = true;
+    c.sliding_window = 16;
+    c.sliding_window_pattern = 2;
+    c.local_rope = false;
+    c.ffn_activation = FfnActivation::kSwigluOai;
+    c.expert_gating = ExpertGating::kSoftmaxOfTopK;
+    c.expert_weights_norm = false;
+    c.rope_yarn = {true, 4.0f, 512.0f, 32.0f, 1.0f};
+    c.rope_attn_factor = 1.0f + 0.1f * std::log(4.0f);
+    return c;
+  }
+  fail("unknown random-weight shape '%.*s' (tiny, tiny-moe, tiny-oss, llama-3.2-1b, llama-3.1-8b)", static_cast<int>(shape.size()), shape.data());
 }
 
 std::unique_ptr<Model> make_random_model(std::string_view shape, uint64_t seed, int num_threads) {
@@ -141,6 +162,20 @@ std::unique_ptr<Model> make_random_model(std::string_view shape, uint64_t seed, 
     if (c.qk_norm) {
       L.q_norm = b.norm(t + kQNorm, c.head_dim);
       L.k_norm = b.norm(t + kKNorm, c.head_dim);
+    }
+    const uint64_t x = kFirstExtra + 16 * static_cast<uint64_t>(l);
+    if (c.qkv_bias) {
+      L.bq = b.around(x + kBq, c.q_dim(), 0.0f, 0.5f);
+      L.bk = b.around(x + kBk, c.kv_dim(), 0.0f, 0.5f);
+      L.bv = b.around(x + kBv, c.kv_dim(), 0.0f, 0.5f);
+    }
+    if (c.output_bias) L.bo = b.around(x + kBo, c.dim, 0.0f, 0.5f);
+    if (c.attention_sinks) L.attn_sinks = b.around(x + kSinks, c.num_heads, 0.0f, 3.0f);
+    if (c.expert_biases) {
+      L.router_bias = b.around(x + kRouterBias, c.num_experts, 0.0f, 1.0f);
+      L.expert_gate_bias = b.around(x + kGateBiases, int64_t{c.num_experts} * c.expert_ffn_dim, 0.0f, 1.0f);
+      L.expert_up_bias = b.around(x + kUpBiases, int64_t{c.num_experts} * c.expert_ffn_dim, 0.0f, 1.0f);
+      L.expert_down_bias = b.around(x + kDownBiases, int64_t{c.num_experts} * c.dim, 0.0f, 0.5f);
     }
     if (c.is_moe()) {
       // The router at 4x the usual spread, so that a token's choice of experts is clear-cut.

@@ -19,7 +19,9 @@ namespace pagedchat {
 
 // "tiny" (2 layers, dim 256, 4 query heads over 2 kv heads of 64, ffn 512, vocab 512: tests and
 // the GPU correctness check), "tiny-moe" (tiny's attention with QK-norm, and a mixture of 8
-// experts of 128 of which 2 per token, as qwen3moe), "llama-3.2-1b" and "llama-3.1-8b" (their published configs,
+// experts of 128 of which 2 per token, as qwen3moe), "tiny-oss" (that mixture with gpt-oss's
+// biases, sinks, YaRN, gating, clamped SwiGLU and a window of 16 on every other layer),
+// "llama-3.2-1b" and "llama-3.1-8b" (their published configs,
 // Llama 3 RoPE scaling included; the 1B ties its output to the embedding as the real one does).
 std::vector<std::string> random_model_shapes();
 // Throws Error naming the known shapes for any other name.

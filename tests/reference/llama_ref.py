@@ -15,7 +15,19 @@ converter adds the 1); for qwen3moe, qwen3's attention and a mixture of experts 
 feed-forward block: softmax over the router's logits, the top expert_used_count experts, their
 probabilities renormalized to sum to 1 (llama.cpp reads no expert_weights_scale for qwen3moe),
 the weighted sum of those experts' SwiGLU blocks (Qwen3-MoE's norm_topk_prob, as HF's
-Qwen3MoeSparseMoeBlock computes it). Leaves out: shared experts, YaRN, logit soft-capping, anything else an arch may add. Weights are dequantized by the `gguf` package
+Qwen3MoeSparseMoeBlock computes it); and "gpt-oss" (OpenAI's gpt-oss, llama.cpp's LLM_ARCH_OPENAI_MOE):
+Q/K/V biases, NEOX RoPE with YaRN scaling, a learned per-head attention sink (a logit that joins
+each softmax's denominator only), an output-projection bias, a sliding window on the even layers
+(0, 2, ...: llama.cpp's set_swa_pattern(2)) with the same RoPE as the odd (full) ones, the
+post_attention_norm tensor as the norm before the feed-forward block, and a mixture of experts with
+a router bias, the top expert_used_count experts of the router's logits weighted by a softmax over
+those k logits only, biased gate/up/down projections and OpenAI's clamped SwiGLU (alpha 1.702,
+limit 7), each expert's down bias added before its weight multiplies it. YaRN (rope.scaling.type
+"yarn") as llama.cpp's ggml rope_yarn computes it (on every layer but gemma3's local ones): per rotary pair i, the angle
+pos * base^(-2i/d) * (s (1 - r_i) + r_i) with s = 1 / factor and r_i = 1 - clamp((i - low) /
+max(0.001, high - low), 0, 1), [low, high] ggml_rope_yarn_corr_dims with beta_fast 32 and
+beta_slow 1 (llama-cpp-python's defaults; llama.cpp reads no beta keys from the file), and cos and
+sin times 1 + 0.1 ln(factor). Leaves out: shared experts, logit soft-capping, anything else an arch may add. Weights are dequantized by the `gguf` package
 (gguf.quants.dequantize), never by our own code, so this checks the C++ dequantizers too.
 
 Computes in float64: the reference should carry only the error that is in the file (the
@@ -37,9 +49,12 @@ DTYPE = np.float64
 # converter permutes HF's Q/K rows so that the file's heads rotate adjacent pairs (2i, 2i+1);
 # qwen2 keeps HF's layout and rotates (i, i + n_rot/2) ("NEOX").
 ROPE_NEOX_BY_ARCH = {"llama": False, "mistral": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma3": True,
-                     "phi3": True, "smollm3": False, "granite": False}
+                     "phi3": True, "smollm3": False, "granite": False, "gpt-oss": True}
 GEMMA3_SWA_PATTERN = 6          # llama.cpp: layer il is global when (il + 1) % 6 == 0
 GEMMA3_LOCAL_ROPE_BASE = 10000.0
+GPT_OSS_SWA_PATTERN = 2         # llama.cpp set_swa_pattern(2): layer il slides when il % 2 == 0
+SWIGLU_OAI_ALPHA, SWIGLU_OAI_LIMIT = 1.702, 7.0   # llama-graph.cpp LLM_FFN_SWIGLU_OAI_MOE
+YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0
 
 
 @dataclass
@@ -81,6 +96,16 @@ class Config:
     attention_scale: float = 0.0  # granite: scores are q.k times this (0: 1/sqrt(head_dim))
     residual_scale: float = 1.0   # granite: each block's output times this before its residual add
     logit_scale: float = 1.0      # granite: the logits divided by this
+    # YaRN (rope.scaling.type "yarn"): factor, original context; None when not scaled so
+    rope_yarn: dict | None = None
+    local_rope_own: bool = False  # gemma3: the sliding-window layers rotate with their own base, unscaled
+    # gpt-oss: "softmax_weight" = the top-k of the router's logits, then a softmax over those k
+    # (llama.cpp LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT); "softmax" = softmax over all, then top-k
+    expert_gating: str = "softmax"
+    expert_act: str = "silu"      # gpt-oss: "swiglu_oai"
+    swiglu_limit: float = SWIGLU_OAI_LIMIT
+    swiglu_alpha: float = SWIGLU_OAI_ALPHA
+    down_bias_weighted: bool = True  # gpt-oss: each expert's down bias scaled by its weight (added before)
 
     def is_local(self, il: int) -> bool:
         return self.sliding_window > 0 and (il + 1) % self.swa_pattern != 0
@@ -103,8 +128,13 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
     head_dim = a("attention.key_length", dim // n_head)
 
     scaling = a("rope.scaling.type", "none")
-    freq_scale, llama3 = 1.0, None
-    if scaling == "linear":
+    freq_scale, llama3, yarn = 1.0, None, None
+    if scaling == "yarn":
+        factor = float(a("rope.scaling.factor"))
+        freq_scale = 1.0 / factor
+        yarn = dict(factor=factor,
+                    original_context_length=int(a("rope.scaling.original_context_length", a("context_length"))))
+    elif scaling == "linear":
         freq_scale = 1.0 / a("rope.scaling.factor")
     elif scaling == "llama3":
         llama3 = dict(factor=float(a("rope.scaling.factor")),
@@ -136,13 +166,18 @@ def read_config(reader: gguf.GGUFReader, n_vocab: int) -> Config:
         eos_token_id=_field(reader, "tokenizer.ggml.eos_token_id"),
         qk_norm=arch in ("qwen3", "qwen3moe", "gemma3"),
         post_norms=arch == "gemma3",
+        rope_yarn=yarn,
+        local_rope_own=arch == "gemma3",
+        expert_gating="softmax_weight" if arch == "gpt-oss" else "softmax",
+        expert_act="swiglu_oai" if arch == "gpt-oss" else "silu",
+        expert_weights_norm=arch != "gpt-oss",
         gelu=arch == "gemma3",
         embedding_scale=math.sqrt(dim) if arch == "gemma3" else float(a("embedding_scale", 0.0)) or 1.0,
         attention_scale=float(a("attention.scale", 0.0)) if arch == "granite" else 0.0,
         residual_scale=float(a("residual_scale", 0.0)) or 1.0 if arch == "granite" else 1.0,
         logit_scale=float(a("logit_scale", 1.0)) if arch == "granite" else 1.0,
-        sliding_window=int(a("attention.sliding_window", 0)) if arch == "gemma3" else 0,
-        swa_pattern=GEMMA3_SWA_PATTERN if arch == "gemma3" else 0,
+        sliding_window=int(a("attention.sliding_window", 0)) if arch in ("gemma3", "gpt-oss") else 0,
+        swa_pattern={"gemma3": GEMMA3_SWA_PATTERN, "gpt-oss": GPT_OSS_SWA_PATTERN}.get(arch, 0),
         rope_original_context=int(a("rope.scaling.original_context_length", a("context_length"))),
         rope_attn_factor=float(a("rope.scaling.attn_factor", 1.0)),
         no_rope_step=4 if arch == "smollm3" else 0,
@@ -167,6 +202,26 @@ def llama3_inv_freq(inv_freq: np.ndarray, factor: float, low_freq_factor: float,
     return np.where(medium, blended, scaled)
 
 
+def yarn_corr_dims(n_dims: int, n_ctx_orig: int, base: float,
+                   beta_fast: float = YARN_BETA_FAST, beta_slow: float = YARN_BETA_SLOW) -> tuple[float, float]:
+    """ggml_rope_yarn_corr_dims: the rotary pairs where YaRN's ramp starts and ends (floor and
+    ceil of the pair index whose wavelength fits n_ctx_orig / beta), clamped to [0, n_dims - 1]."""
+    corr = lambda beta: n_dims * math.log(n_ctx_orig / (beta * 2 * math.pi)) / (2 * math.log(base))  # noqa: E731
+    return max(0.0, math.floor(corr(beta_fast))), min(n_dims - 1.0, math.ceil(corr(beta_slow)))
+
+
+def yarn_inv_freq(inv_freq: np.ndarray, n_dims: int, base: float, factor: float,
+                  original_context_length: int) -> tuple[np.ndarray, float]:
+    """YaRN as ggml's rope_yarn computes it (ext_factor 1): pair i's frequency blends the
+    interpolated (inv_freq / factor) and the original one by ramp r_i = 1 - clamp((i - low) /
+    max(0.001, high - low), 0, 1); cos and sin are multiplied by 1 + 0.1 ln(factor) (llama.cpp's
+    yarn_attn_factor cancels its own get_mscale, leaving ggml's). Returns (inv_freq, mscale)."""
+    low, high = yarn_corr_dims(n_dims, original_context_length, base)
+    i = np.arange(len(inv_freq), dtype=DTYPE)
+    ramp = 1.0 - np.clip((i - low) / max(0.001, high - low), 0.0, 1.0)
+    return inv_freq * ((1.0 - ramp) / factor + ramp), 1.0 + 0.1 * math.log(factor)
+
+
 @dataclass
 class Layer:
     attn_norm: np.ndarray    # (dim,)
@@ -189,6 +244,12 @@ class Layer:
     gate_exps: list | None = None             # n_expert x (n_ff_exp, dim)
     up_exps: list | None = None               # n_expert x (n_ff_exp, dim)
     down_exps: list | None = None             # n_expert x (dim, n_ff_exp)
+    bo: np.ndarray | None = None              # (dim,) gpt-oss: attn_output.bias
+    sinks: np.ndarray | None = None           # (n_head,) gpt-oss: attn_sinks, one logit per query head
+    router_b: np.ndarray | None = None        # (n_expert,) gpt-oss: ffn_gate_inp.bias
+    gate_exps_b: np.ndarray | None = None     # (n_expert, n_ff_exp) gpt-oss
+    up_exps_b: np.ndarray | None = None       # (n_expert, n_ff_exp)
+    down_exps_b: np.ndarray | None = None     # (n_expert, dim)
 
 
 class KvCache:
@@ -244,6 +305,7 @@ class LlamaRef:
             return [w[e] for e in range(n_expert)]
 
         moe = cfg.n_expert > 0
+        oss = cfg.arch == "gpt-oss"
 
         def gate_up(i: int, which: int) -> np.ndarray:
             """ffn_gate / ffn_up of layer i, or the halves of phi3's fused ffn_up (gate first)."""
@@ -263,7 +325,8 @@ class LlamaRef:
                 bq=weight(f"blk.{i}.attn_q.bias", required=False),
                 bk=weight(f"blk.{i}.attn_k.bias", required=False),
                 bv=weight(f"blk.{i}.attn_v.bias", required=False),
-                ffn_norm=weight(f"blk.{i}.ffn_norm.weight"),
+                # gpt-oss: post_attention_norm is the norm before the experts (it has no ffn_norm)
+                ffn_norm=weight(f"blk.{i}.{'post_attention_norm' if oss else 'ffn_norm'}.weight"),
                 w_gate=None if moe else gate_up(i, 0),
                 w_up=None if moe else gate_up(i, 1),
                 w_down=None if moe else weight(f"blk.{i}.ffn_down.weight"),
@@ -275,6 +338,12 @@ class LlamaRef:
                 gate_exps=experts(f"blk.{i}.ffn_gate_exps.weight") if moe else None,
                 up_exps=experts(f"blk.{i}.ffn_up_exps.weight") if moe else None,
                 down_exps=experts(f"blk.{i}.ffn_down_exps.weight") if moe else None,
+                bo=weight(f"blk.{i}.attn_output.bias") if oss else None,
+                sinks=weight(f"blk.{i}.attn_sinks.weight") if oss else None,
+                router_b=weight(f"blk.{i}.ffn_gate_inp.bias") if oss else None,
+                gate_exps_b=weight(f"blk.{i}.ffn_gate_exps.bias") if oss else None,
+                up_exps_b=weight(f"blk.{i}.ffn_up_exps.bias") if oss else None,
+                down_exps_b=weight(f"blk.{i}.ffn_down_exps.bias") if oss else None,
             )
             for i in range(cfg.n_layer)
         ]
@@ -292,9 +361,16 @@ class LlamaRef:
             inv_freq = inv_freq / self.rope_freq_factors
         elif cfg.rope_llama3 is not None:
             inv_freq = llama3_inv_freq(inv_freq, **cfg.rope_llama3)
-        self.rope_inv_freq = inv_freq * cfg.rope_freq_scale          # (rope_dim/2,)
-        # Local (sliding-window) layers: their own base, never scaled.
-        self.rope_inv_freq_local = GEMMA3_LOCAL_ROPE_BASE ** (-np.arange(0, cfg.rope_dim, 2, dtype=DTYPE) / cfg.rope_dim)
+        self.rope_yarn_mscale = 1.0   # YaRN's factor on cos and sin (with rope_attn_factor's)
+        if cfg.rope_yarn is not None:
+            self.rope_inv_freq, self.rope_yarn_mscale = yarn_inv_freq(inv_freq, cfg.rope_dim, cfg.rope_base, **cfg.rope_yarn)
+        else:
+            self.rope_inv_freq = inv_freq * cfg.rope_freq_scale          # (rope_dim/2,)
+        if cfg.local_rope_own:
+            # gemma3's local (sliding-window) layers: their own base, never scaled.
+            self.rope_inv_freq_local = GEMMA3_LOCAL_ROPE_BASE ** (-np.arange(0, cfg.rope_dim, 2, dtype=DTYPE) / cfg.rope_dim)
+        else:  # gpt-oss: the sliding-window layers rotate as the others (same base, YaRN)
+            self.rope_inv_freq_local = self.rope_inv_freq
 
     def new_cache(self, max_len: int) -> KvCache:
         return KvCache(self.cfg, max_len)
@@ -333,7 +409,10 @@ class LlamaRef:
         if layer.q_norm is not None:
             q, k = self.rms_norm(q, layer.q_norm), self.rms_norm(k, layer.k_norm)
         inv_freq = self.rope_inv_freq_local if cfg.is_local(il) else self.rope_inv_freq
-        mscale = 1.0 if cfg.is_local(il) else cfg.rope_attn_factor
+        if cfg.is_local(il) and cfg.local_rope_own:
+            mscale = 1.0
+        else:
+            mscale = cfg.rope_attn_factor * self.rope_yarn_mscale
         if not (cfg.no_rope_step and (il + 1) % cfg.no_rope_step == 0):
             q, k = self.rope(q, positions, inv_freq, mscale), self.rope(k, positions, inv_freq, mscale)
         cache.k[il, p0:p0 + T] = k
@@ -349,11 +428,18 @@ class LlamaRef:
         if cfg.is_local(il):  # and keys that slid out of the window: query p sees (p - window, p]
             masked |= np.arange(p0 + T)[None, :] <= positions[:, None] - cfg.sliding_window
         scores[..., masked] = -np.inf
-        scores -= scores.max(axis=-1, keepdims=True)
-        probs = np.exp(scores)
-        probs /= probs.sum(axis=-1, keepdims=True)
+        if layer.sinks is None:
+            scores -= scores.max(axis=-1, keepdims=True)
+            probs = np.exp(scores)
+            probs /= probs.sum(axis=-1, keepdims=True)
+        else:  # gpt-oss: head j's sink logit (not scaled) joins the denominator, not the values
+            sink = layer.sinks.reshape(cfg.n_head_kv, group)[:, :, None, None]
+            top = np.maximum(scores.max(axis=-1, keepdims=True), sink)
+            probs = np.exp(scores - top)
+            probs /= probs.sum(axis=-1, keepdims=True) + np.exp(sink - top)
         out = np.einsum("kgts,skd->tkgd", probs, values).reshape(T, cfg.n_head * cfg.head_dim)
-        return out @ layer.wo.T
+        out = out @ layer.wo.T
+        return out if layer.bo is None else out + layer.bo
 
     def ffn(self, layer: Layer, h: np.ndarray) -> np.ndarray:
         if layer.router is not None:
@@ -366,22 +452,44 @@ class LlamaRef:
         return (act * (h @ layer.w_up.T)) @ layer.w_down.T
 
     def moe(self, layer: Layer, h: np.ndarray) -> np.ndarray:
-        """Each token through its top experts, weighted by the router's renormalized probabilities."""
+        """Each token through its top experts, weighted by the router's renormalized probabilities
+        (gpt-oss: by a softmax over the chosen experts' logits)."""
         cfg = self.cfg
         logits = h @ layer.router.T                                        # (T, n_expert)
+        if layer.router_b is not None:
+            logits = logits + layer.router_b
         probs = np.exp(logits - logits.max(axis=1, keepdims=True))
         probs /= probs.sum(axis=1, keepdims=True)
         out = np.zeros_like(h)
         for t in range(h.shape[0]):
-            chosen = np.argsort(-probs[t], kind="stable")[:cfg.n_expert_used]
-            weights = probs[t, chosen]
-            if cfg.expert_weights_norm:
-                weights = weights / probs[t, chosen].sum()
+            # ties -> the lower expert id (llama.cpp's std::sort leaves their order unspecified)
+            chosen = np.argsort(-(logits[t] if cfg.expert_gating == "softmax_weight" else probs[t]),
+                                kind="stable")[:cfg.n_expert_used]
+            if cfg.expert_gating == "softmax_weight":
+                weights = np.exp(logits[t, chosen] - logits[t, chosen].max())
+                weights /= weights.sum()
+            else:
+                weights = probs[t, chosen]
+                if cfg.expert_weights_norm:
+                    weights = weights / probs[t, chosen].sum()
             x = h[t:t + 1]
             for e, wt in zip(chosen, weights):
-                gate = x @ layer.gate_exps[e].T
-                act = gate / (1.0 + np.exp(-gate))
-                out[t] += wt * ((act * (x @ layer.up_exps[e].T)) @ layer.down_exps[e].T)[0]
+                gate, up = x @ layer.gate_exps[e].T, x @ layer.up_exps[e].T
+                if layer.gate_exps_b is not None:
+                    gate, up = gate + layer.gate_exps_b[e], up + layer.up_exps_b[e]
+                if cfg.expert_act == "swiglu_oai":  # ggml_swiglu_oai: the gate capped, the up clamped
+                    g = np.minimum(gate, cfg.swiglu_limit)
+                    u = np.clip(up, -cfg.swiglu_limit, cfg.swiglu_limit)
+                    act = g / (1.0 + np.exp(-cfg.swiglu_alpha * g)) * (u + 1.0)
+                else:
+                    act = gate / (1.0 + np.exp(-gate)) * up
+                y = (act @ layer.down_exps[e].T)[0]
+                if layer.down_exps_b is not None:
+                    if cfg.down_bias_weighted:  # llama.cpp: ggml_add_id before the weights multiply
+                        y = y + layer.down_exps_b[e]
+                    else:
+                        out[t] += layer.down_exps_b[e]
+                out[t] += wt * y
         return out
 
     # --- the forward pass ----------------------------------------------------------------

@@ -9,7 +9,9 @@ on a llama file, an untied output, GQA 1/2/4, head_dim 8-128, key_length != dim 
 rope_dim < head_dim, the "mistral" arch name, qwen3 (QK-norm) and gemma3 (QK-norm, post-block
 norms, a GELU gate, scaled embeddings, a sliding window of 16 on five layers of six with their
 own RoPE base), phi3 (fused Q|K|V and gate|up), smollm3 (NoPE on every fourth layer), granite (four multipliers), qwen3moe (a router and experts: 3-D tensors
-sliced per expert, top-k of the softmax, renormalized), and the weight types F32, F16, BF16, Q4_0, Q4_1,
+sliced per expert, top-k of the softmax, renormalized), gpt-oss (Q/K/V and output biases, attention
+sinks, a sliding window on every other layer, YaRN, a biased router whose top-k logits are
+softmaxed, biased MXFP4 experts with the clamped SwiGLU), and the weight types F32, F16, BF16, Q4_0, Q4_1,
 Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4. For every variant the script measures how much its
 feature moves the logits (the reference run without it), so a test that passes shows that the
 feature is implemented, not merely that it did not matter.
@@ -42,7 +44,7 @@ import gguf  # noqa: E402
 from gguf.quants import dequantize, quantize  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llama_ref import LlamaRef, llama3_inv_freq  # noqa: E402
+from llama_ref import LlamaRef, llama3_inv_freq, yarn_corr_dims  # noqa: E402
 
 Q = gguf.GGMLQuantizationType
 VOCAB = 300
@@ -84,6 +86,13 @@ class Spec:
     n_expert: int = 0             # qwen3moe: experts per layer (types gate/up/down for theirs, router for the router)
     n_expert_used: int = 0
     n_ff_exp: int = 0
+    context_length: int = 256
+    # gpt-oss: scales of the experts' gate/up weights and of their biases (large enough that some
+    # gate/up values pass swiglu_oai's limit of 7), and the attention sinks' spread
+    expert_gate_up_std: float = 1.0
+    expert_bias_std: float = 0.0
+    router_std: float = 2.0       # gpt-oss: of the router's logits (weights and bias)
+    sink_std: float = 0.0
     features: list = field(default_factory=list)  # what the model proves (see feature_off)
     seed: int = 0
 
@@ -91,6 +100,13 @@ class Spec:
 LLAMA3_KEYS = {"rope.scaling.type": "llama3", "rope.scaling.factor": 8.0,
                "rope.scaling.low_freq_factor": 1.0, "rope.scaling.high_freq_factor": 4.0,
                "rope.scaling.original_context_length": 32.0}
+
+# gpt-oss's YaRN (as in gpt-oss-20b: factor 32 over 4096 positions). A tiny original context
+# puts both correction dims at 0 (the beta_fast one is positive only past 2 pi 32 = 201
+# positions), so 512: with base 10000 and 16 rotary pairs the ramp runs from pair 1 to pair 8,
+# pairs 8-15 interpolated, their angles at position 36 still far from zero.
+GPT_OSS_YARN_KEYS = {"rope.scaling.type": "yarn", "rope.scaling.factor": 4.0,
+                     "rope.scaling.original_context_length": 512}
 
 MODELS = [
     # GQA 4 with two KV heads (a wrong query-to-KV-head mapping shows), untied F32 output,
@@ -200,6 +216,20 @@ MODELS = [
          types=dict(embd=Q.IQ4_NL, q=Q.Q3_K, k=Q.Q2_K, v=Q.IQ4_XS, o=Q.MXFP4, gate=Q.Q2_K, up=Q.Q3_K,
                     down=Q.IQ4_XS, output=Q.MXFP4),
          tied=False, features=["gqa", "untied_output"], seed=15),
+    # gpt-oss: head_dim 32 from key_length (q_dim 128 != dim 64, as in gpt-oss-20b), GQA 2, layer 0
+    # sliding (window 8, which the 37-token list outgrows) and layer 1 full, YaRN on both, per-head
+    # sinks, MXFP4 experts (two of four per token) with F32 biases, gate/up weights and biases
+    # large enough that some values pass swiglu_oai's limit of 7, an F32 router with its bias, an
+    # untied output.
+    Spec("gptoss_tiny", "gpt-oss", dim=64, n_head=4, n_head_kv=2, n_ff=64, n_layer=2, head_dim=32,
+         types=dict(embd=Q.Q8_0, q=Q.Q8_0, k=Q.F16, v=Q.Q8_0, o=Q.F16, gate=Q.MXFP4, up=Q.MXFP4,
+                    down=Q.MXFP4, router=Q.F32, output=Q.Q8_0),
+         tied=False, rope_base=10000.0, sliding_window=8, n_expert=4, n_expert_used=2, n_ff_exp=64,
+         context_length=2048, extra_kv=GPT_OSS_YARN_KEYS, expert_gate_up_std=2.5, expert_bias_std=1.0, router_std=1.5,
+         sink_std=2.0,
+         features=["attention_sinks", "o_bias", "qkv_bias", "router_bias", "expert_biases", "down_bias_weighted",
+                   "swiglu_limit", "swiglu_oai", "softmax_weight_gating", "sliding_window", "yarn", "yarn_ramp",
+                   "yarn_mscale", "gqa", "untied_output"], seed=34),
 ]
 
 
@@ -304,7 +334,7 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
     w = gguf.GGUFWriter(str(path), a)
     w.add_name(spec.name)
     w.add_uint32(f"{a}.block_count", spec.n_layer if block_count is None else block_count)
-    w.add_uint32(f"{a}.context_length", 256)
+    w.add_uint32(f"{a}.context_length", spec.context_length)
     w.add_uint32(f"{a}.embedding_length", spec.dim)
     w.add_uint32(f"{a}.feed_forward_length", spec.n_ff)
     w.add_uint32(f"{a}.attention.head_count", spec.n_head)
@@ -323,7 +353,7 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
         w.add_uint32(f"{a}.expert_used_count", spec.n_expert_used)
         w.add_uint32(f"{a}.expert_feed_forward_length", spec.n_ff_exp)
     for key, value in spec.extra_kv.items():
-        (w.add_string if isinstance(value, str) else w.add_float32)(f"{a}.{key}", value)
+        {str: w.add_string, int: w.add_uint32}.get(type(value), w.add_float32)(f"{a}.{key}", value)
     # A vocabulary of placeholder pieces, only so that llama.cpp loads the file for
     # llamacpp_reference.py (it refuses a file without one); the engine's tests feed token ids.
     w.add_tokenizer_model("llama")
@@ -359,7 +389,7 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
             matrix(p + "attn_q.weight", "q", q_dim, spec.dim, spec.dim ** -0.5)
             matrix(p + "attn_k.weight", "k", kv_dim, spec.dim, spec.dim ** -0.5)
             matrix(p + "attn_v.weight", "v", kv_dim, spec.dim, spec.dim ** -0.5)
-        if a == "qwen2" or spec.qkv_bias:
+        if a in ("qwen2", "gpt-oss") or spec.qkv_bias:
             vector(p + "attn_q.bias", q_dim, 0.0, 0.5)
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.5)
             vector(p + "attn_v.bias", kv_dim, 0.0, 0.5)
@@ -367,11 +397,29 @@ def build(spec: Spec, path: Path, *, drop: str | None = None, reshape: str | Non
             vector(p + "attn_q_norm.weight", head_dim, 1.0, 0.3)
             vector(p + "attn_k_norm.weight", head_dim, 1.0, 0.3)
         matrix(p + "attn_output.weight", "o", spec.dim, q_dim, q_dim ** -0.5)
+        if a == "gpt-oss":
+            vector(p + "attn_output.bias", spec.dim, 0.0, 0.5)
+            # the sinks: logits of magnitude 1-3 or so, against scores of about that size
+            vector(p + "attn_sinks.weight", spec.n_head, 0.0, spec.sink_std)
+            # no ffn_norm: post_attention_norm is the norm before the experts
+            vector(p + "post_attention_norm.weight", spec.dim, 1.0, 0.2)
         if a == "gemma3":
             vector(p + "post_attention_norm.weight", spec.dim, 2.0, 0.5)
             vector(p + "post_ffw_norm.weight", spec.dim, 2.0, 0.5)
-        vector(p + "ffn_norm.weight", spec.dim, 1.0, 0.2)
-        if spec.n_expert:  # the router (its logits spread enough that the choice matters) and the experts
+        if a != "gpt-oss":
+            vector(p + "ffn_norm.weight", spec.dim, 1.0, 0.2)
+        if a == "gpt-oss":  # biases of the router and of each expert's gate, up and down (F32)
+            matrix(p + "ffn_gate_inp.weight", "router", spec.n_expert, spec.dim, spec.router_std * spec.dim ** -0.5)
+            vector(p + "ffn_gate_inp.bias", spec.n_expert, 0.0, 0.5 * spec.router_std)
+            g = spec.expert_gate_up_std * spec.dim ** -0.5
+            matrix(p + "ffn_gate_exps.weight", "gate", spec.n_ff_exp, spec.dim, g, spec.n_expert)
+            matrix(p + "ffn_up_exps.weight", "up", spec.n_ff_exp, spec.dim, g, spec.n_expert)
+            matrix(p + "ffn_down_exps.weight", "down", spec.dim, spec.n_ff_exp, spec.n_ff_exp ** -0.5, spec.n_expert)
+            for name, n in (("gate", spec.n_ff_exp), ("up", spec.n_ff_exp), ("down", spec.dim)):
+                b = (rng.standard_normal((spec.n_expert, n)) * spec.expert_bias_std).astype(np.float32)
+                if drop != p + f"ffn_{name}_exps.bias":
+                    w.add_tensor(p + f"ffn_{name}_exps.bias", b)
+        elif spec.n_expert:  # the router (its logits spread enough that the choice matters) and the experts
             matrix(p + "ffn_gate_inp.weight", "router", spec.n_expert, spec.dim, 2.0 * spec.dim ** -0.5)
             matrix(p + "ffn_gate_exps.weight", "gate", spec.n_ff_exp, spec.dim, spec.dim ** -0.5, spec.n_expert)
             matrix(p + "ffn_up_exps.weight", "up", spec.n_ff_exp, spec.dim, spec.dim ** -0.5, spec.n_expert)
@@ -462,6 +510,8 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
             L.wo = L.wo.reshape(L.wo.shape[0], cfg.n_head, cfg.head_dim)[:, perm].reshape(L.wo.shape)
             if L.bq is not None:
                 L.bq = L.bq.reshape(cfg.n_head, cfg.head_dim)[perm].reshape(-1)
+            if L.sinks is not None:  # a query head's sink moves with it
+                L.sinks = L.sinks[perm]
     elif feature == "fused_split":
         # Halves swapped: gate and up read the wrong rows of ffn_up, as a wrong split would.
         r.layers = [copy.copy(L) for L in ref.layers]
@@ -500,6 +550,28 @@ def feature_off(ref: LlamaRef, feature: str) -> LlamaRef:
         r.layers = [copy.copy(L) for L in ref.layers]
         for L in r.layers:
             L.gate_exps, L.up_exps, L.down_exps = (m[1:] + m[:1] for m in (L.gate_exps, L.up_exps, L.down_exps))
+    elif feature in ("attention_sinks", "o_bias", "router_bias", "expert_biases"):
+        attrs = {"attention_sinks": ["sinks"], "o_bias": ["bo"], "router_bias": ["router_b"],
+                 "expert_biases": ["gate_exps_b", "up_exps_b", "down_exps_b"]}[feature]
+        r.layers = [copy.copy(L) for L in ref.layers]
+        for L in r.layers:
+            for attr in attrs:
+                setattr(L, attr, None)
+    elif feature == "down_bias_weighted":
+        cfg.down_bias_weighted = False  # each expert's down bias added after its weight, unscaled
+    elif feature == "swiglu_limit":
+        cfg.swiglu_limit = math.inf     # neither the gate capped nor the up clamped
+    elif feature == "swiglu_oai":
+        cfg.expert_act = "silu"         # SiLU(gate) * up: no alpha, no up + 1 (the limit kept off too)
+    elif feature == "softmax_weight_gating":
+        cfg.expert_gating, cfg.expert_weights_norm = "softmax", False  # softmax over all, then the top-k
+    elif feature == "yarn":
+        r.rope_inv_freq = r.rope_inv_freq_local = unscaled(cfg.rope_dim)
+        r.rope_yarn_mscale = 1.0
+    elif feature == "yarn_ramp":        # every pair interpolated: linear scaling, YaRN's mscale kept
+        r.rope_inv_freq = r.rope_inv_freq_local = unscaled(cfg.rope_dim) / cfg.rope_yarn["factor"]
+    elif feature == "yarn_mscale":
+        r.rope_yarn_mscale = 1.0
     elif feature == "expert_choice":
         # The top-k taken from the router's logits in the wrong order (the least probable experts).
         r.layers = [copy.copy(L) for L in ref.layers]
@@ -626,7 +698,14 @@ def make_model(spec: Spec, out: Path) -> dict:
                    "num_experts_used": c.n_expert_used, "expert_ffn_dim": c.n_ff_exp if c.n_expert else 0,
                    "no_rope_layer_step": c.no_rope_step, "residual_scale": c.residual_scale,
                    "logit_scale": c.logit_scale, "query_scale": c.attention_scale or 1.0 / math.sqrt(c.head_dim),
-                   "embedding_scale": c.embedding_scale},
+                   "embedding_scale": c.embedding_scale,
+                   **({"swa_pattern": c.swa_pattern, "attention_sinks": True, "attention_output_bias": True,
+                       "expert_biases": True, "expert_gating": c.expert_gating, "expert_activation": c.expert_act,
+                       "swiglu_alpha": c.swiglu_alpha, "swiglu_limit": c.swiglu_limit,
+                       "rope_scaling": {"type": "yarn", **c.rope_yarn, "beta_fast": 32.0, "beta_slow": 1.0,
+                                        "corr_dims": list(yarn_corr_dims(c.rope_dim, c.rope_yarn["original_context_length"], c.rope_base)),
+                                        "mscale": ref.rope_yarn_mscale}}
+                      if c.arch == "gpt-oss" else {})},
         "weight_types": sorted({t.name for t in spec.types.values()}),
         "feature_effects": effects,
         "sequences": [{"tokens": t, "logits": [rounded(row) for row in l],

@@ -113,7 +113,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
   if (rope_.size() < static_cast<size_t>(n)) rope_.resize(n);
   const double mscale = w_.config.rope_attn_factor;
   pool_.parallel_for(n, [&](int64_t t) { rope_[t].compute(batch.positions[t], *rope_inv_freq_, mscale); });
-  if (c.sliding_window > 0) {
+  if (c.sliding_window > 0 && c.local_rope) {
     if (rope_local_.size() < static_cast<size_t>(n)) rope_local_.resize(n);
     pool_.parallel_for(n, [&](int64_t t) { rope_local_[t].compute(batch.positions[t], w_.rope_inv_freq_local); });
   }
@@ -153,7 +153,7 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
               act_, n, pool_, precision_);
 
   // Bias, QK-norm, rotary embedding, and the new K/V into their slots.
-  const std::vector<cpu::RopeAngles>& rope = c.is_local_layer(l) ? rope_local_ : rope_;
+  const std::vector<cpu::RopeAngles>& rope = c.uses_local_rope(l) ? rope_local_ : rope_;
   pool_.parallel_for(n, [&](int64_t t) {
     float* q = q_.data() + t * c.q_dim();
     float* k = k_.data() + t * c.kv_dim();
@@ -175,11 +175,15 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int l) {
     for (int h = 0; h < c.num_kv_heads; ++h) kv_.store(l, slot, h, k + h * c.head_dim, v + h * c.head_dim);
   });
 
-  cpu::paged_attention(batch, kv_, l, {c.num_heads, c.num_kv_heads, c.head_dim, c.query_scale(), c.window_of(l)},
+  cpu::paged_attention(batch, kv_, l,
+                       {c.num_heads, c.num_kv_heads, c.head_dim, c.query_scale(), c.window_of(l),
+                        L.attn_sinks.empty() ? nullptr : L.attn_sinks.data()},
                        q_.data(), attn_.data(), pool_);
 
   act_.prepare(attn_.data(), n, c.q_dim());
   cpu::matmul({{&L.wo, proj_.data(), c.dim, packed_.find(L.wo)}}, act_, n, pool_, precision_);
+  if (!L.bo.empty())
+    pool_.parallel_for(n, [&](int64_t t) { cpu::add_inplace(proj_.data() + t * c.dim, L.bo.data(), c.dim); });
   add_residual(L.post_attn_norm, n);
 }
 

@@ -1,4 +1,4 @@
-// The CPU forward pass's mixture-of-experts block (qwen3moe): the router picks each token's
+// The CPU forward pass's mixture-of-experts block (qwen3moe, gpt-oss): the router picks each token's
 // experts, the batch's tokens are grouped by expert, and each expert chosen by any token runs
 // once over all of its tokens, so its matrices are read once per step (through the same panels
 // as a dense block's when they were packed), however many of the batch's sequences chose it.
@@ -20,6 +20,8 @@ void CpuBackend::moe_block(int l, int64_t n) {
   router_logits_.resize(static_cast<size_t>(n) * c.num_experts);
   act_.prepare(xn_.data(), n, c.dim);
   cpu::matmul({{&L.router, router_logits_.data(), c.num_experts, packed_.find(L.router)}}, act_, n, pool_, precision_);
+  if (!L.router_bias.empty())
+    for (int64_t t = 0; t < n; ++t) cpu::add_inplace(router_logits_.data() + t * c.num_experts, L.router_bias.data(), c.num_experts);
   route_experts_.resize(static_cast<size_t>(n) * k);
   route_weights_.resize(static_cast<size_t>(n) * k);
   cpu::route_experts(router_logits_.data(), n, c, route_experts_.data(), route_weights_.data());
@@ -43,14 +45,29 @@ void CpuBackend::moe_block(int l, int64_t n) {
     act_.prepare(expert_in_.data(), rows, c.dim);
     cpu::matmul({{&E.gate, gate_.data(), f, packed_.find(E.gate)}, {&E.up, up_.data(), f, packed_.find(E.up)}}, act_, rows,
                 pool_, precision_);
-    pool_.parallel_for(rows, [&](int64_t i) { cpu::swiglu(gate_.data() + i * f, up_.data() + i * f, f); });
+    const bool biased = !L.expert_gate_bias.empty();
+    pool_.parallel_for(rows, [&](int64_t i) {
+      float* gate = gate_.data() + i * f;
+      float* up = up_.data() + i * f;
+      if (biased) {
+        cpu::add_inplace(gate, L.expert_gate_bias.data() + static_cast<size_t>(e) * f, f);
+        cpu::add_inplace(up, L.expert_up_bias.data() + static_cast<size_t>(e) * f, f);
+      }
+      if (c.ffn_activation == FfnActivation::kSwigluOai) cpu::swiglu_oai(gate, up, f);
+      else cpu::swiglu(gate, up, f);
+    });
     act_.prepare(gate_.data(), rows, f);
     cpu::matmul({{&E.down, expert_out_.data(), c.dim, packed_.find(E.down)}}, act_, rows, pool_, precision_);
+    // The down projection's bias comes before the router's weight (ggml_add_id, then the mul).
+    const float* down_bias = biased ? L.expert_down_bias.data() + static_cast<size_t>(e) * c.dim : nullptr;
     for (int32_t i = 0; i < rows; ++i) {
       const float weight = route_weights_[entries[i]];
       const float* y = expert_out_.data() + static_cast<size_t>(i) * c.dim;
       float* out = proj_.data() + static_cast<size_t>(entries[i] / k) * c.dim;
-      for (int d = 0; d < c.dim; ++d) out[d] += y[d] * weight;
+      if (down_bias)
+        for (int d = 0; d < c.dim; ++d) out[d] += (y[d] + down_bias[d]) * weight;
+      else
+        for (int d = 0; d < c.dim; ++d) out[d] += y[d] * weight;
     }
   }
   add_residual(L.post_ffn_norm, n);

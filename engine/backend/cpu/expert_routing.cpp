@@ -14,6 +14,22 @@ void route_experts(const float* logits, int64_t num_tokens, const ModelConfig& c
   order.resize(static_cast<size_t>(n));
   for (int64_t t = 0; t < num_tokens; ++t) {
     const float* z = logits + t * n;
+    if (c.expert_gating == ExpertGating::kSoftmaxOfTopK) {
+      // gpt-oss: the k largest logits, then the softmax of those k.
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](int32_t a, int32_t b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
+      int32_t* chosen = experts + t * k;
+      float* w = weights + t * k;
+      const float top = z[order[0]];
+      float sum = 0.0f;
+      for (int s = 0; s < k; ++s) {
+        chosen[s] = order[s];
+        sum += w[s] = std::exp(z[order[s]] - top);
+      }
+      for (int s = 0; s < k; ++s) w[s] /= sum;
+      continue;
+    }
     const float top = *std::max_element(z, z + n);
     double sum = 0.0;
     for (int e = 0; e < n; ++e) sum += probs[e] = std::exp(z[e] - top);

@@ -13,7 +13,9 @@ namespace pagedchat::cpu {
 // Per token: the softmax of its router logits ([num_tokens, num_experts]), the num_experts_used
 // most probable experts (equal probabilities: the lower index first), their probabilities
 // renormalized to sum to 1 when the config says so (the sum held at least 2^-14, as llama.cpp
-// clamps it): llama.cpp's build_moe_ffn with softmax gating.
+// clamps it): llama.cpp's build_moe_ffn with softmax gating. With ExpertGating::kSoftmaxOfTopK
+// (gpt-oss): the num_experts_used largest logits (equal: the lower index), weighted by the
+// softmax of those alone.
 // experts and weights: [num_tokens * num_experts_used], a token's in order of probability.
 void route_experts(const float* logits, int64_t num_tokens, const ModelConfig& config, int32_t* experts,
                    float* weights);

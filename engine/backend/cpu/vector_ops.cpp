@@ -1,6 +1,7 @@
 // f32 vector kernels (RMSNorm, SwiGLU, GeGLU, exp, add) with a fixed order of operations.
 #include "engine/backend/cpu/vector_ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/backend/cpu/simd_exp.h"
@@ -18,6 +19,13 @@ void rms_norm(const float* x, const float* weight, float* out, int64_t n, float 
   float ss = dot_f32(x, x, n);
   float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
+}
+
+void swiglu_oai(float* gate, const float* up, int64_t n, float alpha, float limit) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], limit), u = std::clamp(up[i], -limit, limit);
+    gate[i] = g / (1.0f + std::exp(-alpha * g)) * (u + 1.0f);
+  }
 }
 
 void swiglu(float* gate, const float* up, int64_t n) {

@@ -52,6 +52,9 @@ void rms_norm(const float* x, const float* weight, float* out, int64_t n, float 
 void swiglu(float* gate, const float* up, int64_t n);
 // x[i] = gelu_tanh(gate[i]) * up[i], written over gate (Gemma's gated feed-forward), by the same exp
 void geglu(float* gate, const float* up, int64_t n);
+// gpt-oss's clamped SwiGLU over gate, as ggml's swiglu_oai: g = min(gate, limit),
+// u = clamp(up, -limit, limit), g * sigmoid(alpha g) * (u + 1)
+void swiglu_oai(float* gate, const float* up, int64_t n, float alpha = 1.702f, float limit = 7.0f);
 // x[i] = exp_approx(x[i]), vectorized
 void exp_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);

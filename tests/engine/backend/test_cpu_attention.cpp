@@ -5,6 +5,7 @@
 // - each output is within float rounding of attention computed in double over the values the
 //   pool holds (its KV type's rounding included);
 // - with a sliding window, each token sees only its last W positions (the same checks);
+// - attention sinks (gpt-oss) join each softmax's sum and add no value (the same checks);
 // - the KV types store what they promise: f16 rounds to nearest, q8_0 stays within half a step.
 
 #include <QtTest>
@@ -78,7 +79,7 @@ std::vector<float> queries(const Pool& p, const Chunk& c, uint32_t seed) {
 
 // Runs the chunks as one batch; returns each chunk's output rows.
 std::vector<std::vector<float>> run(const Pool& p, const std::vector<Chunk>& chunks, uint32_t seed, int threads,
-                                    const AttentionKernel& kernel, int window = 0) {
+                                    const AttentionKernel& kernel, int window = 0, const float* sinks = nullptr) {
   ForwardBatch batch;
   std::vector<float> q;
   for (const Chunk& c : chunks) {
@@ -89,8 +90,8 @@ std::vector<std::vector<float>> run(const Pool& p, const std::vector<Chunk>& chu
   }
   std::vector<float> out(q.size(), NAN);
   ThreadPool pool(threads);
-  paged_attention(batch, p.kv, 0, {p.shape.num_heads, p.shape.num_kv_heads, p.shape.head_dim, 0.0f, window}, q.data(),
-                  out.data(), pool, kernel);
+  paged_attention(batch, p.kv, 0, {p.shape.num_heads, p.shape.num_kv_heads, p.shape.head_dim, 0.0f, window, sinks},
+                  q.data(), out.data(), pool, kernel);
   std::vector<std::vector<float>> rows;
   size_t at = 0;
   for (const Chunk& c : chunks) {
@@ -101,8 +102,9 @@ std::vector<std::vector<float>> run(const Pool& p, const std::vector<Chunk>& chu
   return rows;
 }
 
-// Attention in double over the pool's decoded values (with a window: the last `window` positions).
-std::vector<float> reference(const Pool& p, const Chunk& c, uint32_t seed, int window = 0) {
+// Attention in double over the pool's decoded values (with a window: the last `window` positions;
+// with sinks: head h's sinks[h] in the softmax's sum, as ggml's soft_max adds it).
+std::vector<float> reference(const Pool& p, const Chunk& c, uint32_t seed, int window = 0, const float* sinks = nullptr) {
   const Shape& s = p.shape;
   const std::vector<float> q = queries(p, c, seed);
   std::vector<float> out(q.size());
@@ -127,6 +129,7 @@ std::vector<float> reference(const Pool& p, const Chunk& c, uint32_t seed, int w
         decode_kv_row(p.kv.type(), p.kv.value_row(0, p.slot(p.tables[c.seq], j), h / group), v.data(), s.head_dim);
         for (int d = 0; d < s.head_dim; ++d) acc[d] += w[j] * v[d];
       }
+      if (sinks) sum += std::exp(static_cast<double>(sinks[h]) - mx);
       for (int d = 0; d < s.head_dim; ++d)
         out[static_cast<size_t>(i) * p.q_row() + h * s.head_dim + d] = static_cast<float>(acc[d] / sum);
     }
@@ -262,6 +265,33 @@ class TestCpuAttention : public QObject {
         const std::vector<Chunk> first = {{0, 0, 20}};
         QVERIFY(same_bits(run(p, first, 4, 2, default_attention_kernel(), 20)[0], run(p, first, 4, 2, default_attention_kernel())[0]));
       }
+  }
+
+  // Attention sinks (gpt-oss): a logit per head in each softmax's sum, no value. Sinks far below,
+  // near and far above the scores (one of 60 leaves almost nothing of the values), with and
+  // without a window, split over partitions or not: within float rounding of double attention,
+  // every kernel the scalar bits, a sequence alone the bits it has in a batch.
+  void sinksJoinTheSumAndAddNoValue() {
+    const Shape s = kShapes[0];
+    const std::vector<float> sinks = {-30.0f, -1.0f, 0.0f, 0.5f, 2.0f, 3.0f, 8.0f, 60.0f, 1.5f};
+    for (KvType type : {KvType::F32, KvType::F16}) {
+      Pool p(s, type, {9, 300, 700}, 13);
+      const std::vector<Chunk> chunks = {{0, 0, 9}, {1, 299, 1}, {2, 699, 1}, {2, 600, 20}};
+      for (int window : {0, 8, 300}) {
+        const auto want_bits = run(p, chunks, 5, 2, *attention_kernels().front(), window, sinks.data());
+        for (const AttentionKernel* k : attention_kernels()) QVERIFY(run(p, chunks, 5, 2, *k, window, sinks.data()) == want_bits);
+        QVERIFY(same_bits(run(p, {chunks[2]}, 5, 1, default_attention_kernel(), window, sinks.data())[0], want_bits[2]));
+        for (size_t c = 0; c < chunks.size(); ++c) {
+          const std::vector<float> want = reference(p, chunks[c], 5, window, sinks.data());
+          for (size_t i = 0; i < want.size(); ++i)
+            QVERIFY2(std::fabs(want_bits[c][i] - want[i]) <= 2e-5f + 2e-4f * std::fabs(want[i]),
+                     qPrintable(QString("window %1, %2 KV, chunk %3, element %4: %5 vs %6")
+                                    .arg(window).arg(kv_type_name(type)).arg(c).arg(i).arg(want_bits[c][i]).arg(want[i])));
+        }
+        // The sinks matter: without them the outputs differ (head 7's, whose sink dwarfs every score, most).
+        QVERIFY(run(p, chunks, 5, 2, default_attention_kernel(), window)[0] != want_bits[0]);
+      }
+    }
   }
 
   void kvTypesStoreWhatTheyPromise() {

@@ -1,6 +1,7 @@
 // A mixture-of-experts router's choice (engine/backend/cpu/expert_routing.h) against a float64
 // computation written out here, on random logits and on the cases a plain top-k gets wrong:
-// equal probabilities, renormalization off and on, one expert far ahead; and
+// equal probabilities, renormalization off and on, one expert far ahead, gpt-oss's softmax over
+// the top logits; and
 // the grouping by expert as a permutation of every (token, slot) in token order.
 
 #include <QtTest>
@@ -70,6 +71,41 @@ class TestExpertRouting : public QObject {
         }
       }
     }
+  }
+
+  // gpt-oss's gating: the top logits first, then the softmax of those alone (so the weights sum
+  // to 1 whatever the others, and a far-behind expert outside the top k changes nothing).
+  void softmaxOfTopKMatchesFloat64() {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    for (const auto& [experts, used] : {std::pair{32, 4}, {8, 2}, {4, 4}, {128, 1}}) {
+      ModelConfig c = moe(experts, used, false);
+      c.expert_gating = ExpertGating::kSoftmaxOfTopK;
+      const int tokens = 40;
+      std::vector<float> logits(tokens * experts);
+      for (float& z : logits) z = normal(rng);
+      const Route r = route(logits, c);
+      for (int t = 0; t < tokens; ++t) {
+        const float* z = logits.data() + t * experts;
+        std::vector<int> order(experts);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return z[a] > z[b]; });
+        double sum = 0.0;
+        for (int s = 0; s < used; ++s) sum += std::exp(static_cast<double>(z[order[s]]));
+        for (int s = 0; s < used; ++s) {
+          QCOMPARE(r.experts[t * used + s], order[s]);
+          const double expected = std::exp(static_cast<double>(z[order[s]])) / sum;
+          QVERIFY2(std::fabs(r.weights[t * used + s] - expected) <= 1e-6 * expected + 1e-9,
+                   qPrintable(QStringLiteral("token %1 slot %2: %3 vs %4").arg(t).arg(s).arg(r.weights[t * used + s]).arg(expected)));
+        }
+      }
+    }
+    // Logits of 1000 apart stay finite: the chosen ones' softmax is taken from their own maximum.
+    ModelConfig c = moe(3, 2, false);
+    c.expert_gating = ExpertGating::kSoftmaxOfTopK;
+    const Route r = route({1000.0f, -1000.0f, 999.0f}, c);
+    QCOMPARE(r.experts, (std::vector<int32_t>{0, 2}));
+    QVERIFY(std::fabs(r.weights[0] - 1.0 / (1.0 + std::exp(-1.0))) < 1e-6);
   }
 
   // Equal logits: the lower index first, and every chosen expert gets an equal share.

@@ -6,7 +6,8 @@
 // client mid-reply (Engine::hold) in a pool small enough that the held are preempted. Rests on the CPU forward giving
 // the same bits for a row whatever else is in the batch (test_forward_invariance). Every case runs
 // on the default model and on a random mixture of experts (tiny-moe: the step's tokens grouped by
-// expert, so an expert's rows change with the batch; a request's tokens must not).
+// expert, so an expert's rows change with the batch; a request's tokens must not), and on gpt-oss's
+// layers (tiny-oss: sinks, biases, a window of 16 on every other layer, which chunks and blocks cross).
 
 #include <QtTest>
 
@@ -127,12 +128,14 @@ class TestEngineDeterminism : public QObject {
     QTest::addColumn<QString>("model");
     QTest::newRow("default model") << "default";
     QTest::newRow("mixture of experts") << "tiny-moe";
+    QTest::newRow("gpt-oss's layers") << "tiny-oss";
   }
 
   void initTestCase() {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
     subjects_["default"].model = Model::load(path);
     subjects_["tiny-moe"].model = make_random_model("tiny-moe", 11, 2);
+    subjects_["tiny-oss"].model = make_random_model("tiny-oss", 12, 2);
     // The same prompts for both: the default model's tokens (taken modulo the random model's
     // vocabulary), so the pools sized for them preempt the same way.
     std::vector<std::vector<int32_t>> prompts;

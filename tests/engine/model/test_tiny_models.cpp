@@ -2,7 +2,9 @@
 // tests/reference/make_tiny_models.py with their float64 reference logits (llama_ref.py):
 // qwen2 (QKV bias, NEOX RoPE), Llama 3 RoPE scaling (tensor and keys), linear RoPE scaling, Q/K/V
 // bias on a llama file, untied output, GQA 1/2/4, head_dim 8-128, rope_dim < head_dim, the
-// "mistral" arch name, smollm3 (no RoPE on every fourth layer), granite (its multipliers), qwen3moe (experts sliced from 3-D tensors, routed by top-k), and all
+// "mistral" arch name, smollm3 (no RoPE on every fourth layer), granite (its multipliers), qwen3moe (experts sliced from 3-D tensors, routed by top-k), gpt-oss
+// (sinks, biases everywhere, YaRN, windows on every other layer, softmax over the top experts, the
+// clamped SwiGLU, MXFP4 experts), and all
 // sixteen weight types; each in one batch of three sequences over
 // shuffled block tables, and again in chunks and decode steps. Broken files must be refused with
 // an Error that names the cause.
@@ -232,7 +234,8 @@ class TestTinyModels : public QObject {
       for (const auto& t : ref["weight_types"].toArray()) types.insert(t.toString());
       for (const QString& f : ref["feature_effects"].toObject().keys()) features.insert(f);
     }
-    QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2", "qwen3", "qwen3moe", "gemma3", "phi3", "smollm3", "granite"}));
+    QCOMPARE(archs, (std::set<QString>{"llama", "mistral", "qwen2", "qwen3", "qwen3moe", "gemma3", "phi3", "smollm3", "granite",
+                                       "gpt-oss"}));
     QCOMPARE(types, (std::set<QString>{"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K",
                                        "Q5_K", "Q6_K", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "MXFP4"}));
     QCOMPARE(features, (std::set<QString>{"gqa", "linear_scaling", "llama3_keys", "neox", "partial_rope",
@@ -240,7 +243,9 @@ class TestTinyModels : public QObject {
                                           "gelu", "embedding_scale", "sliding_window", "local_rope", "fused_split",
                                           "long_rope", "rope_attn_factor", "expert_weights_norm", "expert_slices",
                                           "expert_choice", "no_rope_layers", "logit_scale", "residual_scale",
-                                          "granite_embedding_scale", "attention_scale"}));
+                                          "granite_embedding_scale", "attention_scale", "attention_sinks", "o_bias",
+                                          "router_bias", "expert_biases", "down_bias_weighted", "swiglu_limit",
+                                          "swiglu_oai", "softmax_weight_gating", "yarn", "yarn_ramp", "yarn_mscale"}));
     QCOMPARE(groups, (std::set<int>{1, 2, 4}));
     QVERIFY(head_dims.count(128) && head_dims.count(8));
   }

@@ -230,7 +230,17 @@ struct Planner {
 
   void finish(const Item& it, int r, const float* st) const {
     const int hd = shape.head_dim, i = r / group, g = r % group;
-    float* o = out + (static_cast<size_t>(it.t0 + i) * shape.num_heads + it.kv_head * group + g) * hd;
+    const int head = it.kv_head * group + g;
+    float* o = out + (static_cast<size_t>(it.t0 + i) * shape.num_heads + head) * hd;
+    if (shape.sinks) {
+      // The sink's logit folded into the state as a key with no value: the sum gains
+      // exp(sink - m) at the larger of the two maxima.
+      const float sink = shape.sinks[head], m = std::max(st[0], sink);
+      const float a = std::exp(st[0] - m);
+      const float inv = 1.0f / std::fma(st[1], a, std::exp(sink - m));
+      for (int d = 0; d < hd; ++d) o[d] = st[2 + d] * a * inv;
+      return;
+    }
     const float inv = 1.0f / st[1];
     for (int d = 0; d < hd; ++d) o[d] = st[2 + d] * inv;
   }

@@ -31,6 +31,9 @@ struct AttentionShape {
   int head_dim = 0;
   float scale = 0.0f;  // of q.k; 0: 1/sqrt(head_dim)
   int window = 0;      // a token sees its last `window` positions (0: all)
+  // Attention sinks (gpt-oss): per query head a logit that joins the softmax's sum and adds no
+  // value (ggml's soft_max with sinks); null: none.
+  const float* sinks = nullptr;
 };
 
 // q: [num_tokens, num_heads * head_dim]; out: same shape.
