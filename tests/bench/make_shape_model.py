@@ -13,7 +13,9 @@ Shapes: 135m (SmolLM2-135M), 360m (SmolLM2-360M), 1b (Llama 3.2 1B), 3b (Llama 3
 per token, 32 query heads of 128 over 4 KV heads), a twelfth of the model, whose time per layer
 and token is the whole model's (its F16 source is 5 GB; the whole model's would be 61 GB);
 moe-2b: the 1b shape's attention with 8 experts of 2048 per layer, 2 used per token (2.0B weights,
-0.67B used per token; qwen3moe).
+0.67B used per token; qwen3moe); oss-2l: two layers of gpt-oss-20b (one with its window of 128, one
+full; 32 experts of 2880, 4 used per token, 64 query heads of 64 over 8 KV heads, biases, sinks,
+YaRN), a twelfth of the model; its experts take llama-quantize's MXFP4_MOE as the real file's do.
 llama-quantize comes from installer/build-llama-server.sh.
 """
 
@@ -41,15 +43,17 @@ SHAPES = {
     "8b": (4096, 32, 32, 8, 14336),
     "a3b-4l": (2048, 4, 32, 4, 6144),
     "moe-2b": (2048, 16, 32, 8, 8192),
+    "oss-2l": (2880, 2, 64, 8, 2880),
 }
 # Mixture-of-experts shapes: (experts, used per token, expert ffn, head_dim)
-MOE_SHAPES = {"a3b-4l": (128, 8, 768, 128), "moe-2b": (8, 2, 2048, 64)}
+MOE_SHAPES = {"a3b-4l": (128, 8, 768, 128), "moe-2b": (8, 2, 2048, 64), "oss-2l": (32, 4, 2880, 64)}
 
 
 def write_f16(path: Path, shape: str, tokenizer_model: Path) -> None:
     dim, n_layer, n_head, n_head_kv, n_ff = SHAPES[shape]
     n_expert, n_used, n_ff_exp, head_dim = MOE_SHAPES.get(shape, (0, 0, 0, dim // n_head))
-    arch = "qwen3moe" if n_expert else "llama"
+    oss = shape.startswith("oss")
+    arch = "gpt-oss" if oss else "qwen3moe" if n_expert else "llama"
     src = gguf.GGUFReader(str(tokenizer_model))
     vocab = len(src.fields["tokenizer.ggml.tokens"].data)
     rng = np.random.default_rng(20261205)
@@ -63,7 +67,12 @@ def write_f16(path: Path, shape: str, tokenizer_model: Path) -> None:
     w.add_uint32(f"{arch}.attention.head_count", n_head)
     w.add_uint32(f"{arch}.attention.head_count_kv", n_head_kv)
     w.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", 1e-5 if not n_expert else 1e-6)
-    w.add_float32(f"{arch}.rope.freq_base", 500000.0 if not n_expert else 1e6)
+    w.add_float32(f"{arch}.rope.freq_base", 150000.0 if oss else 500000.0 if not n_expert else 1e6)
+    if oss:  # gpt-oss-20b's config
+        w.add_uint32(f"{arch}.attention.sliding_window", 128)
+        w.add_string(f"{arch}.rope.scaling.type", "yarn")
+        w.add_float32(f"{arch}.rope.scaling.factor", 32.0)
+        w.add_uint32(f"{arch}.rope.scaling.original_context_length", 4096)
     if n_expert:
         w.add_uint32(f"{arch}.attention.key_length", head_dim)
         w.add_uint32(f"{arch}.attention.value_length", head_dim)
@@ -82,6 +91,9 @@ def write_f16(path: Path, shape: str, tokenizer_model: Path) -> None:
     def ones(name: str, n: int) -> None:
         w.add_tensor(name, np.ones(n, dtype=np.float32))
 
+    def small(name: str, *shape: int) -> None:  # biases and sinks
+        w.add_tensor(name, (rng.standard_normal(shape, dtype=np.float32) * 0.1).astype(np.float32))
+
     matrix("token_embd.weight", vocab, dim)
     for i in range(n_layer):
         p = f"blk.{i}."
@@ -90,6 +102,18 @@ def write_f16(path: Path, shape: str, tokenizer_model: Path) -> None:
         matrix(p + "attn_k.weight", n_head_kv * head_dim, dim)
         matrix(p + "attn_v.weight", n_head_kv * head_dim, dim)
         matrix(p + "attn_output.weight", dim, n_head * head_dim)
+        if oss:
+            for b, n in (("attn_q", n_head * head_dim), ("attn_k", n_head_kv * head_dim), ("attn_v", n_head_kv * head_dim),
+                         ("attn_output", dim)):
+                small(p + b + ".bias", n)
+            small(p + "attn_sinks.weight", n_head)
+            ones(p + "post_attention_norm.weight", dim)
+            w.add_tensor(p + "ffn_gate_inp.weight", rng.standard_normal((n_expert, dim), dtype=np.float32) * dim ** -0.5)
+            small(p + "ffn_gate_inp.bias", n_expert)
+            for m, rows, cols in (("gate", n_ff_exp, dim), ("up", n_ff_exp, dim), ("down", dim, n_ff_exp)):
+                matrix(p + f"ffn_{m}_exps.weight", rows, cols, n_expert)
+                small(p + f"ffn_{m}_exps.bias", n_expert, rows)
+            continue
         ones(p + "ffn_norm.weight", dim)
         if n_expert:
             ones(p + "attn_q_norm.weight", head_dim)

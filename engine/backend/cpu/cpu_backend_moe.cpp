@@ -9,6 +9,11 @@
 #include "engine/backend/cpu/vector_ops.h"
 
 namespace pagedchat {
+namespace {
+
+constexpr int64_t kRowsPerTask = 16;
+
+}  // namespace
 
 void CpuBackend::moe_block(int l, int64_t n) {
   const ModelConfig& c = w_.config;
@@ -38,9 +43,14 @@ void CpuBackend::moe_block(int l, int64_t n) {
     const int32_t rows = expert_groups_.count(e);
     if (rows == 0) continue;
     const int32_t* entries = expert_groups_.entries.data() + expert_groups_.offset[e];
-    for (int32_t i = 0; i < rows; ++i)
-      std::memcpy(expert_in_.data() + static_cast<size_t>(i) * c.dim, xn_.data() + static_cast<size_t>(entries[i] / k) * c.dim,
-                  row_bytes);
+    // The gather and the weighted add below touch each row once, rows of distinct tokens: split
+    // over the threads in stretches of kRowsPerTask (a decode step's few rows stay on one).
+    const int64_t tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+    pool_.parallel_for(tasks, [&](int64_t task) {
+      for (int64_t i = task * kRowsPerTask; i < std::min<int64_t>(rows, (task + 1) * kRowsPerTask); ++i)
+        std::memcpy(expert_in_.data() + static_cast<size_t>(i) * c.dim,
+                    xn_.data() + static_cast<size_t>(entries[i] / k) * c.dim, row_bytes);
+    });
     const ExpertWeights& E = L.experts[e];
     act_.prepare(expert_in_.data(), rows, c.dim);
     cpu::matmul({{&E.gate, gate_.data(), f, packed_.find(E.gate)}, {&E.up, up_.data(), f, packed_.find(E.up)}}, act_, rows,
@@ -60,15 +70,17 @@ void CpuBackend::moe_block(int l, int64_t n) {
     cpu::matmul({{&E.down, expert_out_.data(), c.dim, packed_.find(E.down)}}, act_, rows, pool_, precision_);
     // The down projection's bias comes before the router's weight (ggml_add_id, then the mul).
     const float* down_bias = biased ? L.expert_down_bias.data() + static_cast<size_t>(e) * c.dim : nullptr;
-    for (int32_t i = 0; i < rows; ++i) {
-      const float weight = route_weights_[entries[i]];
-      const float* y = expert_out_.data() + static_cast<size_t>(i) * c.dim;
-      float* out = proj_.data() + static_cast<size_t>(entries[i] / k) * c.dim;
-      if (down_bias)
-        for (int d = 0; d < c.dim; ++d) out[d] += (y[d] + down_bias[d]) * weight;
-      else
-        for (int d = 0; d < c.dim; ++d) out[d] += y[d] * weight;
-    }
+    pool_.parallel_for(tasks, [&](int64_t task) {
+      for (int64_t i = task * kRowsPerTask; i < std::min<int64_t>(rows, (task + 1) * kRowsPerTask); ++i) {
+        const float weight = route_weights_[entries[i]];
+        const float* y = expert_out_.data() + static_cast<size_t>(i) * c.dim;
+        float* out = proj_.data() + static_cast<size_t>(entries[i] / k) * c.dim;
+        if (down_bias)
+          for (int d = 0; d < c.dim; ++d) out[d] += (y[d] + down_bias[d]) * weight;
+        else
+          for (int d = 0; d < c.dim; ++d) out[d] += y[d] * weight;
+      }
+    });
   }
   add_residual(L.post_ffn_norm, n);
 }

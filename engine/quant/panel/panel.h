@@ -19,10 +19,10 @@
 // the same bits (tested), and a row's result never depends on the other tokens in the call.
 //
 // Supported: Q4_1 (against Q8_1 activations, as vec_dot) and Q8_0 (against Q8_0), with the math
-// above; Q4_0, Q5_0 and Q5_1 (panel_legacy.h); F16 and BF16 against f32 activations
-// (panel_float.h); and the K-quants Q4_K, Q5_K, Q6_K (panel_k.h) and Q2_K, Q3_K, IQ4_XS
-// (panel_low_bits.h) against Q8_K, whose 256-element super-blocks have their own layouts. Each of
-// those headers states its math. F32, IQ4_NL and MXFP4 keep using vec_dot_rows.
+// above; Q4_0, Q5_0, Q5_1, IQ4_NL and MXFP4 (panel_legacy.h); F16 and BF16 against f32
+// activations (panel_float.h); and the K-quants Q4_K, Q5_K, Q6_K (panel_k.h) and Q2_K, Q3_K,
+// IQ4_XS (panel_low_bits.h) against Q8_K, whose 256-element super-blocks have their own layouts.
+// Each of those headers states its math. F32 keeps using vec_dot_rows.
 
 #include <cstddef>
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "engine/common/float16.h"
 #include "engine/common/ggml_type.h"
 #include "engine/quant/quant_blocks.h"
 
@@ -62,7 +63,20 @@ struct panel_q5_1 {
   uint8_t qh[64];
   uint8_t q[4][64];
 };
+// IQ4_NL and MXFP4: q[c] as panel_q4_0's, each nibble an index into the format's 16 levels
+// (iq4_level, fp4_level); IQ4_NL keeps its f16 scales, MXFP4 its scale bytes (E8M0, e8m0_half).
+// Each is as big as its 16 rows.
+struct panel_iq4_nl {
+  uint16_t d[16];
+  uint8_t q[4][64];
+};
+struct panel_mxfp4 {
+  uint8_t e[16];
+  uint8_t q[4][64];
+};
 static_assert(sizeof(panel_q4_0) == 16 * sizeof(block_q4_0), "a panel is as big as its rows");
+static_assert(sizeof(panel_iq4_nl) == 16 * sizeof(block_iq4_nl), "a panel is as big as its rows");
+static_assert(sizeof(panel_mxfp4) == 16 * sizeof(block_mxfp4), "a panel is as big as its rows");
 static_assert(sizeof(panel_q5_0) == 16 * sizeof(block_q5_0), "a panel is as big as its rows");
 static_assert(sizeof(panel_q5_1) == 16 * sizeof(block_q5_1), "a panel is as big as its rows");
 
@@ -182,6 +196,13 @@ inline int legacy_panel_quant(const Panel& p, int r, int k) {
   if constexpr (requires { p.qh; }) q |= ((p.qh[4 * r + b] >> (k < 16 ? c : 4 + c)) & 1) << 4;
   return q;
 }
+
+// Element k (0..31) of row r in an IQ4_NL or MXFP4 panel block, as the signed level.
+inline int panel_level(const panel_iq4_nl& p, int r, int k) { return iq4_level(legacy_panel_quant(p, r, k)); }
+inline int panel_level(const panel_mxfp4& p, int r, int k) { return fp4_level(legacy_panel_quant(p, r, k)); }
+// A panel block's weight scale of row r as a float.
+inline float panel_scale(const panel_iq4_nl& p, int r) { return fp16_to_fp32(p.d[r]); }
+inline float panel_scale(const panel_mxfp4& p, int r) { return e8m0_half(p.e[r]); }
 
 // Element k (0..255) of row r in a K-quant panel block, as the unsigned quant (Q6_K: before
 // the format's -32).

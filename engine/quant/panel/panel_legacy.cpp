@@ -1,4 +1,4 @@
-// Q4_0, Q5_0 and Q5_1 panels: packing a row-major matrix, and the scalar reference kernel.
+// Q4_0, Q5_0, Q5_1, IQ4_NL and MXFP4 panels: packing a row-major matrix, and the scalar reference kernel.
 #include "engine/quant/panel/panel_legacy.h"
 
 #include <cmath>
@@ -28,7 +28,8 @@ void put_fifth_bits(uint8_t* qh, int r, const Row& b) {
 
 template <typename Panel, typename Row>
 void put_row(Panel& p, int r, const Row& b) {
-  p.d[r] = b.d;
+  if constexpr (requires { p.e; }) p.e[r] = b.e;
+  else p.d[r] = b.d;
   if constexpr (requires { p.m; }) p.m[r] = b.m;
   if constexpr (requires { p.qh; }) put_fifth_bits(p.qh, r, b);
   for (int c = 0; c < 4; ++c) std::memcpy(&p.q[c][4 * r], b.qs + 4 * c, 4);
@@ -58,15 +59,46 @@ void reference_dot(int offset, int64_t cols, const void* packed, int64_t panel, 
   }
 }
 
+// IQ4_NL and MXFP4: the signed levels against the activation's quants.
+template <typename Panel>
+void reference_level_dot(int64_t cols, const void* packed, int64_t panel, int64_t num_rows, const void* act,
+                         size_t act_row_bytes, int64_t num_tokens, float* out, int64_t out_stride) {
+  const int64_t nb = cols / kQK;
+  const auto* blocks = static_cast<const Panel*>(packed) + panel * nb;
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(act) + t * act_row_bytes);
+    for (int64_t r = 0; r < num_rows; ++r) {
+      float acc = 0.0f;
+      for (int64_t i = 0; i < nb; ++i) {
+        int32_t s = 0;
+        for (int k = 0; k < kQK; ++k) s += panel_level(blocks[i], static_cast<int>(r), k) * y[i].qs[k];
+        acc = std::fma(panel_scale(blocks[i], static_cast<int>(r)) * fp16_to_fp32(y[i].d), static_cast<float>(s), acc);
+      }
+      out[t * out_stride + r] = acc;
+    }
+  }
+}
+
 }  // namespace
 
 bool is_legacy_panel_type(GgmlType type) {
-  return type == GgmlType::Q4_0 || type == GgmlType::Q5_0 || type == GgmlType::Q5_1;
+  return type == GgmlType::Q4_0 || type == GgmlType::Q5_0 || type == GgmlType::Q5_1 || is_level_panel_type(type);
 }
 
-int legacy_quant_offset(GgmlType type) { return type == GgmlType::Q4_0 ? 8 : type == GgmlType::Q5_0 ? 16 : 0; }
+bool is_level_panel_type(GgmlType type) { return type == GgmlType::IQ4_NL || type == GgmlType::MXFP4; }
+
+int legacy_quant_offset(GgmlType type) {
+  if (is_level_panel_type(type)) return 128;
+  return type == GgmlType::Q4_0 ? 8 : type == GgmlType::Q5_0 ? 16 : 0;
+}
 
 void pack_legacy_panels(GgmlType type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
+  if (type == GgmlType::IQ4_NL) {
+    return pack_panel_rows<panel_iq4_nl, block_iq4_nl>(w, row_stride, rows, cols, dst, put_row<panel_iq4_nl, block_iq4_nl>);
+  }
+  if (type == GgmlType::MXFP4) {
+    return pack_panel_rows<panel_mxfp4, block_mxfp4>(w, row_stride, rows, cols, dst, put_row<panel_mxfp4, block_mxfp4>);
+  }
   if (type == GgmlType::Q4_0) {
     return pack_panel_rows<panel_q4_0, block_q4_0>(w, row_stride, rows, cols, dst, put_row<panel_q4_0, block_q4_0>);
   }
@@ -79,6 +111,12 @@ void pack_legacy_panels(GgmlType type, const void* w, size_t row_stride, int64_t
 void reference_legacy_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                                 const void* act, size_t act_row_bytes, int64_t num_tokens, float* out,
                                 int64_t out_stride) {
+  if (type == GgmlType::IQ4_NL) {
+    return reference_level_dot<panel_iq4_nl>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+  }
+  if (type == GgmlType::MXFP4) {
+    return reference_level_dot<panel_mxfp4>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+  }
   const int off = legacy_quant_offset(type);
   if (type == GgmlType::Q4_0) {
     return reference_dot<panel_q4_0, block_q8_0>(off, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,

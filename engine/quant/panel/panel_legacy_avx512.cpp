@@ -1,5 +1,7 @@
-// The AVX-512 VNNI panel kernels of Q4_0, Q5_0 and Q5_1 (panel_legacy.h): one vector holds a
-// panel's 16 rows, up to 8 tokens per pass.
+// The AVX-512 VNNI panel kernels of Q4_0, Q5_0, Q5_1, IQ4_NL and MXFP4 (panel_legacy.h): one
+// vector holds a panel's 16 rows, up to 8 tokens per pass. The level types look their nibbles up
+// (vpshufb) as levels + 128, and start each block's sum at -128 x the activation's, as Q4_0 does
+// with its 8.
 //
 // As the Q4_1 kernel (panel_avx512.cpp): per block and token, 8 four-way byte dots (vpdpbusd) of
 // the unsigned nibbles, with the fifth bit merged in for Q5_0/Q5_1, against broadcast activation
@@ -10,6 +12,7 @@
 #include "engine/quant/quant_avx512.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "engine/quant/panel/panel_blocks.h"
 #include "engine/quant/simd_avx512.h"
@@ -21,12 +24,41 @@ namespace {
 
 constexpr int kPrefetchBlocks = 4;
 
+// IQ4_NL's and MXFP4's levels + 128 as unsigned bytes (the expanded row's offset takes the 128
+// back), in every 128-bit lane for vpshufb by nibble.
+template <typename Panel>
+__m512i level_table() {
+  uint8_t t[16];
+  for (int q = 0; q < 16; ++q) {
+    const int level = std::is_same_v<Panel, panel_mxfp4> ? fp4_level(q) : iq4_level(q);
+    t[q] = static_cast<uint8_t>(level + 128);
+  }
+  return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
+}
+
+// MXFP4's 16 scale bytes as floats 2^(e - 128), as e8m0_half (e < 2: subnormal).
+static inline __m512 e8m0_halves(const uint8_t* e) {
+  const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(e)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(v, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), v);
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(v, _mm512_set1_epi32(2)), normal, subnormal));
+}
+
+template <typename Panel>
+inline __m512 weight_scales(const Panel& b) {
+  if constexpr (requires { b.e; }) return e8m0_halves(b.e);
+  else return halves(b.d);
+}
+
 template <typename Panel, typename Act, typename Scales, int T>
 void legacy_tokens(int64_t nb, const Panel* blocks, const BlockTokens<Act, Scales>& tok, float* out, int64_t out_stride,
                    __mmask16 rows) {
   constexpr bool kMin = requires { blocks->m; };
   constexpr bool kFive = requires { blocks->qh; };
+  constexpr bool kLevels = std::is_same_v<Panel, panel_iq4_nl> || std::is_same_v<Panel, panel_mxfp4>;
   constexpr int kChains = T < 4 ? 2 : 1;
+  __m512i table = _mm512_setzero_si512();
+  if constexpr (kLevels) table = level_table<Panel>();
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
@@ -51,6 +83,10 @@ void legacy_tokens(int64_t nb, const Panel* blocks, const BlockTokens<Act, Scale
         low = _mm512_or_si512(low, _mm512_and_si512(_mm512_slli_epi16(qh, static_cast<unsigned>(4 - c)), bit4));
         high = _mm512_or_si512(high, _mm512_and_si512(_mm512_srli_epi16(qh, static_cast<unsigned>(c)), bit4));
       }
+      if constexpr (kLevels) {
+        low = _mm512_shuffle_epi8(table, low);
+        high = _mm512_shuffle_epi8(table, high);
+      }
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const int8_t* q = tok.y[t][i].qs;
@@ -58,7 +94,7 @@ void legacy_tokens(int64_t nb, const Panel* blocks, const BlockTokens<Act, Scale
         sum[t][kChains - 1] = dot_quad(sum[t][kChains - 1], high, q + 16 + 4 * c);
       }
     }
-    const __m512 d_w = halves(b.d);
+    const __m512 d_w = weight_scales(b);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const __m512i s = kChains == 2 ? _mm512_add_epi32(sum[t][0], sum[t][kChains - 1]) : sum[t][0];
@@ -103,6 +139,14 @@ void legacy_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t p
   if (type == GgmlType::Q5_0) {
     return over_tokens<panel_q5_0, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
                                                                  expanded, num_tokens, out, out_stride);
+  }
+  if (type == GgmlType::IQ4_NL) {
+    return over_tokens<panel_iq4_nl, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
+                                                                   expanded, num_tokens, out, out_stride);
+  }
+  if (type == GgmlType::MXFP4) {
+    return over_tokens<panel_mxfp4, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
+                                                                  expanded, num_tokens, out, out_stride);
   }
   over_tokens<panel_q5_1, block_q8_1, vnni_q8_1_scales>(cols, packed, panel, num_rows, act, act_row_bytes, expanded,
                                                         num_tokens, out, out_stride);

@@ -22,7 +22,8 @@ using namespace pagedchat;
 
 namespace {
 
-const GgmlType kPanelTypes[] = {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q5_1};
+const GgmlType kPanelTypes[] = {GgmlType::Q4_1, GgmlType::Q8_0,   GgmlType::Q4_0, GgmlType::Q5_0,
+                                GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4};
 
 // A rows x cols matrix of random quants (every byte value, -128 included for Q8_0) with scales
 // and minimums of model-like size.
@@ -32,8 +33,13 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, st
   std::uniform_real_distribution<float> scale(0.001f, 0.05f), minimum(-0.4f, 0.1f);
   const size_t block = ggml_row_size(type, kQK);
   for (size_t at = 0; at < m.size(); at += block) {
+    if (type == GgmlType::MXFP4) {
+      // A scale byte of a model's range (2^-28 .. 2^11) or, one block in 16, a subnormal one.
+      m[at] = static_cast<uint8_t>(rng() % 16 == 0 ? rng() % 2 : 100 + rng() % 40);
+      continue;
+    }
     const uint16_t d = fp32_to_fp16(scale(rng)), min = fp32_to_fp16(minimum(rng));
-    std::memcpy(&m[at], &d, 2);  // every layout starts with d; Q4_1 and Q5_1 follow with m
+    std::memcpy(&m[at], &d, 2);  // every other layout starts with d; Q4_1 and Q5_1 follow with m
     if (type == GgmlType::Q4_1 || type == GgmlType::Q5_1) std::memcpy(&m[at + 2], &min, 2);
   }
   return m;
@@ -133,6 +139,38 @@ class TestQuantPanel : public QObject {
         QCOMPARE(b51.m[lane], real ? r51[r * nb + i].m : uint16_t{0});
       }
     }
+  }
+
+  // IQ4_NL, MXFP4: every element's level (the row format's own, quant_iq4_nl / quant_mxfp4) and
+  // every scale, in the lane of its row; padding rows are zero.
+  void levelPackingKeepsEveryLevel() {
+    std::mt19937 rng(3);
+    const int64_t rows = 19, cols = 96, nb = cols / kQK;
+    const auto nl = random_matrix(GgmlType::IQ4_NL, rows, cols, rng);
+    const auto fp4 = random_matrix(GgmlType::MXFP4, rows, cols, rng);
+    const auto pnl = pack(GgmlType::IQ4_NL, nl, rows, cols);
+    const auto pfp4 = pack(GgmlType::MXFP4, fp4, rows, cols);
+    const auto* rnl = reinterpret_cast<const block_iq4_nl*>(nl.data());
+    const auto* rfp4 = reinterpret_cast<const block_mxfp4*>(fp4.data());
+    for (int64_t r = 0; r < 32; ++r)
+      for (int64_t i = 0; i < nb; ++i) {
+        const int64_t at = (r / kPanelRows) * nb + i;
+        const auto& bnl = reinterpret_cast<const panel_iq4_nl*>(pnl.data())[at];
+        const auto& bfp4 = reinterpret_cast<const panel_mxfp4*>(pfp4.data())[at];
+        const int lane = static_cast<int>(r % kPanelRows);
+        if (r >= rows) {
+          QCOMPARE(bnl.d[lane], uint16_t{0});
+          QCOMPARE(bfp4.e[lane], uint8_t{0});
+          QCOMPARE(panel_scale(bnl, lane), 0.0f);
+          continue;
+        }
+        for (int k = 0; k < kQK; ++k) {
+          QCOMPARE(panel_level(bnl, lane, k), quant_iq4_nl(rnl[r * nb + i], k));
+          QCOMPARE(panel_level(bfp4, lane, k), quant_mxfp4(rfp4[r * nb + i], k));
+        }
+        QCOMPARE(panel_scale(bnl, lane), fp16_to_fp32(rnl[r * nb + i].d));
+        QCOMPARE(panel_scale(bfp4, lane), e8m0_half(rfp4[r * nb + i].e));
+      }
   }
 
   void fastKernelEqualsReferenceBitForBit_data() {
