@@ -49,6 +49,10 @@ class Backend {
   // file on disk must match). Empty kv_layout(): the backend has no such copies, and the engine
   // runs without a disk tier; the copies then throw Error.
   virtual std::string kv_layout() const { return {}; }
+
+  // A mixture of experts: the experts the last forward pass ran, summed over the layers, each
+  // counted once however many of the batch's tokens chose it; -1 when the backend does not count.
+  virtual int64_t experts_run_last_forward() const { return -1; }
   virtual void read_block(int32_t block, std::span<uint8_t> out) const;
   virtual void write_block(int32_t block, std::span<const uint8_t> bytes);
 };

@@ -330,6 +330,7 @@ void Engine::run_forward(const ScheduledStep& step) {
     const auto t0 = std::chrono::steady_clock::now();
     backend_.forward(batch, logits_);
     last_step_.forward_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    last_step_.experts_run = backend_.experts_run_last_forward();
     last_step_.cost = step_cost_.cost(last_step_);
     int32_t prompt_tokens = 0;
     for (const StepRecord::Chunk& c : last_step_.chunks)

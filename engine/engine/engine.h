@@ -91,6 +91,9 @@ struct StepRecord {
   // The forward pass: its wall time, and what it computed and read as its shapes count them
   // (step_cost.h). Zero for a step of transfers only.
   double forward_seconds = 0.0;
+  // A mixture of experts: the experts the forward pass ran, summed over its layers, each counted
+  // once however many tokens chose it (the weights it read); -1 when the backend does not say.
+  int64_t experts_run = -1;
   StepCost cost;
   std::vector<SequenceId> preempted, swapped_out, swapped_in, reclaimed;
   bool empty() const { return chunks.empty() && preempted.empty() && swapped_out.empty() && swapped_in.empty(); }

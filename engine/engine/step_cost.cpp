@@ -37,6 +37,7 @@ StepCostModel::StepCostModel(const ModelWeights& w, int64_t kv_token_bytes) {
       dense_bytes_ += bytes(*m);
     }
     if (!L.experts.empty()) {
+      ++num_moe_layers_;
       const ExpertWeights& e = L.experts.front();  // every expert of a layer has the same shapes and types
       expert_params_ += params(e.gate) + params(e.up) + params(e.down);
       expert_bytes_ += bytes(e.gate) + bytes(e.up) + bytes(e.down);
@@ -70,8 +71,12 @@ StepCost StepCostModel::cost(const StepRecord& step) const {
   if (tokens == 0) return out;
   out.flops += 2.0 * (dense_params_ * tokens + head_params_ * logits + expert_params_ * num_experts_used_ * tokens);
   out.bytes_read += dense_bytes_ + (logits > 0 ? head_bytes_ : 0.0);
-  if (num_experts_ > 0)
-    out.bytes_read += expert_bytes_ * std::min<double>(num_experts_, tokens * num_experts_used_);
+  if (num_experts_ > 0) {
+    // The experts the pass ran when the backend counted them (each layer's mean expert bytes
+    // times their number); else as many as the tokens could choose.
+    out.bytes_read += step.experts_run >= 0 ? expert_bytes_ / num_moe_layers_ * static_cast<double>(step.experts_run)
+                                            : expert_bytes_ * std::min<double>(num_experts_, tokens * num_experts_used_);
+  }
   return out;
 }
 

@@ -11,7 +11,9 @@
 // logits are taken; a mixture of experts' router for every token and num_experts_used experts
 // per token), and QK^T plus PV over the positions each token sees (its sliding window on local
 // layers). Read: the matrices (of a mixture of experts, each expert some token of the step
-// uses: at most min(num_experts, tokens x num_experts_used) per layer), and per chunk the K/V
+// used: the backend's count when the step carries it (StepRecord::experts_run, the distinct
+// experts per layer, which grow with the batch far slower than its tokens), else at most
+// min(num_experts, tokens x num_experts_used) per layer), and per chunk the K/V
 // of the positions its tokens see. Not counted: norms, RoPE, softmax and activations (a few
 // per cent of the FLOP), the embedding rows looked up, and writes.
 
@@ -43,7 +45,7 @@ class StepCostModel {
   double dense_params_ = 0, dense_bytes_ = 0;    // every token: attention and dense FFN matrices, routers
   double head_params_ = 0, head_bytes_ = 0;      // the output matrix
   double expert_params_ = 0, expert_bytes_ = 0;  // one expert of each MoE layer, summed over those layers
-  int num_experts_ = 0, num_experts_used_ = 0;
+  int num_experts_ = 0, num_experts_used_ = 0, num_moe_layers_ = 0;
   double kv_layer_token_bytes_ = 0;  // one token's K and V in one layer
   double attention_flops_per_position_ = 0;  // per layer: QK^T and PV of one query against one position
   int num_layers_ = 0, num_local_layers_ = 0;

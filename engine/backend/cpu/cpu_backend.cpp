@@ -118,6 +118,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     pool_.parallel_for(n, [&](int64_t t) { rope_local_[t].compute(batch.positions[t], w_.rope_inv_freq_local); });
   }
 
+  experts_run_ = 0;
   for (int l = 0; l < c.num_layers; ++l) {
     attention_block(batch, l);
     if (c.is_moe()) moe_block(l, n);

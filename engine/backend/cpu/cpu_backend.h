@@ -34,6 +34,7 @@ class CpuBackend final : public Backend {
   void swap_out(std::span<const BlockCopy> pairs) override;
   void swap_in(std::span<const BlockCopy> pairs) override;
   std::string kv_layout() const override;
+  int64_t experts_run_last_forward() const override { return w_.config.is_moe() ? experts_run_ : -1; }
   void read_block(int32_t block, std::span<uint8_t> out) const override;
   void write_block(int32_t block, std::span<const uint8_t> bytes) override;
 
@@ -66,6 +67,7 @@ class CpuBackend final : public Backend {
   std::vector<float> router_logits_, route_weights_, expert_in_, expert_out_;
   std::vector<int32_t> route_experts_;
   cpu::ExpertGroups expert_groups_;
+  int64_t experts_run_ = 0;  // in the last forward pass, summed over layers
   std::vector<cpu::RopeAngles> rope_;        // [num_tokens]
   std::vector<cpu::RopeAngles> rope_local_;  // [num_tokens] of local (sliding-window) layers
   const std::vector<float>* rope_inv_freq_ = nullptr;  // the global layers', chosen for the KV's context

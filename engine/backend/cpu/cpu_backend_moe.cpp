@@ -42,6 +42,7 @@ void CpuBackend::moe_block(int l, int64_t n) {
   for (int e = 0; e < c.num_experts; ++e) {
     const int32_t rows = expert_groups_.count(e);
     if (rows == 0) continue;
+    ++experts_run_;
     const int32_t* entries = expert_groups_.entries.data() + expert_groups_.offset[e];
     // The gather and the weighted add below touch each row once, rows of distinct tokens: split
     // over the threads in stretches of kRowsPerTask (a decode step's few rows stay on one).

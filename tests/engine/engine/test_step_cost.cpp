@@ -186,6 +186,54 @@ class TestStepCost : public QObject {
     }
     QVERIFY(steps[0].cost.intensity() > 8 * steps[2].cost.intensity());
   }
+
+  // A mixture of experts' step reads the experts its forward pass ran (the backend counts them,
+  // each once per layer however many tokens chose it): a decode step of one chat exactly its
+  // num_experts_used per layer; eight chats' decode step fewer than eight times that, since
+  // chats share experts; a prompt chunk at most every expert. The bytes follow the count.
+  void aMixtureOfExpertsStepReadsTheExpertsItRan() {
+    const auto m = make_random_model("tiny-moe", 5, 1);
+    const ModelConfig& c = m->config();
+    CpuBackend backend(m->weights, 1, KvType::F32);
+    EngineConfig ec;
+    ec.block_size = 4;
+    ec.max_context = 64;
+    ec.max_batched_tokens = 16;
+    Engine engine(*m, backend, ec);
+    const StepCostModel costs(m->weights, static_cast<int64_t>(backend.kv_block_bytes(1)));
+    double expert_bytes = 0;  // one expert of one layer (every layer's are alike here)
+    for (const WeightMatrix* w : {&m->weights.layers[0].experts[0].gate, &m->weights.layers[0].experts[0].up,
+                                  &m->weights.layers[0].experts[0].down})
+      expert_bytes += static_cast<double>(w->rows) * static_cast<double>(w->row_bytes);
+    for (int chat = 0; chat < 8; ++chat) {
+      Request r;
+      for (int i = 0; i < 3; ++i) r.prompt.push_back(10 + 37 * chat + i);
+      r.params.max_tokens = 4;
+      r.params.ignore_eos = true;
+      engine.submit(r);
+    }
+    std::vector<StepRecord> steps;
+    for (bool more = true; more;) {
+      more = engine.step();
+      if (!engine.last_step().chunks.empty()) steps.push_back(engine.last_step());
+    }
+    const int64_t per_token = static_cast<int64_t>(c.num_layers) * c.num_experts_used;
+    bool shared = false;
+    for (const StepRecord& s : steps) {
+      const int64_t tokens = s.num_tokens();
+      QVERIFY(s.experts_run >= per_token);
+      QVERIFY(s.experts_run <= std::min<int64_t>(c.num_experts, tokens * c.num_experts_used) * c.num_layers);
+      if (tokens == 1) QCOMPARE(s.experts_run, per_token);
+      shared = shared || (tokens == 8 && s.experts_run < 8 * per_token);
+      StepRecord unknown = s;
+      unknown.experts_run = -1;
+      // The bytes move from the bound to the count: by the experts the bound assumed and were not run.
+      const double bound = static_cast<double>(std::min<int64_t>(c.num_experts, tokens * c.num_experts_used) * c.num_layers);
+      QCOMPARE(costs.cost(unknown).bytes_read - s.cost.bytes_read, expert_bytes * (bound - static_cast<double>(s.experts_run)));
+      QCOMPARE(s.cost.flops, costs.cost(unknown).flops);
+    }
+    QVERIFY(shared);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestStepCost)
