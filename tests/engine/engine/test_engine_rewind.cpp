@@ -4,10 +4,12 @@
 // engine with an empty cache (greedy, and seeded sampling), and computes nothing but its new
 // tokens; at block sizes 1, 4, 16 and 32, with k inside a block and on a block boundary. The
 // fork shares every block up to the cut (the partial block at the cut copied on its first
-// write, once), and the parent is untouched.
+// write, once), and the parent is untouched. Again on gpt-oss's layers (a random tiny-oss: a
+// window of 16 on every other layer, which the cuts and the continuations cross).
 
 #include <QtTest>
 
+#include <map>
 #include <memory>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -15,6 +17,7 @@
 #include "engine/engine/request_tracker.h"
 #include "engine/chat/chat_model.h"
 #include "engine/model/model.h"
+#include "engine/model/random_model.h"
 #include "support/test_env.h"
 
 using namespace pagedchat;
@@ -45,10 +48,17 @@ std::vector<int32_t> run(Engine& engine, RequestTracker& tracker, Request r) {
 class TestEngineRewind : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<Model> model_;
-  ChatModel chat_;  // model_ with its own chat template
-  std::unique_ptr<CpuBackend> backend_;
-  std::vector<int32_t> prompt_, next_;
+  struct Subject {
+    std::unique_ptr<Model> model;
+    std::unique_ptr<CpuBackend> backend;
+    std::vector<int32_t> prompt, next;
+  };
+  std::map<QString, Subject> subjects_;
+
+  Subject& subject() {
+    QFETCH_GLOBAL(QString, model);
+    return subjects_.at(model);
+  }
 
   static EngineConfig config(int block_size) {
     EngineConfig c;
@@ -58,33 +68,47 @@ class TestEngineRewind : public QObject {
     return c;
   }
 
-  // The reference: `tokens` then `next_` submitted fresh, to an engine with an empty cache.
+  // The reference: `tokens` then the subject's `next` submitted fresh, to an engine with an empty cache.
   std::vector<int32_t> fresh(int block_size, std::vector<int32_t> tokens, bool seeded) {
-    Engine engine(*model_, *backend_, config(block_size));
+    Subject& s = subject();
+    Engine engine(*s.model, *s.backend, config(block_size));
     RequestTracker tracker(engine);
     Request r;
     r.prompt = std::move(tokens);
-    r.prompt.insert(r.prompt.end(), next_.begin(), next_.end());
+    r.prompt.insert(r.prompt.end(), s.next.begin(), s.next.end());
     r.params = sampling(seeded, 10);
     return run(engine, tracker, r);
   }
 
  private slots:
+  void initTestCase_data() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("default model") << "default";
+    QTest::newRow("gpt-oss's layers") << "tiny-oss";
+  }
+
   void initTestCase() {
     PC_REQUIRE_ENV(path, "PAGEDCHAT_TEST_MODEL");
-    model_ = Model::load(path);
-    chat_ = ChatModel(*model_, ChatModel::own_template(*model_));
-    backend_ = std::make_unique<CpuBackend>(model_->weights, 2);
+    Subject& d = subjects_["default"];
+    d.model = Model::load(path);
+    const ChatModel chat(*d.model, ChatModel::own_template(*d.model));
+    d.backend = std::make_unique<CpuBackend>(d.model->weights, 2);
     // Long enough that the cuts of the 32-token blocks (up to token 81) fall inside the prompt.
-    prompt_ = chat_.encode_chat({{"system", "You are a helpful assistant who answers in full sentences. You describe places "
+    d.prompt = chat.encode_chat({{"system", "You are a helpful assistant who answers in full sentences. You describe places "
                                               "with care: their light, their sounds, the weather around them, and the people "
                                               "who keep them, and you never invent facts about real places. When you are unsure of "
                                               "something you say so plainly, and you keep every answer to a few short paragraphs "
                                               "that a reader can follow without a map."},
                                    {"user", "Describe a lighthouse at night."}});
-    QVERIFY(prompt_.size() > 82);
-    next_ = model_->tokenizer->encode("<|im_end|>\n<|im_start|>user\nAnd in the morning?<|im_end|>\n<|im_start|>assistant\n",
-                                      false, true);
+    QVERIFY(d.prompt.size() > 82);
+    d.next = d.model->tokenizer->encode("<|im_end|>\n<|im_start|>user\nAnd in the morning?<|im_end|>\n<|im_start|>assistant\n",
+                                        false, true);
+    // The same tokens for the random model, taken modulo its vocabulary.
+    Subject& o = subjects_["tiny-oss"];
+    o.model = make_random_model("tiny-oss", 13, 2);
+    o.backend = std::make_unique<CpuBackend>(o.model->weights, 2);
+    for (const auto& [from, to] : {std::pair{&d.prompt, &o.prompt}, {&d.next, &o.next}})
+      for (int32_t t : *from) to->push_back(t % o.model->config().vocab_size);
   }
 
   void aContinuationAfterACutEqualsAFreshSubmit_data() {
@@ -105,10 +129,11 @@ class TestEngineRewind : public QObject {
     QFETCH(bool, on_boundary);
     QFETCH(bool, fork);
     QFETCH(bool, seeded);
-    Engine engine(*model_, *backend_, config(block_size));
+    const Subject& s = subject();
+    Engine engine(*s.model, *s.backend, config(block_size));
     RequestTracker tracker(engine);
     Request first;
-    first.prompt = prompt_;
+    first.prompt = s.prompt;
     first.params = sampling(false, 24);
     first.park_when_done = true;
     const RequestId id = engine.submit(first);
@@ -116,7 +141,7 @@ class TestEngineRewind : public QObject {
     while (engine.step()) {}
     const SequenceId parent = tracker.take_output(id).samples[0].seq;
     const std::vector<int32_t> stored = engine.stored_tokens(parent);
-    QCOMPARE(stored.size(), prompt_.size() + 23);  // the last sampled token is not stored yet
+    QCOMPARE(stored.size(), s.prompt.size() + 23);  // the last sampled token is not stored yet
 
     // A cut inside the prompt's third block, or at its start (bs 1: every cut is a boundary).
     const int32_t k = std::min<int32_t>(on_boundary ? 2 * block_size : 2 * block_size + (block_size + 1) / 2 + (block_size == 1),
@@ -139,14 +164,14 @@ class TestEngineRewind : public QObject {
     QCOMPARE(engine.kv().check_invariants(), std::string());
 
     Request next;
-    next.prompt = next_;
+    next.prompt = s.next;
     next.continue_seq = seq;
     next.params = sampling(seeded, 10);
     const int64_t computed_before = engine.stats().num_prefill_tokens + engine.stats().num_recomputed_tokens;
     const std::vector<int32_t> reply = run(engine, tracker, next);
     // Nothing but the new tokens computed.
     QCOMPARE(engine.stats().num_prefill_tokens + engine.stats().num_recomputed_tokens - computed_before,
-             static_cast<int64_t>(next_.size()));
+             static_cast<int64_t>(s.next.size()));
     QCOMPARE(reply, fresh(block_size, std::vector<int32_t>(stored.begin(), stored.begin() + k), seeded));
     // A fork inside a block copies the shared partial block once; on a boundary nothing.
     if (fork) QCOMPARE(engine.stats().kv.num_cow_copies - cow_before, int64_t{k % block_size != 0 ? 1 : 0});
@@ -155,7 +180,7 @@ class TestEngineRewind : public QObject {
     if (fork) {
       // The parent is untouched: it continues from all it stored.
       Request again;
-      again.prompt = next_;
+      again.prompt = s.next;
       again.continue_seq = parent;
       again.params = sampling(seeded, 10);
       QCOMPARE(run(engine, tracker, again), fresh(block_size, stored, seeded));
@@ -163,14 +188,15 @@ class TestEngineRewind : public QObject {
   }
 
   void badCutsAreRefusedAndChangeNothing() {
-    Engine engine(*model_, *backend_, config(16));
+    const Subject& s = subject();
+    Engine engine(*s.model, *s.backend, config(16));
     std::vector<EngineEvent> errors;
     engine.subscribe([&](const EngineEvent& e) {
       if (e.kind == EngineEventKind::error) errors.push_back(e);
     });
     RequestTracker tracker(engine);
     Request first;
-    first.prompt = prompt_;
+    first.prompt = s.prompt;
     first.params = sampling(false, 4);
     first.park_when_done = true;
     const RequestId id = engine.submit(first);
