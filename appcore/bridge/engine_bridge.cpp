@@ -250,6 +250,13 @@ void EngineBridge::submit(ChatId chat, const ChatMessages& messages, const TurnS
       tools->setBeginsInsideThinking(inside);
       if (inside && request.params.grammar) request.params.reasoning_end = std::string(pagedchat::kThinkClose);
     }
+    // gpt-oss: its harmony channels reach the app as a <think> reply (harmony_reply.h); a tool
+    // turn's ToolTurn reads them itself.
+    c.harmony.clear();
+    if (!tools && model.chat_template().harmony()) {
+      const std::string continued = settings.continuesReply && !messages.isEmpty() ? messages.last().content.toStdString() : std::string();
+      c.harmony.assign(static_cast<size_t>(request.n), HarmonyReplyText(continued));
+    }
     c.tools = std::move(tools);
     // Tool results at the chat's end, appended to its parked sequence: the log names them.
     QStringList results;
@@ -483,11 +490,15 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
       continue;
     }
     if ((flushText || s.finished) && s.text.size() > c.sentBytes[i]) {
-      emit replyText(id, static_cast<int>(i), QString::fromStdString(s.text.substr(c.sentBytes[i])));
+      std::string piece = s.text.substr(c.sentBytes[i]);
       c.sentBytes[i] = s.text.size();
+      if (i < c.harmony.size()) piece = c.harmony[i].push(piece);
+      if (!piece.empty()) emit replyText(id, static_cast<int>(i), QString::fromStdString(piece));
     }
     if (!s.finished || c.reported[i]) continue;
     c.reported[i] = true;
+    if (i < c.harmony.size())
+      if (const std::string rest = c.harmony[i].finish(); !rest.empty()) emit replyText(id, static_cast<int>(i), QString::fromStdString(rest));
     ReplyMetrics m = ReplyMetrics::of(s, c.numPromptTokens, *out);
     // The engine says "length" for both limits: short of its max tokens, the reply met the context's end.
     if (m.finishReason == QLatin1String("length") && i < c.maxTokens.size() && m.numTokens < c.maxTokens[i])
@@ -499,6 +510,9 @@ void EngineBridge::deliverChat(ChatId id, Chat& c, bool flushText) {
   m_requestChat.erase(done.id);
   const int contextUsed = c.session.turn_ended(*m_engine.engine, done);
   if (c.toolReply) c.session.record_reply(*std::exchange(c.toolReply, std::nullopt));
+  // The chat keeps a harmony reply in its <think> form: so it is held (a continue appends to it).
+  else if (c.harmony.size() == 1) c.session.record_reply({"assistant", c.harmony[0].text()});
+  c.harmony.clear();
   c.tools.reset();
   if (!done.ok()) emit replyFailed(id, QString::fromStdString(done.error));
   emit turnDone(id, contextUsed);

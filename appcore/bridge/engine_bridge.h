@@ -35,6 +35,7 @@
 #include "appcore/bridge/pool_frame_builder.h"
 #include "appcore/bridge/disk_strip.h"
 #include "appcore/chat/reply_metrics.h"
+#include "appcore/bridge/harmony_reply.h"
 #include "appcore/bridge/tool_turn.h"
 
 class RequestRouter;
@@ -193,6 +194,8 @@ class EngineBridge : public QObject {
     };
     std::optional<ToolResultNote> toolNote;
     std::optional<pagedchat::ChatMessage> toolReply;  // the tool turn's reply as read (ChatSession::record_reply)
+    // A harmony model's turn without tools: each sample's text as the app keeps it (<think> form).
+    std::vector<HarmonyReplyText> harmony;
     // The turn in flight: what has been sent of each sample (coalescing).
     int64_t numPromptTokens = 0;
     std::vector<int32_t> maxTokens;  // each sample's: the engine's "length" is this or the context's end

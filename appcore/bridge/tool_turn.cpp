@@ -3,6 +3,7 @@
 
 #include <QRandomGenerator>
 
+#include "appcore/bridge/harmony_reply.h"
 #include "engine/chat/reasoning.h"
 #include "engine/grammar/gbnf.h"
 #include "engine/grammar/grammar_cache.h"
@@ -53,7 +54,17 @@ size_t ToolTurn::answerStart(std::string_view reply) const {
   return opens ? std::string_view::npos : 0;
 }
 
+// gpt-oss's harmony reply: its channels as the app keeps them (<think> form), and its calls,
+// messages of their own (engine/chat/harmony.h).
+QString ToolTurn::shownHarmony(const std::string& text, bool ended) const {
+  HarmonyReplyText shown;
+  shown.push(text);
+  if (ended) shown.finish();
+  return QString::fromStdString(shown.text());
+}
+
 QString ToolTurn::shown(std::string_view reply) const {
+  if (m_format == pagedchat::ToolFormat::kHarmony) return shownHarmony(wholeCharacters(m_prefix + std::string(reply)), false);
   const std::string text = m_prefix + std::string(reply);
   const size_t start = answerStart(text);
   if (start == std::string_view::npos) return QString::fromStdString(wholeCharacters(text));  // thinking, as written
@@ -63,6 +74,7 @@ QString ToolTurn::shown(std::string_view reply) const {
 
 ToolTurn::Reply ToolTurn::parse(std::string_view reply) const {
   const std::string text = m_prefix + std::string(reply);
+  if (m_format == pagedchat::ToolFormat::kHarmony) return parseHarmony(text);
   size_t start = answerStart(text);
   if (start == std::string_view::npos) start = text.size();  // cut while thinking: no answer, no call
   const std::string_view answer = std::string_view(text).substr(start);
@@ -75,9 +87,28 @@ ToolTurn::Reply ToolTurn::parse(std::string_view reply) const {
     out.content = QString::fromStdString(text.substr(0, start) + pagedchat::streamed_content(m_format, answer));
     return out;
   }
-  for (const pagedchat::ToolCall& c : parsed.calls) {
+  out.calls = withOurIds(parsed.calls);
+  return out;
+}
+
+ToolTurn::Reply ToolTurn::parseHarmony(const std::string& text) const {
+  const pagedchat::ToolReply parsed = pagedchat::parse_tool_reply(m_format, text);
+  Reply out;
+  out.content = shownHarmony(text, true);
+  if (parsed.broken_call) {
+    out.brokenCall = true;
+    out.written = QString::fromStdString(text);
+    return out;
+  }
+  out.calls = withOurIds(parsed.calls);
+  return out;
+}
+
+QVector<ToolCallRecord> ToolTurn::withOurIds(const std::vector<pagedchat::ToolCall>& calls) const {
+  QVector<ToolCallRecord> out;
+  for (const pagedchat::ToolCall& c : calls) {
     const std::string id = pagedchat::make_call_id(m_format, [](uint32_t n) { return QRandomGenerator::global()->bounded(n); });
-    out.calls.append({QString::fromStdString(id), QString::fromStdString(c.name), QString::fromStdString(c.arguments)});
+    out.append({QString::fromStdString(id), QString::fromStdString(c.name), QString::fromStdString(c.arguments)});
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "appcore/chat/chat_types.h"
 #include "engine/chat/chat_model.h"
@@ -52,6 +53,9 @@ class ToolTurn {
   // Where the reply's answer begins: past </think> for a model that thinks, 0 otherwise;
   // npos while it is still thinking.
   size_t answerStart(std::string_view reply) const;
+  QString shownHarmony(const std::string& text, bool ended) const;  // `text`: the prefix and the reply
+  Reply parseHarmony(const std::string& text) const;
+  QVector<ToolCallRecord> withOurIds(const std::vector<pagedchat::ToolCall>& calls) const;
 
   std::shared_ptr<const pagedchat::ToolSet> m_tools;
   pagedchat::ToolChoice m_choice;

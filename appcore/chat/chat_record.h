@@ -140,7 +140,8 @@ struct ChatRecord {
   // The messages the engine reads: the effective system prompt (none when empty: the
   // template's default applies), then the chat from the first message in view. Earlier replies
   // go without their <think> part (reply_thinking.h); the last message stays whole, as a reply
-  // being continued must.
+  // being continued must. An earlier reply that called tools keeps its thinking apart
+  // (EngineMessage::reasoning): gpt-oss's template shows it to the model until the turn answers.
   ChatMessages engineMessages(const QString& sharedSystemPrompt) const {
     ChatMessages out;
     const QString system = overridesSystemPrompt ? systemPrompt : sharedSystemPrompt;
@@ -148,7 +149,13 @@ struct ChatRecord {
     for (int i = std::clamp(firstInView, 0, static_cast<int>(messages.size())); i < messages.size(); ++i) {
       const bool earlierReply = messages[i].role == QLatin1String("assistant") && i + 1 < messages.size();
       const MessageRecord& m = messages[i];
-      out.append({m.role, earlierReply ? withoutThinking(m.content) : m.content, m.toolCalls, m.toolCallId, m.toolName});
+      if (!earlierReply) {
+        out.append({m.role, m.content, m.toolCalls, m.toolCallId, m.toolName});
+        continue;
+      }
+      const ReplyThinking parts = splitThinking(m.content);
+      out.append({m.role, parts.present ? parts.answer : m.content, m.toolCalls, m.toolCallId, m.toolName,
+                  m.toolCalls.isEmpty() ? QString() : parts.thinking});
     }
     return out;
   }

@@ -23,13 +23,15 @@ struct ToolCallRecord {
 };
 
 // A message as the engine reads it: {role, content} for most ("system", "user", "assistant"),
-// with a reply's tool calls, or, for a "tool" message, the call it answers and its function.
+// with a reply's tool calls, or, for a "tool" message, the call it answers and its function; and
+// a reply's thinking apart, where the template may read it back (ChatRecord::engineMessages).
 struct EngineMessage {
   QString role{};
   QString content{};
   QVector<ToolCallRecord> toolCalls{};
   QString toolCallId{};
   QString toolName{};
+  QString reasoning{};
   bool operator==(const EngineMessage&) const = default;
 };
 using ChatMessages = QVector<EngineMessage>;
@@ -102,6 +104,7 @@ inline std::vector<pagedchat::ChatMessage> toEngineMessages(const ChatMessages& 
       c.tool_calls.push_back({call.id.toStdString(), call.name.toStdString(), call.arguments.toStdString()});
     c.tool_call_id = m.toolCallId.toStdString();
     c.name = m.toolName.toStdString();
+    c.reasoning = m.reasoning.toStdString();
     chat.push_back(std::move(c));
   }
   return chat;

@@ -1,6 +1,7 @@
 #pragma once
 // One message of a chat, as clients of the OpenAI API send it: a role and its text, and for
-// tool use, the calls an assistant turn made and the call a tool message answers.
+// tool use, the calls an assistant turn made and the call a tool message answers; a reply's
+// thinking, for the templates that read it back (gpt-oss's `thinking`).
 
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct ChatMessage {
   std::vector<ToolCall> tool_calls = {};  // an assistant turn's calls
   std::string tool_call_id = {};          // a tool message: the call it answers
   std::string name = {};                  // a tool message: the function's name, when given
+  std::string reasoning = {};             // a reply's thinking (the API's reasoning_content), apart from content
   bool operator==(const ChatMessage&) const = default;
 };
 

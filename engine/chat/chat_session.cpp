@@ -54,7 +54,7 @@ ChatSession::Turn ChatSession::plan_continue(Engine& engine, const ChatModel& ch
   turn.continues_reply = true;
   const std::vector<ChatMessage> asked(chat.begin(), chat.end() - 1);
   turn.prompt_text = chat_model.chat_template().apply(asked, true);
-  turn.prompt_text.text(chat.back().content);
+  chat_model.chat_template().open_reply(turn.prompt_text, chat.back().content);
   const std::optional<SequenceView> held = held_.seq >= 0 ? engine.sequence(held_.seq) : std::nullopt;
   const size_t stored = held ? static_cast<size_t>(held->num_stored) : 0;
   if (held && held->state == SequenceState::parked && chat == held_.messages && stored >= 1 && stored <= held_.tokens.size() &&

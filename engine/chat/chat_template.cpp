@@ -59,6 +59,7 @@ ChatTemplate ChatTemplate::from_jinja(const std::string& source, std::string bos
   t.jinja_ = std::make_shared<const jinja::Template>(jinja::Template::parse(source));
   t.tool_format_ = tool_format_of(source);
   t.thinks_ = template_thinks(source);
+  t.harmony_ = template_is_harmony(source);
   t.bos_token_ = std::move(bos_token);
   t.eos_token_ = std::move(eos_token);
   return t;
@@ -148,7 +149,11 @@ PromptText ChatTemplate::render(const std::vector<ChatMessage>& messages, bool a
   for (const ChatMessage& m : messages) {
     auto d = std::make_shared<jinja::Dict>();
     d->set(PromptText().markup("role"), kRoles.count(m.role) ? jinja::Value::markup(m.role) : jinja::Value::text(m.role));
-    d->set(PromptText().markup("content"), jinja::Value::text(m.content));
+    // gpt-oss's template takes a reply's thinking as `thinking` and refuses a call's reply with
+    // both it and content: then the content (a preamble) goes, as llama.cpp's gpt-oss handler does.
+    const bool content_gives_way = harmony_ && !m.reasoning.empty() && !m.tool_calls.empty();
+    d->set(PromptText().markup("content"), jinja::Value::text(content_gives_way ? std::string() : m.content));
+    if (!m.reasoning.empty()) d->set(PromptText().markup("thinking"), jinja::Value::text(m.reasoning));
     if (!m.tool_calls.empty()) {
       // As Hugging Face passes them: {"id", "type": "function", "function": {"name", "arguments"}},
       // the arguments an object (templates write them with tojson).
@@ -180,6 +185,29 @@ PromptText ChatTemplate::render(const std::vector<ChatMessage>& messages, bool a
   } catch (const Error& e) {
     throw ChatTemplateError(format("the model's chat template failed on this conversation: %s", e.what()));
   }
+}
+
+void ChatTemplate::open_reply(PromptText& prompt, std::string_view reply) const {
+  if (!harmony()) {
+    prompt.text(reply);
+    return;
+  }
+  ReasoningSplitter split(false);
+  ReasoningDelta d = split.push(reply);
+  const ReasoningDelta rest = split.finish();
+  d.reasoning += rest.reasoning;
+  d.content += rest.content;
+  const bool thinks = reply.starts_with(kThinkOpen);
+  if (thinks) {
+    // The newlines the app's form puts inside the tags are its own, not the model's.
+    std::string_view r = d.reasoning;
+    if (r.starts_with('\n')) r.remove_prefix(1);
+    if (r.ends_with('\n') && reply.find(kThinkClose) != std::string_view::npos) r.remove_suffix(1);
+    prompt.markup("<|channel|>analysis<|message|>").text(r);
+    if (reply.find(kThinkClose) == std::string_view::npos) return;  // cut while thinking
+    prompt.markup("<|end|><|start|>assistant");
+  }
+  prompt.markup("<|channel|>final<|message|>").text(d.content);
 }
 
 // Markup is what the template writes, the role names included (the roles are ours: system, user,

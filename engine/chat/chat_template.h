@@ -64,6 +64,11 @@ class ChatTemplate {
   // them the generic way (tool_calls.h: generic_tool_messages).
   // The turn's tool_choice does not change the prompt: the grammar enforces it.
   PromptText apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true, const ToolSet* tools = nullptr) const;
+  // `prompt` (a chat rendered with its generation prompt) followed by `reply` left open, as a
+  // reply being continued is prompted: its text; for harmony, its channels' markup around the
+  // thinking and the answer of its <think> form (the app keeps gpt-oss's replies so:
+  // appcore/bridge/harmony_reply.h), so the model goes on in the channel it was cut in.
+  void open_reply(PromptText& prompt, std::string_view reply) const;
   // This template with `tools` offered in every conversation it renders (apply's default when
   // it is given none): a chat of the app's whose tools are on renders them in its turns, forks
   // and measures alike, so the text its sequence holds always reads the same. A forced call's
@@ -74,6 +79,9 @@ class ChatTemplate {
   ToolFormat tool_format() const { return jinja_ ? tool_format_ : ToolFormat::kGeneric; }
   // Whether the model thinks before it answers (<think> ... </think>: engine/chat/reasoning.h).
   bool thinks() const { return jinja_ && thinks_; }
+  // Whether the model replies in gpt-oss's harmony messages (engine/chat/harmony.h): its
+  // analysis channel is its thinking, its final channel the answer.
+  bool harmony() const { return jinja_ && harmony_; }
 
   // Whether apply() renders the model's own Jinja template.
   bool uses_model_template() const { return jinja_ != nullptr; }
@@ -107,6 +115,7 @@ class ChatTemplate {
   std::string fallback_reason_;
   ToolFormat tool_format_ = ToolFormat::kGeneric;
   bool thinks_ = false;
+  bool harmony_ = false;
   std::shared_ptr<const ToolSet> offered_tools_;  // with_tools
   ToolChoice offered_choice_;
 };

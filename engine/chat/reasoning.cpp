@@ -17,6 +17,7 @@ bool prompt_opens_thinking(std::string_view prompt) {
 }
 
 ReasoningSplitter::Delta ReasoningSplitter::push(std::string_view text) {
+  if (harmony_) return harmony_->push(text);
   held_ += text;
   Delta out;
   run(out);
@@ -63,6 +64,7 @@ void ReasoningSplitter::run(Delta& out) {
 }
 
 ReasoningSplitter::Delta ReasoningSplitter::finish() {
+  if (harmony_) return harmony_->finish();
   Delta out;
   run(out);
   // A marker that never finished: its bytes were the text's after all.

@@ -3,10 +3,14 @@
 // DeepSeek R1 distills, SmolLM3) write <think> ... </think> and then the answer; the API returns
 // the thinking as reasoning_content and the answer as content (as vLLM's reasoning parsers and
 // llama.cpp's --reasoning-format do). Some templates open the thinking in the prompt (R1 ends its
-// generation prompt with "<think>\n"): the reply then begins inside it.
+// generation prompt with "<think>\n"): the reply then begins inside it. gpt-oss writes its
+// thinking in harmony's analysis channel instead (harmony.h): the same splitter reads it.
 
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "engine/chat/harmony.h"
 
 namespace pagedchat {
 
@@ -21,9 +25,13 @@ bool prompt_opens_thinking(std::string_view prompt);
 class ReasoningSplitter {
  public:
   explicit ReasoningSplitter(bool starts_inside) : state_(starts_inside ? State::kInside : State::kStart) {}
-  struct Delta {
-    std::string reasoning, content;
-  };
+  // A harmony reply's channels in place of <think> (gpt-oss: ChatTemplate::harmony()).
+  static ReasoningSplitter harmony(HarmonySplitter::Start start = HarmonySplitter::Start::kHeader) {
+    ReasoningSplitter s(false);
+    s.harmony_.emplace(start);
+    return s;
+  }
+  using Delta = ReasoningDelta;
   // The next piece of the reply; what can be said of it now (a marker half written waits).
   Delta push(std::string_view text);
   // At the reply's end: what was held back.
@@ -35,6 +43,7 @@ class ReasoningSplitter {
   State state_;
   std::string held_;
   bool answer_begun_ = false;  // the answer's leading blank lines are dropped
+  std::optional<HarmonySplitter> harmony_;  // set: harmony, and the rest is unused
 };
 
 }  // namespace pagedchat

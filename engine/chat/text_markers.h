@@ -3,6 +3,7 @@
 // arrive over several tokens, so the text that may be its beginning waits until it is told apart.
 
 #include <algorithm>
+#include <string>
 #include <string_view>
 
 namespace pagedchat {
@@ -13,5 +14,10 @@ inline size_t partial_marker(std::string_view text, std::string_view marker) {
     if (text.substr(text.size() - n) == marker.substr(0, n)) return n;
   return 0;
 }
+
+// A piece of a reply split as it streams: its thinking and its answer (reasoning.h, harmony.h).
+struct ReasoningDelta {
+  std::string reasoning, content;
+};
 
 }  // namespace pagedchat

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "engine/common/error.h"
+#include "engine/chat/harmony.h"
 #include "engine/chat/text_markers.h"
 #include "engine/grammar/json_schema.h"
 #include "engine/tokenizer/utf8.h"
@@ -62,12 +63,14 @@ const char* tool_format_name(ToolFormat f) {
     case ToolFormat::kLlama3: return "llama3";
     case ToolFormat::kMistral: return "mistral";
     case ToolFormat::kGeneric: return "generic";
+    case ToolFormat::kHarmony: return "harmony";
   }
   return "?";
 }
 
 ToolFormat tool_format_of(std::string_view source) {
   if (source.find("tools") == std::string_view::npos) return ToolFormat::kGeneric;
+  if (template_is_harmony(source)) return ToolFormat::kHarmony;
   if (source.find(kHermesOpen) != std::string_view::npos) return ToolFormat::kHermes;
   if (source.find(kMistralCalls) != std::string_view::npos) return ToolFormat::kMistral;
   if (source.find(kPythonTag) != std::string_view::npos || source.find("<|start_header_id|>ipython") != std::string_view::npos ||
@@ -115,6 +118,22 @@ bool ToolSet::has(std::string_view name) const {
 ToolSet::Grammar ToolSet::grammar(ToolFormat format, const ToolChoice& choice) const {
   const bool forced = choice.mode != ToolChoice::Mode::kAuto;
   if (!forced && format != ToolFormat::kGeneric) return {};
+  if (format == ToolFormat::kHarmony) {
+    // The call's header names the function (forced_prefix, markup the grammar cannot write), so
+    // only a named one can be forced: the grammar is its arguments' schema.
+    if (choice.mode != ToolChoice::Mode::kNamed)
+      throw Error("tool_choice \"required\" is not supported for gpt-oss's harmony format: name the function "
+                  "({\"type\": \"function\", \"function\": {\"name\": ...}})");
+    for (const Function& f : functions_) {
+      if (f.name != choice.name) continue;
+      try {
+        return {grammar::json_schema_to_gbnf(f.parameters)};
+      } catch (const Error& e) {
+        throw Error("the parameters of tool '" + f.name + "': " + e.what());
+      }
+    }
+    throw Error("tool_choice names '" + choice.name + "', which is not among the tools");
+  }
   // One call as a schema: the function's name as a constant, its parameters' schema.
   const char* args_key = format == ToolFormat::kLlama3 ? "parameters" : "arguments";
   Json calls = Json::array();
@@ -164,6 +183,9 @@ ToolSet::Grammar ToolSet::grammar(ToolFormat format, const ToolChoice& choice) c
 }
 
 std::string ToolSet::forced_prefix(ToolFormat format, const ToolChoice& choice) {
+  if (format == ToolFormat::kHarmony)  // after the generation prompt's "<|start|>assistant"
+    return choice.mode == ToolChoice::Mode::kNamed ? "<|channel|>commentary to=functions." + choice.name + " <|constrain|>json<|message|>"
+                                                   : std::string();
   return format == ToolFormat::kMistral && choice.mode != ToolChoice::Mode::kAuto ? std::string(kMistralCalls) : std::string();
 }
 
@@ -251,6 +273,26 @@ ToolReply parse_tool_reply(ToolFormat format, std::string_view text) {
       }
       return out;
     }
+    case ToolFormat::kHarmony: {
+      // Read by harmony's messages: the answer's channels are the content (the thinking is the
+      // caller's, from the same reader), each message to a recipient a call.
+      HarmonySplitter reader;
+      ReasoningDelta d = reader.push(text);
+      const ReasoningDelta rest = reader.finish();
+      out.content = trimmed(d.content + rest.content);
+      for (const HarmonySplitter::Call& c : reader.calls()) {
+        ToolCall call;
+        call.name = c.recipient.starts_with("functions.") ? c.recipient.substr(10) : c.recipient;
+        const Json args = Json::parse(c.body, nullptr, false);
+        if (!args.is_object() || !valid_name(call.name)) {
+          out.broken_call = true;  // cut by its length, or written wrong
+          continue;
+        }
+        call.arguments = args.dump();
+        out.calls.push_back(std::move(call));
+      }
+      return out;
+    }
     case ToolFormat::kGeneric: {
       const Json j = Json::parse(text, nullptr, false);
       if (j.is_object() && j.contains("tool_calls") && j["tool_calls"].is_array()) {
@@ -297,6 +339,7 @@ size_t settled_content(ToolFormat format, std::string_view text) {
       return text.size();
     }
     case ToolFormat::kGeneric: return 0;
+    case ToolFormat::kHarmony: return text.size();  // its calls are messages apart: the reader never gives them as content
   }
   return 0;
 }

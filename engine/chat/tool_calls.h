@@ -7,6 +7,9 @@
 //   kHermes   Hermes, Qwen 2.5/3 and the like:  <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>
 //   kLlama3   Llama 3.1-3.3:                    {"name": ..., "parameters": {...}} (after <|python_tag|> or alone)
 //   kMistral  Mistral, Mixtral, Nemo:           [TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}]
+//   kHarmony  gpt-oss:                          <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>
+//             (messages read by engine/chat/harmony.h; a forced call is begun by the prompt and
+//             its arguments follow the grammar)
 //   kGeneric  any other model, and templates that do not render tools: the tools and how to
 //             answer go into the system message; the reply is a JSON object,
 //             {"tool_calls": [{"name": ..., "arguments": {...}}]} or {"response": "..."}, always
@@ -21,7 +24,7 @@
 
 namespace pagedchat {
 
-enum class ToolFormat { kHermes, kLlama3, kMistral, kGeneric };
+enum class ToolFormat { kHermes, kLlama3, kMistral, kGeneric, kHarmony };
 
 // The most calls a forced reply may make (parallel_tool_calls): enough for real use, and an end
 // for a small model that would repeat one call until max_tokens.
@@ -60,8 +63,8 @@ class ToolSet {
     std::string root = "root";
   };
   Grammar grammar(ToolFormat format, const ToolChoice& choice) const;
-  // Text the reply is begun with when the call is forced (Mistral's [TOOL_CALLS], a control
-  // token the grammar cannot write); "" otherwise.
+  // Text the reply is begun with when the call is forced (Mistral's [TOOL_CALLS], harmony's
+  // call header: control tokens the grammar cannot write); "" otherwise.
   static std::string forced_prefix(ToolFormat format, const ToolChoice& choice);
   // The generic format's instructions for the system message.
   std::string generic_instructions() const;

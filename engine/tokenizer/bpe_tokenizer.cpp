@@ -212,7 +212,7 @@ std::string BpeTokenizer::token_to_piece(int32_t id, bool render_special) const 
   switch (type_of(id)) {
     case kControl:
     case kUnknown:
-      return render_special ? vocab_[id] : std::string();
+      return render_special || always_rendered(id) ? vocab_[id] : std::string();
     case kUserDefined:
       return vocab_[id];  // stored as plain text, not in the byte alphabet
     default:

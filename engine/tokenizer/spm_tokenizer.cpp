@@ -130,7 +130,7 @@ void SpmTokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out
 
 std::string SpmTokenizer::token_to_piece(int32_t id, bool render_special) const {
   if (!in_range(id)) return {};
-  if (type_of(id) == kControl) return render_special ? vocab_[id] : std::string();
+  if (type_of(id) == kControl) return render_special || always_rendered(id) ? vocab_[id] : std::string();
   return pieces_[id];
 }
 

@@ -56,9 +56,14 @@ std::optional<int32_t> special_id(const GgufFile& file, const char* key, int32_t
 constexpr const char* kSpecialIdKeys[] = {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
                                           "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
 
-// Texts of the end-of-turn tokens of common chat templates (ChatML, Llama 3, GPT-2, Gemma, Phi).
-constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|eot_id|>", "<|endoftext|>",
-                                                "<end_of_turn>", "<|end|>"};
+// Texts of the end-of-turn tokens of common chat templates (ChatML, Llama 3, GPT-2, Gemma, Phi),
+// and gpt-oss's harmony format: <|return|> ends an answer, <|call|> a tool call.
+constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<end_of_turn>",
+                                                "<|end|>",    "<|return|>", "<|call|>"};
+
+// Harmony's message markup, which a reply's reader (engine/chat/harmony.h) must see: a reply is
+// messages, "<|channel|>analysis<|message|>...<|end|><|start|>assistant<|channel|>final<|message|>...".
+constexpr std::string_view kHarmonyMarkup[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>", "<|end|>"};
 
 }  // namespace
 
@@ -104,6 +109,19 @@ void Tokenizer::load_vocab(const GgufFile& file, bool default_add_bos) {
   add_eog(special_id(file, kSpecialIdKeys[2], n));
   add_eog(special_id(file, kSpecialIdKeys[3], n));
   for (std::string_view text : kEndOfTurnTexts) add_eog(find_token(text));
+  // gpt-oss (o200k_harmony): <|end|> closes one message of a reply, not the reply (its analysis
+  // ends so, and the final answer follows), so where <|return|> and <|call|> exist it is no end
+  // of generation; it and the channel markup are written out in the reply's text, which is read
+  // back by them. As llama.cpp's llama-vocab.cpp does, except that it renders the markup in any
+  // vocabulary and makes those tokens user-defined, so they are parsed out of user text too;
+  // here they stay control tokens, parsed only where the template wrote them.
+  const std::optional<int32_t> end = find_token("<|end|>");
+  if (end && find_token("<|return|>") && find_token("<|call|>")) {
+    std::erase(eog_ids_, *end);
+    for (std::string_view text : kHarmonyMarkup)
+      if (const std::optional<int32_t> id = find_token(text)) rendered_ids_.push_back(*id);
+    std::sort(rendered_ids_.begin(), rendered_ids_.end());
+  }
   std::sort(eog_ids_.begin(), eog_ids_.end());
 
   for (int32_t id = 0; id < n; ++id) {
@@ -151,6 +169,10 @@ bool Tokenizer::is_eog(int32_t id) const {
 }
 
 bool Tokenizer::is_control(int32_t id) const { return in_range(id) && type_of(id) == kControl; }
+
+bool Tokenizer::always_rendered(int32_t id) const {
+  return std::binary_search(rendered_ids_.begin(), rendered_ids_.end(), id);
+}
 
 std::optional<int32_t> Tokenizer::find_token(std::string_view text) const {
   const auto it = token_index_.find(text);

@@ -43,7 +43,8 @@ class Tokenizer {
   // only inside `markup`, the spans the chat template wrote (sorted, disjoint), so the
   // messages between them stay plain text whatever they spell. Adds no BOS or EOS.
   std::vector<int32_t> encode_markup(std::string_view text, std::span<const TextSpan> markup) const;
-  // The bytes a token stands for. Control tokens give "" unless render_special.
+  // The bytes a token stands for. Control tokens give "" unless render_special, but for those
+  // always_rendered (harmony's message markup, which the reply's reader needs).
   // Pieces may hold part of a UTF-8 character; see Utf8StreamDecoder.
   virtual std::string token_to_piece(int32_t id, bool render_special = false) const = 0;
   // Concatenated pieces (with the leading space a sentencepiece model adds removed).
@@ -55,10 +56,13 @@ class Tokenizer {
   std::optional<int32_t> eos_id() const { return eos_id_; }
   bool add_bos() const { return add_bos_; }
   bool add_eos() const { return add_eos_; }
-  // End of generation: EOS, EOT and the chat templates' end-of-turn tokens.
+  // End of generation: EOS, EOT and the chat templates' end-of-turn tokens (for gpt-oss's
+  // harmony vocabulary <|return|> and <|call|>, not <|end|>: tokenizer.cpp says why).
   bool is_eog(int32_t id) const;
   const std::vector<int32_t>& eog_ids() const { return eog_ids_; }
   bool is_control(int32_t id) const;
+  // A control token whose text token_to_piece writes out even without render_special.
+  bool always_rendered(int32_t id) const;
   // Exact lookup of a vocabulary entry by its text.
   std::optional<int32_t> find_token(std::string_view text) const;
   // The raw vocabulary text of a token, as stored in the GGUF.
@@ -92,6 +96,7 @@ class Tokenizer {
   std::optional<int32_t> bos_id_, eos_id_;
   bool add_bos_ = false, add_eos_ = false;
   std::vector<int32_t> eog_ids_;
+  std::vector<int32_t> rendered_ids_;  // sorted; always_rendered
   std::unordered_map<std::string_view, int32_t> token_index_;  // text -> id (first if repeated)
   SpecialTokenMatcher specials_;  // control and user-defined token texts
 };

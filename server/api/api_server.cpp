@@ -328,8 +328,14 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
   // A thinking model: its thinking apart from its answer (reasoning.h), capped when asked; a
   // grammar (a schema, forced calls) applies to the answer after it.
   const bool thinks = chat && chatModel->chat_template().thinks();
-  std::optional<bool> reasoningStartsInside;
-  if (parsed.reasoningBudget >= 0 && !(chat && chatModel->chat_template().thinks()))
+  const bool harmony = chat && chatModel->chat_template().harmony();
+  std::optional<pagedchat::ReasoningSplitter> reasoning;  // set: the thinking goes apart, as reasoning_content
+  if (parsed.reasoningBudget >= 0 && harmony)
+    throw ApiError::badRequest(QStringLiteral("the model '%1' writes gpt-oss's harmony format, whose thinking is not capped here: "
+                                              "'reasoning_effort' and 'thinking_budget_tokens' are not supported for it")
+                                   .arg(modelId),
+                               QStringLiteral("reasoning_effort"));
+  if (parsed.reasoningBudget >= 0 && !thinks)
     throw ApiError::badRequest(QStringLiteral("the model '%1' does not think before it answers (its chat template has no <think>): "
                                               "'reasoning_effort' and 'thinking_budget_tokens' do not apply")
                                    .arg(modelId),
@@ -349,7 +355,18 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
           parsed.params.reasoning_end = std::string(pagedchat::kThinkClose);
           parsed.params.reasoning_budget = parsed.reasoningBudget;
         }
-        if (!parsed.reasoningRaw) reasoningStartsInside = inside;  // reasoning_format none: the thinking stays in content
+        if (!parsed.reasoningRaw) reasoning.emplace(inside);  // reasoning_format none: the thinking stays in content
+      }
+      if (harmony) {
+        // A grammar for the answer (a schema) holds from the final channel, whose opening the
+        // prompt writes (the grammar cannot write markup): no analysis then. A forced call's
+        // header is its forced prefix, below.
+        auto start = pagedchat::HarmonySplitter::Start::kHeader;
+        if (parsed.params.grammar && !toolFormat) {
+          text.markup("<|channel|>final<|message|>");
+          start = pagedchat::HarmonySplitter::Start::kInFinal;
+        }
+        if (!parsed.reasoningRaw) reasoning = pagedchat::ReasoningSplitter::harmony(start);
       }
       if (toolFormat) text.markup(pagedchat::ToolSet::forced_prefix(*toolFormat, parsed.tools.choice));  // Mistral's [TOOL_CALLS] when a call is forced
       engineRequest.prompt = chatModel->encode_prompt(text);
@@ -377,7 +394,7 @@ void ApiServer::serveCompletion(const QHttpServerRequest& request, QTcpSocket* s
                                         numPromptTokens, m_router, m_counters, m_options.connection);
   session->setParent(this);  // a server that stops takes its sessions along
   if (toolFormat) session->setToolFormat(*toolFormat, pagedchat::ToolSet::forced_prefix(*toolFormat, parsed.tools.choice));
-  if (reasoningStartsInside) session->setReasoning(*reasoningStartsInside);
+  if (reasoning) session->setReasoning(*reasoning);
   log.entry.stream = parsed.stream;
   session->setOnEnded([this, entry = log.entry, since = log.since](int status, const Usage& usage) mutable {
     entry.status = status;

@@ -308,6 +308,13 @@ CompletionRequest parseChatCompletion(const QByteArray& body, const CompletionLi
     const bool isAssistant = role == QLatin1String("assistant");
     pagedchat::ChatMessage message{role.toStdString(), messageContent(m.value(QLatin1String("content")), param + QStringLiteral(".content"), isAssistant)};
     if (isAssistant && given(m, "tool_calls")) message.tool_calls = toolCalls(m.value(QLatin1String("tool_calls")), param + QStringLiteral(".tool_calls"));
+    // A reply's thinking, as this server returns it: a template that reads it back (gpt-oss's,
+    // in a tool call's turn) gets it; the others leave it out.
+    if (isAssistant && given(m, "reasoning_content")) {
+      const QJsonValue reasoning = m.value(QLatin1String("reasoning_content"));
+      if (!reasoning.isString()) badType(param + QStringLiteral(".reasoning_content"), QStringLiteral("a string"), reasoning);
+      message.reasoning = reasoning.toString().toStdString();
+    }
     if (role == QLatin1String("tool")) {
       // The result of a call: which call it answers is required (the template pairs them).
       const QJsonValue id = m.value(QLatin1String("tool_call_id"));

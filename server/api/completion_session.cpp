@@ -140,14 +140,14 @@ void CompletionSession::setToolFormat(pagedchat::ToolFormat format, std::string 
   m_toolReplies.assign(m_choices.size(), {});
 }
 
-void CompletionSession::setReasoning(bool startsInside) {
-  m_reasoningStartsInside = startsInside;
-  m_splitters.assign(m_choices.size(), pagedchat::ReasoningSplitter(startsInside));
+void CompletionSession::setReasoning(const pagedchat::ReasoningSplitter& splitter) {
+  m_reasoning = splitter;
+  m_splitters.assign(m_choices.size(), splitter);
 }
 
 pagedchat::ReasoningSplitter::Delta CompletionSession::splitWhole(const std::string& text, bool ended) const {
-  if (!m_reasoningStartsInside) return {{}, text};
-  pagedchat::ReasoningSplitter splitter(*m_reasoningStartsInside);
+  if (!m_reasoning) return {{}, text};
+  pagedchat::ReasoningSplitter splitter = *m_reasoning;
   pagedchat::ReasoningSplitter::Delta d = splitter.push(text);
   if (ended) {
     const pagedchat::ReasoningSplitter::Delta rest = splitter.finish();
@@ -272,7 +272,9 @@ void CompletionSession::onToolFinished(int index, const QString& reason) {
   const std::string& text = split.content;
   c.reasoning = QString::fromStdString(split.reasoning);
   if (m_stream && !split.reasoning.empty()) sendEvent(reasoningChunkJson(m_head, index, c.reasoning));
-  pagedchat::ToolReply reply = pagedchat::parse_tool_reply(*m_toolFormat, text);
+  // Harmony's calls are messages of their own, which the split leaves out: read from the whole text.
+  const bool harmony = *m_toolFormat == pagedchat::ToolFormat::kHarmony;
+  pagedchat::ToolReply reply = pagedchat::parse_tool_reply(*m_toolFormat, harmony ? toolReplyText(index) : text);
   for (pagedchat::ToolCall& call : reply.calls) call.id = newCallId(*m_toolFormat);  // ours, unique, whatever the model wrote
   c.text = QString::fromStdString(reply.content);
   c.toolCalls = reply.calls;

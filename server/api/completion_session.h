@@ -50,8 +50,8 @@ class CompletionSession : public QObject {
   // began the reply with (ToolSet::forced_prefix), read as the reply's start.
   void setToolFormat(pagedchat::ToolFormat format, std::string prefix);
   // A thinking model's reply: its thinking goes out as reasoning_content (streamed as
-  // delta.reasoning_content), the answer as content. startsInside: the prompt opened the thinking.
-  void setReasoning(bool startsInside);
+  // delta.reasoning_content), the answer as content, as `splitter` (fresh) reads each choice.
+  void setReasoning(const pagedchat::ReasoningSplitter& splitter);
   // The engine accepted the request: a stream sends its headers and the role chunks now.
   void start(pagedchat::RequestId id);
   void onUpdate(const pagedchat::RequestUpdate& update);
@@ -102,7 +102,7 @@ class CompletionSession : public QObject {
   };
   std::optional<pagedchat::ToolFormat> m_toolFormat;
   std::string m_toolPrefix;
-  std::optional<bool> m_reasoningStartsInside;             // set: the reply's thinking is kept apart
+  std::optional<pagedchat::ReasoningSplitter> m_reasoning;  // set: the reply's thinking is kept apart; fresh, copied per use
   std::vector<pagedchat::ReasoningSplitter> m_splitters;  // per choice, as the reply streams
   // The reply so far without its thinking, and the thinking (a tool reply is split whole).
   pagedchat::ReasoningSplitter::Delta splitWhole(const std::string& text, bool ended) const;

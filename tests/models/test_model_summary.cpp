@@ -54,7 +54,7 @@ class ModelSummaryTest : public QObject {
     QTest::newRow("mistral, sentencepiece") << "mistral" << "llama" << 0u << "";
     QTest::newRow("phi3") << "phi3" << "llama" << 0u << "";
     QTest::newRow("falcon") << "falcon" << "llama" << 0u
-                            << "architecture 'falcon' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3, smollm3 and granite are)";
+                            << "architecture 'falcon' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3, smollm3, granite and gpt-oss are)";
     QTest::newRow("rwkv tokenizer") << "llama" << "rwkv" << 0u << "tokenizer: model type 'rwkv' (tokenizer.ggml.model) is not supported; supported: 'gpt2' (byte-level BPE), "
                                           "'llama' (sentencepiece)";
     QTest::newRow("split") << "llama" << "gpt2" << 3u

@@ -61,7 +61,7 @@ class TestChatErrors : public QObject {
     QTest::newRow("merges") << "metadata 'tokenizer.ggml.merges': array count 48900 exceeds the file" << "incomplete or damaged";
     QTest::newRow("truncated") << "truncated file: header needs 24 bytes at offset 0 but only 3 remain" << "incomplete or damaged";
     QTest::newRow("magic") << "not a GGUF file (bad magic)" << "not a GGUF model file";
-    QTest::newRow("architecture") << "architecture 'mamba' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3, smollm3 and granite are)"
+    QTest::newRow("architecture") << "architecture 'mamba' is not supported (llama, mistral, qwen2, qwen3, qwen3moe, gemma3, phi3, smollm3, granite and gpt-oss are)"
                                   << "does not run this kind of model";
     QTest::newRow("type") << "tensor 'blk.0.attn_q.weight' has type IQ2_XXS, which is not supported" << "does not read yet";
     QTest::newRow("missing") << "cannot open '/x.gguf': No such file or directory" << "could not be opened";
