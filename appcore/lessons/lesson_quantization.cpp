@@ -8,7 +8,7 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 
-#include <qcoro/qcorosignal.h>
+#include "appcore/lessons/next_signal.h"
 
 #include "appcore/session/app_session.h"
 #include "appcore/session/pool_control.h"
@@ -41,7 +41,7 @@ QCoro::Task<bool> LessonRunner::studyQuantization(int generation) {
     });
   }
   if (m_study->isRunning()) {  // an earlier start's: cancelled, and its end awaited
-    auto ended = qCoro(m_study, &QuantizationStudy::ended, kTurnTimeout);
+    auto ended = nextSignal(m_study, &QuantizationStudy::ended, kTurnTimeout);
     m_study->cancel();
     co_await std::move(ended);
     if (!self || generation != m_generation) co_return false;
@@ -50,7 +50,7 @@ QCoro::Task<bool> LessonRunner::studyQuantization(int generation) {
   QuantizationStudy::Request r;
   r.model = model;
   r.workDir = QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath(QStringLiteral("quantization-lesson"));
-  auto ended = qCoro(m_study, &QuantizationStudy::ended, std::chrono::minutes(20));
+  auto ended = nextSignal(m_study, &QuantizationStudy::ended, std::chrono::minutes(20));
   m_study->start(r);
   const auto outcome = co_await std::move(ended);
   if (!self || generation != m_generation) co_return false;

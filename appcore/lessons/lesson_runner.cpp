@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <utility>
 
-#include <qcoro/qcorosignal.h>
 #include <qcoro/qcorotimer.h>
 
 #include "appcore/chat/chat_database.h"
+#include "appcore/lessons/next_signal.h"
 #include "appcore/pool/kv_cell_model.h"
 #include "appcore/pool/kv_event_text.h"
 #include "appcore/pool/kv_layout_comparison.h"
@@ -219,7 +219,7 @@ QCoro::Task<bool> LessonRunner::prepare(const LessonInfo& lesson, const QString&
   s.speculation = lesson.speculates ? QStringLiteral("ngram") : QStringLiteral("off");
   // An empty disk at each start: the scene writes its blocks, then reads them back, replay after replay.
   if (lesson.kvDisk) QDir(AppSettings::kvDiskLessonFolder()).removeRecursively();
-  auto ready = qCoro(&m_session, &AppSession::modelReady, kTurnTimeout);
+  auto ready = nextSignal(&m_session, &AppSession::modelReady, kTurnTimeout);
   if (!m_session.loadFresh(s, model)) co_return false;  // the window shows the load as any other
   if (!co_await std::move(ready)) co_return false;
   setPaused(true);
@@ -239,7 +239,7 @@ void LessonRunner::sendPaused(const QString& text, int samples, bool beams) {
 
 QCoro::Task<bool> LessonRunner::replyFully(const QString& text) {
   QPointer<LessonRunner> self(this);
-  auto done = qCoro(&m_session.chats(), &ChatController::turnEnded, kTurnTimeout);
+  auto done = nextSignal(&m_session.chats(), &ChatController::turnEnded, kTurnTimeout);
   sendPaused(text);
   setPaused(false);
   const bool ended = (co_await std::move(done)).has_value();
@@ -260,7 +260,7 @@ QCoro::Task<bool> LessonRunner::stepUntilDecoding() {
   QPointer<LessonRunner> self(this);
   m_lastStepDecoded = false;
   for (int i = 0; i < 40 && self && !m_lastStepDecoded; ++i) {
-    auto frame = qCoro(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(5000));
+    auto frame = nextSignal(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(5000));
     m_session.pool().step();
     if (!co_await std::move(frame)) co_return false;
   }
@@ -320,7 +320,7 @@ QCoro::Task<> LessonRunner::run(LessonInfo lesson, int generation) {
   // starts after a frame asked for now, which comes after all of them (a late one told "Step 4
   // computes 1 token" over the lesson's intro once, on a loaded machine).
   if (!m_remote) {
-    auto flushed = qCoro(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(5000));
+    auto flushed = nextSignal(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(5000));
     m_session.pool().sendLocalFrame();
     co_await std::move(flushed);
     if (stale()) co_return;
@@ -337,7 +337,7 @@ QCoro::Task<bool> LessonRunner::stopReplies() {
     if (chat.replying) replying << id;
   for (const ChatId id : replying) {
     if (!isReplying(id)) continue;
-    auto ended = qCoro(&m_session.chats(), &ChatController::turnEnded, kTurnTimeout);
+    auto ended = nextSignal(&m_session.chats(), &ChatController::turnEnded, kTurnTimeout);
     m_session.chats().stop(id);
     m_session.pool().step();  // paused: the abort is carried out in a step
     if (!co_await std::move(ended) || !self) co_return false;

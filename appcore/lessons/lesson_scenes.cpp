@@ -4,7 +4,7 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 
-#include <qcoro/qcorosignal.h>
+#include "appcore/lessons/next_signal.h"
 
 #include "appcore/session/app_session.h"
 #include "appcore/session/chat_controller.h"
@@ -160,7 +160,7 @@ QCoro::Task<bool> LessonRunner::forkScene(TurnSettings brief, int generation) {
   // before its turn is sent (else the turn would be prompted whole, through the prefix cache).
   m_session.pool().step();
   for (int wait = 0; wait < 100 && contextUsed(b) == 0; ++wait) {
-    co_await qCoro(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(100));
+    co_await nextSignal(&m_session.pool(), &PoolControl::localFrame, std::chrono::milliseconds(100));
     if (stale()) co_return false;
   }
   sendPaused(tr("And in Spanish?"));

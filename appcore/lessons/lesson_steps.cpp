@@ -4,10 +4,9 @@
 
 #include <QCoreApplication>
 
-#include <qcoro/qcorosignal.h>
-
 #include <algorithm>
 
+#include "appcore/lessons/next_signal.h"
 #include "appcore/session/app_session.h"
 #include "appcore/pool/kv_step_text.h"
 #include "appcore/session/pool_control.h"
@@ -19,7 +18,7 @@ using pagedchat::KvEventKind;
 QCoro::Task<bool> LessonRunner::measureRoofline() {
   QPointer<LessonRunner> self(this);
   setState(State::preparing, tr("Measuring this machine's memory bandwidth and compute…"));
-  auto measured = qCoro(&m_session.pool(), &PoolControl::rooflineMeasured, kTurnTimeout);
+  auto measured = nextSignal(&m_session.pool(), &PoolControl::rooflineMeasured, kTurnTimeout);
   m_session.pool().measureRoofline();
   const auto roof = co_await std::move(measured);
   if (!self) co_return false;

@@ -316,10 +316,15 @@ class TestLessons : public QObject {
     QVERIFY(roof.peak_flops > 0 && roof.read_bandwidth > 0);
     const LessonRunner::StepTally t = w.lessons()->stepTally();
     QVERIFY2(t.prompt >= 3 && t.decode >= 1, qPrintable(QStringLiteral("%1 prompt, %2 decode").arg(t.prompt).arg(t.decode)));
-    QCOMPARE(t.promptComputeBound, t.prompt);
-    QCOMPARE(t.decodeMemoryBound, t.decode);
+    // Which side of the ridge a step falls on is this machine's measure: under the sanitizers the
+    // roofline's compute peak is measured several times too low, and decodes land past the ridge.
+    if (!pagedchat::test::sanitized()) {
+      QCOMPARE(t.promptComputeBound, t.prompt);
+      QCOMPARE(t.decodeMemoryBound, t.decode);
+    }
     const QString said = w.lessons()->lastSentence();
-    QVERIFY2(said.contains(QStringLiteral("Chat A's next token")) && said.contains(QStringLiteral("memory-bound")) &&
+    QVERIFY2(said.contains(QStringLiteral("Chat A's next token")) &&
+                 (pagedchat::test::sanitized() || said.contains(QStringLiteral("memory-bound"))) &&
                  said.contains(QStringLiteral("prompt tokens in")),
              qPrintable(said));
     auto* panel = w.findChild<KvPoolPanel*>(QStringLiteral("kvPoolPanel"));
@@ -345,6 +350,9 @@ class TestLessons : public QObject {
   // error, and the weighting cuts that error; the chart shows what the sentences say, and the
   // variants' files are gone once measured.
   void quantizingThreeWaysLowersTheKlEachTime() {
+    if (pagedchat::test::sanitized())
+      QSKIP("three quantizations, a GPTQ pass and their KL take past the lesson's timeout under the sanitizers; "
+            "the quantization and the GPTQ pass run sanitized in test_quantize and test_gptq");
     AppServices services;
     MainWindow w(services);
     w.show();

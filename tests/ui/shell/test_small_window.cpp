@@ -146,7 +146,10 @@ class TestSmallWindow : public QObject {
   // The quantization lesson (which quantizes the model for half a minute first) in a function
   // of its own: QTest gives each function five minutes.
   void eachLessonAtItsKeyEventFits1366x768() { lessonsFit(false); }
-  void theQuantizationLessonFits1366x768() { lessonsFit(true); }
+  void theQuantizationLessonFits1366x768() {
+    if (pagedchat::test::sanitized()) QSKIP("the quantization lesson's measurement takes past its timeout under the sanitizers");
+    lessonsFit(true);
+  }
 
  private:
   void lessonsFit(bool quantization) {
