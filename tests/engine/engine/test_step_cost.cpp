@@ -108,6 +108,30 @@ StepRecord stepOf(std::initializer_list<std::array<int32_t, 3>> chunks) {
   return step;
 }
 
+// The prompts run to the end (max_tokens each, EOS ignored) on an engine of 4-token blocks and
+// 16-token steps: each step that computed something, as the engine recorded it.
+std::vector<StepRecord> stepsOf(const Model& m, CpuBackend& backend, const std::vector<std::vector<int32_t>>& prompts,
+                                int max_tokens) {
+  EngineConfig ec;
+  ec.block_size = 4;
+  ec.max_context = 64;
+  ec.max_batched_tokens = 16;
+  Engine engine(m, backend, ec);
+  for (const std::vector<int32_t>& prompt : prompts) {
+    Request r;
+    r.prompt = prompt;
+    r.params.max_tokens = max_tokens;
+    r.params.ignore_eos = true;
+    engine.submit(r);
+  }
+  std::vector<StepRecord> steps;
+  for (bool more = true; more;) {
+    more = engine.step();
+    if (!engine.last_step().chunks.empty()) steps.push_back(engine.last_step());
+  }
+  return steps;
+}
+
 }  // namespace
 
 class TestStepCost : public QObject {
@@ -156,22 +180,10 @@ class TestStepCost : public QObject {
   void everyStepCarriesItsCostAndTime() {
     const auto m = make_random_model("tiny", 5, 1);
     CpuBackend backend(m->weights, 1, KvType::F32);
-    EngineConfig ec;
-    ec.block_size = 4;
-    ec.max_context = 64;
-    ec.max_batched_tokens = 16;
-    Engine engine(*m, backend, ec);
     const StepCostModel costs(m->weights, static_cast<int64_t>(backend.kv_block_bytes(1)));
-    Request r;
-    for (int i = 0; i < 20; ++i) r.prompt.push_back(10 + i);
-    r.params.max_tokens = 3;
-    r.params.ignore_eos = true;
-    engine.submit(r);
-    std::vector<StepRecord> steps;
-    for (bool more = true; more;) {
-      more = engine.step();
-      if (!engine.last_step().chunks.empty()) steps.push_back(engine.last_step());
-    }
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < 20; ++i) prompt.push_back(10 + i);
+    const std::vector<StepRecord> steps = stepsOf(*m, backend, {prompt}, 3);
     QCOMPARE(steps.size(), size_t{4});  // 16 prompt tokens, then 4 and the first sampled, then 2 decodes
     QCOMPARE(steps[0].chunks[0].num_tokens, 16);
     QCOMPARE(steps[0].chunks[0].num_logits, 0);  // the prompt's end is not in this chunk
@@ -195,28 +207,15 @@ class TestStepCost : public QObject {
     const auto m = make_random_model("tiny-moe", 5, 1);
     const ModelConfig& c = m->config();
     CpuBackend backend(m->weights, 1, KvType::F32);
-    EngineConfig ec;
-    ec.block_size = 4;
-    ec.max_context = 64;
-    ec.max_batched_tokens = 16;
-    Engine engine(*m, backend, ec);
     const StepCostModel costs(m->weights, static_cast<int64_t>(backend.kv_block_bytes(1)));
     double expert_bytes = 0;  // one expert of one layer (every layer's are alike here)
     for (const WeightMatrix* w : {&m->weights.layers[0].experts[0].gate, &m->weights.layers[0].experts[0].up,
                                   &m->weights.layers[0].experts[0].down})
       expert_bytes += static_cast<double>(w->rows) * static_cast<double>(w->row_bytes);
-    for (int chat = 0; chat < 8; ++chat) {
-      Request r;
-      for (int i = 0; i < 3; ++i) r.prompt.push_back(10 + 37 * chat + i);
-      r.params.max_tokens = 4;
-      r.params.ignore_eos = true;
-      engine.submit(r);
-    }
-    std::vector<StepRecord> steps;
-    for (bool more = true; more;) {
-      more = engine.step();
-      if (!engine.last_step().chunks.empty()) steps.push_back(engine.last_step());
-    }
+    std::vector<std::vector<int32_t>> prompts(8);
+    for (int chat = 0; chat < 8; ++chat)
+      for (int i = 0; i < 3; ++i) prompts[chat].push_back(10 + 37 * chat + i);
+    const std::vector<StepRecord> steps = stepsOf(*m, backend, prompts, 4);
     const int64_t per_token = static_cast<int64_t>(c.num_layers) * c.num_experts_used;
     bool shared = false;
     for (const StepRecord& s : steps) {
