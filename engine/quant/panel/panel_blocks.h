@@ -280,4 +280,30 @@ struct vnni_q8_K_min_sums {
 // Writes those of a Q8_K row of num_super_blocks super-blocks.
 void expand_k_min_sums(const void* act_row, int64_t num_super_blocks, void* dst);
 
+// The 32-element panels of panel_legacy.h: each one's panel block, row block, activation block and
+// expanded scales, what their packing, reference and kernels are instantiated with.
+template <typename Panel, typename Row, typename Act, typename Scales>
+struct LegacyLayout {
+  using panel = Panel;
+  using row = Row;
+  using act = Act;
+  using scales = Scales;
+};
+// Calls f(LegacyLayout<...>{}) for Q4_0, Q5_0, IQ4_NL, MXFP4, or Q5_1 (anything else).
+template <typename F>
+decltype(auto) with_legacy_panel(GgmlType type, F&& f) {
+  if (type == GgmlType::Q4_0) return f(LegacyLayout<panel_q4_0, block_q4_0, block_q8_0, vnni_q8_0_scales>{});
+  if (type == GgmlType::Q5_0) return f(LegacyLayout<panel_q5_0, block_q5_0, block_q8_0, vnni_q8_0_scales>{});
+  if (type == GgmlType::IQ4_NL) return f(LegacyLayout<panel_iq4_nl, block_iq4_nl, block_q8_0, vnni_q8_0_scales>{});
+  if (type == GgmlType::MXFP4) return f(LegacyLayout<panel_mxfp4, block_mxfp4, block_q8_0, vnni_q8_0_scales>{});
+  return f(LegacyLayout<panel_q5_1, block_q5_1, block_q8_1, vnni_q8_1_scales>{});
+}
+// IQ4_NL and MXFP4: nibbles that index a table of levels; their level q as a signed byte.
+template <typename Panel>
+inline constexpr bool kLevelPanel = std::is_same_v<Panel, panel_iq4_nl> || std::is_same_v<Panel, panel_mxfp4>;
+template <typename Panel>
+inline int level_at_index(int q) {
+  return std::is_same_v<Panel, panel_mxfp4> ? fp4_level(q) : iq4_level(q);
+}
+
 }  // namespace pagedchat

@@ -93,41 +93,24 @@ int legacy_quant_offset(GgmlType type) {
 }
 
 void pack_legacy_panels(GgmlType type, const void* w, size_t row_stride, int64_t rows, int64_t cols, void* dst) {
-  if (type == GgmlType::IQ4_NL) {
-    return pack_panel_rows<panel_iq4_nl, block_iq4_nl>(w, row_stride, rows, cols, dst, put_row<panel_iq4_nl, block_iq4_nl>);
-  }
-  if (type == GgmlType::MXFP4) {
-    return pack_panel_rows<panel_mxfp4, block_mxfp4>(w, row_stride, rows, cols, dst, put_row<panel_mxfp4, block_mxfp4>);
-  }
-  if (type == GgmlType::Q4_0) {
-    return pack_panel_rows<panel_q4_0, block_q4_0>(w, row_stride, rows, cols, dst, put_row<panel_q4_0, block_q4_0>);
-  }
-  if (type == GgmlType::Q5_0) {
-    return pack_panel_rows<panel_q5_0, block_q5_0>(w, row_stride, rows, cols, dst, put_row<panel_q5_0, block_q5_0>);
-  }
-  pack_panel_rows<panel_q5_1, block_q5_1>(w, row_stride, rows, cols, dst, put_row<panel_q5_1, block_q5_1>);
+  with_legacy_panel(type, [&](auto layout) {
+    using L = decltype(layout);
+    pack_panel_rows<typename L::panel, typename L::row>(w, row_stride, rows, cols, dst,
+                                                        put_row<typename L::panel, typename L::row>);
+  });
 }
 
 void reference_legacy_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                                 const void* act, size_t act_row_bytes, int64_t num_tokens, float* out,
                                 int64_t out_stride) {
-  if (type == GgmlType::IQ4_NL) {
-    return reference_level_dot<panel_iq4_nl>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
-  }
-  if (type == GgmlType::MXFP4) {
-    return reference_level_dot<panel_mxfp4>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
-  }
-  const int off = legacy_quant_offset(type);
-  if (type == GgmlType::Q4_0) {
-    return reference_dot<panel_q4_0, block_q8_0>(off, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
-                                                 out, out_stride);
-  }
-  if (type == GgmlType::Q5_0) {
-    return reference_dot<panel_q5_0, block_q8_0>(off, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens,
-                                                 out, out_stride);
-  }
-  reference_dot<panel_q5_1, block_q8_1>(off, cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out,
-                                        out_stride);
+  with_legacy_panel(type, [&](auto layout) {
+    using L = decltype(layout);
+    if constexpr (kLevelPanel<typename L::panel>)
+      reference_level_dot<typename L::panel>(cols, packed, panel, num_rows, act, act_row_bytes, num_tokens, out, out_stride);
+    else
+      reference_dot<typename L::panel, typename L::act>(legacy_quant_offset(type), cols, packed, panel, num_rows, act,
+                                                        act_row_bytes, num_tokens, out, out_stride);
+  });
 }
 
 }  // namespace pagedchat

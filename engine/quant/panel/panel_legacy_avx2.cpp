@@ -32,15 +32,11 @@ struct Token {
   const Scales* scales;
 };
 
-template <typename Panel>
-constexpr bool kLevelPanel = std::is_same_v<Panel, panel_iq4_nl> || std::is_same_v<Panel, panel_mxfp4>;
-
 // The signed levels of IQ4_NL or MXFP4 in both 128-bit lanes, for vpshufb by nibble.
 template <typename Panel>
 __m256i level_table() {
   uint8_t t[16];
-  for (int q = 0; q < 16; ++q)
-    t[q] = static_cast<uint8_t>(static_cast<int8_t>(std::is_same_v<Panel, panel_mxfp4> ? fp4_level(q) : iq4_level(q)));
+  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(static_cast<int8_t>(level_at_index<Panel>(q)));
   const __m128i lane = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t));
   return _mm256_set_m128i(lane, lane);
 }
@@ -197,24 +193,11 @@ void over_tokens(int64_t cols, const void* packed, int64_t panel, int64_t num_ro
 void legacy_panel_dot(GgmlType type, int64_t cols, const void* packed, int64_t panel, int64_t num_rows,
                       const void* act, size_t act_row_bytes, const void* expanded, int64_t num_tokens, float* out,
                       int64_t out_stride) {
-  if (type == GgmlType::Q4_0) {
-    return over_tokens<panel_q4_0, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
-                                                                 expanded, num_tokens, out, out_stride);
-  }
-  if (type == GgmlType::Q5_0) {
-    return over_tokens<panel_q5_0, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
-                                                                 expanded, num_tokens, out, out_stride);
-  }
-  if (type == GgmlType::IQ4_NL) {
-    return over_tokens<panel_iq4_nl, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
-                                                                   expanded, num_tokens, out, out_stride);
-  }
-  if (type == GgmlType::MXFP4) {
-    return over_tokens<panel_mxfp4, block_q8_0, vnni_q8_0_scales>(cols, packed, panel, num_rows, act, act_row_bytes,
-                                                                  expanded, num_tokens, out, out_stride);
-  }
-  over_tokens<panel_q5_1, block_q8_1, vnni_q8_1_scales>(cols, packed, panel, num_rows, act, act_row_bytes, expanded,
-                                                        num_tokens, out, out_stride);
+  with_legacy_panel(type, [&](auto layout) {
+    using L = decltype(layout);
+    over_tokens<typename L::panel, typename L::act, typename L::scales>(cols, packed, panel, num_rows, act, act_row_bytes,
+                                                                        expanded, num_tokens, out, out_stride);
+  });
 }
 
 }  // namespace pagedchat::quant_avx2
