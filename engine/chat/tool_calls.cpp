@@ -54,6 +54,20 @@ bool call_of(const Json& j, ToolCall& call) {
   return true;
 }
 
+// A function's parameters as its calls' grammar reads them. A function that declares no
+// parameters (no properties, additionalProperties unsaid) is called with {}: read as JSON Schema
+// says, its arguments would be any object, and a small model fills one without end (SmolLM2 nests
+// {"name": ..., "arguments": {...}} into it until max_tokens). As OpenAI's strict mode and
+// XGrammar's default read such an object. Declared properties already close an object here
+// (engine/grammar/json_schema.h writes no member it does not list).
+Json arguments_schema(const std::string& parameters) {
+  Json schema = Json::parse(parameters);
+  if (schema.is_object() && schema.empty()) schema = Json{{"type", "object"}};  // "parameters": {} says none too
+  const bool no_properties = !schema.contains("properties") || (schema["properties"].is_object() && schema["properties"].empty());
+  if (schema.is_object() && schema.value("type", Json()) == "object" && no_properties && !schema.contains("additionalProperties"))
+    schema["additionalProperties"] = false;
+  return schema;
+}
 
 }  // namespace
 
@@ -127,7 +141,7 @@ ToolSet::Grammar ToolSet::grammar(ToolFormat format, const ToolChoice& choice) c
     for (const Function& f : functions_) {
       if (f.name != choice.name) continue;
       try {
-        return {grammar::json_schema_to_gbnf(f.parameters)};
+        return {grammar::json_schema_to_gbnf(arguments_schema(f.parameters).dump())};
       } catch (const Error& e) {
         throw Error("the parameters of tool '" + f.name + "': " + e.what());
       }
@@ -140,7 +154,7 @@ ToolSet::Grammar ToolSet::grammar(ToolFormat format, const ToolChoice& choice) c
   for (const Function& f : functions_) {
     if (choice.mode == ToolChoice::Mode::kNamed && f.name != choice.name) continue;
     Json call = {{"type", "object"},
-                 {"properties", {{"name", {{"const", f.name}}}, {args_key, Json::parse(f.parameters)}}},
+                 {"properties", {{"name", {{"const", f.name}}}, {args_key, arguments_schema(f.parameters)}}},
                  {"required", {"name", args_key}},
                  {"additionalProperties", false}};
     // Checked one by one, so that an error names its function.

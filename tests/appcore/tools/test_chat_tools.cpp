@@ -225,7 +225,7 @@ class TestChatTools : public QObject {
     QVERIFY(waitUntil([&] { return chatOf(chats, id).toolCall.has_value() || !chatOf(chats, id).replying; }));
     QVERIFY2(chatOf(chats, id).toolCall.has_value(),
              qPrintable("no call to answer; the reply: " + chatOf(chats, id).record.messages.last().content + " / " +
-                        chatOf(chats, id).record.lastError.sentence));
+                        chatOf(chats, id).record.lastError.sentence + " / " + chatOf(chats, id).record.lastError.detail));
     QVERIFY(chats.answerToolCall(id, chatOf(chats, id).toolCall->callId, ChatController::ToolConsent::allowOnce));
     QVERIFY(chatOf(chats, id).toolCall->running);
     QTest::qWait(300);

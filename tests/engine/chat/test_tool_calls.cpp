@@ -30,6 +30,14 @@ const char* const kTools = R"([{"type": "function", "function": {"name": "get_we
   {"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                  "required": ["a", "b"], "additionalProperties": false}}}])";
 
+// Three ways of declaring no parameters, and an open map of integers (moc reads no raw strings in a class).
+const char* const kToolsWithoutParameters = R"([{"type": "function", "function": {"name": "hang"}},
+  {"type": "function", "function": {"name": "wait", "parameters": {"type": "object", "properties": {}}}},
+  {"type": "function", "function": {"name": "nap", "parameters": {}}},
+  {"type": "function", "function": {"name": "tag", "parameters": {"type": "object", "additionalProperties": {"type": "integer"}}}}])";
+const char* const kNoArguments = "{}";
+const char* const kSomeArguments = R"({"name":"hang"})";
+
 bool sentence(const ToolSet::Grammar& g, const std::string& text) {
   grammar::GrammarMatcher m(std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(g.gbnf, g.root)));
   return m.accept(text) && m.can_end();
@@ -247,6 +255,30 @@ class TestToolCalls : public QObject {
     } catch (const Error& e) {
       QVERIFY2(std::string(e.what()).find("tool 'f'") != std::string::npos && std::string(e.what()).find("pattern") != std::string::npos, e.what());
     }
+  }
+
+  // A function without parameters is called with {}: its arguments cannot grow without end
+  // (SmolLM2 nested calls into an open object until max_tokens). Declared open maps stay open.
+  void aFunctionWithoutParametersIsCalledWithAnEmptyObject() {
+    const ToolSet tools(kToolsWithoutParameters);
+    const ToolChoice required{ToolChoice::Mode::kRequired, "", true};
+    for (const char* name : {"hang", "wait", "nap"}) {
+      const std::string call = std::string("{\"name\":\"") + name + "\",\"arguments\":";
+      for (ToolFormat format : {ToolFormat::kGeneric, ToolFormat::kHermes}) {
+        const auto g = tools.grammar(format, required);
+        const auto wrapped = [&](const std::string& args) {
+          return format == ToolFormat::kGeneric ? "{\"tool_calls\":[" + call + args + "}]}"
+                                                : "<tool_call>\n" + call + args + "}\n</tool_call>";
+        };
+        QVERIFY2(sentence(g, wrapped(kNoArguments)), name);
+        QVERIFY2(!sentence(g, wrapped(kSomeArguments)), name);
+      }
+      const auto harmony = tools.grammar(ToolFormat::kHarmony, ToolChoice{ToolChoice::Mode::kNamed, name, true});
+      QVERIFY2(sentence(harmony, kNoArguments) && !sentence(harmony, kSomeArguments), name);
+    }
+    const auto tag = tools.grammar(ToolFormat::kGeneric, ToolChoice{ToolChoice::Mode::kNamed, "tag", true});
+    QVERIFY(sentence(tag, "{\"tool_calls\":[{\"name\":\"tag\",\"arguments\":{\"a\":1,\"b\":2}}]}"));
+    QVERIFY(!sentence(tag, "{\"tool_calls\":[{\"name\":\"tag\",\"arguments\":{\"a\":\"x\"}}]}"));
   }
 
   void badToolsAreRefusedByEntry() {
