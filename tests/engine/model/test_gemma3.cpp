@@ -198,7 +198,10 @@ class TestGemma3 : public QObject {
     const auto prompts = prompts_of(default_);
     const auto batched = greedy(*backend_, prompts);
     QCOMPARE(greedy(*backend_, prompts, 64), batched);
-    for (size_t i = 0; i < prompts.size(); ++i) QCOMPARE(greedy(*backend_, {prompts[i]})[0], batched[i]);
+    // Under the sanitizers the first prompt and the long one alone (the rest alone take half the suite there).
+    for (size_t i = 0; i < prompts.size(); ++i)
+      if (!pagedchat::test::sanitized() || i == 0 || i + 1 == prompts.size())
+        QCOMPARE(greedy(*backend_, {prompts[i]})[0], batched[i]);
   }
 };
 
