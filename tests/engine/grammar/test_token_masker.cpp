@@ -126,7 +126,7 @@ class TestTokenMasker : public QObject {
     std::mt19937 rng(20261206);
     // Under the sanitizers (several times slower, beside other suites) a quarter of the walks:
     // the same paths, within QTest's five minutes a function.
-    const bool sanitized = qEnvironmentVariableIsSet("PAGEDCHAT_SANITIZED");
+    const bool sanitized = pagedchat::test::sanitized();
     const int num_walks = sanitized ? 1 : 2, num_steps = sanitized ? 12 : 25;
     for (const Case& c : cases()) {
       const auto g = std::make_shared<const Grammar>(parse_gbnf(c.gbnf));

@@ -143,7 +143,7 @@ class TestQuantizeDialog : public QObject {
     // Under the sanitizers the pass runs 4-7 times slower: an eighth of the text (its first 4 KB,
     // about a thousand tokens) keeps it inside the timeout there.
     QString calibration = "/usr/share/common-licenses/GPL-3";
-    if (qEnvironmentVariableIsSet("PAGEDCHAT_SANITIZED")) {
+    if (pagedchat::test::sanitized()) {
       QFile whole(calibration), part(m_home.filePath("calibration.txt"));
       QVERIFY(whole.open(QIODevice::ReadOnly) && part.open(QIODevice::WriteOnly));
       QCOMPARE(part.write(whole.read(4096)), qint64{4096});
