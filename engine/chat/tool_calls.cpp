@@ -61,10 +61,10 @@ bool call_of(const Json& j, ToolCall& call) {
 // XGrammar's default read such an object. Declared properties already close an object here
 // (engine/grammar/json_schema.h writes no member it does not list).
 Json arguments_schema(const std::string& parameters) {
-  Json schema = Json::parse(parameters);
-  if (schema.is_object() && schema.empty()) schema = Json{{"type", "object"}};  // "parameters": {} says none too
-  const bool no_properties = !schema.contains("properties") || (schema["properties"].is_object() && schema["properties"].empty());
-  if (schema.is_object() && schema.value("type", Json()) == "object" && no_properties && !schema.contains("additionalProperties"))
+  Json schema = Json::parse(parameters);  // an object: the constructor checked it
+  if (schema.empty()) schema["type"] = "object";  // "parameters": {} says none too
+  const Json properties = schema.value("properties", Json::object());
+  if (schema.value("type", Json()) == "object" && properties == Json::object() && !schema.contains("additionalProperties"))
     schema["additionalProperties"] = false;
   return schema;
 }

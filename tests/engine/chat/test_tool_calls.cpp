@@ -30,7 +30,8 @@ const char* const kTools = R"([{"type": "function", "function": {"name": "get_we
   {"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                  "required": ["a", "b"], "additionalProperties": false}}}])";
 
-// Three ways of declaring no parameters, and an open map of integers (moc reads no raw strings in a class).
+// Three ways of declaring no parameters, and an open map of integers (out here: moc misreads raw
+// strings with unbalanced braces inside the class).
 const char* const kToolsWithoutParameters = R"([{"type": "function", "function": {"name": "hang"}},
   {"type": "function", "function": {"name": "wait", "parameters": {"type": "object", "properties": {}}}},
   {"type": "function", "function": {"name": "nap", "parameters": {}}},
