@@ -1,5 +1,8 @@
 // `generate`: one prompt (a user message under the chat template unless --raw) served by the
-// engine like any other request, the reply streamed to stdout, the statistics to stderr.
+// engine like any other request, the reply streamed to stdout, the statistics to stderr. A
+// thinking model's thinking (<think>, gpt-oss's analysis channel: engine/chat/reasoning.h) goes
+// to stderr between [thinking] and [/thinking], and its markup to neither, so that stdout is the
+// answer alone, as a script piping it wants; --raw-reply prints the reply as the model wrote it.
 
 #include <algorithm>
 #include <cstdio>
@@ -8,6 +11,7 @@
 #include "app/cli/backend_choice.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
+#include "engine/chat/reasoning.h"
 #include "engine/common/error.h"
 #include "engine/engine/request_runner.h"
 #include "engine/model/model.h"
@@ -33,20 +37,73 @@ SamplingParams sampling_params(const Args& args) {
   return sp;
 }
 
-// The prompt's tokens: a raw prompt in the model's own format (its special tokens parsed), or
-// a user message (after --system) under the chat template.
-std::vector<int32_t> prompt_tokens(const Args& args, const Model& model, const std::string& prompt) {
-  if (args.flag("raw")) return model.encode_raw(prompt);
+// The prompt's tokens, and how its reply is read: a raw prompt in the model's own format (its
+// special tokens parsed), whose reply is printed as written, or a user message (after --system)
+// under the chat template, whose reply's thinking is split from its answer when the model thinks
+// (the server's reading of it: server/api/api_server.cpp).
+struct Prompt {
+  std::vector<int32_t> tokens;
+  std::optional<ReasoningSplitter> reasoning;  // unset: the reply is printed as written
+};
+
+Prompt chat_prompt(const Args& args, const Model& model, const std::string& prompt) {
+  if (args.flag("raw")) return {model.encode_raw(prompt), std::nullopt};
   std::vector<ChatMessage> messages;
   if (auto sys = args.get("system")) messages.push_back({"system", *sys});
   messages.push_back({"user", prompt});
   const ChatModel chat = chat_model(args, model);
   try {
-    return chat.encode_chat(messages);
+    const PromptText text = chat.chat_template().apply(messages, true);
+    Prompt p{chat.encode_prompt(text), std::nullopt};
+    if (args.flag("raw-reply")) return p;
+    if (chat.chat_template().harmony()) p.reasoning = ReasoningSplitter::harmony();
+    else if (chat.chat_template().thinks()) p.reasoning.emplace(prompt_opens_thinking(text.str()));
+    return p;
   } catch (const ChatTemplateError& e) {
     fail("%s (--chat-template builtin uses %s instead)", e.what(), chat.chat_template().builtin().describe().c_str());
   }
 }
+
+// A reply's pieces printed as they come: the answer to stdout, the thinking to stderr between
+// [thinking] and [/thinking] (or nowhere, with --hide-thinking).
+class ReplyPrinter {
+ public:
+  ReplyPrinter(std::optional<ReasoningSplitter> reasoning, bool hide_thinking)
+      : reasoning_(std::move(reasoning)), hide_thinking_(hide_thinking) {}
+  void push(std::string_view text) {
+    if (!reasoning_) return answer(text);
+    print(reasoning_->push(text));
+  }
+  void finish() {
+    if (reasoning_) print(reasoning_->finish());
+    close_thinking();
+  }
+
+ private:
+  void print(const ReasoningDelta& d) {
+    if (!d.reasoning.empty() && !hide_thinking_) {
+      if (!thinking_open_) std::fputs("[thinking]\n", stderr);
+      thinking_open_ = true;
+      std::fwrite(d.reasoning.data(), 1, d.reasoning.size(), stderr);
+      std::fflush(stderr);
+    }
+    if (!d.content.empty()) {
+      close_thinking();
+      answer(d.content);
+    }
+  }
+  void close_thinking() {
+    if (thinking_open_) std::fputs("\n[/thinking]\n", stderr);
+    thinking_open_ = false;
+  }
+  static void answer(std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  std::optional<ReasoningSplitter> reasoning_;
+  bool hide_thinking_;
+  bool thinking_open_ = false;
+};
 
 struct BeamChoice {
   int width = 0;  // 0: no beam search
@@ -65,7 +122,8 @@ BeamChoice beam_choice(const Args& args) {
 }
 
 // The n best hypotheses, best first; nothing streams (beams change until the end).
-int print_beams(Engine& engine, Request request, const BeamChoice& beams, const std::string& backend) {
+int print_beams(Engine& engine, Request request, const BeamChoice& beams, const Prompt& prompt, bool hide_thinking,
+                const std::string& backend) {
   request.beam_width = beams.width;
   request.n = beams.shown;
   request.length_penalty = beams.length_penalty;
@@ -78,7 +136,11 @@ int print_beams(Engine& engine, Request request, const BeamChoice& beams, const 
   for (size_t i = 0; i < out.samples.size(); ++i) {
     const SampleOutput& s = out.samples[i];
     if (out.samples.size() > 1) std::printf("%s[beam %zu]\n", i ? "\n" : "", i + 1);
-    std::printf("%s\n", s.text.c_str());
+    std::fflush(stdout);
+    ReplyPrinter printer(prompt.reasoning, hide_thinking);
+    printer.push(s.text);
+    printer.finish();
+    std::printf("\n");
     std::fprintf(stderr, "beam %zu: %zu tokens, log-probability %.3f, score %.4f, finish: %s\n", i + 1, s.tokens.size(),
                  s.cumulative_logprob, s.beam_score, s.finish_reason.c_str());
   }
@@ -88,15 +150,13 @@ int print_beams(Engine& engine, Request request, const BeamChoice& beams, const 
 }
 
 // The reply streamed to stdout as it comes, the figures to stderr.
-int stream_reply(Engine& engine, Request request, const EngineConfig& ec, const SpeculationOptions& speculation,
-                 const std::string& backend) {
+int stream_reply(Engine& engine, Request request, ReplyPrinter& printer, const EngineConfig& ec,
+                 const SpeculationOptions& speculation, const std::string& backend) {
   RequestRunner runner(engine);
   const int num_prompt_tokens = static_cast<int>(request.prompt.size());
-  RequestRun r = runner.run(std::move(request), [](std::string_view s) {
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
-  });
+  RequestRun r = runner.run(std::move(request), [&](std::string_view s) { printer.push(s); });
   if (!r.ok()) fail("%s", r.error.c_str());
+  printer.finish();
   std::fputc('\n', stdout);
   std::fflush(stdout);
   int gen_tokens = static_cast<int>(r.tokens.size());
@@ -123,7 +183,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
             with_speculation_options(with_backend_options({"prompt", "prompt-file", "system", "max-tokens", "temperature", "seed", "top-k", "top-p", "min-p",
                                   "repeat-penalty", "frequency-penalty", "presence-penalty", "stop", "threads",
                                   "block-size", "beam-width", "n", "length-penalty", "endpoint", "api-key", "remote-model"})),
-            {"raw", "ignore-eos", "fixed-draft"});
+            {"raw", "raw-reply", "hide-thinking", "ignore-eos", "fixed-draft"});
   std::optional<std::string> prompt = args.get("prompt");
   if (auto file = args.get("prompt-file")) {
     // A prompt too long for a command line (a whole document): read as is, "-" for stdin.
@@ -144,7 +204,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const int block_size = args.get_block_size();
   const BeamChoice beams = beam_choice(args);
   auto model = load_model(args);
-  std::vector<int32_t> tokens = prompt_tokens(args, *model, *prompt);
+  if (args.flag("raw") && (args.flag("raw-reply") || args.flag("hide-thinking")))
+    fail("--raw prints the reply as written: --raw-reply and --hide-thinking are for chat prompts");
+  Prompt chat = chat_prompt(args, *model, *prompt);
+  std::vector<int32_t>& tokens = chat.tokens;
 
   // The pool holds this one request (below), so the CUDA backend's max_num_blocks is not used.
   BuiltBackend choice = make_backend(args, *model, threads, 512, block_size);
@@ -160,8 +223,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
   Request request;
   request.prompt = std::move(tokens);
   request.params = sp;
-  if (beams.width > 0) return print_beams(engine, std::move(request), beams, choice.description);
-  return stream_reply(engine, std::move(request), ec, speculation, choice.description);
+  const bool hide_thinking = args.flag("hide-thinking");
+  if (beams.width > 0) return print_beams(engine, std::move(request), beams, chat, hide_thinking, choice.description);
+  ReplyPrinter printer(std::move(chat.reasoning), hide_thinking);
+  return stream_reply(engine, std::move(request), printer, ec, speculation, choice.description);
 }
 
 }  // namespace pagedchat::cli

@@ -351,6 +351,38 @@ class TestCli : public QObject {
     QVERIFY2(missing.err.contains("--chat-template"), qPrintable(missing.err));
   }
 
+  // A thinking model's reply: its thinking on stderr between [thinking] and [/thinking], its
+  // answer alone on stdout, and the two together the reply as written (--raw-reply). DeepSeek
+  // R1's template opens the thinking in the prompt, so SmolLM2's reply under it begins inside.
+  void thinkingGoesToStderrAndTheAnswerToStdout() {
+    PC_REQUIRE_ENV(data, "PAGEDCHAT_TEST_DATA");
+    const QString r1 = QString::fromStdString(data) + "/chat_templates/templates/deepseek-r1-distill-llama-8b.jinja";
+    const QStringList common = {"generate", "--model", model_, "--prompt", "What is the capital of France?",
+                                "--max-tokens", "24", "--threads", "2", "--chat-template", r1};
+    Result raw = run_cli(common + QStringList{"--raw-reply"});
+    Result split = run_cli(common);
+    Result hidden = run_cli(common + QStringList{"--hide-thinking"});
+    for (const Result* r : {&raw, &split, &hidden}) QVERIFY2(r->exit_code == 0 && !r->crashed, qPrintable(r->err));
+    QVERIFY(raw.out.endsWith('\n') && !raw.err.contains("[thinking]"));
+    const QString reply = raw.out.chopped(1);
+    const qsizetype close = reply.indexOf("</think>");
+    const QString thinking = close < 0 ? reply : reply.left(close);
+    QString answer = close < 0 ? QString() : reply.mid(close + 8);
+    while (!answer.isEmpty() && QString(" \t\r\n").contains(answer.front())) answer.remove(0, 1);
+    QVERIFY(!thinking.isEmpty());
+    QVERIFY2(split.err.startsWith("[thinking]\n" + thinking + "\n[/thinking]\n"), qPrintable(split.err));
+    QCOMPARE(split.out, answer + "\n");
+    QVERIFY2(!hidden.err.contains("[thinking]") && !hidden.err.contains(thinking), qPrintable(hidden.err));
+    QCOMPARE(hidden.out, split.out);
+    // A model that does not think (SmolLM2's own template): the reply is the answer, as written.
+    const QStringList plain = {"generate", "--model", model_, "--prompt", "What is the capital of France?",
+                               "--max-tokens", "8", "--threads", "2"};
+    QCOMPARE(run_cli(plain).out, run_cli(plain + QStringList{"--raw-reply"}).out);
+    Result both = run_cli({"generate", "--model", model_, "--raw", "--prompt", "Hi", "--hide-thinking"});
+    QCOMPARE(both.exit_code, 1);
+    QVERIFY2(both.err.contains("--raw-reply and --hide-thinking are for chat prompts"), qPrintable(both.err));
+  }
+
   // The server's command line is checked before it binds: stray arguments, an empty --model,
   // a block size the KV pool does not take.
   void serverRefusesBadArgumentsBeforeBinding() {
