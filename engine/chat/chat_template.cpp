@@ -13,6 +13,20 @@
 namespace pagedchat {
 namespace {
 
+// The functions of an OpenAI tools array without a description given an empty one; whether any
+// lacked it.
+bool fill_descriptions(nlohmann::ordered_json& tools) {
+  bool filled = false;
+  for (auto& tool : tools) {
+    if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object()) continue;
+    auto& f = tool["function"];
+    if (f.contains("description") && f["description"].is_string()) continue;
+    f["description"] = "";
+    filled = true;
+  }
+  return filled;
+}
+
 // SmolLM2's template writes a fixed system turn when the first message is not a system
 // message: '<|im_start|>system\n...<|im_end|>\n' inside a Jinja string literal.
 std::optional<std::string> chatml_default_system(const std::string& tmpl) {
@@ -172,12 +186,30 @@ PromptText ChatTemplate::render(const std::vector<ChatMessage>& messages, bool a
   }
   jinja::Dict context;
   context.set(PromptText().markup("messages"), jinja::Value(std::move(list)));
-  if (tools) context.set(PromptText().markup("tools"), jinja_text_value(nlohmann::ordered_json::parse(tools->json())));
+  nlohmann::ordered_json tools_json;
+  if (tools) {
+    tools_json = nlohmann::ordered_json::parse(tools->json());
+    context.set(PromptText().markup("tools"), jinja_text_value(tools_json));
+  }
   context.set(PromptText().markup("add_generation_prompt"), jinja::Value(add_generation_prompt));
   context.set(PromptText().markup("bos_token"), jinja::Value::markup(bos_token_));
   context.set(PromptText().markup("eos_token"), jinja::Value::markup(eos_token_));
   try {
-    return jinja_->render(context);
+    try {
+      return jinja_->render(context);
+    } catch (const jinja::TemplateRaised&) {
+      throw;
+    } catch (const jinja::RenderBudgetExceeded&) {
+      throw;
+    } catch (const Error&) {
+      // A function's description is optional in OpenAI's API, but some templates write it
+      // unguarded (gpt-oss: "// " + tool.description, which fails in Hugging Face's jinja2 too):
+      // those get an empty one. Only on failure, so a template that renders the tools as given
+      // still prints them exactly as the client sent them.
+      if (!tools || !fill_descriptions(tools_json)) throw;
+      context.set(PromptText().markup("tools"), jinja_text_value(tools_json));
+      return jinja_->render(context);
+    }
   } catch (const jinja::TemplateRaised& e) {
     throw ChatTemplateError(format("the model's chat template refuses this conversation: %s", e.what()));
   } catch (const jinja::RenderBudgetExceeded& e) {

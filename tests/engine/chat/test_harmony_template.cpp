@@ -84,6 +84,27 @@ class TestHarmonyTemplate : public QObject {
     QVERIFY(!has(tmpl_->apply(answered, true, &tools).str(), "Need the weather."));
   }
 
+  // OpenAI's API lets a function go without a description; the template writes it unguarded
+  // ("// " + tool.description, an error in jinja2 too), so it gets an empty one: the prompt is
+  // the one an explicit "" gives. A template that renders tools as given (Qwen 2.5's tojson)
+  // still shows the client's JSON, no description added.
+  void aFunctionWithoutADescriptionIsOffered() {
+    const char* const bare = R"([{"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}}}])";
+    const char* const empty = R"([{"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}, "description": ""}}])";
+    const std::vector<ChatMessage> chat = {{"user", "What time is it?"}};
+    const ToolSet bare_tools(bare), empty_tools(empty);
+    const std::string prompt = tmpl_->apply(chat, true, &bare_tools).str();
+    QCOMPARE(prompt, tmpl_->apply(chat, true, &empty_tools).str());
+    QVERIFY2(has(prompt, "type now = () => any;"), prompt.c_str());
+
+    PC_REQUIRE_ENV(data, "PAGEDCHAT_TEST_DATA");
+    QFile f(QString::fromStdString(data) + "/chat_templates/templates/qwen2.5-7b-instruct.jinja");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const ChatTemplate qwen = ChatTemplate::from_jinja(f.readAll().toStdString(), "", "<|im_end|>");
+    const std::string qwen_prompt = qwen.apply(chat, true, &bare_tools).str();
+    QVERIFY2(has(qwen_prompt, R"("name": "now")") && !has(qwen_prompt, "description"), qwen_prompt.c_str());
+  }
+
   // A reply continued where it was cut (ChatSession::plan_continue) from the app's <think> form:
   // the model goes on in its channel, the markup markup and the words text.
   void aContinuedReplyReopensItsChannel() {
