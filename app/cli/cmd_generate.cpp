@@ -199,13 +199,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
   }
   if (args.get("api-key") || args.get("remote-model")) fail("--api-key and --remote-model are for --endpoint URL");
 
+  if (args.flag("raw") && (args.flag("raw-reply") || args.flag("hide-thinking")))
+    fail("--raw prints the reply as written: --raw-reply and --hide-thinking are for chat prompts");
   const SamplingParams sp = sampling_params(args);
   const int threads = args.get_int("threads", 0, 0, 1024);
   const int block_size = args.get_block_size();
   const BeamChoice beams = beam_choice(args);
   auto model = load_model(args);
-  if (args.flag("raw") && (args.flag("raw-reply") || args.flag("hide-thinking")))
-    fail("--raw prints the reply as written: --raw-reply and --hide-thinking are for chat prompts");
   Prompt chat = chat_prompt(args, *model, *prompt);
   std::vector<int32_t>& tokens = chat.tokens;
 
