@@ -207,21 +207,20 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const BeamChoice beams = beam_choice(args);
   auto model = load_model(args);
   Prompt chat = chat_prompt(args, *model, *prompt);
-  std::vector<int32_t>& tokens = chat.tokens;
 
   // The pool holds this one request (below), so the CUDA backend's max_num_blocks is not used.
   BuiltBackend choice = make_backend(args, *model, threads, 512, block_size);
   EngineConfig ec;
   ec.block_size = block_size;
   // The pool holds this one request and no more.
-  ec.max_context = std::min(model->config().context_length, static_cast<int>(tokens.size()) + sp.max_tokens + 1);
+  ec.max_context = std::min(model->config().context_length, static_cast<int>(chat.tokens.size()) + sp.max_tokens + 1);
   const SpeculationOptions speculation = speculation_options(args, threads);
   configure_speculation(speculation, *model, ec);
   // W beams at most hold W sequences' blocks (they share the prompt's and common prefixes).
   if (beams.width > 0) ec.num_blocks = beams.width * ((ec.max_context + block_size - 1) / block_size);
   Engine engine(*model, *choice.backend, ec);
   Request request;
-  request.prompt = std::move(tokens);
+  request.prompt = std::move(chat.tokens);
   request.params = sp;
   const bool hide_thinking = args.flag("hide-thinking");
   if (beams.width > 0) return print_beams(engine, std::move(request), beams, chat, hide_thinking, choice.description);

@@ -365,9 +365,10 @@ class TestCli : public QObject {
     for (const Result* r : {&raw, &split, &hidden}) QVERIFY2(r->exit_code == 0 && !r->crashed, qPrintable(r->err));
     QVERIFY(raw.out.endsWith('\n') && !raw.err.contains("[thinking]"));
     const QString reply = raw.out.chopped(1);
-    const qsizetype close = reply.indexOf("</think>");
+    const QString think_close = "</think>";
+    const qsizetype close = reply.indexOf(think_close);
     const QString thinking = close < 0 ? reply : reply.left(close);
-    QString answer = close < 0 ? QString() : reply.mid(close + 8);
+    QString answer = close < 0 ? QString() : reply.mid(close + think_close.size());
     while (!answer.isEmpty() && QString(" \t\r\n").contains(answer.front())) answer.remove(0, 1);
     QVERIFY(!thinking.isEmpty());
     QVERIFY2(split.err.startsWith("[thinking]\n" + thinking + "\n[/thinking]\n"), qPrintable(split.err));
